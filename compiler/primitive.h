@@ -1,0 +1,131 @@
+/* The one table of primitives, and bind: the single entry point of every array operation.
+ *
+ * Each primitive is one row of compiler/primitive.c holding every rule about it: its
+ * shape/dtype rule, its eager kernel (an adapter onto runtime/), and the slots that the
+ * transformation passes fill (JVP, transpose, batching, code generation). */
+#ifndef AX_PRIMITIVE_H
+#define AX_PRIMITIVE_H
+
+#include "../runtime/array.h"
+#include "../runtime/elementwise.h"
+#include "../runtime/index.h"
+#include "../runtime/linalg.h"
+#include "../runtime/reduce.h"
+
+typedef enum {
+    /* elementwise unary: params none (integer_pow: k) */
+    AX_P_NEG, AX_P_ABS, AX_P_SIGN, AX_P_EXP, AX_P_EXP2, AX_P_LOG, AX_P_LOG1P, AX_P_EXPM1,
+    AX_P_SIN, AX_P_COS, AX_P_TAN, AX_P_ASIN, AX_P_ACOS, AX_P_ATAN, AX_P_SINH, AX_P_COSH,
+    AX_P_TANH, AX_P_ASINH, AX_P_ACOSH, AX_P_ATANH, AX_P_LOGISTIC, AX_P_SQRT, AX_P_RSQRT,
+    AX_P_CBRT, AX_P_FLOOR, AX_P_CEIL, AX_P_ROUND, AX_P_ERF, AX_P_ERFC, AX_P_ERF_INV,
+    AX_P_LGAMMA, AX_P_DIGAMMA, AX_P_IS_FINITE, AX_P_NOT, AX_P_SQUARE, AX_P_INTEGER_POW,
+    /* elementwise binary: operands of one dtype, equal shapes or one of them rank 0 */
+    AX_P_ADD, AX_P_SUB, AX_P_MUL, AX_P_DIV, AX_P_FLOOR_DIV, AX_P_REM, AX_P_MOD, AX_P_POW,
+    AX_P_MAX, AX_P_MIN, AX_P_ATAN2, AX_P_NEXTAFTER, AX_P_EQ, AX_P_NE, AX_P_LT, AX_P_LE,
+    AX_P_GT, AX_P_GE, AX_P_AND, AX_P_OR, AX_P_XOR, AX_P_SHL, AX_P_SHR_LOGICAL, AX_P_SHR_ARITH,
+    /* elementwise others */
+    AX_P_SELECT,  /* (pred, on_true, on_false) */
+    AX_P_CLAMP,   /* (lo, x, hi) */
+    AX_P_CONVERT, /* params: dtype, weak */
+    AX_P_BITCAST, /* params: dtype */
+    AX_P_STOP_GRADIENT,
+    /* reductions: params axes */
+    AX_P_REDUCE_SUM, AX_P_REDUCE_PROD, AX_P_REDUCE_MAX, AX_P_REDUCE_MIN, AX_P_REDUCE_AND,
+    AX_P_REDUCE_OR,
+    AX_P_ARGMAX, AX_P_ARGMIN, /* params: axes[0], dtype (index dtype) */
+    AX_P_CUMSUM, AX_P_CUMPROD, AX_P_CUMMAX, AX_P_CUMMIN, /* params: axes[0], flag = reverse */
+    /* shapes */
+    AX_P_RESHAPE,          /* params: shape */
+    AX_P_TRANSPOSE,        /* params: axes = permutation */
+    AX_P_BROADCAST_IN_DIM, /* params: shape, axes = broadcast_dimensions */
+    AX_P_CONCATENATE,      /* variadic; params: axes[0] */
+    AX_P_SLICE,            /* params: lo = start, hi = limit, step = strides */
+    AX_P_PAD,              /* (x, padding value); params: lo, hi, step = interior */
+    AX_P_SQUEEZE,          /* params: axes */
+    AX_P_EXPAND_DIMS,      /* params: axes */
+    AX_P_REV,              /* params: axes */
+    /* indexing */
+    AX_P_GATHER,           /* (x, idx); params: axes */
+    AX_P_SCATTER,          /* (x, idx, updates); params: axes, flag = ax_scatter_mode */
+    AX_P_DYNAMIC_SLICE,    /* (x, start_0, ..., start_{n-1}); params: shape = slice sizes;
+                              starts are clamped into range, as lax.dynamic_slice */
+    AX_P_DYNAMIC_UPDATE_SLICE, /* (x, update, start_0, ...) */
+    /* creation */
+    AX_P_IOTA,             /* no inputs; params: dtype, shape, axes[0] = dimension */
+    /* linear algebra */
+    AX_P_DOT_GENERAL,      /* params: dot */
+    AX_P_CHOLESKY,
+    /* sorting */
+    AX_P_SORT,             /* params: axes[0], flag = descending */
+    AX_P_ARGSORT,          /* params: axes[0], flag = descending, dtype = index dtype */
+    AX_P_NPRIMS
+} ax_prim;
+
+/* Static parameters. Which fields a primitive reads is listed in the enum above. */
+typedef struct ax_params {
+    ax_dtype dtype;
+    bool weak;
+    int flag;
+    int64_t k;
+    int naxes;
+    int axes[AX_MAX_RANK];
+    int ndim;
+    int64_t shape[AX_MAX_RANK];
+    int64_t lo[AX_MAX_RANK], hi[AX_MAX_RANK], step[AX_MAX_RANK];
+    ax_dot_dims dot;
+} ax_params;
+
+/* The abstract value of an array: what a shape rule sees. */
+typedef struct ax_aval {
+    ax_dtype dtype;
+    bool weak;
+    int ndim;
+    int64_t shape[AX_MAX_RANK];
+} ax_aval;
+
+void ax_aval_of(ax_aval *out, const ax_array *a);
+
+/* Computes the output avals (nout of them) from the input avals; records a ShapeError /
+ * TypeError / ValueError in the program's terms and returns -1 on bad input. */
+typedef int (*ax_shape_rule)(ax_ctx *cx, int nin, const ax_aval *in, const ax_params *p,
+                             ax_aval *out);
+/* Runs the eager kernel: fills out[0..nout) with new references; -1 on error. */
+typedef int (*ax_eager_rule)(ax_ctx *cx, int nin, ax_array **in, const ax_params *p,
+                             ax_array **out);
+
+enum {
+    AX_PRIM_LINEAR = 1,       /* linear in its (float) inputs: has a transpose rule */
+    AX_PRIM_ELEMENTWISE = 2,  /* fusable pointwise op */
+    AX_PRIM_NONDIFF = 4,      /* not differentiable (integer/bool results, comparisons, iota) */
+};
+
+typedef struct ax_prim_info {
+    const char *name; /* as the IR prints it: "add", "reduce_sum", "broadcast_in_dim" */
+    int nin;          /* -1: variadic */
+    int nout;
+    unsigned flags;
+    ax_shape_rule shape;
+    ax_eager_rule eager;
+    void *jvp;        /* compiler/jvp_rules.c fills these (typed there) */
+    void *transpose;
+    void *batch;
+    void *codegen;
+} ax_prim_info;
+
+const ax_prim_info *ax_prim_get(ax_prim p);
+/* Finds a primitive by its printed name; -1 if none. */
+int ax_prim_lookup(const char *name);
+
+/* THE entry point: applies primitive p to inputs. When any input is a tracer, the innermost
+ * active transformation handles it (compiler/trace.c); otherwise the shape rule checks the
+ * inputs and the eager kernel runs. Fills out[0..nout) with new references; -1 on error. */
+int ax_bind(ax_ctx *cx, ax_prim p, int nin, ax_array **in, const ax_params *params,
+            ax_array **out);
+/* For single-output primitives: the output (new reference) or NULL. */
+ax_array *ax_bind1(ax_ctx *cx, ax_prim p, int nin, ax_array **in, const ax_params *params);
+
+/* Shorthands used by the library layer. */
+ax_array *ax_bind_unary(ax_ctx *cx, ax_prim p, ax_array *x);
+ax_array *ax_bind_binary(ax_ctx *cx, ax_prim p, ax_array *a, ax_array *b);
+
+#endif

@@ -1,0 +1,79 @@
+/* The interpreter: modules, the builtin namespace, evaluation of programs, calls. */
+#ifndef AX_INTERP_H
+#define AX_INTERP_H
+
+#include <stdio.h>
+
+#include "value.h"
+
+typedef struct ax_interp {
+    ax_ctx *cx;
+    ax_module *main;            /* the __main__ module (script or REPL) */
+    ax_module *builtins;        /* the builtin namespace, searched after a module's globals */
+    ax_module **modules;        /* imported modules, live until the interpreter is freed */
+    int nmodules;
+    char **search_path;         /* where `import name` looks for name.ax */
+    int npath;
+    int depth;                  /* call depth, for RecursionError */
+    bool allow_key_reuse;
+    const char *current_file;   /* the file being evaluated, for error spans */
+    const char *current_source;
+} ax_interp;
+
+/* A new interpreter with the builtins and the prelude (stdlib/prelude.ax) loaded.
+ * `exe_path` (argv[0]) is used to find stdlib/ next to the binary. */
+ax_interp *ax_interp_new(ax_ctx *cx, const char *exe_path);
+void ax_interp_free(ax_interp *in);
+
+/* Parses and runs `source` in the main module. When `echo` is non-NULL (the REPL), the value
+ * of a top-level expression statement that is not None is written there in the REPL form
+ * ("0.4199743 : f32[]"). Returns 0, or -1 with the error (and its span) in in->cx. */
+int ax_interp_run(ax_interp *in, const char *source, const char *file, FILE *echo);
+
+/* Evaluates one expression in the main module (for :type, :time); new reference or NULL. */
+ax_value *ax_interp_eval_expr(ax_interp *in, const char *source, const char *file);
+
+/* Calls any callable value. New reference, or NULL with an error recorded. */
+ax_value *ax_call(ax_interp *in, ax_value *fn, const ax_args *args);
+ax_value *ax_call1(ax_interp *in, ax_value *fn, ax_value *arg);
+
+/* Defines a name in the builtin namespace (takes the reference to v). */
+void ax_interp_define_builtin(ax_interp *in, const char *name, ax_value *v);
+/* Defines a name in a module's globals (takes the reference). */
+void ax_module_define(ax_module *m, const char *name, ax_value *v);
+/* Looks a name up in the main module, then the builtins (borrowed, NULL if absent). */
+ax_value *ax_interp_lookup(ax_interp *in, const char *name);
+/* Names visible at top level (main module + builtins), for completion and :vars.
+ * Calls fn for each; `is_builtin` tells which namespace. */
+void ax_interp_each_name(ax_interp *in, void (*fn)(void *arg, const char *name, ax_value *v,
+                                                   bool is_builtin), void *arg);
+/* Member names of a value (module members, dict keys, array attributes) for completion. */
+void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const char *name),
+                        void *arg);
+/* Forgets all user definitions in the main module (REPL :reset). */
+void ax_interp_reset(ax_interp *in);
+/* Imports (or returns the already imported) module `name`: borrowed, NULL + error. */
+ax_module *ax_interp_import(ax_interp *in, const char *name);
+
+/* Attribute lookup on any value (`x.shape`, `p.w`, `random.normal`, methods): new ref. */
+ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name);
+
+/* ---- helpers for builtins ---- */
+
+/* The argument at position `pos` or with keyword `name` (borrowed), or NULL if not given. */
+ax_value *ax_arg(const ax_args *args, int pos, const char *name);
+/* Checks that at most `maxpos` positional arguments were given and that every keyword is one
+ * of the NULL-terminated `names` (positional names first); records a TypeError naming `fname`
+ * otherwise. Returns false on error. Also rejects a keyword that repeats a positional. */
+bool ax_args_check(ax_interp *in, const ax_args *args, const char *fname, int maxpos,
+                   const char *const *names);
+/* Converts a value (array, number, nested lists/tuples of numbers) to an array: new reference,
+ * or NULL + TypeError mentioning `what`. */
+ax_array *ax_value_to_array(ax_interp *in, ax_value *v, const char *what);
+/* Reads a concrete integer / float / bool (ConcretizationError for a tracer, TypeError for
+ * a non-scalar). */
+bool ax_value_to_int(ax_interp *in, ax_value *v, const char *what, int64_t *out);
+bool ax_value_to_double(ax_interp *in, ax_value *v, const char *what, double *out);
+bool ax_value_truthy(ax_interp *in, ax_value *v, bool *out);
+
+#endif

@@ -1,0 +1,132 @@
+/* Values of the language. Every number is an array (a scalar is a rank-0 array), so a value
+ * is either an array or one of the few non-array kinds below. Values are immutable and
+ * reference-counted; closures capture their enclosing locals by value (a snapshot), so values
+ * never form reference cycles. */
+#ifndef AX_VALUE_H
+#define AX_VALUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../runtime/array.h"
+#include "../runtime/format.h"
+#include "ast.h"
+
+typedef enum {
+    AX_V_NONE,
+    AX_V_ARRAY,   /* arr (numbers, bools: always arrays, possibly tracers) */
+    AX_V_STR,     /* str */
+    AX_V_TUPLE,   /* items, n */
+    AX_V_LIST,    /* items, n */
+    AX_V_DICT,    /* keys (AX_V_STR values), items (values), n; insertion order */
+    AX_V_FUNC,    /* a closure: fn */
+    AX_V_BUILTIN, /* a C function: builtin */
+    AX_V_MODULE,  /* module */
+    AX_V_DTYPE,   /* dtype */
+    AX_V_SLICE,   /* items[0..2] = start, stop, step (each AX_V_NONE or an int array) */
+    AX_V_ELLIPSIS,
+    AX_V_OBJECT,  /* an opaque object implemented in C (keys, `.at` helpers, ...): obj */
+    AX_V_NKINDS
+} ax_value_kind;
+
+typedef struct ax_value ax_value;
+struct ax_interp;
+
+/* Positional and keyword arguments of a call. */
+typedef struct ax_args {
+    int n;
+    ax_value **pos;
+    int nkw;
+    const char **kwnames;
+    ax_value **kwvals;
+} ax_args;
+
+/* A builtin: returns a new reference, or NULL with an error recorded in the interpreter's
+ * context. `self` is the builtin value itself (its `data` carries bound state). */
+typedef ax_value *(*ax_builtin_fn)(struct ax_interp *in, ax_value *self, const ax_args *args);
+
+typedef struct ax_builtin {
+    const char *name;
+    const char *doc; /* one line, shown by :help */
+    ax_builtin_fn fn;
+    ax_value *data;  /* bound state (e.g. `self` of a method, the wrapped function), or NULL */
+} ax_builtin;
+
+/* An opaque C object (typed PRNG key, `.at` index helper, jit-wrapped function, ...). */
+typedef struct ax_object_type {
+    const char *name;                       /* type name for errors: "key", "at" */
+    void (*free)(void *payload);
+    void (*format)(ax_strbuf *out, void *payload);  /* str() */
+    /* attribute lookup (`obj.name`), or NULL: returns NULL without error if absent */
+    ax_value *(*getattr)(struct ax_interp *in, ax_value *self, const char *name);
+    /* call (`obj(args)`), or NULL when not callable */
+    ax_value *(*call)(struct ax_interp *in, ax_value *self, const ax_args *args);
+    /* indexing (`obj[idx]`), or NULL */
+    ax_value *(*getitem)(struct ax_interp *in, ax_value *self, ax_value *index);
+} ax_object_type;
+
+typedef struct ax_env ax_env;
+typedef struct ax_module ax_module;
+
+typedef struct ax_closure {
+    char *name;
+    const ax_node *def;   /* AX_N_DEF or AX_N_LAMBDA; owned by the program, kept alive below */
+    struct ax_program_ref *program; /* keeps the AST alive while the closure lives */
+    ax_env *captured;     /* snapshot of the enclosing locals (NULL at top level) */
+    ax_module *module;    /* late-bound globals; not owned (modules live as long as the interp) */
+    ax_value **defaults;  /* evaluated default values, one per parameter (NULL if none) */
+} ax_closure;
+
+struct ax_value {
+    int64_t refs;
+    ax_value_kind kind;
+    union {
+        ax_array *arr;
+        char *str;
+        struct {
+            ax_value **items;
+            ax_value **keys; /* dicts only */
+            int n;
+        };
+        ax_closure *fn;
+        ax_builtin *builtin;
+        ax_module *module;
+        ax_dtype dtype;
+        struct {
+            const ax_object_type *type;
+            void *payload;
+        } obj;
+    };
+};
+
+ax_value *ax_value_retain(ax_value *v);
+void ax_value_release(ax_value *v);
+
+/* Constructors return new references (NULL + error on out of memory). */
+ax_value *ax_none(void);                       /* the shared None */
+ax_value *ax_value_array(ax_array *a);         /* takes the reference to a */
+ax_value *ax_value_str(const char *s);
+ax_value *ax_value_tuple(int n, ax_value **items); /* takes the references to items */
+ax_value *ax_value_list(int n, ax_value **items);  /* takes the references to items */
+ax_value *ax_value_dict(int n, ax_value **keys, ax_value **vals); /* takes references */
+ax_value *ax_value_builtin(const char *name, const char *doc, ax_builtin_fn fn, ax_value *data);
+ax_value *ax_value_dtype(ax_dtype t);
+ax_value *ax_value_object(const ax_object_type *type, void *payload);
+/* Scalars as weakly typed rank-0 arrays (what a literal `1` or `1.0` is). */
+ax_value *ax_value_int(struct ax_interp *in, int64_t v);
+ax_value *ax_value_float(struct ax_interp *in, double v);
+ax_value *ax_value_bool(struct ax_interp *in, bool v);
+
+/* "array", "tuple", "function", ... for error messages (arrays: their type, e.g. "f32[3]"). */
+const char *ax_value_kind_name(ax_value_kind kind);
+void ax_value_describe(char *out, size_t cap, const ax_value *v);
+
+/* str(v) as print shows it; repr-like forms inside containers ('a' quoted, 2.0 for scalars). */
+void ax_value_format(ax_strbuf *out, const ax_value *v);
+/* The REPL echo: "0.4199743 : f32[]" for arrays, str for the rest. */
+void ax_value_format_repl(ax_strbuf *out, const ax_value *v);
+
+/* Dict lookup by string key (borrowed result, NULL if absent). */
+ax_value *ax_dict_get(const ax_value *dict, const char *key);
+
+#endif

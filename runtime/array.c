@@ -1,0 +1,294 @@
+/* Array allocation, views, element access and the strided iterator. */
+#include "array.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static ax_buffer *buffer_new(ax_ctx *cx, size_t nbytes) {
+    ax_buffer *b = malloc(sizeof *b);
+    if (!b) return ax_error_oom(cx);
+    size_t cap = (nbytes + AX_ALIGN - 1) / AX_ALIGN * AX_ALIGN;
+    b->data = aligned_alloc(AX_ALIGN, cap ? cap : AX_ALIGN);
+    if (!b->data) {
+        free(b);
+        return ax_error_oom(cx);
+    }
+    b->refs = 1;
+    b->nbytes = nbytes;
+    return b;
+}
+
+static void buffer_release(ax_buffer *b) {
+    if (b && --b->refs == 0) {
+        free(b->data);
+        free(b);
+    }
+}
+
+int64_t ax_shape_size(int ndim, const int64_t *shape) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    return n;
+}
+
+void ax_shape_strides(int ndim, const int64_t *shape, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= shape[i] > 0 ? shape[i] : 1;
+    }
+}
+
+bool ax_shape_equal(int n1, const int64_t *s1, int n2, const int64_t *s2) {
+    if (n1 != n2) return false;
+    for (int i = 0; i < n1; i++)
+        if (s1[i] != s2[i]) return false;
+    return true;
+}
+
+bool ax_shape_broadcast(int n1, const int64_t *s1, int n2, const int64_t *s2, int *nout,
+                        int64_t *out) {
+    int n = n1 > n2 ? n1 : n2;
+    for (int i = 0; i < n; i++) {
+        int64_t a = i < n - n1 ? 1 : s1[i - (n - n1)];
+        int64_t b = i < n - n2 ? 1 : s2[i - (n - n2)];
+        if (a != b && a != 1 && b != 1) return false;
+        out[i] = a == 1 ? b : a;
+    }
+    *nout = n;
+    return true;
+}
+
+void ax_shape_format(char *out, size_t cap, int ndim, const int64_t *shape) {
+    size_t n = (size_t)snprintf(out, cap, "(");
+    for (int i = 0; i < ndim && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, i ? ", %lld" : "%lld", (long long)shape[i]);
+    if (n < cap) snprintf(out + n, cap - n, ndim == 1 ? ",)" : ")");
+}
+
+void ax_type_format(char *out, size_t cap, ax_dtype dtype, int ndim, const int64_t *shape) {
+    size_t n = (size_t)snprintf(out, cap, "%s[", ax_dtype_short(dtype));
+    for (int i = 0; i < ndim && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, i ? ",%lld" : "%lld", (long long)shape[i]);
+    if (n < cap) snprintf(out + n, cap - n, "]");
+}
+
+void ax_array_type_format(char *out, size_t cap, const ax_array *a) {
+    ax_type_format(out, cap, a->dtype, a->ndim, a->shape);
+}
+
+static ax_array *header_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape) {
+    if (ndim > AX_MAX_RANK)
+        return ax_error(cx, AX_ERR_VALUE, "arrays have at most %d dimensions, not %d", AX_MAX_RANK,
+                        ndim);
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 0)
+            return ax_error(cx, AX_ERR_VALUE, "negative dimension %lld in a shape",
+                            (long long)shape[i]);
+    ax_array *a = calloc(1, sizeof *a);
+    if (!a) return ax_error_oom(cx);
+    a->refs = 1;
+    a->dtype = dtype;
+    a->ndim = ndim;
+    memcpy(a->shape, shape, (size_t)ndim * sizeof *shape);
+    a->size = ax_shape_size(ndim, shape);
+    ax_shape_strides(ndim, shape, a->strides);
+    return a;
+}
+
+ax_array *ax_array_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape) {
+    ax_array *a = header_new(cx, dtype, ndim, shape);
+    if (!a) return NULL;
+    a->buf = buffer_new(cx, (size_t)a->size * ax_dtype_size(dtype));
+    if (!a->buf) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+ax_array *ax_array_zeros(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape) {
+    ax_array *a = ax_array_new(cx, dtype, ndim, shape);
+    if (a) memset(a->buf->data, 0, a->buf->nbytes);
+    return a;
+}
+
+ax_array *ax_array_new_like(ax_ctx *cx, const ax_array *like) {
+    return ax_array_new(cx, like->dtype, like->ndim, like->shape);
+}
+
+ax_array *ax_array_scalar(ax_ctx *cx, ax_dtype dtype, double v) {
+    ax_array *a = ax_array_new(cx, dtype, 0, NULL);
+    if (a) ax_convert_element(dtype, a->buf->data, AX_F64, &v);
+    return a;
+}
+
+ax_array *ax_array_scalar_i64(ax_ctx *cx, ax_dtype dtype, int64_t v) {
+    ax_array *a = ax_array_new(cx, dtype, 0, NULL);
+    if (a) ax_convert_element(dtype, a->buf->data, AX_I64, &v);
+    return a;
+}
+
+ax_array *ax_array_from_data(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape,
+                             const void *data) {
+    ax_array *a = ax_array_new(cx, dtype, ndim, shape);
+    if (a && a->size) memcpy(a->buf->data, data, (size_t)a->size * ax_dtype_size(dtype));
+    return a;
+}
+
+ax_array *ax_array_retain(ax_array *a) {
+    if (a) a->refs++;
+    return a;
+}
+
+void ax_array_release(ax_array *a) {
+    if (!a || --a->refs > 0) return;
+    buffer_release(a->buf);
+    free(a);
+}
+
+ax_array *ax_array_view(ax_ctx *cx, ax_array *a, int ndim, const int64_t *shape,
+                        const int64_t *strides, int64_t offset) {
+    ax_array *v = header_new(cx, a->dtype, ndim, shape);
+    if (!v) return NULL;
+    memcpy(v->strides, strides, (size_t)ndim * sizeof *strides);
+    v->offset = offset;
+    v->weak = a->weak;
+    v->buf = a->buf;
+    if (v->buf) v->buf->refs++;
+    return v;
+}
+
+bool ax_array_is_contiguous(const ax_array *a) {
+    int64_t s = 1;
+    for (int i = a->ndim - 1; i >= 0; i--) {
+        if (a->shape[i] != 1 && a->strides[i] != s) return false;
+        s *= a->shape[i];
+    }
+    return true;
+}
+
+bool ax_array_is_unique(const ax_array *a) {
+    return a->refs == 1 && a->buf && a->buf->refs == 1 && !a->tracer && a->offset == 0 &&
+           ax_array_is_contiguous(a);
+}
+
+void *ax_array_data(const ax_array *a) {
+    return (char *)a->buf->data + a->offset * (int64_t)ax_dtype_size(a->dtype);
+}
+
+int64_t ax_array_flat_offset(const ax_array *a, int64_t flat) {
+    int64_t off = 0;
+    for (int i = a->ndim - 1; i >= 0; i--) {
+        int64_t n = a->shape[i];
+        off += (flat % n) * a->strides[i];
+        flat /= n;
+    }
+    return off;
+}
+
+double ax_array_get_f64(const ax_array *a, int64_t flat) {
+    double v;
+    size_t es = ax_dtype_size(a->dtype);
+    ax_convert_element(AX_F64, &v, a->dtype,
+                       (char *)ax_array_data(a) + ax_array_flat_offset(a, flat) * (int64_t)es);
+    return v;
+}
+
+int64_t ax_array_get_i64(const ax_array *a, int64_t flat) {
+    int64_t v;
+    size_t es = ax_dtype_size(a->dtype);
+    ax_convert_element(AX_I64, &v, a->dtype,
+                       (char *)ax_array_data(a) + ax_array_flat_offset(a, flat) * (int64_t)es);
+    return v;
+}
+
+ax_array *ax_array_copy(ax_ctx *cx, ax_array *a) {
+    ax_array *c = ax_array_new(cx, a->dtype, a->ndim, a->shape);
+    if (!c || a->size == 0) return c;
+    c->weak = a->weak;
+    size_t es = ax_dtype_size(a->dtype);
+    if (ax_array_is_contiguous(a)) {
+        memcpy(c->buf->data, ax_array_data(a), (size_t)a->size * es);
+        return c;
+    }
+    const char *src = ax_array_data(a);
+    char *dst = c->buf->data;
+    ax_iter it;
+    ax_iter_init(&it, a->ndim, a->shape, 1, (const int64_t *[]){a->strides});
+    do {
+        memcpy(dst, src + it.pos[0] * (int64_t)es, es);
+        dst += es;
+    } while (ax_iter_next(&it));
+    return c;
+}
+
+ax_array *ax_array_contiguous(ax_ctx *cx, ax_array *a) {
+    if (ax_array_is_contiguous(a)) return ax_array_retain(a);
+    return ax_array_copy(cx, a);
+}
+
+/* Loads any dtype as a double or an int64 (whichever is exact), stores the other way. */
+void ax_convert_element(ax_dtype to, void *dst, ax_dtype from, const void *src) {
+    bool is_float = ax_dtype_is_float(from);
+    double f = 0;
+    int64_t i = 0;
+    switch (from) {
+    case AX_BOOL: i = *(const uint8_t *)src != 0; break;
+    case AX_U8: i = *(const uint8_t *)src; break;
+    case AX_I32: i = *(const int32_t *)src; break;
+    case AX_U32: i = *(const uint32_t *)src; break;
+    case AX_I64: i = *(const int64_t *)src; break;
+    case AX_F32: f = *(const float *)src; break;
+    case AX_F64: f = *(const double *)src; break;
+    default: break;
+    }
+    if (!is_float) f = (double)i;
+    /* float -> int: truncate; NaN/out of range give what C on x86 gives NumPy: INT_MIN. */
+    if (is_float && to != AX_F32 && to != AX_F64 && to != AX_BOOL) {
+        if (isnan(f) || f >= 9.2233720368547758e18 || f < -9.2233720368547758e18)
+            i = INT64_MIN;
+        else
+            i = (int64_t)f;
+    }
+    switch (to) {
+    case AX_BOOL: *(uint8_t *)dst = is_float ? f != 0 : i != 0; break;
+    case AX_U8: *(uint8_t *)dst = (uint8_t)i; break;
+    case AX_I32:
+        *(int32_t *)dst = is_float && (isnan(f) || f >= 2147483648.0 || f < -2147483648.0)
+                              ? INT32_MIN
+                              : (int32_t)i;
+        break;
+    case AX_U32: *(uint32_t *)dst = (uint32_t)i; break;
+    case AX_I64: *(int64_t *)dst = i; break;
+    case AX_F32: *(float *)dst = is_float ? (float)f : (float)i; break;
+    case AX_F64: *(double *)dst = is_float ? f : (double)i; break;
+    default: break;
+    }
+}
+
+void ax_iter_init(ax_iter *it, int ndim, const int64_t *shape, int nops,
+                  const int64_t *const *strides) {
+    it->ndim = ndim;
+    it->nops = nops;
+    for (int d = 0; d < ndim; d++) {
+        it->shape[d] = shape[d];
+        it->idx[d] = 0;
+        for (int k = 0; k < nops; k++) it->strides[k][d] = strides[k][d];
+    }
+    for (int k = 0; k < nops; k++) it->pos[k] = 0;
+}
+
+bool ax_iter_next(ax_iter *it) {
+    for (int d = it->ndim - 1; d >= 0; d--) {
+        if (++it->idx[d] < it->shape[d]) {
+            for (int k = 0; k < it->nops; k++) it->pos[k] += it->strides[k][d];
+            return true;
+        }
+        for (int k = 0; k < it->nops; k++) it->pos[k] -= it->strides[k][d] * (it->shape[d] - 1);
+        it->idx[d] = 0;
+    }
+    return false;
+}

@@ -1,0 +1,111 @@
+/* Immutable n-d arrays: a dtype, a shape, strides into a reference-counted, 64-byte-aligned
+ * buffer. Views (transpose, slice, broadcast, reverse) share the buffer with other strides.
+ *
+ * Ownership: functions returning ax_array* return a new reference (count already taken) that
+ * the caller must ax_array_release(). Arguments are borrowed unless the name says _take.
+ * A tracer (compiler/trace.h) is an ax_array whose `tracer` field is set: its dtype and shape
+ * are known, its buffer may be NULL (abstract) or hold the value (concrete tracing). */
+#ifndef AX_ARRAY_H
+#define AX_ARRAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context.h"
+#include "dtype.h"
+
+#define AX_MAX_RANK 16
+#define AX_ALIGN    64
+
+typedef struct ax_buffer {
+    int64_t refs;
+    size_t nbytes;
+    void *data; /* 64-byte aligned */
+} ax_buffer;
+
+struct ax_tracer;
+
+typedef struct ax_array {
+    int64_t refs;
+    ax_dtype dtype;
+    bool weak; /* weakly typed (a Python-style literal), see ax_dtype_promote */
+    int ndim;
+    int64_t size; /* product of shape */
+    int64_t shape[AX_MAX_RANK];
+    int64_t strides[AX_MAX_RANK]; /* in elements; 0 on broadcast dimensions; may be negative */
+    int64_t offset;               /* in elements, from buf->data to element [0, 0, ...] */
+    ax_buffer *buf;               /* NULL for an abstract tracer */
+    struct ax_tracer *tracer;     /* NULL for a concrete array */
+} ax_array;
+
+/* A new contiguous (row-major) array with uninitialised contents. */
+ax_array *ax_array_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape);
+ax_array *ax_array_zeros(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape);
+/* A new array with the dtype and shape of `like`. */
+ax_array *ax_array_new_like(ax_ctx *cx, const ax_array *like);
+/* A rank-0 array holding v converted to dtype. */
+ax_array *ax_array_scalar(ax_ctx *cx, ax_dtype dtype, double v);
+ax_array *ax_array_scalar_i64(ax_ctx *cx, ax_dtype dtype, int64_t v);
+/* A contiguous array copied from host data of the given dtype. */
+ax_array *ax_array_from_data(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape,
+                             const void *data);
+
+ax_array *ax_array_retain(ax_array *a);
+void ax_array_release(ax_array *a);
+
+/* A view sharing a's buffer with other shape/strides/offset (all in elements). */
+ax_array *ax_array_view(ax_ctx *cx, ax_array *a, int ndim, const int64_t *shape,
+                        const int64_t *strides, int64_t offset);
+
+/* Row-major contiguous with offset 0 strides (data may start at an offset). */
+bool ax_array_is_contiguous(const ax_array *a);
+/* a itself (retained) when contiguous, else a contiguous copy. */
+ax_array *ax_array_contiguous(ax_ctx *cx, ax_array *a);
+/* A contiguous copy, always a fresh buffer. */
+ax_array *ax_array_copy(ax_ctx *cx, ax_array *a);
+/* True when the array is the only holder of its buffer and may be overwritten in place. */
+bool ax_array_is_unique(const ax_array *a);
+
+/* Address of element [0,...,0]. */
+void *ax_array_data(const ax_array *a);
+/* Element at row-major logical position `flat` (0 <= flat < size), converted. */
+double ax_array_get_f64(const ax_array *a, int64_t flat);
+int64_t ax_array_get_i64(const ax_array *a, int64_t flat);
+/* Element offset (in elements, from ax_array_data) of row-major logical position `flat`. */
+int64_t ax_array_flat_offset(const ax_array *a, int64_t flat);
+
+/* Row-major contiguous strides for a shape. */
+void ax_shape_strides(int ndim, const int64_t *shape, int64_t *strides);
+int64_t ax_shape_size(int ndim, const int64_t *shape);
+bool ax_shape_equal(int n1, const int64_t *s1, int n2, const int64_t *s2);
+/* NumPy broadcasting of two shapes; false if they do not broadcast. */
+bool ax_shape_broadcast(int n1, const int64_t *s1, int n2, const int64_t *s2, int *nout,
+                        int64_t *out);
+/* "(3, 4)" as Python prints a shape tuple; "(3,)" for rank 1; "()" for rank 0. */
+void ax_shape_format(char *out, size_t cap, int ndim, const int64_t *shape);
+/* "f32[3,4]" as the IR prints a type. */
+void ax_type_format(char *out, size_t cap, ax_dtype dtype, int ndim, const int64_t *shape);
+void ax_array_type_format(char *out, size_t cap, const ax_array *a);
+
+/* Converts one element between dtypes with C semantics as NumPy/JAX use them
+ * (float->int truncates toward zero, ->bool is != 0). */
+void ax_convert_element(ax_dtype to, void *dst, ax_dtype from, const void *src);
+
+/* Iterates over the row-major positions of an n-d shape, tracking up to 4 strided operands.
+ * Usage:
+ *   ax_iter it; ax_iter_init(&it, ndim, shape, 2, (const int64_t*[]){sa, sb});
+ *   do { ... it.pos[0], it.pos[1] are element offsets ... } while (ax_iter_next(&it));
+ * Skips nothing: callers handle size 0 before the loop. */
+typedef struct ax_iter {
+    int ndim, nops;
+    int64_t shape[AX_MAX_RANK];
+    int64_t idx[AX_MAX_RANK];
+    int64_t strides[4][AX_MAX_RANK];
+    int64_t pos[4];
+} ax_iter;
+void ax_iter_init(ax_iter *it, int ndim, const int64_t *shape, int nops,
+                  const int64_t *const *strides);
+bool ax_iter_next(ax_iter *it);
+
+#endif

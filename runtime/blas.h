@@ -1,0 +1,31 @@
+/* OpenBLAS, opened with dlopen on first use, after choosing OPENBLAS_CORETYPE from the CPU
+ * (Debian's 0.3.21 does not recognise recent CPUs and would fall back to slow kernels). */
+#ifndef AX_BLAS_H
+#define AX_BLAS_H
+
+#include "context.h"
+
+/* CBLAS enums, spelled out so that no CBLAS header is needed. */
+enum { AX_CBLAS_ROW_MAJOR = 101, AX_CBLAS_NO_TRANS = 111, AX_CBLAS_TRANS = 112 };
+
+typedef void (*ax_sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float alpha,
+                            const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                            int ldc);
+typedef void (*ax_dgemm_fn)(int order, int ta, int tb, int m, int n, int k, double alpha,
+                            const double *a, int lda, const double *b, int ldb, double beta,
+                            double *c, int ldc);
+
+typedef struct ax_blas {
+    void *handle;
+    ax_sgemm_fn sgemm;
+    ax_dgemm_fn dgemm;
+    void (*spotrf)(const char *uplo, const int *n, float *a, const int *lda, int *info);
+    void (*dpotrf)(const char *uplo, const int *n, double *a, const int *lda, int *info);
+    void (*set_num_threads)(int n);
+} ax_blas;
+
+/* Opens OpenBLAS on first call (records an error if it cannot). */
+ax_blas *ax_blas_get(ax_ctx *cx);
+void ax_blas_free(ax_blas *blas);
+
+#endif

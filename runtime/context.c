@@ -1,0 +1,27 @@
+/* The runtime context. */
+#include "context.h"
+
+#include <stdlib.h>
+
+#include "blas.h"
+#include "pool.h"
+
+ax_ctx *ax_ctx_new(void) {
+    ax_ctx *cx = calloc(1, sizeof *cx);
+    return cx;
+}
+
+void ax_ctx_free(ax_ctx *cx) {
+    if (!cx) return;
+    ax_error_clear(cx);
+    ax_pool_free(cx->pool);
+    ax_blas_free(cx->blas);
+    free(cx);
+}
+
+bool ax_ctx_check_interrupt(ax_ctx *cx) {
+    if (!cx->interrupt) return false;
+    cx->interrupt = 0;
+    ax_error(cx, AX_ERR_INTERRUPT, "interrupted");
+    return true;
+}

@@ -1,0 +1,32 @@
+/* The runtime context: the one place that holds mutable state (pending error, options, the
+ * thread pool, the BLAS handle, the trace stack). Everything that can fail takes it. */
+#ifndef AX_CONTEXT_H
+#define AX_CONTEXT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct ax_pool;
+struct ax_blas;
+struct ax_trace_state;
+
+typedef struct ax_ctx {
+    ax_error err;
+    bool x64;                       /* default float f64 and default int i64, like jax_enable_x64 */
+    volatile sig_atomic_t interrupt; /* set by the SIGINT handler; polled by loops and kernels */
+    struct ax_pool *pool;           /* worker threads, created on first large kernel */
+    struct ax_blas *blas;           /* OpenBLAS, opened on first matrix product */
+    struct ax_trace_state *traces;  /* the stack of active transformations (compiler/) */
+    int threads;                    /* number of worker threads to use (0: from the machine) */
+} ax_ctx;
+
+ax_ctx *ax_ctx_new(void);
+void ax_ctx_free(ax_ctx *cx);
+
+/* True (and records AX_ERR_INTERRUPT) when Ctrl-C was pressed since the last check. */
+bool ax_ctx_check_interrupt(ax_ctx *cx);
+
+#endif

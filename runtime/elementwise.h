@@ -1,0 +1,60 @@
+/* Elementwise kernels: unary and binary math, select, clamp, dtype conversion.
+ *
+ * Inputs may be any strided views (broadcast dimensions have stride 0); outputs are new
+ * contiguous arrays. Binary kernels take operands of one dtype whose shapes broadcast (NumPy
+ * rules); type promotion is the caller's business (stdlib/np.c). Large arrays are split over
+ * the thread pool. Float math follows IEEE (1/0 = inf); integer division by zero gives 0, as
+ * JAX does on CPU... documented per op below. */
+#ifndef AX_ELEMENTWISE_H
+#define AX_ELEMENTWISE_H
+
+#include "array.h"
+
+typedef enum {
+    AX_NEG, AX_ABS, AX_SIGN, AX_EXP, AX_EXP2, AX_LOG, AX_LOG1P, AX_EXPM1,
+    AX_SIN, AX_COS, AX_TAN, AX_ASIN, AX_ACOS, AX_ATAN, AX_SINH, AX_COSH, AX_TANH,
+    AX_ASINH, AX_ACOSH, AX_ATANH, AX_LOGISTIC, AX_SQRT, AX_RSQRT, AX_CBRT,
+    AX_FLOOR, AX_CEIL, AX_ROUND, /* round half to even, as jnp.round */
+    AX_ERF, AX_ERFC, AX_ERF_INV, AX_LGAMMA, AX_DIGAMMA,
+    AX_IS_FINITE, /* -> bool */
+    AX_NOT,       /* logical not on bool, bitwise not on ints */
+    AX_SQUARE,
+    AX_NUNARY
+} ax_unary_op;
+
+typedef enum {
+    AX_ADD, AX_SUB, AX_MUL, AX_DIV, /* ints: truncating division (lax.div); x/0 = 0 for ints */
+    AX_FLOOR_DIV,                   /* Python/NumPy floor division; floats: floor(a / b) */
+    AX_REM,                         /* C fmod / truncating remainder (lax.rem), sign of a */
+    AX_MOD,                         /* Python/NumPy modulo, sign of b */
+    AX_POW, AX_MAX, AX_MIN,         /* max/min propagate NaN, as jnp.maximum */
+    AX_ATAN2, AX_NEXTAFTER,
+    AX_EQ, AX_NE, AX_LT, AX_LE, AX_GT, AX_GE, /* -> bool */
+    AX_AND, AX_OR, AX_XOR,                    /* logical on bool, bitwise on ints */
+    AX_SHL, AX_SHR_LOGICAL, AX_SHR_ARITH,
+    AX_NBINARY
+} ax_binary_op;
+
+const char *ax_unary_name(ax_unary_op op);   /* "exp", "logistic", ... (lax names) */
+const char *ax_binary_name(ax_binary_op op); /* "add", "floor_divide"... (lax names) */
+/* Whether the op is defined on the dtype (e.g. exp needs a float, not needs bool or int). */
+bool ax_unary_accepts(ax_unary_op op, ax_dtype t);
+bool ax_binary_accepts(ax_binary_op op, ax_dtype t);
+/* The result dtype of a binary op on operands of dtype t (bool for comparisons). */
+ax_dtype ax_binary_result_dtype(ax_binary_op op, ax_dtype t);
+
+ax_array *ax_unary(ax_ctx *cx, ax_unary_op op, ax_array *x);
+ax_array *ax_binary(ax_ctx *cx, ax_binary_op op, ax_array *a, ax_array *b);
+/* x ** k for an integer k (lax.integer_pow). */
+ax_array *ax_integer_pow(ax_ctx *cx, ax_array *x, int64_t k);
+/* where(pred, on_true, on_false): pred bool; the two values share a dtype; all broadcast. */
+ax_array *ax_select(ax_ctx *cx, ax_array *pred, ax_array *on_true, ax_array *on_false);
+/* min(max(x, lo), hi), all of one dtype, broadcasting. */
+ax_array *ax_clamp(ax_ctx *cx, ax_array *lo, ax_array *x, ax_array *hi);
+/* Element conversion (float -> int truncates; -> bool is != 0). Result is strongly typed
+ * unless `weak` is set. */
+ax_array *ax_convert(ax_ctx *cx, ax_array *x, ax_dtype to, bool weak);
+/* Reinterprets the bits; the dtypes must have equal sizes. */
+ax_array *ax_bitcast(ax_ctx *cx, ax_array *x, ax_dtype to);
+
+#endif
