@@ -14,7 +14,7 @@ struct ax_blas;
 struct ax_trace_state;
 
 typedef struct ax_ctx {
-    ax_error err;
+    ax_error_info err;
     bool x64;                       /* default float f64 and default int i64, like jax_enable_x64 */
     volatile sig_atomic_t interrupt; /* set by the SIGINT handler; polled by loops and kernels */
     struct ax_pool *pool;           /* worker threads, created on first large kernel */

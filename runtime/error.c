@@ -63,7 +63,7 @@ static char *copy_line(const char *source, int line) {
 }
 
 void ax_error_set_span(ax_ctx *cx, ax_span span, const char *file, const char *source) {
-    ax_error *e = &cx->err;
+    ax_error_info *e = &cx->err;
     if (e->kind == AX_ERR_NONE || e->has_span || span.line <= 0) return;
     e->has_span = true;
     e->span = span;
@@ -78,7 +78,7 @@ void ax_error_clear(ax_ctx *cx) {
 }
 
 void ax_error_print(const ax_ctx *cx, FILE *out) {
-    const ax_error *e = &cx->err;
+    const ax_error_info *e = &cx->err;
     fprintf(out, "error[%s]: %s\n", ax_error_kind_name(e->kind), e->message);
     if (!e->has_span) return;
     int width = snprintf(NULL, 0, "%d", e->span.line);

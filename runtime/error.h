@@ -41,7 +41,7 @@ typedef struct ax_error {
     ax_span span;
     char file[256];   /* the file (or "<repl>", "<string>") the span refers to */
     char *source;     /* owned copy of the source line(s) for the caret display, or NULL */
-} ax_error;
+} ax_error_info;
 
 struct ax_ctx;
 

@@ -1,0 +1,81 @@
+/* The typed IR: first-order, A-normal form, every variable typed with a dtype and a shape,
+ * printed like a jaxpr:
+ *   { lambda ; a:f32[3]. let b:f32[3] = exp a; c:f32[] = reduce_sum[axes=(0,)] b in (c,) }
+ * Variables are numbered 0..nvars-1; an operand is a variable or a literal (a rank-0 array).
+ * Closed-over arrays are constants bound to `constvars`. IRs are reference-counted and
+ * immutable once built (ax_ir_builder makes them). */
+#ifndef AX_IR_H
+#define AX_IR_H
+
+#include "../runtime/format.h"
+#include "primitive.h"
+
+typedef struct ax_ir ax_ir;
+
+/* An operand: variable `var` (>= 0), or the literal `lit` when var < 0. */
+typedef struct ax_ir_atom {
+    int var;
+    ax_array *lit;
+} ax_ir_atom;
+
+typedef struct ax_ir_eqn {
+    ax_prim prim;
+    ax_params params;
+    int nin, nout;
+    ax_ir_atom *in;
+    int *out;
+    int nsub;
+    ax_ir **sub; /* closed sub-IRs of higher-order primitives */
+} ax_ir_eqn;
+
+struct ax_ir {
+    int64_t refs;
+    int nvars;
+    ax_aval *types; /* types[v] for each variable */
+    int nconsts;
+    int *constvars;
+    ax_array **consts; /* the values bound to constvars (owned references) */
+    int nin;
+    int *invars;
+    int neqns;
+    ax_ir_eqn *eqns;
+    int nout;
+    ax_ir_atom *outs;
+};
+
+ax_ir *ax_ir_retain(ax_ir *ir);
+void ax_ir_release(ax_ir *ir);
+
+/* ---- building ---- */
+typedef struct ax_ir_builder ax_ir_builder;
+ax_ir_builder *ax_ir_builder_new(void);
+void ax_ir_builder_free(ax_ir_builder *b);
+/* A fresh variable of the given type. Returns its number, or -1 when out of memory. */
+int ax_ir_new_var(ax_ir_builder *b, const ax_aval *type);
+int ax_ir_add_input(ax_ir_builder *b, const ax_aval *type);
+/* A constant: a variable bound to `value` (retained). */
+int ax_ir_add_const(ax_ir_builder *b, ax_array *value);
+/* Appends an equation; `out` receives nout fresh variables typed `out_types`. Literal
+ * operands are retained. Returns 0, or -1 when out of memory. */
+int ax_ir_add_eqn(ax_ir_builder *b, ax_prim prim, const ax_params *params, int nin,
+                  const ax_ir_atom *in, int nout, const ax_aval *out_types, int *out, int nsub,
+                  ax_ir *const *sub);
+/* Finishes with the given outputs; the builder is consumed (freed). */
+ax_ir *ax_ir_builder_finish(ax_ir_builder *b, int nout, const ax_ir_atom *outs);
+/* The type of an atom. */
+void ax_ir_atom_type(const ax_ir_builder *b, const ax_ir_atom *a, ax_aval *out);
+const ax_aval *ax_ir_builder_type(const ax_ir_builder *b, int var);
+
+/* ---- using ---- */
+/* Prints in jaxpr syntax: on one line when it fits in 80 columns, else one equation a line. */
+void ax_ir_format(ax_strbuf *out, const ax_ir *ir);
+/* "[axes=(0,)]" or "" — the static parameters of an equation as the printer shows them. */
+void ax_ir_format_params(ax_strbuf *out, ax_prim prim, const ax_params *p);
+/* Checks types (each equation's outputs equal its shape rule's), single assignment and
+ * definition before use. Returns 0, or -1 with a RuntimeError describing the first problem. */
+int ax_ir_verify(ax_ctx *cx, const ax_ir *ir);
+/* Evaluates the IR on `args` (nin arrays) through ax_bind, so an enclosing transformation sees
+ * every equation. Fills outs[0..nout) with new references. */
+int ax_ir_eval(ax_ctx *cx, const ax_ir *ir, ax_array **args, ax_array **outs);
+
+#endif
