@@ -149,6 +149,7 @@ ax_ir *ax_ir_builder_finish(ax_ir_builder *b, int nout, const ax_ir_atom *outs) 
 }
 
 const ax_aval *ax_ir_builder_type(const ax_ir_builder *b, int var) { return &b->ir->types[var]; }
+const ax_ir *ax_ir_builder_peek(const ax_ir_builder *b) { return b->ir; }
 
 void ax_ir_atom_type(const ax_ir_builder *b, const ax_ir_atom *a, ax_aval *out) {
     if (a->var >= 0)

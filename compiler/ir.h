@@ -65,6 +65,8 @@ ax_ir *ax_ir_builder_finish(ax_ir_builder *b, int nout, const ax_ir_atom *outs);
 /* The type of an atom. */
 void ax_ir_atom_type(const ax_ir_builder *b, const ax_ir_atom *a, ax_aval *out);
 const ax_aval *ax_ir_builder_type(const ax_ir_builder *b, int var);
+/* The IR built so far (read-only; valid until the next change to the builder). */
+const ax_ir *ax_ir_builder_peek(const ax_ir_builder *b);
 
 /* ---- using ---- */
 /* Prints in jaxpr syntax: on one line when it fits in 80 columns, else one equation a line. */

@@ -116,6 +116,11 @@ const ax_prim_info *ax_prim_get(ax_prim p);
 /* Finds a primitive by its printed name; -1 if none. */
 int ax_prim_lookup(const char *name);
 
+/* Abstract evaluation: checks the operand count and runs p's shape rule. What tracers and the
+ * IR verifier use to type an equation without running it. 0, or -1 with the rule's error. */
+int ax_prim_infer(ax_ctx *cx, ax_prim p, int nin, const ax_aval *in, const ax_params *params,
+                  ax_aval *out);
+
 /* THE entry point: applies primitive p to inputs. When any input is a tracer, the innermost
  * active transformation handles it (compiler/trace.c); otherwise the shape rule checks the
  * inputs and the eager kernel runs. Fills out[0..nout) with new references; -1 on error. */

@@ -116,9 +116,24 @@ void ax_program_free(ax_program *p);
 
 /* For the REPL: true when `source` is incomplete (an open bracket, a block header without a
  * body yet, a line ending in `:` or a backslash, an unterminated triple-quoted string), so the
- * REPL should read another line before parsing. */
+ * REPL should read another line before parsing. `source` holds the lines read so far, each
+ * ending in '\n'. As in Python's REPL, an open indented block (or a one-line `if c: x` that an
+ * `else` may follow) continues until an empty line is entered; a blank line after a bare block
+ * header or decorator ends the input (and parsing then reports the missing block). */
 bool ax_parse_is_incomplete(const char *source);
 
 const char *ax_node_kind_name(ax_node_kind kind);
+
+/* Frees a node and everything it owns (NULL is fine). */
+void ax_node_free(ax_node *node);
+
+/* Calls fn on each direct child node of `node` (operands, list entries, parameter defaults,
+ * decorators, block statements), skipping NULL ones. */
+void ax_node_each_child(const ax_node *node, void (*fn)(void *arg, ax_node *child), void *arg);
+
+/* Writes the tree as an S-expression, for tests and debugging: `x = -a ** 2` dumps as
+ * `(= x (u- (** a 2)))`. */
+struct ax_strbuf;
+void ax_ast_dump(struct ax_strbuf *out, const ax_node *node);
 
 #endif

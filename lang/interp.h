@@ -50,6 +50,16 @@ void ax_interp_each_name(ax_interp *in, void (*fn)(void *arg, const char *name, 
 /* Member names of a value (module members, dict keys, array attributes) for completion. */
 void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const char *name),
                         void *arg);
+/* A new empty module named `name`, owned by the interpreter (it lives until ax_interp_free)
+ * and importable by that name (`import random`, `from random import normal`). Fill it with
+ * ax_module_define; bind it with ax_interp_define_builtin(in, name, ax_value_module(m)).
+ * NULL + error on out of memory. */
+ax_module *ax_interp_new_module(ax_interp *in, const char *name);
+/* A value referring to a module (modules are owned by the interpreter, not by values). */
+ax_value *ax_value_module(ax_module *m);
+/* A module's global (borrowed, NULL if absent), and its name. */
+ax_value *ax_module_lookup(ax_module *m, const char *name);
+const char *ax_module_name(const ax_module *m);
 /* Forgets all user definitions in the main module (REPL :reset). */
 void ax_interp_reset(ax_interp *in);
 /* Imports (or returns the already imported) module `name`: borrowed, NULL + error. */

@@ -92,7 +92,7 @@ static ax_array *header_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t 
     a->refs = 1;
     a->dtype = dtype;
     a->ndim = ndim;
-    memcpy(a->shape, shape, (size_t)ndim * sizeof *shape);
+    if (ndim) memcpy(a->shape, shape, (size_t)ndim * sizeof *shape);
     a->size = ax_shape_size(ndim, shape);
     ax_shape_strides(ndim, shape, a->strides);
     return a;
@@ -143,9 +143,17 @@ ax_array *ax_array_retain(ax_array *a) {
     return a;
 }
 
+ax_array *ax_array_new_abstract(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape) {
+    return header_new(cx, dtype, ndim, shape);
+}
+
 void ax_array_release(ax_array *a) {
     if (!a || --a->refs > 0) return;
     buffer_release(a->buf);
+    if (a->tracer) {
+        if (a->tracer->free_data) a->tracer->free_data(a->tracer->data);
+        free(a->tracer);
+    }
     free(a);
 }
 
@@ -153,7 +161,7 @@ ax_array *ax_array_view(ax_ctx *cx, ax_array *a, int ndim, const int64_t *shape,
                         const int64_t *strides, int64_t offset) {
     ax_array *v = header_new(cx, a->dtype, ndim, shape);
     if (!v) return NULL;
-    memcpy(v->strides, strides, (size_t)ndim * sizeof *strides);
+    if (ndim) memcpy(v->strides, strides, (size_t)ndim * sizeof *strides);
     v->offset = offset;
     v->weak = a->weak;
     v->buf = a->buf;

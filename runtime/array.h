@@ -24,7 +24,13 @@ typedef struct ax_buffer {
     void *data; /* 64-byte aligned */
 } ax_buffer;
 
-struct ax_tracer;
+/* The part of a tracer the runtime knows (compiler/trace.h has the rest). */
+struct ax_tracer {
+    struct ax_trace *trace;
+    uint64_t trace_id; /* the trace's id: a trace at a reused address is not this one */
+    void *data;
+    void (*free_data)(void *data);
+};
 
 typedef struct ax_array {
     int64_t refs;
@@ -50,6 +56,9 @@ ax_array *ax_array_scalar_i64(ax_ctx *cx, ax_dtype dtype, int64_t v);
 /* A contiguous array copied from host data of the given dtype. */
 ax_array *ax_array_from_data(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape,
                              const void *data);
+
+/* An array header with no buffer (for tracers): dtype and shape only. */
+ax_array *ax_array_new_abstract(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape);
 
 ax_array *ax_array_retain(ax_array *a);
 void ax_array_release(ax_array *a);

@@ -20,6 +20,7 @@ typedef struct ax_ctx {
     struct ax_pool *pool;           /* worker threads, created on first large kernel */
     struct ax_blas *blas;           /* OpenBLAS, opened on first matrix product */
     struct ax_trace_state *traces;  /* the stack of active transformations (compiler/) */
+    uint64_t trace_ids;              /* source of unique trace ids (compiler/trace.c) */
     int threads;                    /* number of worker threads to use (0: from the machine) */
 } ax_ctx;
 

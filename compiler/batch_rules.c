@@ -1,0 +1,341 @@
+/* Batching rules: how each primitive applies to a batch of examples at once. Batched inputs
+ * get their batch dimension moved to the front; unbatched ones are broadcast only where the
+ * primitive needs equal shapes; the primitive then runs once with adjusted parameters. */
+#include <string.h>
+
+#include "lax.h"
+#include "vmap.h"
+
+ax_array *ax_moveaxis(ax_ctx *cx, ax_array *x, int from, int to) {
+    if (from == to) return ax_array_retain(x);
+    int perm[AX_MAX_RANK], k = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (i != from) perm[k++] = i;
+    memmove(perm + to + 1, perm + to, (size_t)(x->ndim - 1 - to) * sizeof *perm);
+    perm[to] = from;
+    ax_params p = {.naxes = x->ndim};
+    memcpy(p.axes, perm, (size_t)x->ndim * sizeof *perm);
+    return ax_bind1(cx, AX_P_TRANSPOSE, 1, &x, &p);
+}
+
+/* x with its batch dimension first; an unbatched x is broadcast to `size` examples. */
+static ax_array *batch_first(ax_scope *s, ax_array *x, int bdim, int64_t size) {
+    if (!x) return NULL;
+    if (bdim >= 0) return ax_scope_own(s, ax_moveaxis(s->cx, x, bdim, 0));
+    int64_t shape[AX_MAX_RANK];
+    int dims[AX_MAX_RANK];
+    shape[0] = size;
+    for (int i = 0; i < x->ndim; i++) shape[i + 1] = x->shape[i], dims[i] = i + 1;
+    return ax_lax_broadcast_in_dim(s, x, x->ndim + 1, shape, dims);
+}
+
+/* Finishes a one-output rule whose result has its batch dimension first. */
+static int done1(ax_scope *s, ax_array *r, ax_array **out, int *out_bdim) {
+    out[0] = r ? ax_scope_keep(s, r) : NULL;
+    out_bdim[0] = 0;
+    ax_scope_end(s);
+    return out[0] ? 0 : -1;
+}
+
+static void shift_axes(int *axes, int n) {
+    for (int i = 0; i < n; i++) axes[i]++;
+}
+
+int ax_batch_elementwise(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                         const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    ax_array *args[8];
+    int ndim = 0;
+    const int64_t *shape = NULL;
+    if (nin > 8) nin = 8;
+    /* Batch dimensions first; the per-example shape is that of any operand of rank > 0 (the
+     * primitive's rule makes them equal, rank-0 operands broadcast). */
+    for (int i = 0; i < nin; i++) {
+        args[i] = bdim[i] >= 0 ? batch_first(&s, in[i], bdim[i], size) : in[i];
+        if (!args[i]) goto fail;
+        int r = args[i]->ndim - (bdim[i] >= 0);
+        if (r > ndim) ndim = r, shape = args[i]->shape + (bdim[i] >= 0);
+    }
+    int64_t full[AX_MAX_RANK];
+    full[0] = size;
+    for (int d = 0; d < ndim; d++) full[d + 1] = shape[d];
+    for (int i = 0; i < nin; i++) {
+        int r = args[i]->ndim - (bdim[i] >= 0);
+        if (bdim[i] >= 0 && r == 0 && ndim > 0)
+            args[i] = ax_lax_broadcast_in_dim(&s, args[i], ndim + 1, full, (int[]){0});
+        else if (bdim[i] < 0 && r > 0)
+            args[i] = batch_first(&s, args[i], -1, size);
+        if (!args[i]) goto fail;
+    }
+    int nout = ax_prim_get(prim)->nout;
+    ax_array *res[8] = {0};
+    if (ax_bind(cx, prim, nin, args, p, res)) goto fail;
+    for (int j = 0; j < nout; j++) out[j] = res[j], out_bdim[j] = 0;
+    ax_scope_end(&s);
+    return 0;
+fail:
+    ax_scope_end(&s);
+    return -1;
+}
+
+/* Primitives with axis parameters: reductions, arg-reductions, scans, sorts, cholesky. */
+int ax_batch_axes(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                  const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+    (void)nin;
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    ax_array *x = batch_first(&s, in[0], bdim[0], size);
+    ax_params q = *p;
+    if (prim != AX_P_CHOLESKY) shift_axes(q.axes, prim >= AX_P_REDUCE_SUM && prim <= AX_P_REDUCE_OR ? q.naxes : 1);
+    return done1(&s, ax_lax_bind(&s, prim, 1, &x, &q), out, out_bdim);
+}
+
+static ax_array *batched_pad(ax_scope *s, const ax_params *p, ax_array **in, const int *bdim,
+                             int64_t size) {
+    ax_params q = *p;
+    q.ndim = p->ndim + 1;
+    memmove(q.lo + 1, p->lo, (size_t)p->ndim * sizeof *q.lo);
+    memmove(q.hi + 1, p->hi, (size_t)p->ndim * sizeof *q.hi);
+    memmove(q.step + 1, p->step, (size_t)p->ndim * sizeof *q.step);
+    q.lo[0] = q.hi[0] = q.step[0] = 0;
+    ax_array *x = batch_first(s, in[0], bdim[0], size);
+    if (bdim[1] < 0) return ax_lax_bind(s, AX_P_PAD, 2, (ax_array *[]){x, in[1]}, &q);
+    /* A batched padding value: pad with zeros, then select the value where padding went. */
+    ax_array *zero = ax_lax_scalar_like(s, in[1], 0.0);
+    ax_array *padded = ax_lax_bind(s, AX_P_PAD, 2, (ax_array *[]){x, zero}, &q);
+    ax_array *ones = ax_lax_ones_like(s, x);
+    ax_array *mask = ax_lax_binary(s, AX_P_NE, ax_lax_bind(s, AX_P_PAD, 2, (ax_array *[]){ones, zero}, &q), zero);
+    if (!padded || !mask) return NULL;
+    ax_array *v = ax_lax_broadcast_in_dim(s, batch_first(s, in[1], bdim[1], size), padded->ndim,
+                                          padded->shape, (int[]){0});
+    return ax_lax_select(s, mask, padded, v);
+}
+
+static ax_array *batched_concatenate(ax_scope *s, const ax_params *p, int nin, ax_array **in,
+                                     const int *bdim, int64_t size) {
+    ax_array *args[64];
+    for (int i = 0; i < nin && i < 64; i++) args[i] = batch_first(s, in[i], bdim[i], size);
+    ax_params q = *p;
+    q.axes[0]++;
+    return ax_lax_bind(s, AX_P_CONCATENATE, nin, args, &q);
+}
+
+/* Shape primitives: the batch dimension goes first and the parameters shift by one. */
+int ax_batch_shape(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                   const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    if (prim == AX_P_PAD) return done1(&s, batched_pad(&s, p, in, bdim, size), out, out_bdim);
+    if (prim == AX_P_CONCATENATE)
+        return done1(&s, batched_concatenate(&s, p, nin, in, bdim, size), out, out_bdim);
+    ax_array *x = batch_first(&s, in[0], bdim[0], size);
+    ax_params q = *p;
+    switch (prim) {
+    case AX_P_RESHAPE:
+        memmove(q.shape + 1, p->shape, (size_t)p->ndim * sizeof *q.shape);
+        q.shape[0] = size, q.ndim = p->ndim + 1;
+        break;
+    case AX_P_TRANSPOSE:
+        for (int i = 0; i < p->naxes; i++) q.axes[i + 1] = p->axes[i] + 1;
+        q.axes[0] = 0, q.naxes = p->naxes + 1;
+        break;
+    case AX_P_BROADCAST_IN_DIM:
+        memmove(q.shape + 1, p->shape, (size_t)p->ndim * sizeof *q.shape);
+        q.shape[0] = size, q.ndim = p->ndim + 1;
+        for (int i = 0; i < p->naxes; i++) q.axes[i + 1] = p->axes[i] + 1;
+        q.axes[0] = 0, q.naxes = p->naxes + 1;
+        break;
+    case AX_P_SLICE:
+        memmove(q.lo + 1, p->lo, (size_t)p->ndim * sizeof *q.lo);
+        memmove(q.hi + 1, p->hi, (size_t)p->ndim * sizeof *q.hi);
+        memmove(q.step + 1, p->step, (size_t)p->ndim * sizeof *q.step);
+        q.lo[0] = 0, q.hi[0] = size, q.step[0] = 1, q.ndim = p->ndim + 1;
+        break;
+    case AX_P_SQUEEZE:
+    case AX_P_EXPAND_DIMS:
+    case AX_P_REV: shift_axes(q.axes, q.naxes); break;
+    default:
+        ax_scope_end(&s);
+        return ax_error(cx, AX_ERR_RUNTIME, "vmap: no batching rule for %s", ax_prim_get(prim)->name), -1;
+    }
+    return done1(&s, ax_lax_bind(&s, prim, 1, &x, &q), out, out_bdim);
+}
+
+int ax_batch_dot_general(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                         const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+    (void)prim, (void)nin;
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    ax_dot_dims d = p->dot;
+    ax_array *a = in[0], *b = in[1];
+    /* Every dimension number shifts by one for an operand whose batch dimension goes first. */
+    if (bdim[0] >= 0) {
+        a = batch_first(&s, a, bdim[0], size);
+        shift_axes(d.lhs_contract, d.ncontract), shift_axes(d.lhs_batch, d.nbatch);
+    }
+    if (bdim[1] >= 0) {
+        b = batch_first(&s, b, bdim[1], size);
+        shift_axes(d.rhs_contract, d.ncontract), shift_axes(d.rhs_batch, d.nbatch);
+    }
+    int where = 0;
+    if (bdim[0] >= 0 && bdim[1] >= 0) {
+        /* Both batched: one more batch dimension, first in the output. */
+        memmove(d.lhs_batch + 1, d.lhs_batch, (size_t)d.nbatch * sizeof *d.lhs_batch);
+        memmove(d.rhs_batch + 1, d.rhs_batch, (size_t)d.nbatch * sizeof *d.rhs_batch);
+        d.lhs_batch[0] = d.rhs_batch[0] = 0;
+        d.nbatch++;
+        where = 0;
+    } else if (bdim[0] >= 0) {
+        where = d.nbatch; /* the first free dimension of the lhs */
+    } else {
+        /* the first free dimension of the rhs, after the batch and lhs free dimensions */
+        where = a->ndim - d.ncontract;
+    }
+    ax_array *r = ax_lax_dot_general(&s, a, b, &d);
+    out[0] = r ? ax_scope_keep(&s, r) : NULL;
+    out_bdim[0] = where;
+    ax_scope_end(&s);
+    return out[0] ? 0 : -1;
+}
+
+/* Index arrays (B, ..., k) -> (B, ..., k+1) with the example number in front: gathers and
+ * scatters then address each example's own slice. */
+static ax_array *with_example_index(ax_scope *s, ax_array *idx) {
+    if (!idx) return NULL;
+    int64_t shape[AX_MAX_RANK];
+    memcpy(shape, idx->shape, (size_t)idx->ndim * sizeof *shape);
+    shape[idx->ndim - 1] = 1;
+    ax_params io = {.dtype = idx->dtype, .ndim = idx->ndim, .naxes = 1, .axes = {0}};
+    memcpy(io.shape, shape, (size_t)idx->ndim * sizeof *shape);
+    ax_array *ex = ax_lax_bind(s, AX_P_IOTA, 0, NULL, &io);
+    ax_params cat = {.naxes = 1, .axes = {idx->ndim - 1}};
+    return ax_lax_bind(s, AX_P_CONCATENATE, 2, (ax_array *[]){ex, idx}, &cat);
+}
+
+static void prepend_axis(ax_params *q) {
+    memmove(q->axes + 1, q->axes, (size_t)q->naxes * sizeof *q->axes);
+    shift_axes(q->axes + 1, q->naxes);
+    q->axes[0] = 0;
+    q->naxes++;
+}
+
+static ax_array *batched_gather(ax_scope *s, const ax_params *p, ax_array **in, const int *bdim,
+                                int64_t size, int *where) {
+    ax_params q = *p;
+    if (bdim[1] < 0) {
+        /* Only x batched: its batch dimension is the first of the dimensions kept. */
+        ax_array *x = batch_first(s, in[0], bdim[0], size);
+        shift_axes(q.axes, q.naxes);
+        *where = in[1]->ndim - 1;
+        return ax_lax_bind(s, AX_P_GATHER, 2, (ax_array *[]){x, in[1]}, &q);
+    }
+    ax_array *idx = batch_first(s, in[1], bdim[1], size);
+    *where = 0;
+    if (bdim[0] < 0) return ax_lax_bind(s, AX_P_GATHER, 2, (ax_array *[]){in[0], idx}, &q);
+    ax_array *x = batch_first(s, in[0], bdim[0], size);
+    prepend_axis(&q);
+    return ax_lax_bind(s, AX_P_GATHER, 2, (ax_array *[]){x, with_example_index(s, idx)}, &q);
+}
+
+static ax_array *batched_scatter(ax_scope *s, const ax_params *p, ax_array **in, const int *bdim,
+                                 int64_t size) {
+    ax_params q = *p;
+    ax_array *x = batch_first(s, in[0], bdim[0], size);
+    ax_array *idx = batch_first(s, in[1], bdim[1], size);
+    ax_array *u = batch_first(s, in[2], bdim[2], size);
+    prepend_axis(&q);
+    return ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){x, with_example_index(s, idx), u}, &q);
+}
+
+/* Full index arrays (B, sizes..., 1 + n) addressing each example's slice at its own starts
+ * (clamped into range as dynamic_slice does). */
+static ax_array *slice_indices(ax_scope *s, ax_array **starts, const int *bdim, int n,
+                               const int64_t *dims, const int64_t *sizes, int64_t size) {
+    int64_t shape[AX_MAX_RANK + 1];
+    shape[0] = size;
+    memcpy(shape + 1, sizes, (size_t)n * sizeof *shape);
+    shape[n + 1] = 1;
+    ax_array *cols[AX_MAX_RANK + 1];
+    ax_params io = {.dtype = AX_I32, .ndim = n + 2, .naxes = 1, .axes = {0}};
+    memcpy(io.shape, shape, (size_t)(n + 2) * sizeof *shape);
+    cols[0] = ax_lax_bind(s, AX_P_IOTA, 0, NULL, &io);
+    for (int d = 0; d < n; d++) {
+        ax_array *st = ax_lax_convert(s, batch_first(s, starts[d], bdim[d], size), AX_I32);
+        ax_array *lo = ax_lax_scalar_like(s, st, 0.0), *hi = ax_lax_scalar_like(s, st, (double)(dims[d] - sizes[d]));
+        st = ax_lax_bind(s, AX_P_CLAMP, 3, (ax_array *[]){lo, st, hi}, NULL);
+        ax_array *b = ax_lax_broadcast_in_dim(s, st, n + 2, shape, (int[]){0});
+        io.axes[0] = d + 1;
+        cols[d + 1] = ax_lax_add(s, b, ax_lax_bind(s, AX_P_IOTA, 0, NULL, &io));
+    }
+    ax_params cat = {.naxes = 1, .axes = {n + 1}};
+    return ax_lax_bind(s, AX_P_CONCATENATE, n + 1, cols, &cat);
+}
+
+static ax_array *batched_dynamic_slice(ax_scope *s, const ax_params *p, int nin, ax_array **in,
+                                       const int *bdim, int64_t size) {
+    ax_array *x = batch_first(s, in[0], bdim[0], size);
+    if (!x) return NULL;
+    ax_array *idx = slice_indices(s, in + 1, bdim + 1, nin - 1, x->shape + 1, p->shape, size);
+    ax_params g = {.naxes = nin};
+    for (int i = 0; i < nin; i++) g.axes[i] = i;
+    return ax_lax_bind(s, AX_P_GATHER, 2, (ax_array *[]){x, idx}, &g);
+}
+
+static ax_array *batched_dynamic_update(ax_scope *s, int nin, ax_array **in, const int *bdim,
+                                        int64_t size) {
+    ax_array *x = batch_first(s, in[0], bdim[0], size);
+    ax_array *u = batch_first(s, in[1], bdim[1], size);
+    if (!x || !u) return NULL;
+    ax_array *idx = slice_indices(s, in + 2, bdim + 2, nin - 2, x->shape + 1, u->shape + 1, size);
+    ax_params g = {.naxes = nin - 1, .flag = AX_SCATTER_SET};
+    for (int i = 0; i < nin - 1; i++) g.axes[i] = i;
+    return ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){x, idx, u}, &g);
+}
+
+int ax_batch_indexing(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                      const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    ax_array *r = NULL;
+    int where = 0;
+    bool starts_batched = false;
+    int first_start = prim == AX_P_DYNAMIC_SLICE ? 1 : 2;
+    for (int i = first_start; i < nin; i++) starts_batched |= bdim[i] >= 0;
+    switch (prim) {
+    case AX_P_GATHER: r = batched_gather(&s, p, in, bdim, size, &where); break;
+    case AX_P_SCATTER: r = batched_scatter(&s, p, in, bdim, size); break;
+    case AX_P_DYNAMIC_SLICE:
+        if (!starts_batched) {
+            /* Only x batched: slice the whole batch dimension. */
+            ax_array *args[AX_MAX_RANK + 2];
+            args[0] = batch_first(&s, in[0], bdim[0], size);
+            args[1] = ax_lax_scalar_like(&s, in[1], 0.0);
+            for (int i = 1; i < nin; i++) args[i + 1] = in[i];
+            ax_params q = *p;
+            memmove(q.shape + 1, p->shape, (size_t)p->ndim * sizeof *q.shape);
+            q.shape[0] = size, q.ndim = p->ndim + 1;
+            r = ax_lax_bind(&s, prim, nin + 1, args, &q);
+        } else {
+            r = batched_dynamic_slice(&s, p, nin, in, bdim, size);
+        }
+        break;
+    case AX_P_DYNAMIC_UPDATE_SLICE:
+        if (!starts_batched) {
+            ax_array *args[AX_MAX_RANK + 3];
+            args[0] = batch_first(&s, in[0], bdim[0], size);
+            args[1] = batch_first(&s, in[1], bdim[1], size);
+            args[2] = ax_lax_scalar_like(&s, in[2], 0.0);
+            for (int i = 2; i < nin; i++) args[i + 1] = in[i];
+            r = ax_lax_bind(&s, prim, nin + 1, args, p);
+        } else {
+            r = batched_dynamic_update(&s, nin, in, bdim, size);
+        }
+        break;
+    default: ax_error(cx, AX_ERR_RUNTIME, "vmap: no batching rule for %s", ax_prim_get(prim)->name);
+    }
+    out[0] = r ? ax_scope_keep(&s, r) : NULL;
+    out_bdim[0] = where;
+    ax_scope_end(&s);
+    return out[0] ? 0 : -1;
+}

@@ -1,0 +1,243 @@
+/* The simplify pass (see simplify.h). One forward sweep rewrites each equation through a map
+ * from old variables to new atoms (identities, folding, CSE), then a backward sweep drops the
+ * equations whose results are unused. */
+#include "simplify.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rewriter {
+    ax_ctx *cx;
+    const ax_ir *ir;
+    ax_ir_builder *b;
+    ax_ir_atom *map;  /* old variable -> atom of the new IR */
+    ax_array **owned; /* folded literals, released at the end */
+    int nowned;
+} rewriter;
+
+static bool literal_is(const ax_ir_atom *a, double v) {
+    if (a->var >= 0 || !a->lit || a->lit->ndim != 0 || !a->lit->buf) return false;
+    return ax_array_get_f64(a->lit, 0) == v;
+}
+
+static bool same_atom(const ax_ir_atom *x, const ax_ir_atom *y) {
+    if (x->var >= 0 || y->var >= 0) return x->var == y->var;
+    if (x->lit->dtype != y->lit->dtype || x->lit->weak != y->lit->weak) return false;
+    double a = ax_array_get_f64(x->lit, 0), b = ax_array_get_f64(y->lit, 0);
+    return a == b || (a != a && b != b);
+}
+
+static void atom_type(const rewriter *r, const ax_ir_atom *a, ax_aval *t) {
+    ax_ir_atom_type(r->b, a, t);
+}
+
+static bool type_equal(const ax_aval *a, const ax_aval *b) {
+    return a->dtype == b->dtype && ax_shape_equal(a->ndim, a->shape, b->ndim, b->shape);
+}
+
+/* The operand an identity reduces the equation to, or NULL. */
+static const ax_ir_atom *identity_of(const rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in,
+                                     const ax_aval *out) {
+    const ax_ir_atom *keep = NULL;
+    switch (e->prim) {
+    case AX_P_MUL:
+        if (literal_is(&in[1], 1.0)) keep = &in[0];
+        else if (literal_is(&in[0], 1.0)) keep = &in[1];
+        break;
+    case AX_P_ADD:
+        if (literal_is(&in[1], 0.0)) keep = &in[0];
+        else if (literal_is(&in[0], 0.0)) keep = &in[1];
+        break;
+    case AX_P_SUB:
+        if (literal_is(&in[1], 0.0)) keep = &in[0];
+        break;
+    case AX_P_DIV:
+        if (literal_is(&in[1], 1.0)) keep = &in[0];
+        break;
+    case AX_P_INTEGER_POW:
+        if (e->params.k == 1) keep = &in[0];
+        break;
+    case AX_P_CONVERT: case AX_P_RESHAPE: case AX_P_BROADCAST_IN_DIM: case AX_P_TRANSPOSE:
+    case AX_P_SQUEEZE: case AX_P_EXPAND_DIMS: {
+        keep = &in[0];
+        if (e->prim == AX_P_TRANSPOSE)
+            for (int i = 0; i < e->params.naxes; i++)
+                if (e->params.axes[i] != i) keep = NULL;
+        break;
+    }
+    default: break;
+    }
+    if (!keep) return NULL;
+    ax_aval t;
+    atom_type(r, keep, &t);
+    /* Only when the kept operand already has the result's type (x * 1 with x: f32[] and a
+     * result f32[3] is a broadcast, not an identity). */
+    return type_equal(&t, out) && t.weak == out->weak ? keep : NULL;
+}
+
+/* Evaluates an equation whose operands are all literals; the result becomes a literal. */
+static bool try_fold(rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in, ax_ir_atom *res) {
+    if (e->nout != 1 || e->nin == 0 || e->nin > 8) return false;
+    ax_array *args[8];
+    for (int i = 0; i < e->nin; i++) {
+        if (in[i].var >= 0) return false;
+        args[i] = in[i].lit;
+    }
+    ax_array *out = NULL;
+    if (ax_bind(r->cx, e->prim, e->nin, args, &e->params, &out)) {
+        ax_error_clear(r->cx); /* not foldable here; the equation stays */
+        return false;
+    }
+    if (out->ndim != 0 || out->tracer) {
+        ax_array_release(out);
+        return false;
+    }
+    ax_array **owned = realloc(r->owned, (size_t)(r->nowned + 1) * sizeof *owned);
+    if (!owned) {
+        ax_array_release(out);
+        return false;
+    }
+    r->owned = owned;
+    r->owned[r->nowned++] = out;
+    *res = (ax_ir_atom){.var = -1, .lit = out};
+    return true;
+}
+
+/* An earlier equation of the new IR computing the same thing, or -1. */
+static int find_common(const rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in) {
+    const ax_ir *nir = ax_ir_builder_peek(r->b);
+    for (int k = nir->neqns - 1; k >= 0; k--) {
+        const ax_ir_eqn *f = &nir->eqns[k];
+        if (f->prim != e->prim || f->nin != e->nin || f->nout != 1 || f->nsub || e->nsub) continue;
+        if (memcmp(&f->params, &e->params, sizeof e->params)) continue;
+        bool same = true;
+        for (int i = 0; i < e->nin && same; i++) same = same_atom(&f->in[i], &in[i]);
+        if (same) return f->out[0];
+    }
+    return -1;
+}
+
+static int rewrite_eqn(rewriter *r, const ax_ir_eqn *e) {
+    ax_ir_atom in[64];
+    ax_aval out_types[8];
+    int vars[8];
+    if (e->nin > 64 || e->nout > 8) return -1;
+    for (int i = 0; i < e->nin; i++)
+        in[i] = e->in[i].var >= 0 ? r->map[e->in[i].var] : e->in[i];
+    for (int i = 0; i < e->nout; i++) out_types[i] = r->ir->types[e->out[i]];
+    if (e->nout == 1) {
+        const ax_ir_atom *keep = identity_of(r, e, in, &out_types[0]);
+        ax_ir_atom folded;
+        if (keep) {
+            r->map[e->out[0]] = *keep;
+            return 0;
+        }
+        if (try_fold(r, e, in, &folded)) {
+            r->map[e->out[0]] = folded;
+            return 0;
+        }
+        int common = find_common(r, e, in);
+        if (common >= 0) {
+            r->map[e->out[0]] = (ax_ir_atom){.var = common};
+            return 0;
+        }
+    }
+    if (ax_ir_add_eqn(r->b, e->prim, &e->params, e->nin, in, e->nout, out_types, vars, e->nsub,
+                      e->sub))
+        return -1;
+    for (int i = 0; i < e->nout; i++) r->map[e->out[i]] = (ax_ir_atom){.var = vars[i]};
+    return 0;
+}
+
+/* Dead code elimination: a copy of `ir` without equations whose outputs are never used. */
+static ax_ir *drop_dead(ax_ctx *cx, ax_ir *ir) {
+    bool *live = calloc((size_t)ir->nvars + 1, sizeof *live);
+    bool *keep = calloc((size_t)ir->neqns + 1, sizeof *keep);
+    ax_ir_builder *b = ax_ir_builder_new();
+    ax_ir_atom *map = calloc((size_t)ir->nvars + 1, sizeof *map);
+    ax_ir *res = NULL;
+    if (!live || !keep || !b || !map) goto done;
+    for (int j = 0; j < ir->nout; j++)
+        if (ir->outs[j].var >= 0) live[ir->outs[j].var] = true;
+    for (int k = ir->neqns - 1; k >= 0; k--) {
+        const ax_ir_eqn *e = &ir->eqns[k];
+        for (int i = 0; i < e->nout; i++) keep[k] |= live[e->out[i]];
+        for (int i = 0; keep[k] && i < e->nin; i++)
+            if (e->in[i].var >= 0) live[e->in[i].var] = true;
+    }
+    int rc = 0;
+    for (int i = 0; i < ir->nconsts && !rc; i++) {
+        int v = ax_ir_add_const(b, ir->consts[i]);
+        map[ir->constvars[i]] = (ax_ir_atom){.var = v};
+        rc = v < 0;
+    }
+    for (int i = 0; i < ir->nin && !rc; i++) {
+        int v = ax_ir_add_input(b, &ir->types[ir->invars[i]]);
+        map[ir->invars[i]] = (ax_ir_atom){.var = v};
+        rc = v < 0;
+    }
+    for (int k = 0; k < ir->neqns && !rc; k++) {
+        const ax_ir_eqn *e = &ir->eqns[k];
+        if (!keep[k]) continue;
+        ax_ir_atom in[64];
+        ax_aval types[8];
+        int vars[8];
+        for (int i = 0; i < e->nin && i < 64; i++) in[i] = e->in[i].var >= 0 ? map[e->in[i].var] : e->in[i];
+        for (int i = 0; i < e->nout && i < 8; i++) types[i] = ir->types[e->out[i]];
+        rc = ax_ir_add_eqn(b, e->prim, &e->params, e->nin, in, e->nout, types, vars, e->nsub, e->sub);
+        for (int i = 0; !rc && i < e->nout; i++) map[e->out[i]] = (ax_ir_atom){.var = vars[i]};
+    }
+    if (!rc) {
+        ax_ir_atom *outs = calloc((size_t)ir->nout + 1, sizeof *outs);
+        if (outs) {
+            for (int j = 0; j < ir->nout; j++)
+                outs[j] = ir->outs[j].var >= 0 ? map[ir->outs[j].var] : ir->outs[j];
+            res = ax_ir_builder_finish(b, ir->nout, outs);
+            b = NULL;
+            free(outs);
+        }
+    }
+done:
+    ax_ir_builder_free(b);
+    free(live);
+    free(keep);
+    free(map);
+    if (!res && !ax_error_pending(cx)) ax_error_oom(cx);
+    return res;
+}
+
+ax_ir *ax_simplify(ax_ctx *cx, const ax_ir *ir) {
+    rewriter r = {.cx = cx, .ir = ir, .b = ax_ir_builder_new()};
+    r.map = calloc((size_t)ir->nvars + 1, sizeof *r.map);
+    ax_ir *mid = NULL, *res = NULL;
+    int rc = r.b && r.map ? 0 : -1;
+    for (int i = 0; i < ir->nconsts && !rc; i++) {
+        int v = ax_ir_add_const(r.b, ir->consts[i]);
+        r.map[ir->constvars[i]] = (ax_ir_atom){.var = v};
+        rc = v < 0;
+    }
+    for (int i = 0; i < ir->nin && !rc; i++) {
+        int v = ax_ir_add_input(r.b, &ir->types[ir->invars[i]]);
+        r.map[ir->invars[i]] = (ax_ir_atom){.var = v};
+        rc = v < 0;
+    }
+    for (int k = 0; k < ir->neqns && !rc; k++) rc = rewrite_eqn(&r, &ir->eqns[k]);
+    if (!rc) {
+        ax_ir_atom *outs = calloc((size_t)ir->nout + 1, sizeof *outs);
+        if (outs) {
+            for (int j = 0; j < ir->nout; j++)
+                outs[j] = ir->outs[j].var >= 0 ? r.map[ir->outs[j].var] : ir->outs[j];
+            mid = ax_ir_builder_finish(r.b, ir->nout, outs);
+            r.b = NULL;
+            free(outs);
+        }
+    }
+    ax_ir_builder_free(r.b);
+    if (mid) res = drop_dead(cx, mid);
+    ax_ir_release(mid);
+    for (int i = 0; i < r.nowned; i++) ax_array_release(r.owned[i]);
+    free(r.owned);
+    free(r.map);
+    if (!res && !ax_error_pending(cx)) ax_error_oom(cx);
+    return res;
+}

@@ -1,0 +1,30 @@
+/* The IR-building trace: runs a function on abstract tracers (dtype and shape only) and records
+ * every primitive applied to them as an equation of a typed IR. Used by make_jaxpr and jit, and
+ * by reverse mode to record the linear (tangent) part of a computation.
+ * Arrays from outside the trace (closed-over values, tracers of outer transformations) become
+ * constants of the IR; rank-0 concrete arrays become literals. */
+#ifndef AX_TRACE_IR_H
+#define AX_TRACE_IR_H
+
+#include "ir.h"
+#include "trace.h"
+
+typedef struct ax_ir_trace ax_ir_trace;
+
+/* Starts a trace (pushed on the context's stack). NULL on out of memory. */
+ax_ir_trace *ax_ir_trace_begin(ax_ctx *cx);
+/* A new input of the IR: a tracer of the given type (new reference). */
+ax_array *ax_ir_trace_input(ax_ir_trace *t, const ax_aval *type);
+/* Pops the trace and finishes the IR with `outs` as outputs (tracers of this trace, constants,
+ * or NULL for a zero of type out_types[i]). Frees the trace. NULL on error. */
+ax_ir *ax_ir_trace_end(ax_ir_trace *t, int nout, ax_array **outs, const ax_aval *out_types);
+/* Pops and frees the trace after an error. */
+void ax_ir_trace_abort(ax_ir_trace *t);
+
+/* Traces fn on inputs of the given types: the whole of make_jaxpr. */
+typedef int (*ax_flat_fn)(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                          ax_array ***out);
+ax_ir *ax_trace_to_ir(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, const ax_aval *in_types,
+                      int *nout);
+
+#endif

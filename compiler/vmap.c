@@ -1,0 +1,129 @@
+/* The batching trace (see vmap.h). */
+#include "vmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct batched {
+    ax_array *value; /* with the batch dimension */
+    int bdim;
+} batched;
+
+typedef struct vmap_trace {
+    ax_trace base;
+    int64_t size;
+} vmap_trace;
+
+static void batched_free(void *data) {
+    batched *b = data;
+    ax_array_release(b->value);
+    free(b);
+}
+
+/* A tracer for `value` (taken) whose batch dimension is bdim. */
+static ax_array *batch_tracer(ax_ctx *cx, vmap_trace *t, ax_array *value, int bdim) {
+    batched *b = malloc(sizeof *b);
+    if (!b) {
+        ax_array_release(value);
+        return ax_error_oom(cx);
+    }
+    b->value = value;
+    b->bdim = bdim;
+    ax_aval type;
+    ax_aval_of(&type, value);
+    memmove(type.shape + bdim, type.shape + bdim + 1, (size_t)(type.ndim - bdim - 1) * sizeof *type.shape);
+    type.ndim--;
+    return ax_tracer_new(cx, &t->base, &type, b, batched_free);
+}
+
+static ax_batch_rule rule_of(ax_ctx *cx, ax_prim p) {
+    const ax_prim_info *info = ax_prim_get(p);
+    if (!info->batch) ax_error(cx, AX_ERR_RUNTIME, "vmap: %s has no batching rule", info->name);
+    return (ax_batch_rule)info->batch;
+}
+
+static int vmap_process(ax_ctx *cx, ax_trace *trace, ax_prim p, int nin, ax_array **in,
+                        const ax_params *params, ax_array **out) {
+    vmap_trace *t = trace->data;
+    ax_array *vals[64];
+    int bdims[64], obd[8];
+    if (nin > 64) return ax_error(cx, AX_ERR_VALUE, "too many operands"), -1;
+    for (int i = 0; i < nin; i++) {
+        batched *b = ax_tracer_data(in[i], trace);
+        vals[i] = b ? b->value : in[i];
+        bdims[i] = b ? b->bdim : -1;
+    }
+    ax_batch_rule rule = rule_of(cx, p);
+    if (!rule) return -1;
+    int nout = ax_prim_get(p)->nout;
+    ax_array *res[8] = {0};
+    if (rule(cx, p, params, nin, vals, bdims, t->size, res, obd)) return -1;
+    int rc = 0;
+    for (int j = 0; j < nout; j++) {
+        if (rc) {
+            ax_array_release(res[j]);
+        } else if (obd[j] < 0) {
+            out[j] = res[j];
+        } else if (!(out[j] = batch_tracer(cx, t, res[j], obd[j]))) {
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
+ax_array *ax_vmap_place(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axis) {
+    if (!x) return NULL;
+    ax_array *r;
+    if (bdim < 0) {
+        ax_params p = {.ndim = x->ndim + 1, .naxes = x->ndim};
+        for (int d = 0, k = 0; d <= x->ndim; d++) {
+            if (d == axis) {
+                p.shape[d] = size;
+                continue;
+            }
+            p.shape[d] = x->shape[k];
+            p.axes[k++] = d;
+        }
+        r = ax_bind1(cx, AX_P_BROADCAST_IN_DIM, 1, &x, &p);
+    } else {
+        r = ax_moveaxis(cx, x, bdim, axis);
+    }
+    ax_array_release(x);
+    return r;
+}
+
+int ax_vmap(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array **in, const int *in_axes,
+            int64_t size, int *nout, ax_array ***out, int **out_bdims) {
+    vmap_trace t = {.base = {.name = "vmap", .process_primitive = vmap_process}, .size = size};
+    t.base.data = &t;
+    if (ax_trace_push(cx, &t.base)) return -1;
+    ax_array **args = calloc((size_t)nin + 1, sizeof *args), **res = NULL;
+    int rc = args ? 0 : -1;
+    for (int i = 0; i < nin && !rc; i++) {
+        args[i] = in_axes[i] < 0 ? ax_array_retain(in[i])
+                                 : batch_tracer(cx, &t, ax_array_retain(in[i]), in_axes[i]);
+        if (!args[i]) rc = -1;
+    }
+    if (!rc) rc = fn(cx, closure, nin, args, nout, &res);
+    for (int i = 0; args && i < nin; i++) ax_array_release(args[i]);
+    free(args);
+    ax_trace_pop(cx, &t.base);
+    if (rc) return -1;
+    *out = calloc((size_t)*nout + 1, sizeof **out);
+    *out_bdims = calloc((size_t)*nout + 1, sizeof **out_bdims);
+    for (int j = 0; j < *nout; j++) {
+        batched *b = ax_tracer_data(res[j], &t.base);
+        if (*out && *out_bdims) {
+            (*out)[j] = ax_array_retain(b ? b->value : res[j]);
+            (*out_bdims)[j] = b ? b->bdim : -1;
+        }
+        ax_array_release(res[j]);
+    }
+    free(res);
+    if (!*out || !*out_bdims) {
+        free(*out);
+        free(*out_bdims);
+        return ax_error_oom(cx), -1;
+    }
+    return 0;
+}

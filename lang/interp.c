@@ -1,0 +1,765 @@
+/* The interpreter: environments, modules and imports, the builtin namespace, calls with a
+ * recursion guard, attribute lookup, and running programs. */
+#include "interp.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../stdlib/builtins.h"
+#include "../stdlib/np.h"
+#include "eval.h"
+
+/* Calls deeper than this are a RecursionError, as Python's default limit. */
+#define MAX_CALL_DEPTH 1000
+/* Stack left for what runs below the last guarded call (kernels, tracing, the jit). */
+#define STACK_RESERVE (1024 * 1024)
+
+static ax_interp_impl *impl(ax_interp *in) { return (ax_interp_impl *)in; }
+
+/* ---- programs kept alive by closures ---- */
+
+struct ax_program_ref *ax_program_ref_new(ax_program *prog) {
+    struct ax_program_ref *r = malloc(sizeof *r);
+    if (!r) {
+        ax_program_free(prog);
+        return NULL;
+    }
+    r->refs = 1;
+    r->prog = prog;
+    return r;
+}
+
+struct ax_program_ref *ax_program_ref_retain(struct ax_program_ref *r) {
+    if (r) r->refs++;
+    return r;
+}
+
+void ax_program_ref_release(struct ax_program_ref *r) {
+    if (!r || --r->refs > 0) return;
+    ax_program_free(r->prog);
+    free(r);
+}
+
+/* ---- environments ---- */
+
+ax_env *ax_env_new(ax_env *parent) {
+    ax_env *e = calloc(1, sizeof *e);
+    if (e) e->parent = parent;
+    return e;
+}
+
+void ax_env_free(ax_env *env) {
+    if (!env) return;
+    for (int i = 0; i < env->n; i++) {
+        free(env->names[i]);
+        ax_value_release(env->vals[i]);
+    }
+    free(env->names);
+    free(env->vals);
+    free(env);
+}
+
+static int env_find(const ax_env *env, const char *name) {
+    for (int i = env->n - 1; i >= 0; i--)
+        if (strcmp(env->names[i], name) == 0) return i;
+    return -1;
+}
+
+ax_value *ax_env_get(const ax_env *env, const char *name) {
+    for (; env; env = env->parent) {
+        int i = env_find(env, name);
+        if (i >= 0) return env->vals[i];
+    }
+    return NULL;
+}
+
+static int env_append(ax_env *env, const char *name, ax_value *v) {
+    if (env->n == env->cap) {
+        int cap = env->cap ? 2 * env->cap : 8;
+        char **names = realloc(env->names, (size_t)cap * sizeof *names);
+        if (names) env->names = names;
+        ax_value **vals = names ? realloc(env->vals, (size_t)cap * sizeof *vals) : NULL;
+        if (!vals) {
+            ax_value_release(v);
+            return -1;
+        }
+        env->vals = vals;
+        env->cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy) {
+        ax_value_release(v);
+        return -1;
+    }
+    env->names[env->n] = copy;
+    env->vals[env->n++] = v;
+    return 0;
+}
+
+int ax_env_set(ax_env *env, const char *name, ax_value *v) {
+    int i = env_find(env, name);
+    if (i >= 0) {
+        ax_value_release(env->vals[i]);
+        env->vals[i] = v;
+        return 0;
+    }
+    return env_append(env, name, v);
+}
+
+ax_env *ax_env_snapshot(const ax_env *env) {
+    ax_env *s = ax_env_new(NULL);
+    if (!s) return NULL;
+    for (const ax_env *e = env; e; e = e->parent)
+        for (int i = 0; i < e->n; i++) {
+            if (env_find(s, e->names[i]) >= 0) continue; /* shadowed by an inner scope */
+            if (env_append(s, e->names[i], ax_value_retain(e->vals[i])) < 0) {
+                ax_env_free(s);
+                return NULL;
+            }
+        }
+    return s;
+}
+
+/* ---- modules ---- */
+
+static uint64_t hash_name(const char *s) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+ax_module *ax_module_new(const char *name) {
+    ax_module *m = calloc(1, sizeof *m);
+    if (!m || !(m->name = strdup(name))) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void ax_module_clear(ax_module *m) {
+    for (int i = 0; i < m->n; i++) {
+        free(m->entries[i].name);
+        ax_value_release(m->entries[i].val);
+    }
+    free(m->entries);
+    free(m->index);
+    m->entries = NULL;
+    m->index = NULL;
+    m->n = m->cap = m->icap = 0;
+}
+
+void ax_module_free(ax_module *m) {
+    if (!m) return;
+    ax_module_clear(m);
+    free(m->name);
+    free(m->file);
+    free(m);
+}
+
+static int module_find(const ax_module *m, const char *name) {
+    if (!m->icap) return -1;
+    size_t mask = (size_t)m->icap - 1;
+    for (size_t h = hash_name(name) & mask;; h = (h + 1) & mask) {
+        int i = m->index[h];
+        if (i < 0) return -1;
+        if (strcmp(m->entries[i].name, name) == 0) return i;
+    }
+}
+
+static int module_reindex(ax_module *m, int icap) {
+    int *index = malloc((size_t)icap * sizeof *index);
+    if (!index) return -1;
+    for (int i = 0; i < icap; i++) index[i] = -1;
+    size_t mask = (size_t)icap - 1;
+    for (int i = 0; i < m->n; i++) {
+        size_t h = hash_name(m->entries[i].name) & mask;
+        while (index[h] >= 0) h = (h + 1) & mask;
+        index[h] = i;
+    }
+    free(m->index);
+    m->index = index;
+    m->icap = icap;
+    return 0;
+}
+
+int ax_module_set(ax_module *m, const char *name, ax_value *v) {
+    int i = module_find(m, name);
+    if (i >= 0) {
+        ax_value_release(m->entries[i].val);
+        m->entries[i].val = v;
+        return 0;
+    }
+    if (m->n == m->cap) {
+        int cap = m->cap ? 2 * m->cap : 16;
+        ax_module_entry *e = realloc(m->entries, (size_t)cap * sizeof *e);
+        if (!e) goto fail;
+        m->entries = e;
+        m->cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy) goto fail;
+    m->entries[m->n++] = (ax_module_entry){.name = copy, .val = v};
+    if (2 * m->n > m->icap) {
+        if (module_reindex(m, m->icap ? 2 * m->icap : 32) < 0) {
+            m->n--;
+            free(copy);
+            goto fail;
+        }
+    } else {
+        size_t mask = (size_t)m->icap - 1, h = hash_name(name) & mask;
+        while (m->index[h] >= 0) h = (h + 1) & mask;
+        m->index[h] = m->n - 1;
+    }
+    return 0;
+fail:
+    ax_value_release(v);
+    return -1;
+}
+
+ax_value *ax_module_lookup(ax_module *m, const char *name) {
+    int i = m ? module_find(m, name) : -1;
+    return i >= 0 ? m->entries[i].val : NULL;
+}
+
+const char *ax_module_name(const ax_module *m) { return m ? m->name : "?"; }
+
+void ax_module_define(ax_module *m, const char *name, ax_value *v) {
+    if (!v) return;
+    ax_module_set(m, name, v); /* out of memory drops the definition; nothing else to do */
+}
+
+static int add_module(ax_interp *in, ax_module *m) {
+    ax_module **ms = realloc(in->modules, (size_t)(in->nmodules + 1) * sizeof *ms);
+    if (!ms) return -1;
+    in->modules = ms;
+    in->modules[in->nmodules++] = m;
+    return 0;
+}
+
+ax_module *ax_interp_new_module(ax_interp *in, const char *name) {
+    ax_module *m = ax_module_new(name);
+    if (!m || add_module(in, m) < 0) {
+        ax_module_free(m);
+        return ax_error_oom(in->cx);
+    }
+    return m;
+}
+
+/* ---- the search path ---- */
+
+static int path_add(ax_interp *in, const char *dir) {
+    if (!dir || !dir[0]) return 0;
+    for (int i = 0; i < in->npath; i++)
+        if (strcmp(in->search_path[i], dir) == 0) return 0;
+    char **p = realloc(in->search_path, (size_t)(in->npath + 1) * sizeof *p);
+    if (!p) return -1;
+    in->search_path = p;
+    if (!(p[in->npath] = strdup(dir))) return -1;
+    in->npath++;
+    return 0;
+}
+
+static bool is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A copy of the directory part of `path` ("." when it has none). */
+static char *dir_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return strdup(".");
+    if (slash == path) return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+static int add_stdlib_dirs(ax_interp *in, const char *exe_path) {
+    char exe[PATH_MAX];
+    bool found = false;
+    if (exe_path && strchr(exe_path, '/') && realpath(exe_path, exe)) found = true;
+    if (!found) {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0) {
+            exe[n] = 0;
+            found = true;
+        }
+    }
+    if (found) {
+        char *dir = dir_of(exe);
+        if (!dir) return -1;
+        /* build/ax -> ../stdlib; build/tests/x -> ../../stdlib; installed bin/ax -> ../share */
+        const char *rel[] = {"/../stdlib", "/../../stdlib", "/stdlib", "/../share/ax/stdlib"};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+            char cand[PATH_MAX + 32], real[PATH_MAX];
+            snprintf(cand, sizeof cand, "%s%s", dir, rel[i]);
+            if (is_dir(cand) && realpath(cand, real) && path_add(in, real) < 0) {
+                free(dir);
+                return -1;
+            }
+        }
+        free(dir);
+    }
+#ifdef AX_STDLIB_DIR
+    if (is_dir(AX_STDLIB_DIR) && path_add(in, AX_STDLIB_DIR) < 0) return -1;
+#endif
+    return 0;
+}
+
+static int add_env_path(ax_interp *in) {
+    const char *env = getenv("AX_PATH");
+    if (!env) return 0;
+    char *copy = strdup(env);
+    if (!copy) return -1;
+    int rc = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ":", &save); tok && rc == 0; tok = strtok_r(NULL, ":", &save))
+        rc = path_add(in, tok);
+    free(copy);
+    return rc;
+}
+
+/* ---- running source ---- */
+
+static char *read_file(const char *path) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? 2 * cap : 8192;
+            char *b = realloc(buf, cap);
+            if (!b) {
+                free(buf);
+                fclose(fp);
+                return NULL;
+            }
+            buf = b;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, fp);
+        len += got;
+        if (got == 0) break;
+    }
+    fclose(fp);
+    buf[len] = 0;
+    return buf;
+}
+
+/* Parses and runs `source` in `module`. */
+static int run_in_module(ax_interp *in, ax_module *module, const char *source, const char *file,
+                         FILE *echo) {
+    ax_program *p = ax_parse(in->cx, source, file);
+    if (!p) {
+        if (!ax_error_pending(in->cx)) ax_error(in->cx, AX_ERR_SYNTAX, "cannot parse %s", file);
+        return -1;
+    }
+    struct ax_program_ref *ref = ax_program_ref_new(p);
+    if (!ref) return ax_error_oom(in->cx), -1;
+    int rc = ax_check_program(in, p);
+    if (rc == 0) rc = ax_eval_program(in, ref, module, echo);
+    ax_program_ref_release(ref);
+    return rc;
+}
+
+static bool is_pseudo_file(const char *file) { return !file || file[0] == '<'; }
+
+int ax_interp_run(ax_interp *in, const char *source, const char *file, FILE *echo) {
+    ax_interp_impl *ii = impl(in);
+    if (!ii->main_dir && !is_pseudo_file(file)) ii->main_dir = dir_of(file);
+    return run_in_module(in, in->main, source, file ? file : "<string>", echo);
+}
+
+ax_value *ax_interp_eval_expr(ax_interp *in, const char *source, const char *file) {
+    ax_program *p = ax_parse(in->cx, source, file ? file : "<string>");
+    if (!p) {
+        if (!ax_error_pending(in->cx)) ax_error(in->cx, AX_ERR_SYNTAX, "cannot parse the input");
+        return NULL;
+    }
+    if (p->stmts.n != 1 || p->stmts.items[0]->kind != AX_N_EXPR) {
+        ax_error(in->cx, AX_ERR_SYNTAX, "expected one expression");
+        if (p->stmts.n > 0)
+            ax_error_set_span(in->cx, p->stmts.items[0]->span, p->file, p->source);
+        ax_program_free(p);
+        return NULL;
+    }
+    struct ax_program_ref *ref = ax_program_ref_new(p);
+    if (!ref) return ax_error_oom(in->cx);
+    ax_value *result = ax_eval_expr_in_module(in, ref, p->stmts.items[0]->a, in->main);
+    ax_program_ref_release(ref);
+    return result;
+}
+
+/* ---- imports ---- */
+
+static ax_module *find_loaded(ax_interp *in, const char *name) {
+    for (int i = 0; i < in->nmodules; i++)
+        if (!in->modules[i]->failed && strcmp(in->modules[i]->name, name) == 0)
+            return in->modules[i];
+    return NULL;
+}
+
+/* The names JAX programs import, mapped onto ax's own, so that ported code keeps its import
+ * lines: `import jax.numpy as jnp`, `from jax import grad`, `import jax.random as random`. */
+static const char *jax_equivalent(const char *name) {
+    static const struct {
+        const char *jax, *ax;
+    } names[] = {{"jax.numpy", "jnp"}, {"numpy", "np"},  {"jax.random", "random"},
+                 {"jax.lax", "lax"},   {"jax.nn", "nn"}, {"jax.tree_util", "tree"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i].jax) == 0) return names[i].ax;
+    return name;
+}
+
+ax_value *ax_import_value(ax_interp *in, const char *name) {
+    if (strcmp(name, "jax") == 0) {
+        ax_value *v = ax_value_module(in->builtins);
+        return v ? v : ax_error_oom(in->cx);
+    }
+    const char *target = jax_equivalent(name);
+    ax_module *m = find_loaded(in, target);
+    ax_value *b = m ? NULL : ax_module_lookup(in->builtins, target);
+    if (b && (b->kind == AX_V_MODULE || b->kind == AX_V_OBJECT)) return ax_value_retain(b);
+    if (!m && target != name && !b && strcmp(target, "tree") == 0) m = in->builtins;
+    if (!m && !(m = ax_interp_import(in, target))) return NULL;
+    ax_value *v = ax_value_module(m);
+    return v ? v : ax_error_oom(in->cx);
+}
+
+static ax_module *load_module_file(ax_interp *in, const char *name, const char *path) {
+    char *source = read_file(path);
+    if (!source) {
+        return ax_error(in->cx, AX_ERR_IO, "cannot read module '%s' from %s: %s", name, path,
+                        strerror(errno));
+    }
+    ax_module *m = ax_interp_new_module(in, name);
+    if (!m || !(m->file = strdup(path))) {
+        free(source);
+        return m ? ax_error_oom(in->cx) : NULL;
+    }
+    /* Registered before running so that an import cycle finds the partial module. */
+    int rc = run_in_module(in, m, source, path, NULL);
+    free(source);
+    if (rc < 0) {
+        m->failed = true; /* stays alive: closures created so far point at it */
+        return NULL;
+    }
+    return m;
+}
+
+ax_module *ax_interp_import(ax_interp *in, const char *name) {
+    ax_module *m = find_loaded(in, name);
+    if (m) return m;
+    ax_value *b = ax_module_lookup(in->builtins, name);
+    if (b && b->kind == AX_V_MODULE) return b->module;
+    char rel[PATH_MAX];
+    snprintf(rel, sizeof rel, "%s.ax", name);
+    for (char *p = rel; *p && p < rel + strlen(name); p++)
+        if (*p == '.') *p = '/';
+    /* AX_PATH entries, the script's directory, then stdlib/ (in->search_path order, with the
+     * script's directory after the AX_PATH entries). */
+    ax_interp_impl *ii = impl(in);
+    const char *dirs[256];
+    int nd = 0;
+    for (int i = 0; i < ii->npath_env && nd < 250; i++) dirs[nd++] = in->search_path[i];
+    dirs[nd++] = ii->main_dir ? ii->main_dir : ".";
+    for (int i = ii->npath_env; i < in->npath && nd < 255; i++) dirs[nd++] = in->search_path[i];
+    ax_strbuf tried;
+    ax_strbuf_init(&tried);
+    for (int i = 0; i < nd; i++) {
+        char path[PATH_MAX * 2];
+        snprintf(path, sizeof path, "%s/%s", dirs[i], rel);
+        if (access(path, R_OK) == 0) {
+            ax_strbuf_free(&tried);
+            return load_module_file(in, name, path);
+        }
+        ax_strbuf_appendf(&tried, "%s%s", i ? ", " : "", path);
+    }
+    ax_error(in->cx, AX_ERR_IMPORT, "no module named '%s' (looked for %s)", name,
+             tried.data ? tried.data : rel);
+    ax_strbuf_free(&tried);
+    return NULL;
+}
+
+/* ---- calls ---- */
+
+/* The stack of the calling thread: cached, since finding it reads /proc for the main thread. */
+static char *stack_low(ax_interp_impl *ii) {
+    unsigned long self = (unsigned long)pthread_self();
+    if (ii->stack_lo && ii->stack_thread == self) return ii->stack_lo;
+    pthread_attr_t attr;
+    void *addr = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstack(&attr, &addr, &size);
+        pthread_attr_destroy(&attr);
+    }
+    ii->stack_thread = self;
+    ii->stack_lo = addr;
+    return ii->stack_lo;
+}
+
+bool ax_call_enter(ax_interp *in) {
+    ax_interp_impl *ii = impl(in);
+    if (ax_ctx_check_interrupt(in->cx)) return false;
+    char *lo = stack_low(ii), *here = __builtin_frame_address(0);
+    if (in->depth >= ii->max_depth || (lo && here < lo + STACK_RESERVE)) {
+        ax_error(in->cx, AX_ERR_RECURSION,
+                 "maximum recursion depth exceeded (%d nested calls); ax functions loop with "
+                 "`for`, fori_loop or scan",
+                 in->depth);
+        return false;
+    }
+    in->depth++;
+    return true;
+}
+
+void ax_call_leave(ax_interp *in) { in->depth--; }
+
+ax_value *ax_call(ax_interp *in, ax_value *fn, const ax_args *args) {
+    char d[128];
+    switch (fn->kind) {
+    case AX_V_FUNC:
+    case AX_V_BUILTIN:
+    case AX_V_OBJECT: break;
+    default:
+        ax_value_describe(d, sizeof d, fn);
+        return ax_error(in->cx, AX_ERR_TYPE, "%s is not callable", d);
+    }
+    if (fn->kind == AX_V_OBJECT && !fn->obj.type->call)
+        return ax_error(in->cx, AX_ERR_TYPE, "a %s object is not callable", fn->obj.type->name);
+    if (!ax_call_enter(in)) return NULL;
+    ax_value *r;
+    if (fn->kind == AX_V_FUNC) r = ax_call_closure(in, fn, args);
+    else if (fn->kind == AX_V_BUILTIN) r = fn->builtin->fn(in, fn, args);
+    else r = fn->obj.type->call(in, fn, args);
+    ax_call_leave(in);
+    if (!r && !ax_error_pending(in->cx)) {
+        ax_value_describe(d, sizeof d, fn);
+        ax_error(in->cx, AX_ERR_RUNTIME, "%s failed without saying why", d);
+    }
+    return r;
+}
+
+ax_value *ax_call1(ax_interp *in, ax_value *fn, ax_value *arg) {
+    ax_value *pos[1] = {arg};
+    ax_args args = {.n = 1, .pos = pos};
+    return ax_call(in, fn, &args);
+}
+
+/* ---- attributes ---- */
+
+static ax_value *dict_method(ax_interp *in, ax_value *self, const ax_args *args) {
+    ax_value *d = self->builtin->data;
+    const char *name = self->builtin->name;
+    if (strcmp(name, "get") == 0) {
+        if (!ax_args_check(in, args, "get", 2, NULL)) return NULL;
+        ax_value *key = ax_arg(args, 0, NULL), *dflt = ax_arg(args, 1, NULL);
+        if (!key || key->kind != AX_V_STR)
+            return ax_error(in->cx, AX_ERR_TYPE, "dict.get() needs a string key");
+        ax_value *v = ax_dict_get(d, key->str);
+        return ax_value_retain(v ? v : dflt ? dflt : ax_none());
+    }
+    if (!ax_args_check(in, args, name, 0, NULL)) return NULL;
+    ax_value **items = malloc((size_t)(d->n ? d->n : 1) * sizeof *items);
+    if (!items) return ax_error_oom(in->cx);
+    int n = 0;
+    for (int i = 0; i < d->n; i++) {
+        ax_value *item;
+        if (strcmp(name, "keys") == 0) {
+            item = ax_value_retain(d->keys[i]);
+        } else if (strcmp(name, "values") == 0) {
+            item = ax_value_retain(d->items[i]);
+        } else {
+            ax_value *pair[2] = {ax_value_retain(d->keys[i]), ax_value_retain(d->items[i])};
+            item = ax_value_tuple(2, pair);
+        }
+        if (!item) break;
+        items[n++] = item;
+    }
+    ax_value *r = n == d->n ? ax_value_list(n, items) : NULL;
+    if (n != d->n)
+        for (int i = 0; i < n; i++) ax_value_release(items[i]);
+    free(items);
+    return r ? r : ax_error_oom(in->cx);
+}
+
+static ax_value *attr_error(ax_interp *in, ax_value *obj, const char *name) {
+    char d[128];
+    ax_value_describe(d, sizeof d, obj);
+    return ax_error(in->cx, AX_ERR_ATTRIBUTE, "%s has no attribute '%s'", d, name);
+}
+
+static ax_value *module_attr(ax_interp *in, ax_module *m, const char *name) {
+    ax_value *v = ax_module_lookup(m, name);
+    if (v) return ax_value_retain(v);
+    /* `import jax` gives the builtin namespace: jax.numpy is its jnp */
+    if (m == in->builtins && strcmp(name, "numpy") == 0) {
+        ax_value *jnp = ax_module_lookup(m, "jnp");
+        return jnp ? ax_value_retain(jnp) : ax_value_module(m);
+    }
+    ax_near_miss nm = {.target = name};
+    for (int i = 0; i < m->n; i++) ax_near_miss_offer(&nm, m->entries[i].name);
+    if (nm.best)
+        return ax_error(in->cx, AX_ERR_ATTRIBUTE,
+                        "module '%s' has no attribute '%s'; did you mean '%s'?", m->name, name,
+                        nm.best);
+    return ax_error(in->cx, AX_ERR_ATTRIBUTE, "module '%s' has no attribute '%s'", m->name, name);
+}
+
+static ax_value *dict_attr(ax_interp *in, ax_value *d, const char *name) {
+    ax_value *v = ax_dict_get(d, name);
+    if (v) return ax_value_retain(v);
+    static const char *const methods[] = {"keys", "values", "items", "get"};
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+        if (strcmp(name, methods[i]) == 0) {
+            ax_value *m = ax_value_builtin(name, "a dict method", dict_method, ax_value_retain(d));
+            return m ? m : ax_error_oom(in->cx);
+        }
+    ax_near_miss nm = {.target = name};
+    for (int i = 0; i < d->n; i++) ax_near_miss_offer(&nm, d->keys[i]->str);
+    if (nm.best)
+        return ax_error(in->cx, AX_ERR_ATTRIBUTE,
+                        "the dict has no key or attribute '%s'; did you mean '%s'?", name, nm.best);
+    return ax_error(in->cx, AX_ERR_ATTRIBUTE, "the dict has no key or attribute '%s'", name);
+}
+
+ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
+    ax_value *r = NULL;
+    switch (obj->kind) {
+    case AX_V_MODULE: return module_attr(in, obj->module, name);
+    case AX_V_DICT: return dict_attr(in, obj, name);
+    case AX_V_ARRAY:
+        r = ax_np_getattr(in, obj, name);
+        if (!r && !ax_error_pending(in->cx)) attr_error(in, obj, name);
+        return r;
+    case AX_V_OBJECT:
+        if (obj->obj.type->getattr) r = obj->obj.type->getattr(in, obj, name);
+        if (!r && !ax_error_pending(in->cx)) attr_error(in, obj, name);
+        return r;
+    case AX_V_DTYPE:
+        if (strcmp(name, "name") == 0) r = ax_value_str(ax_dtype_name(obj->dtype));
+        else if (strcmp(name, "itemsize") == 0)
+            return ax_value_int(in, (int64_t)ax_dtype_size(obj->dtype));
+        else return attr_error(in, obj, name);
+        return r ? r : ax_error_oom(in->cx);
+    case AX_V_FUNC:
+    case AX_V_BUILTIN:
+        if (strcmp(name, "__name__") == 0) {
+            r = ax_value_str(obj->kind == AX_V_FUNC ? obj->fn->name : obj->builtin->name);
+            return r ? r : ax_error_oom(in->cx);
+        }
+        return attr_error(in, obj, name);
+    default: return attr_error(in, obj, name);
+    }
+}
+
+void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const char *name),
+                        void *arg) {
+    (void)in;
+    switch (v->kind) {
+    case AX_V_MODULE:
+        for (int i = 0; i < v->module->n; i++) fn(arg, v->module->entries[i].name);
+        break;
+    case AX_V_DICT:
+        for (int i = 0; i < v->n; i++) fn(arg, v->keys[i]->str);
+        fn(arg, "get");
+        fn(arg, "items");
+        fn(arg, "keys");
+        fn(arg, "values");
+        break;
+    case AX_V_ARRAY: ax_np_each_attr(fn, arg); break;
+    case AX_V_DTYPE:
+        fn(arg, "itemsize");
+        fn(arg, "name");
+        break;
+    default: break;
+    }
+}
+
+/* ---- names ---- */
+
+void ax_interp_define_builtin(ax_interp *in, const char *name, ax_value *v) {
+    if (!v) return;
+    if (ax_module_set(in->builtins, name, v) < 0) ax_error_oom(in->cx);
+}
+
+ax_value *ax_interp_lookup(ax_interp *in, const char *name) {
+    ax_value *v = ax_module_lookup(in->main, name);
+    return v ? v : ax_module_lookup(in->builtins, name);
+}
+
+void ax_interp_each_name(ax_interp *in,
+                         void (*fn)(void *arg, const char *name, ax_value *v, bool is_builtin),
+                         void *arg) {
+    for (int i = 0; i < in->main->n; i++)
+        fn(arg, in->main->entries[i].name, in->main->entries[i].val, false);
+    for (int i = 0; i < in->builtins->n; i++)
+        fn(arg, in->builtins->entries[i].name, in->builtins->entries[i].val, true);
+}
+
+void ax_interp_reset(ax_interp *in) { ax_module_clear(in->main); }
+
+/* ---- life cycle ---- */
+
+static int load_prelude(ax_interp *in) {
+    for (int i = 0; i < in->npath; i++) {
+        char path[PATH_MAX * 2];
+        snprintf(path, sizeof path, "%s/prelude.ax", in->search_path[i]);
+        if (access(path, R_OK) != 0) continue;
+        char *source = read_file(path);
+        if (!source) {
+            ax_error(in->cx, AX_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+            return -1;
+        }
+        int rc = run_in_module(in, in->builtins, source, path, NULL);
+        free(source);
+        return rc;
+    }
+    return 0; /* no prelude: nothing to load */
+}
+
+ax_interp *ax_interp_new(ax_ctx *cx, const char *exe_path) {
+    ax_interp_impl *ii = calloc(1, sizeof *ii);
+    if (!ii) return ax_error_oom(cx);
+    ax_interp *in = &ii->pub;
+    in->cx = cx;
+    ii->max_depth = MAX_CALL_DEPTH;
+    in->main = ax_module_new("__main__");
+    in->builtins = ax_module_new("builtins");
+    bool ok = in->main && in->builtins && add_env_path(in) == 0;
+    ii->npath_env = in->npath;
+    ok = ok && add_stdlib_dirs(in, exe_path) == 0;
+    if (!ok) {
+        ax_error_oom(cx);
+        ax_interp_free(in);
+        return NULL;
+    }
+    if (ax_builtins_register(in) < 0 || ax_error_pending(cx) || load_prelude(in) < 0) {
+        if (!ax_error_pending(cx)) ax_error_oom(cx);
+        ax_interp_free(in);
+        return NULL;
+    }
+    return in;
+}
+
+void ax_interp_free(ax_interp *in) {
+    if (!in) return;
+    ax_interp_impl *ii = impl(in);
+    /* Values first (closures point at modules), then the modules themselves. */
+    if (in->main) ax_module_clear(in->main);
+    for (int i = 0; i < in->nmodules; i++) ax_module_clear(in->modules[i]);
+    if (in->builtins) ax_module_clear(in->builtins);
+    ax_module_free(in->main);
+    ax_module_free(in->builtins);
+    for (int i = 0; i < in->nmodules; i++) ax_module_free(in->modules[i]);
+    free(in->modules);
+    for (int i = 0; i < in->npath; i++) free(in->search_path[i]);
+    free(in->search_path);
+    free(ii->main_dir);
+    free(ii);
+}

@@ -1,0 +1,526 @@
+/* The operators of the language on values: arrays go to the NumPy layer (stdlib/np.h);
+ * containers and strings get Python's meaning (concatenation, repetition, structural
+ * equality, membership, indexing and slicing). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../compiler/trace.h"
+#include "../stdlib/np.h"
+#include "eval.h"
+
+static const char *binop_symbol(ax_binop op) {
+    static const char *const symbols[] = {
+        [AX_OP_ADD] = "+",     [AX_OP_SUB] = "-",    [AX_OP_MUL] = "*",    [AX_OP_DIV] = "/",
+        [AX_OP_FLOORDIV] = "//", [AX_OP_MOD] = "%", [AX_OP_POW] = "**",   [AX_OP_MATMUL] = "@",
+        [AX_OP_BITAND] = "&",  [AX_OP_BITOR] = "|",  [AX_OP_BITXOR] = "^", [AX_OP_LSHIFT] = "<<",
+        [AX_OP_RSHIFT] = ">>",
+    };
+    return op >= 0 && op <= AX_OP_RSHIFT ? symbols[op] : "?";
+}
+
+static const char *cmpop_symbol(ax_cmpop op) {
+    static const char *const symbols[] = {
+        [AX_CMP_LT] = "<",  [AX_CMP_LE] = "<=",     [AX_CMP_GT] = ">",  [AX_CMP_GE] = ">=",
+        [AX_CMP_EQ] = "==", [AX_CMP_NE] = "!=",     [AX_CMP_IN] = "in", [AX_CMP_NOT_IN] = "not in",
+        [AX_CMP_IS] = "is", [AX_CMP_IS_NOT] = "is not",
+    };
+    return op >= 0 && op <= AX_CMP_IS_NOT ? symbols[op] : "?";
+}
+
+static ax_value *wrap_array(ax_interp *in, ax_array *a) {
+    if (!a) return NULL;
+    ax_value *v = ax_value_array(a);
+    return v ? v : ax_error_oom(in->cx);
+}
+
+static ax_value *oom(ax_interp *in, ax_value *v) { return v ? v : ax_error_oom(in->cx); }
+
+/* ---- sequences ---- */
+
+static ax_value *make_sequence(ax_value_kind kind, int n, ax_value **items) {
+    return kind == AX_V_TUPLE ? ax_value_tuple(n, items) : ax_value_list(n, items);
+}
+
+static ax_value *concat(ax_interp *in, ax_value *a, ax_value *b) {
+    int n = a->n + b->n;
+    ax_value **items = malloc((size_t)(n ? n : 1) * sizeof *items);
+    if (!items) return ax_error_oom(in->cx);
+    for (int i = 0; i < a->n; i++) items[i] = ax_value_retain(a->items[i]);
+    for (int i = 0; i < b->n; i++) items[a->n + i] = ax_value_retain(b->items[i]);
+    ax_value *r = make_sequence(a->kind, n, items);
+    free(items);
+    return oom(in, r);
+}
+
+static ax_value *concat_str(ax_interp *in, const char *a, const char *b, int64_t times) {
+    size_t la = strlen(a), lb = strlen(b);
+    size_t total = la + lb * (size_t)times;
+    char *s = malloc(total + 1);
+    if (!s) return ax_error_oom(in->cx);
+    memcpy(s, a, la);
+    for (int64_t i = 0; i < times; i++) memcpy(s + la + (size_t)i * lb, b, lb);
+    s[total] = 0;
+    ax_value *r = ax_value_str(s);
+    free(s);
+    return oom(in, r);
+}
+
+/* Is v a concrete integer scalar (the count of a repetition)? */
+static bool is_int_scalar(const ax_value *v) {
+    return v->kind == AX_V_ARRAY && v->arr->ndim == 0 && ax_dtype_is_int(v->arr->dtype);
+}
+
+static ax_value *repeat(ax_interp *in, ax_value *seq, ax_value *count) {
+    int64_t k;
+    if (!ax_value_to_int(in, count, "the repetition count", &k)) return NULL;
+    if (k < 0) k = 0;
+    if (seq->kind == AX_V_STR) {
+        if (k > 0 && strlen(seq->str) * (size_t)k > (1u << 30))
+            return ax_error(in->cx, AX_ERR_VALUE, "repeated string is too long");
+        return concat_str(in, "", seq->str, k);
+    }
+    if (seq->n > 0 && k > (int64_t)(1 << 28) / seq->n)
+        return ax_error(in->cx, AX_ERR_VALUE, "repeated %s is too long",
+                        ax_value_kind_name(seq->kind));
+    int n = (int)(seq->n * k);
+    ax_value **items = malloc((size_t)(n ? n : 1) * sizeof *items);
+    if (!items) return ax_error_oom(in->cx);
+    for (int i = 0; i < n; i++) items[i] = ax_value_retain(seq->items[i % seq->n]);
+    ax_value *r = make_sequence(seq->kind, n, items);
+    free(items);
+    return oom(in, r);
+}
+
+/* d1 | d2: a new dict with d2's entries replacing d1's (Python 3.9). */
+static ax_value *dict_merge(ax_interp *in, ax_value *a, ax_value *b) {
+    int cap = a->n + b->n, n = 0;
+    ax_value **keys = malloc((size_t)(cap ? cap : 1) * sizeof *keys);
+    ax_value **vals = malloc((size_t)(cap ? cap : 1) * sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return ax_error_oom(in->cx);
+    }
+    for (int i = 0; i < a->n; i++) {
+        ax_value *repl = ax_dict_get(b, a->keys[i]->str);
+        keys[n] = ax_value_retain(a->keys[i]);
+        vals[n++] = ax_value_retain(repl ? repl : a->items[i]);
+    }
+    for (int i = 0; i < b->n; i++) {
+        if (ax_dict_get(a, b->keys[i]->str)) continue;
+        keys[n] = ax_value_retain(b->keys[i]);
+        vals[n++] = ax_value_retain(b->items[i]);
+    }
+    ax_value *r = ax_value_dict(n, keys, vals);
+    free(keys);
+    free(vals);
+    return oom(in, r);
+}
+
+static bool is_sequence(const ax_value *v) { return v->kind == AX_V_LIST || v->kind == AX_V_TUPLE; }
+
+ax_value *ax_value_binop(ax_interp *in, ax_binop op, ax_value *a, ax_value *b) {
+    if (a->kind == AX_V_ARRAY && b->kind == AX_V_ARRAY)
+        return wrap_array(in, ax_np_binop(in->cx, op, a->arr, b->arr));
+    if (op == AX_OP_ADD && is_sequence(a) && a->kind == b->kind) return concat(in, a, b);
+    if (op == AX_OP_ADD && a->kind == AX_V_STR && b->kind == AX_V_STR)
+        return concat_str(in, a->str, b->str, 1);
+    if (op == AX_OP_MUL && (is_sequence(a) || a->kind == AX_V_STR) && is_int_scalar(b))
+        return repeat(in, a, b);
+    if (op == AX_OP_MUL && (is_sequence(b) || b->kind == AX_V_STR) && is_int_scalar(a))
+        return repeat(in, b, a);
+    if (op == AX_OP_BITOR && a->kind == AX_V_DICT && b->kind == AX_V_DICT)
+        return dict_merge(in, a, b);
+    char da[128], db[128];
+    ax_value_describe(da, sizeof da, a);
+    ax_value_describe(db, sizeof db, b);
+    const char *hint = "";
+    if ((is_sequence(a) && b->kind == AX_V_ARRAY) || (is_sequence(b) && a->kind == AX_V_ARRAY))
+        hint = " (make the list an array first: array([...]))";
+    return ax_error(in->cx, AX_ERR_TYPE, "unsupported operand types for %s: %s and %s%s",
+                    binop_symbol(op), da, db, hint);
+}
+
+ax_value *ax_value_unop(ax_interp *in, ax_unop op, ax_value *a) {
+    if (a->kind == AX_V_ARRAY) return wrap_array(in, ax_np_unop(in->cx, op, a->arr));
+    static const char *const symbols[] = {[AX_OP_NEG] = "-", [AX_OP_POS] = "+",
+                                          [AX_OP_INVERT] = "~"};
+    char d[128];
+    ax_value_describe(d, sizeof d, a);
+    return ax_error(in->cx, AX_ERR_TYPE, "bad operand type for unary %s: %s",
+                    op >= 0 && op <= AX_OP_INVERT ? symbols[op] : "?", d);
+}
+
+/* ---- equality and membership ---- */
+
+static int arrays_equal(ax_interp *in, ax_array *a, ax_array *b) {
+    if (!ax_shape_equal(a->ndim, a->shape, b->ndim, b->shape)) return 0;
+    ax_array *ca = ax_concrete_value(in->cx, a), *cb = ax_concrete_value(in->cx, b);
+    if (!ca || !cb || !ca->buf || !cb->buf) {
+        char d[128];
+        ax_array_type_format(d, sizeof d, ca && ca->buf ? b : a);
+        ax_error(in->cx, AX_ERR_CONCRETIZATION,
+                 "comparing containers needs concrete values, but one holds a traced %s value",
+                 d);
+        return -1;
+    }
+    bool floats = ax_dtype_is_float(a->dtype) || ax_dtype_is_float(b->dtype);
+    for (int64_t i = 0; i < a->size; i++) {
+        bool same = floats ? ax_array_get_f64(ca, i) == ax_array_get_f64(cb, i)
+                           : ax_array_get_i64(ca, i) == ax_array_get_i64(cb, i);
+        if (!same) return 0;
+    }
+    return 1;
+}
+
+int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
+    if (a == b) return 1;
+    if (a->kind == AX_V_DTYPE && b->kind == AX_V_STR) {
+        ax_dtype t;
+        return ax_dtype_parse(b->str, &t) && t == a->dtype;
+    }
+    if (a->kind == AX_V_STR && b->kind == AX_V_DTYPE) return ax_value_equal(in, b, a);
+    if (a->kind != b->kind) return 0;
+    switch (a->kind) {
+    case AX_V_NONE:
+    case AX_V_ELLIPSIS: return 1;
+    case AX_V_STR: return strcmp(a->str, b->str) == 0;
+    case AX_V_DTYPE: return a->dtype == b->dtype;
+    case AX_V_MODULE: return a->module == b->module;
+    case AX_V_ARRAY: return arrays_equal(in, a->arr, b->arr);
+    case AX_V_BUILTIN:
+        return a->builtin->fn == b->builtin->fn && a->builtin->data == b->builtin->data;
+    case AX_V_TUPLE:
+    case AX_V_LIST:
+    case AX_V_SLICE:
+        if (a->n != b->n) return 0;
+        for (int i = 0; i < a->n; i++) {
+            int r = ax_value_equal(in, a->items[i], b->items[i]);
+            if (r != 1) return r;
+        }
+        return 1;
+    case AX_V_DICT:
+        if (a->n != b->n) return 0;
+        for (int i = 0; i < a->n; i++) {
+            ax_value *other = ax_dict_get(b, a->keys[i]->str);
+            if (!other) return 0;
+            int r = ax_value_equal(in, a->items[i], other);
+            if (r != 1) return r;
+        }
+        return 1;
+    default: return 0;
+    }
+}
+
+/* `x in arr`: any(arr == x), on concrete values. */
+static int array_contains(ax_interp *in, ax_array *arr, ax_value *item) {
+    if (item->kind != AX_V_ARRAY) return 0;
+    ax_array *eq = ax_np_compare(in->cx, AX_CMP_EQ, arr, item->arr);
+    if (!eq) return -1;
+    ax_array *c = ax_concrete_value(in->cx, eq);
+    int found = -1;
+    if (!c || !c->buf) {
+        ax_error(in->cx, AX_ERR_CONCRETIZATION,
+                 "`in` on a traced array needs concrete values; use any(x == v) instead");
+    } else {
+        found = 0;
+        for (int64_t i = 0; i < c->size && !found; i++) found = ax_array_get_f64(c, i) != 0;
+    }
+    ax_array_release(eq);
+    return found;
+}
+
+static int contains(ax_interp *in, ax_value *container, ax_value *item) {
+    switch (container->kind) {
+    case AX_V_LIST:
+    case AX_V_TUPLE:
+        for (int i = 0; i < container->n; i++) {
+            int r = ax_value_equal(in, item, container->items[i]);
+            if (r != 0) return r;
+        }
+        return 0;
+    case AX_V_DICT: return item->kind == AX_V_STR && ax_dict_get(container, item->str) != NULL;
+    case AX_V_STR:
+        if (item->kind != AX_V_STR) {
+            char d[128];
+            ax_value_describe(d, sizeof d, item);
+            ax_error(in->cx, AX_ERR_TYPE, "'in <string>' requires a string on the left, not %s",
+                     d);
+            return -1;
+        }
+        return strstr(container->str, item->str) != NULL;
+    case AX_V_ARRAY: return array_contains(in, container->arr, item);
+    default: {
+        char d[128];
+        ax_value_describe(d, sizeof d, container);
+        ax_error(in->cx, AX_ERR_TYPE, "argument of type %s is not a container (for `in`)", d);
+        return -1;
+    }
+    }
+}
+
+static int order_strings(ax_cmpop op, const char *a, const char *b) {
+    int c = strcmp(a, b);
+    switch (op) {
+    case AX_CMP_LT: return c < 0;
+    case AX_CMP_LE: return c <= 0;
+    case AX_CMP_GT: return c > 0;
+    default: return c >= 0;
+    }
+}
+
+ax_value *ax_value_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b) {
+    int r;
+    switch (op) {
+    case AX_CMP_IS:
+    case AX_CMP_IS_NOT:
+        r = a == b || (a->kind == AX_V_NONE && b->kind == AX_V_NONE) ||
+            (a->kind == AX_V_DTYPE && b->kind == AX_V_DTYPE && a->dtype == b->dtype);
+        return ax_value_bool(in, op == AX_CMP_IS ? r : !r);
+    case AX_CMP_IN:
+    case AX_CMP_NOT_IN:
+        if ((r = contains(in, b, a)) < 0) return NULL;
+        return ax_value_bool(in, op == AX_CMP_IN ? r : !r);
+    default: break;
+    }
+    if (a->kind == AX_V_ARRAY && b->kind == AX_V_ARRAY)
+        return wrap_array(in, ax_np_compare(in->cx, op, a->arr, b->arr));
+    if (op == AX_CMP_EQ || op == AX_CMP_NE) {
+        if ((r = ax_value_equal(in, a, b)) < 0) return NULL;
+        return ax_value_bool(in, op == AX_CMP_EQ ? r : !r);
+    }
+    if (a->kind == AX_V_STR && b->kind == AX_V_STR)
+        return ax_value_bool(in, order_strings(op, a->str, b->str));
+    char da[128], db[128];
+    ax_value_describe(da, sizeof da, a);
+    ax_value_describe(db, sizeof db, b);
+    return ax_error(in->cx, AX_ERR_TYPE, "'%s' is not supported between %s and %s",
+                    cmpop_symbol(op), da, db);
+}
+
+/* ---- indexing ---- */
+
+/* Python's slice.indices(len): the start, step and number of selected items. */
+static bool slice_indices(ax_interp *in, const ax_value *s, int64_t len, int64_t *start,
+                          int64_t *step, int64_t *count) {
+    int64_t v[3] = {0, 0, 1};
+    bool given[3];
+    for (int i = 0; i < 3; i++) {
+        given[i] = s->items[i]->kind != AX_V_NONE;
+        if (given[i] && !ax_value_to_int(in, s->items[i], "a slice bound", &v[i])) return false;
+    }
+    if (v[2] == 0) {
+        ax_error(in->cx, AX_ERR_VALUE, "slice step cannot be zero");
+        return false;
+    }
+    int64_t lower = v[2] > 0 ? 0 : -1, upper = v[2] > 0 ? len : len - 1;
+    for (int i = 0; i < 2; i++) {
+        if (!given[i]) {
+            v[i] = (i == 0) == (v[2] > 0) ? lower : upper;
+            continue;
+        }
+        if (v[i] < 0) v[i] += len;
+        if (v[i] < lower) v[i] = lower;
+        if (v[i] > upper) v[i] = upper;
+    }
+    *start = v[0];
+    *step = v[2];
+    if (v[2] > 0) *count = v[1] > v[0] ? (v[1] - v[0] - 1) / v[2] + 1 : 0;
+    else *count = v[0] > v[1] ? (v[0] - v[1] - 1) / (-v[2]) + 1 : 0;
+    return true;
+}
+
+static ax_value *slice_sequence(ax_interp *in, ax_value *seq, const ax_value *s) {
+    int64_t len = seq->kind == AX_V_STR ? (int64_t)strlen(seq->str) : seq->n;
+    int64_t start, step, count;
+    if (!slice_indices(in, s, len, &start, &step, &count)) return NULL;
+    if (seq->kind == AX_V_STR) {
+        char *out = malloc((size_t)count + 1);
+        if (!out) return ax_error_oom(in->cx);
+        for (int64_t i = 0; i < count; i++) out[i] = seq->str[start + i * step];
+        out[count] = 0;
+        ax_value *r = ax_value_str(out);
+        free(out);
+        return oom(in, r);
+    }
+    ax_value **items = malloc((size_t)(count ? count : 1) * sizeof *items);
+    if (!items) return ax_error_oom(in->cx);
+    for (int64_t i = 0; i < count; i++) items[i] = ax_value_retain(seq->items[start + i * step]);
+    ax_value *r = make_sequence(seq->kind, (int)count, items);
+    free(items);
+    return oom(in, r);
+}
+
+static ax_value *index_sequence(ax_interp *in, ax_value *seq, ax_value *index) {
+    const char *kind = ax_value_kind_name(seq->kind);
+    if (index->kind == AX_V_SLICE) return slice_sequence(in, seq, index);
+    if (index->kind != AX_V_ARRAY) {
+        char d[128];
+        ax_value_describe(d, sizeof d, index);
+        return ax_error(in->cx, AX_ERR_TYPE, "%s indices must be integers or slices, not %s",
+                        kind, d);
+    }
+    int64_t i;
+    char what[64];
+    snprintf(what, sizeof what, "a %s index", kind);
+    if (!ax_value_to_int(in, index, what, &i)) return NULL;
+    int64_t len = seq->kind == AX_V_STR ? (int64_t)strlen(seq->str) : seq->n;
+    int64_t k = i < 0 ? i + len : i;
+    if (k < 0 || k >= len)
+        return ax_error(in->cx, AX_ERR_INDEX, "%s index %lld is out of range for a %s of length %lld",
+                        kind, (long long)i, kind, (long long)len);
+    if (seq->kind == AX_V_STR) {
+        char c[2] = {seq->str[k], 0};
+        return oom(in, ax_value_str(c));
+    }
+    return ax_value_retain(seq->items[k]);
+}
+
+static ax_value *key_error(ax_interp *in, ax_value *dict, const char *key) {
+    ax_near_miss nm = {.target = key};
+    ax_strbuf keys;
+    ax_strbuf_init(&keys);
+    for (int i = 0; i < dict->n; i++) {
+        ax_near_miss_offer(&nm, dict->keys[i]->str);
+        if (i < 8) {
+            if (i) ax_strbuf_append(&keys, ", ");
+            ax_format_string_repr(&keys, dict->keys[i]->str);
+        }
+    }
+    if (dict->n > 8) ax_strbuf_append(&keys, ", ...");
+    if (nm.best)
+        ax_error(in->cx, AX_ERR_KEY, "'%s' is not a key of the dict; did you mean '%s'?", key,
+                 nm.best);
+    else
+        ax_error(in->cx, AX_ERR_KEY, "'%s' is not a key of the dict (its keys: %s)", key,
+                 keys.data ? keys.data : "none");
+    ax_strbuf_free(&keys);
+    return NULL;
+}
+
+ax_value *ax_value_getitem(ax_interp *in, ax_value *obj, ax_value *index) {
+    char d[128];
+    switch (obj->kind) {
+    case AX_V_ARRAY: return ax_np_getitem(in, obj, index);
+    case AX_V_TUPLE:
+    case AX_V_LIST:
+    case AX_V_STR: return index_sequence(in, obj, index);
+    case AX_V_DICT: {
+        if (index->kind != AX_V_STR) {
+            ax_value_describe(d, sizeof d, index);
+            return ax_error(in->cx, AX_ERR_TYPE, "dict keys are strings, not %s", d);
+        }
+        ax_value *v = ax_dict_get(obj, index->str);
+        return v ? ax_value_retain(v) : key_error(in, obj, index->str);
+    }
+    case AX_V_OBJECT:
+        if (obj->obj.type->getitem) {
+            ax_value *r = obj->obj.type->getitem(in, obj, index);
+            if (!r && !ax_error_pending(in->cx))
+                ax_error(in->cx, AX_ERR_INDEX, "%s index is out of range", obj->obj.type->name);
+            return r;
+        }
+        break;
+    default: break;
+    }
+    ax_value_describe(d, sizeof d, obj);
+    return ax_error(in->cx, AX_ERR_TYPE, "%s cannot be indexed", d);
+}
+
+/* ---- iteration ---- */
+
+int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it) {
+    *it = (ax_value_iter){.seq = seq, .i = 0, .n = -1};
+    char d[128];
+    switch (seq->kind) {
+    case AX_V_LIST:
+    case AX_V_TUPLE:
+    case AX_V_DICT: it->n = seq->n; return 0;
+    case AX_V_STR: it->n = (int64_t)strlen(seq->str); return 0;
+    case AX_V_ARRAY:
+        if (seq->arr->ndim == 0) {
+            ax_value_describe(d, sizeof d, seq);
+            ax_error(in->cx, AX_ERR_TYPE, "cannot iterate over a rank-0 array (%s)", d);
+            return -1;
+        }
+        it->n = seq->arr->shape[0];
+        return 0;
+    case AX_V_OBJECT:
+        if (seq->obj.type->getitem) return 0;
+        break;
+    default: break;
+    }
+    ax_value_describe(d, sizeof d, seq);
+    ax_error(in->cx, AX_ERR_TYPE, "cannot iterate over %s", d);
+    return -1;
+}
+
+int ax_value_iter_next(ax_interp *in, ax_value_iter *it, ax_value **item) {
+    ax_value *seq = it->seq;
+    *item = NULL;
+    if (it->n >= 0 && it->i >= it->n) return 0;
+    int64_t i = it->i++;
+    switch (seq->kind) {
+    case AX_V_LIST:
+    case AX_V_TUPLE: *item = ax_value_retain(seq->items[i]); return 1;
+    case AX_V_DICT: *item = ax_value_retain(seq->keys[i]); return 1;
+    case AX_V_STR: {
+        char c[2] = {seq->str[i], 0};
+        *item = oom(in, ax_value_str(c));
+        return *item ? 1 : -1;
+    }
+    default: break;
+    }
+    ax_value *index = ax_value_int(in, i);
+    if (!index) return -1;
+    if (seq->kind == AX_V_ARRAY) {
+        *item = ax_np_getitem(in, seq, index);
+    } else {
+        *item = seq->obj.type->getitem(in, seq, index);
+        /* Objects end their iteration with an IndexError, as Python's old protocol. */
+        if (!*item && (!ax_error_pending(in->cx) || in->cx->err.kind == AX_ERR_INDEX)) {
+            ax_error_clear(in->cx);
+            ax_value_release(index);
+            it->n = it->i = i;
+            return 0;
+        }
+    }
+    ax_value_release(index);
+    return *item ? 1 : -1;
+}
+
+/* ---- near misses ---- */
+
+static int levenshtein(const char *a, const char *b, int limit) {
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 64 || lb > 64 || abs(la - lb) > limit) return limit + 1;
+    int row[65];
+    for (int j = 0; j <= lb; j++) row[j] = j;
+    for (int i = 1; i <= la; i++) {
+        int prev = row[0];
+        row[0] = i;
+        for (int j = 1; j <= lb; j++) {
+            int cur = row[j];
+            int best = prev + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < best) best = row[j] + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            prev = cur;
+        }
+    }
+    return row[lb];
+}
+
+void ax_near_miss_offer(ax_near_miss *nm, const char *candidate) {
+    if (!candidate || strcmp(candidate, nm->target) == 0) return;
+    int len = (int)strlen(nm->target);
+    /* about one edit per four characters, as Python's difflib cutoff of 0.6 behaves */
+    int limit = len <= 2 ? 0 : len <= 4 ? 1 : len <= 8 ? 2 : 3;
+    int d = levenshtein(nm->target, candidate, limit);
+    if (d > limit) return;
+    /* Ties keep the first offer: callers offer the nearest scope first. */
+    if (!nm->best || d < nm->best_dist) {
+        nm->best = candidate;
+        nm->best_dist = d;
+    }
+}

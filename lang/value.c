@@ -1,0 +1,384 @@
+/* Values of the language: construction, reference counting, description and printing. */
+#include "value.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+#include "interp.h"
+
+/* None is immortal: its count is never touched, so sharing it needs no mutable global. */
+static ax_value none_value = {.refs = -1, .kind = AX_V_NONE};
+
+ax_value *ax_value_retain(ax_value *v) {
+    if (v && v->refs >= 0) v->refs++;
+    return v;
+}
+
+/* Values to destroy, kept on the heap so that freeing a deeply nested container does not
+ * recurse once per level. */
+typedef struct dead_list {
+    ax_value **items;
+    size_t n, cap;
+    ax_value *inline_items[32];
+} dead_list;
+
+static void drop(dead_list *d, ax_value *v);
+
+static void drop_items(dead_list *d, ax_value **items, int n) {
+    if (!items) return;
+    for (int i = 0; i < n; i++) drop(d, items[i]);
+    free(items);
+}
+
+/* Frees a closure, queueing the values it holds (a chain of closures, each capturing the
+ * previous one, frees without recursion). */
+static void drop_closure(dead_list *d, ax_closure *c) {
+    ax_env *env = c->captured;
+    if (env) {
+        for (int i = 0; i < env->n; i++) {
+            drop(d, env->vals[i]);
+            free(env->names[i]);
+        }
+        env->n = 0;
+    }
+    if (c->defaults) {
+        for (int i = 0; i < c->def->nparams; i++) drop(d, c->defaults[i]);
+        free(c->defaults);
+        c->defaults = NULL;
+    }
+    ax_closure_free(c); /* the rest: names, the program reference */
+}
+
+static void value_destroy(dead_list *d, ax_value *v) {
+    switch (v->kind) {
+    case AX_V_ARRAY: ax_array_release(v->arr); break;
+    case AX_V_STR: free(v->str); break;
+    case AX_V_DICT: drop_items(d, v->keys, v->n); /* fall through */
+    case AX_V_TUPLE:
+    case AX_V_LIST:
+    case AX_V_SLICE: drop_items(d, v->items, v->n); break;
+    case AX_V_FUNC: drop_closure(d, v->fn); break;
+    case AX_V_BUILTIN:
+        drop(d, v->builtin->data);
+        free(v->builtin);
+        break;
+    case AX_V_OBJECT:
+        if (v->obj.type->free) v->obj.type->free(v->obj.payload);
+        break;
+    default: break;
+    }
+    free(v);
+}
+
+/* Releases one reference; a value that dies is queued (or destroyed at once if the queue
+ * cannot grow). */
+static void drop(dead_list *d, ax_value *v) {
+    if (!v || v->refs < 0 || --v->refs > 0) return;
+    if (d->n == d->cap) {
+        size_t cap = 2 * d->cap;
+        ax_value **items = d->items == d->inline_items ? malloc(cap * sizeof *items)
+                                                       : realloc(d->items, cap * sizeof *items);
+        if (!items) {
+            value_destroy(d, v);
+            return;
+        }
+        if (d->items == d->inline_items) memcpy(items, d->inline_items, sizeof d->inline_items);
+        d->items = items;
+        d->cap = cap;
+    }
+    d->items[d->n++] = v;
+}
+
+void ax_value_release(ax_value *v) {
+    if (!v || v->refs < 0 || --v->refs > 0) return;
+    dead_list d = {.n = 0, .cap = 32};
+    d.items = d.inline_items;
+    value_destroy(&d, v);
+    while (d.n > 0) value_destroy(&d, d.items[--d.n]);
+    if (d.items != d.inline_items) free(d.items);
+}
+
+static ax_value *value_new(ax_value_kind kind) {
+    ax_value *v = calloc(1, sizeof *v);
+    if (!v) return NULL;
+    v->refs = 1;
+    v->kind = kind;
+    return v;
+}
+
+ax_value *ax_none(void) { return &none_value; }
+
+ax_value *ax_value_array(ax_array *a) {
+    if (!a) return NULL;
+    ax_value *v = value_new(AX_V_ARRAY);
+    if (!v) {
+        ax_array_release(a);
+        return NULL;
+    }
+    v->arr = a;
+    return v;
+}
+
+ax_value *ax_value_str(const char *s) {
+    ax_value *v = value_new(AX_V_STR);
+    if (!v) return NULL;
+    v->str = strdup(s ? s : "");
+    if (!v->str) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+static ax_value *sequence_new(ax_value_kind kind, int n, ax_value **items, ax_value **keys) {
+    ax_value *v = value_new(kind);
+    ax_value **copy = malloc((size_t)(n ? n : 1) * sizeof *copy);
+    ax_value **kcopy = keys ? malloc((size_t)(n ? n : 1) * sizeof *kcopy) : NULL;
+    if (!v || !copy || (keys && !kcopy)) {
+        free(v);
+        free(copy);
+        free(kcopy);
+        for (int i = 0; i < n; i++) {
+            ax_value_release(items[i]);
+            if (keys) ax_value_release(keys[i]);
+        }
+        return NULL;
+    }
+    if (n) memcpy(copy, items, (size_t)n * sizeof *copy);
+    if (keys && n) memcpy(kcopy, keys, (size_t)n * sizeof *kcopy);
+    v->items = copy;
+    v->keys = kcopy;
+    v->n = n;
+    return v;
+}
+
+ax_value *ax_value_tuple(int n, ax_value **items) {
+    return sequence_new(AX_V_TUPLE, n, items, NULL);
+}
+ax_value *ax_value_list(int n, ax_value **items) { return sequence_new(AX_V_LIST, n, items, NULL); }
+ax_value *ax_value_dict(int n, ax_value **keys, ax_value **vals) {
+    return sequence_new(AX_V_DICT, n, vals, keys);
+}
+
+ax_value *ax_value_builtin(const char *name, const char *doc, ax_builtin_fn fn, ax_value *data) {
+    /* One allocation holds the struct and copies of both strings. */
+    size_t nlen = strlen(name ? name : "") + 1, dlen = doc ? strlen(doc) + 1 : 0;
+    ax_value *v = value_new(AX_V_BUILTIN);
+    ax_builtin *b = malloc(sizeof *b + nlen + dlen);
+    if (!v || !b) {
+        free(v);
+        free(b);
+        ax_value_release(data);
+        return NULL;
+    }
+    char *names = (char *)(b + 1);
+    memcpy(names, name ? name : "", nlen);
+    if (doc) memcpy(names + nlen, doc, dlen);
+    *b = (ax_builtin){.name = names, .doc = doc ? names + nlen : NULL, .fn = fn, .data = data};
+    v->builtin = b;
+    return v;
+}
+
+ax_value *ax_value_dtype(ax_dtype t) {
+    ax_value *v = value_new(AX_V_DTYPE);
+    if (v) v->dtype = t;
+    return v;
+}
+
+ax_value *ax_value_object(const ax_object_type *type, void *payload) {
+    ax_value *v = value_new(AX_V_OBJECT);
+    if (!v) {
+        if (type->free) type->free(payload);
+        return NULL;
+    }
+    v->obj.type = type;
+    v->obj.payload = payload;
+    return v;
+}
+
+ax_value *ax_value_module(ax_module *m) {
+    ax_value *v = value_new(AX_V_MODULE);
+    if (v) v->module = m;
+    return v;
+}
+
+ax_value *ax_value_slice(ax_value *start, ax_value *stop, ax_value *step) {
+    ax_value *parts[3] = {start, stop, step};
+    return sequence_new(AX_V_SLICE, 3, parts, NULL);
+}
+
+ax_value *ax_value_ellipsis(void) { return value_new(AX_V_ELLIPSIS); }
+
+static ax_value *weak_scalar(ax_interp *in, ax_array *a) {
+    if (!a) return NULL;
+    a->weak = true;
+    ax_value *v = ax_value_array(a);
+    return v ? v : ax_error_oom(in->cx);
+}
+
+ax_value *ax_value_int(ax_interp *in, int64_t v) {
+    /* A literal that does not fit i32 becomes i64 rather than silently wrapping. */
+    bool fits = v >= INT32_MIN && v <= INT32_MAX;
+    ax_dtype t = in->cx->x64 || !fits ? AX_I64 : AX_I32;
+    return weak_scalar(in, ax_array_scalar_i64(in->cx, t, v));
+}
+
+ax_value *ax_value_float(ax_interp *in, double v) {
+    return weak_scalar(in, ax_array_scalar(in->cx, ax_dtype_default_float(in->cx->x64), v));
+}
+
+ax_value *ax_value_bool(ax_interp *in, bool v) {
+    ax_value *r = ax_value_array(ax_array_scalar_i64(in->cx, AX_BOOL, v));
+    return r ? r : ax_error_oom(in->cx);
+}
+
+static const char *const kind_names[AX_V_NKINDS] = {
+    [AX_V_NONE] = "NoneType",  [AX_V_ARRAY] = "array",    [AX_V_STR] = "str",
+    [AX_V_TUPLE] = "tuple",    [AX_V_LIST] = "list",      [AX_V_DICT] = "dict",
+    [AX_V_FUNC] = "function",  [AX_V_BUILTIN] = "builtin", [AX_V_MODULE] = "module",
+    [AX_V_DTYPE] = "dtype",    [AX_V_SLICE] = "slice",    [AX_V_ELLIPSIS] = "ellipsis",
+    [AX_V_OBJECT] = "object",
+};
+
+const char *ax_value_kind_name(ax_value_kind kind) {
+    return kind >= 0 && kind < AX_V_NKINDS ? kind_names[kind] : "value";
+}
+
+void ax_value_describe(char *out, size_t cap, const ax_value *v) {
+    if (!v) {
+        snprintf(out, cap, "nothing");
+    } else if (v->kind == AX_V_ARRAY) {
+        ax_array_type_format(out, cap, v->arr);
+    } else if (v->kind == AX_V_OBJECT) {
+        snprintf(out, cap, "%s", v->obj.type->name);
+    } else {
+        snprintf(out, cap, "%s", ax_value_kind_name(v->kind));
+    }
+}
+
+ax_value *ax_dict_get(const ax_value *dict, const char *key) {
+    if (!dict || dict->kind != AX_V_DICT) return NULL;
+    for (int i = 0; i < dict->n; i++)
+        if (strcmp(dict->keys[i]->str, key) == 0) return dict->items[i];
+    return NULL;
+}
+
+/* ---- printing ---- */
+
+void ax_format_string_repr(ax_strbuf *out, const char *s) {
+    /* Python's choice: single quotes unless the text has a ' and no ". */
+    char q = strchr(s, '\'') && !strchr(s, '"') ? '"' : '\'';
+    char buf[8];
+    ax_strbuf_appendf(out, "%c", q);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        const char *esc = NULL;
+        switch (*p) {
+        case '\\': esc = "\\\\"; break;
+        case '\n': esc = "\\n"; break;
+        case '\t': esc = "\\t"; break;
+        case '\r': esc = "\\r"; break;
+        default:
+            if (*p == (unsigned char)q) {
+                snprintf(buf, sizeof buf, "\\%c", q);
+                esc = buf;
+            } else if (*p < 0x20 || *p == 0x7f) {
+                snprintf(buf, sizeof buf, "\\x%02x", *p);
+                esc = buf;
+            }
+        }
+        if (esc) {
+            ax_strbuf_append(out, esc);
+        } else {
+            char c[2] = {(char)*p, 0};
+            ax_strbuf_append(out, c);
+        }
+    }
+    ax_strbuf_appendf(out, "%c", q);
+}
+
+static void format_array(ax_strbuf *out, const ax_array *a, bool in_container) {
+    if (!a->buf) { /* an abstract tracer: only its type is known */
+        char type[128];
+        ax_array_type_format(type, sizeof type, a);
+        ax_strbuf_appendf(out, "Traced<%s>", type);
+    } else if (in_container && a->ndim == 0) {
+        ax_format_scalar(out, a);
+    } else {
+        ax_format_array(out, a);
+    }
+}
+
+/* Containers nested deeper than this print as "..." (keeps the C stack bounded). */
+#define MAX_FORMAT_DEPTH 200
+
+static void format_value(ax_strbuf *out, const ax_value *v, int depth);
+
+static void format_items(ax_strbuf *out, const ax_value *v, const char *open, const char *close,
+                         int depth) {
+    ax_strbuf_append(out, open);
+    if (depth > MAX_FORMAT_DEPTH) {
+        ax_strbuf_appendf(out, "...%s", close);
+        return;
+    }
+    for (int i = 0; i < v->n; i++) {
+        if (i) ax_strbuf_append(out, ", ");
+        if (v->kind == AX_V_DICT) {
+            format_value(out, v->keys[i], depth + 1);
+            ax_strbuf_append(out, ": ");
+        }
+        format_value(out, v->items[i], depth + 1);
+    }
+    if (v->kind == AX_V_TUPLE && v->n == 1) ax_strbuf_append(out, ",");
+    ax_strbuf_append(out, close);
+}
+
+/* depth 0 is the value printed; inside containers (depth > 0) strings are quoted and
+ * rank-0 arrays print as Python scalars. */
+static void format_value(ax_strbuf *out, const ax_value *v, int depth) {
+    bool in_container = depth > 0;
+    switch (v->kind) {
+    case AX_V_NONE: ax_strbuf_append(out, "None"); break;
+    case AX_V_ARRAY: format_array(out, v->arr, in_container); break;
+    case AX_V_STR:
+        if (in_container) ax_format_string_repr(out, v->str);
+        else ax_strbuf_append(out, v->str);
+        break;
+    case AX_V_TUPLE: format_items(out, v, "(", ")", depth); break;
+    case AX_V_LIST: format_items(out, v, "[", "]", depth); break;
+    case AX_V_DICT: format_items(out, v, "{", "}", depth); break;
+    case AX_V_FUNC: ax_strbuf_appendf(out, "<function %s>", v->fn->name); break;
+    case AX_V_BUILTIN: ax_strbuf_appendf(out, "<built-in function %s>", v->builtin->name); break;
+    case AX_V_MODULE: ax_strbuf_appendf(out, "<module '%s'>", ax_module_name(v->module)); break;
+    case AX_V_DTYPE: ax_strbuf_append(out, ax_dtype_name(v->dtype)); break;
+    case AX_V_SLICE:
+        ax_strbuf_append(out, "slice(");
+        for (int i = 0; i < 3; i++) {
+            if (i) ax_strbuf_append(out, ", ");
+            format_value(out, v->items[i], depth + 1);
+        }
+        ax_strbuf_append(out, ")");
+        break;
+    case AX_V_ELLIPSIS: ax_strbuf_append(out, "Ellipsis"); break;
+    case AX_V_OBJECT:
+        if (v->obj.type->format) v->obj.type->format(out, v->obj.payload);
+        else ax_strbuf_appendf(out, "<%s object>", v->obj.type->name);
+        break;
+    default: ax_strbuf_append(out, "<?>"); break;
+    }
+}
+
+void ax_value_format(ax_strbuf *out, const ax_value *v) {
+    if (!v) return;
+    format_value(out, v, 0);
+}
+
+void ax_value_format_repl(ax_strbuf *out, const ax_value *v) {
+    if (!v) return;
+    format_value(out, v, 0);
+    if (v->kind == AX_V_ARRAY) {
+        char type[128];
+        ax_array_type_format(type, sizeof type, v->arr);
+        ax_strbuf_appendf(out, " : %s", type);
+    }
+}

@@ -1,0 +1,147 @@
+/* Registers the builtin namespace: the function tables of builtins_*.c, the dtype values,
+ * the constants (pi, e, inf, nan, newaxis), and `jnp` / `np`, a namespace object whose
+ * members are the array functions (jnp.dot, jnp.float32, jnp.pi, ...). */
+#include "builtins_lib.h"
+#include "pytree.h"
+#include "transforms.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const ax_builtin_def *const tables[] = {
+    ax_builtins_py,    ax_builtins_create, ax_builtins_math,    ax_builtins_reduce,
+    ax_builtins_shape, ax_builtins_linalg, ax_builtins_index,   ax_builtins_compare,
+    ax_builtins_time,
+};
+
+#define NTABLES (sizeof tables / sizeof *tables)
+
+const ax_builtin_def *ax_builtin_find(const char *name) {
+    for (size_t t = 0; t < NTABLES; t++)
+        for (const ax_builtin_def *d = tables[t]; d->name; d++)
+            if (!strcmp(d->name, name)) return d;
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- the jnp namespace */
+
+typedef struct ns_entry {
+    const char *name; /* static storage */
+    ax_value *value;
+} ns_entry;
+
+typedef struct namespace {
+    ns_entry *entries; /* sorted by name once complete */
+    int n, cap;
+    ax_interp *in;     /* for names defined later (the prelude) */
+} namespace;
+
+static void ns_free(void *payload) {
+    namespace *ns = payload;
+    for (int i = 0; i < ns->n; i++) ax_value_release(ns->entries[i].value);
+    free(ns->entries);
+    free(ns);
+}
+
+static void ns_format(ax_strbuf *out, void *payload) {
+    (void)payload;
+    ax_strbuf_append(out, "<module 'jax.numpy'>");
+}
+
+static int entry_compare(const void *a, const void *b) {
+    return strcmp(((const ns_entry *)a)->name, ((const ns_entry *)b)->name);
+}
+
+static ax_value *ns_getattr(ax_interp *in, ax_value *self, const char *name) {
+    namespace *ns = self->obj.payload;
+    ns_entry key = {.name = name};
+    ns_entry *e = bsearch(&key, ns->entries, (size_t)ns->n, sizeof *ns->entries, entry_compare);
+    if (e) return ax_value_retain(e->value);
+    /* Array functions written in ax (the prelude) are found among the builtins. */
+    ax_value *v = ax_interp_lookup(in, name);
+    return v ? ax_value_retain(v) : NULL;
+}
+
+static const ax_object_type namespace_type = {
+    .name = "module",
+    .free = ns_free,
+    .format = ns_format,
+    .getattr = ns_getattr,
+};
+
+/* Adds name -> v (a new reference of its own) to the namespace. */
+static bool ns_add(ax_interp *in, namespace *ns, const char *name, ax_value *v) {
+    if (ns->n == ns->cap) {
+        int cap = ns->cap ? 2 * ns->cap : 256;
+        ns_entry *e = realloc(ns->entries, (size_t)cap * sizeof *e);
+        if (!e) return ax_error_oom(in->cx), false;
+        ns->entries = e;
+        ns->cap = cap;
+    }
+    ns->entries[ns->n++] = (ns_entry){name, ax_value_retain(v)};
+    return true;
+}
+
+/* Defines `name` as a builtin (and, when ns is given, a member of jnp). Takes v. */
+static bool define(ax_interp *in, namespace *ns, const char *name, ax_value *v) {
+    if (!v) return false;
+    bool ok = !ns || ns_add(in, ns, name, v);
+    ax_interp_define_builtin(in, name, v);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- dtypes and constants */
+
+static const struct {
+    const char *name;
+    ax_dtype dtype;
+} dtype_names[] = {
+    {"f32", AX_F32},       {"f64", AX_F64},         {"i32", AX_I32},      {"i64", AX_I64},
+    {"u32", AX_U32},       {"u8", AX_U8},           {"float32", AX_F32},  {"float64", AX_F64},
+    {"int32", AX_I32},     {"int64", AX_I64},       {"uint32", AX_U32},   {"uint8", AX_U8},
+    {"bool_", AX_BOOL},
+};
+
+static bool define_dtypes(ax_interp *in, namespace *ns) {
+    for (size_t i = 0; i < sizeof dtype_names / sizeof *dtype_names; i++)
+        if (!define(in, ns, dtype_names[i].name, ax_value_dtype(dtype_names[i].dtype)))
+            return false;
+    return true;
+}
+
+static bool define_constants(ax_interp *in, namespace *ns) {
+    return define(in, ns, "pi", ax_bi_float_value(in, M_PI)) &&
+           define(in, ns, "e", ax_bi_float_value(in, M_E)) &&
+           define(in, ns, "inf", ax_bi_float_value(in, INFINITY)) &&
+           define(in, ns, "nan", ax_bi_float_value(in, NAN)) &&
+           define(in, ns, "euler_gamma", ax_bi_float_value(in, 0.57721566490153286060)) &&
+           define(in, ns, "newaxis", ax_none());
+}
+
+static bool define_functions(ax_interp *in, namespace *ns) {
+    for (size_t t = 0; t < NTABLES; t++)
+        for (const ax_builtin_def *d = tables[t]; d->name; d++)
+            if (!define(in, d->flags & AX_BI_NP ? ns : NULL, d->name,
+                        ax_value_builtin(d->name, d->doc, d->fn, NULL)))
+                return false;
+    return true;
+}
+
+int ax_builtins_register(ax_interp *in) {
+    namespace *ns = calloc(1, sizeof *ns);
+    if (!ns) return ax_error_oom(in->cx), -1;
+    ns->in = in;
+    if (!define_functions(in, ns) || !define_dtypes(in, ns) || !define_constants(in, ns)) {
+        ns_free(ns);
+        return -1;
+    }
+    qsort(ns->entries, (size_t)ns->n, sizeof *ns->entries, entry_compare);
+    ax_value *module = ax_value_object(&namespace_type, ns); /* frees ns on failure */
+    if (!module) return -1;
+    ax_interp_define_builtin(in, "np", ax_value_retain(module));
+    ax_interp_define_builtin(in, "jnp", module);
+    /* The builtins written elsewhere: tree_* (stdlib/pytree.c), grad/jit/... (transforms.c). */
+    if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0) return -1;
+    return 0;
+}

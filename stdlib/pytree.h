@@ -1,0 +1,22 @@
+/* Pytrees: tuples, lists, dicts (visited in sorted key order) and None are nodes; everything
+ * else is a leaf. Transformations flatten their arguments to leaves and rebuild results. */
+#ifndef AX_PYTREE_H
+#define AX_PYTREE_H
+
+#include "../lang/interp.h"
+
+/* Flattens `tree`: *leaves gets new references to the leaves (a malloc'd array, *nleaves of
+ * them) and *treedef the structure (a value printing like JAX's PyTreeDef). -1 on error. */
+int ax_tree_flatten(ax_interp *in, ax_value *tree, ax_value ***leaves, int *nleaves,
+                    ax_value **treedef);
+/* Rebuilds a tree of structure `treedef` from `leaves` (borrowed). New reference or NULL. */
+ax_value *ax_tree_unflatten(ax_interp *in, ax_value *treedef, ax_value **leaves, int nleaves);
+/* The number of leaves of a structure; -1 if `treedef` is not one. */
+int ax_treedef_leaves(ax_value *treedef);
+bool ax_treedef_equal(ax_value *a, ax_value *b);
+void ax_values_release(ax_value **values, int n); /* releases each and frees the array */
+
+/* tree_map, tree_leaves, tree_structure, tree_flatten, tree_unflatten. */
+int ax_pytree_register(ax_interp *in);
+
+#endif

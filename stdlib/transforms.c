@@ -1,0 +1,1234 @@
+/* The transformations as builtins (see transforms.h). */
+#include "transforms.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../compiler/ad.h"
+#include "../compiler/lax.h"
+#include "../compiler/simplify.h"
+#include "../compiler/vmap.h"
+#include "pytree.h"
+
+/* ---------------------------------------------------------------- flat calls */
+
+/* A call of a user function whose traced arguments (pytrees) are flattened to arrays. */
+typedef struct flat_call {
+    ax_interp *in;
+    const char *what; /* "grad", "jit", ... for messages */
+    ax_value *fn;
+    int nargs;
+    ax_value **args; /* positional arguments (borrowed) */
+    int nkw;
+    const char **kwnames;
+    ax_value **kwvals;
+    int ntraced;
+    int traced[32];   /* positions of the traced arguments */
+    ax_value *defs[32];
+    int counts[32];
+    ax_array **flat;  /* the leaves of the traced arguments (borrowed from args) */
+    int nflat;
+    bool has_aux;
+    ax_value *out_def; /* structure of the (main) output, set by each call */
+    int nmain;
+    ax_value *aux_def;      /* has_aux: structure of the auxiliary output */
+    ax_value **aux_leaves;  /* its leaves; array leaves are outputs (NULL here) */
+    int naux;
+} flat_call;
+
+static void flat_call_free(flat_call *fc) {
+    for (int k = 0; k < fc->ntraced; k++) ax_value_release(fc->defs[k]);
+    free(fc->flat);
+    if (fc->out_def) ax_value_release(fc->out_def);
+    if (fc->aux_def) ax_value_release(fc->aux_def);
+    ax_values_release(fc->aux_leaves, fc->naux);
+}
+
+/* Flattens the traced arguments; their leaves must be arrays. */
+static int flat_call_init(flat_call *fc, ax_interp *in, const char *what, ax_value *fn,
+                          const ax_args *a, int ntraced, const int *traced, bool has_aux) {
+    memset(fc, 0, sizeof *fc);
+    fc->in = in, fc->what = what, fc->fn = fn, fc->has_aux = has_aux;
+    fc->nargs = a->n, fc->args = a->pos, fc->nkw = a->nkw, fc->kwnames = a->kwnames,
+    fc->kwvals = a->kwvals;
+    if (ntraced > 32) return ax_error(in->cx, AX_ERR_VALUE, "%s: too many arguments", what), -1;
+    fc->ntraced = ntraced;
+    int cap = 0;
+    for (int k = 0; k < ntraced; k++) {
+        int pos = traced[k];
+        if (pos < 0 || pos >= a->n) {
+            ax_error(in->cx, AX_ERR_VALUE,
+                     "%s: argnums refers to argument %d but the function was called with %d "
+                     "positional argument%s",
+                     what, pos, a->n, a->n == 1 ? "" : "s");
+            return -1;
+        }
+        fc->traced[k] = pos;
+        ax_value **leaves;
+        if (ax_tree_flatten(in, a->pos[pos], &leaves, &fc->counts[k], &fc->defs[k])) return -1;
+        int need = fc->nflat + fc->counts[k];
+        if (need > cap) {
+            cap = need * 2 + 8;
+            ax_array **flat = realloc(fc->flat, (size_t)cap * sizeof *flat);
+            if (!flat) {
+                ax_values_release(leaves, fc->counts[k]);
+                return ax_error_oom(in->cx), -1;
+            }
+            fc->flat = flat;
+        }
+        for (int i = 0; i < fc->counts[k]; i++) {
+            if (leaves[i]->kind != AX_V_ARRAY) {
+                char desc[64];
+                ax_value_describe(desc, sizeof desc, leaves[i]);
+                ax_values_release(leaves, fc->counts[k]);
+                ax_error(in->cx, AX_ERR_TYPE, "%s: argument %d must be an array or a pytree of "
+                                              "arrays, but it holds a %s",
+                         what, pos, desc);
+                return -1;
+            }
+            fc->flat[fc->nflat++] = leaves[i]->arr; /* still owned by the argument's tree */
+        }
+        ax_values_release(leaves, fc->counts[k]);
+    }
+    return 0;
+}
+
+/* Wraps arrays as values (new references to the arrays). */
+static ax_value **wrap_arrays(ax_ctx *cx, int n, ax_array **arrs) {
+    ax_value **vals = calloc((size_t)(n ? n : 1), sizeof *vals);
+    if (!vals) return ax_error_oom(cx);
+    for (int i = 0; i < n; i++) {
+        if (!(vals[i] = ax_value_array(ax_array_retain(arrs[i])))) {
+            ax_values_release(vals, i);
+            return NULL;
+        }
+    }
+    return vals;
+}
+
+/* Rebuilds the traced argument k from flat arrays. */
+static ax_value *rebuild_arg(flat_call *fc, int k, ax_array **arrs) {
+    ax_value **vals = wrap_arrays(fc->in->cx, fc->counts[k], arrs);
+    if (!vals) return NULL;
+    ax_value *v = ax_tree_unflatten(fc->in, fc->defs[k], vals, fc->counts[k]);
+    ax_values_release(vals, fc->counts[k]);
+    return v;
+}
+
+/* Appends the array leaves of `tree` to out[*n]; non-array leaves are an error unless
+ * `keep` is given (then they are kept there, array leaves as NULL). */
+static int collect_outputs(flat_call *fc, ax_value *tree, ax_value **def, ax_array ***out,
+                           int *n, ax_value ***keep, int *nkeep) {
+    ax_value **leaves;
+    int count;
+    if (ax_tree_flatten(fc->in, tree, &leaves, &count, def)) return -1;
+    ax_array **grown = realloc(*out, (size_t)(*n + count + 1) * sizeof **out);
+    if (!grown) {
+        ax_values_release(leaves, count);
+        return ax_error_oom(fc->in->cx), -1;
+    }
+    *out = grown;
+    for (int i = 0; i < count; i++) {
+        if (leaves[i]->kind == AX_V_ARRAY) {
+            (*out)[(*n)++] = ax_array_retain(leaves[i]->arr);
+            ax_value_release(leaves[i]);
+            leaves[i] = NULL;
+        } else if (!keep) {
+            char desc[64];
+            ax_value_describe(desc, sizeof desc, leaves[i]);
+            ax_error(fc->in->cx, AX_ERR_TYPE,
+                     "%s: the function must return arrays (or pytrees of arrays), not a %s",
+                     fc->what, desc);
+            for (int j = i; j < count; j++) ax_value_release(leaves[j]);
+            free(leaves);
+            return -1;
+        }
+    }
+    if (keep) {
+        *keep = leaves;
+        *nkeep = count;
+    } else {
+        free(leaves);
+    }
+    return 0;
+}
+
+static void release_arrays(ax_array **a, int n) {
+    if (!a) return;
+    for (int i = 0; i < n; i++) ax_array_release(a[i]);
+    free(a);
+}
+
+static int flat_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                   ax_array ***out) {
+    (void)nin;
+    flat_call *fc = closure;
+    ax_value **args = calloc((size_t)fc->nargs + 1, sizeof *args), *built[32] = {0};
+    if (!args) return ax_error_oom(cx), -1;
+    memcpy(args, fc->args, (size_t)fc->nargs * sizeof *args);
+    int off = 0, rc = 0;
+    for (int k = 0; k < fc->ntraced && !rc; k++) {
+        if (!(built[k] = rebuild_arg(fc, k, in + off))) rc = -1;
+        else args[fc->traced[k]] = built[k];
+        off += fc->counts[k];
+    }
+    ax_value *r = NULL;
+    if (!rc) {
+        ax_args ca = {.n = fc->nargs, .pos = args, .nkw = fc->nkw, .kwnames = fc->kwnames,
+                      .kwvals = fc->kwvals};
+        r = ax_call(fc->in, fc->fn, &ca);
+    }
+    for (int k = 0; k < fc->ntraced; k++)
+        if (built[k]) ax_value_release(built[k]);
+    free(args);
+    if (!r) return -1;
+    ax_value *main = r, *aux = NULL;
+    if (fc->has_aux) {
+        if (r->kind != AX_V_TUPLE || r->n != 2) {
+            ax_value_release(r);
+            ax_error(cx, AX_ERR_TYPE, "%s with has_aux=True: the function must return a pair "
+                                      "(output, auxiliary data)", fc->what);
+            return -1;
+        }
+        main = r->items[0], aux = r->items[1];
+    }
+    ax_array **arrs = NULL;
+    int n = 0;
+    if (fc->out_def) ax_value_release(fc->out_def), fc->out_def = NULL;
+    rc = collect_outputs(fc, main, &fc->out_def, &arrs, &n, NULL, NULL);
+    fc->nmain = n;
+    if (!rc && aux) {
+        if (fc->aux_def) ax_value_release(fc->aux_def), fc->aux_def = NULL;
+        ax_values_release(fc->aux_leaves, fc->naux);
+        fc->aux_leaves = NULL, fc->naux = 0;
+        rc = collect_outputs(fc, aux, &fc->aux_def, &arrs, &n, &fc->aux_leaves, &fc->naux);
+    }
+    ax_value_release(r);
+    if (rc) {
+        release_arrays(arrs, n);
+        return -1;
+    }
+    *nout = n;
+    *out = arrs;
+    return 0;
+}
+
+/* Rebuilds the main output from arrays outs[0..nmain). */
+static ax_value *rebuild_main(flat_call *fc, ax_array **outs) {
+    ax_value **vals = wrap_arrays(fc->in->cx, fc->nmain, outs);
+    if (!vals) return NULL;
+    ax_value *v = ax_tree_unflatten(fc->in, fc->out_def, vals, fc->nmain);
+    ax_values_release(vals, fc->nmain);
+    return v;
+}
+
+/* Rebuilds the auxiliary output: array leaves from outs (after the main ones). */
+static ax_value *rebuild_aux(flat_call *fc, ax_array **outs) {
+    ax_value **vals = calloc((size_t)fc->naux + 1, sizeof *vals);
+    if (!vals) return ax_error_oom(fc->in->cx);
+    int k = fc->nmain;
+    for (int i = 0; i < fc->naux; i++)
+        vals[i] = fc->aux_leaves[i] ? ax_value_retain(fc->aux_leaves[i])
+                                    : ax_value_array(ax_array_retain(outs[k++]));
+    ax_value *v = ax_tree_unflatten(fc->in, fc->aux_def, vals, fc->naux);
+    ax_values_release(vals, fc->naux);
+    return v;
+}
+
+/* Rebuilds per-argument trees from flat per-leaf arrays: one value per traced argument. */
+static ax_value *rebuild_per_arg(flat_call *fc, ax_array **flat, bool as_tuple) {
+    ax_value **items = calloc((size_t)fc->ntraced + 1, sizeof *items);
+    if (!items) return ax_error_oom(fc->in->cx);
+    int off = 0;
+    for (int k = 0; k < fc->ntraced; k++) {
+        if (!(items[k] = rebuild_arg(fc, k, flat + off))) {
+            ax_values_release(items, k);
+            return NULL;
+        }
+        off += fc->counts[k];
+    }
+    if (!as_tuple) {
+        ax_value *v = items[0];
+        free(items);
+        return v;
+    }
+    ax_value *t = ax_value_tuple(fc->ntraced, items);
+    free(items);
+    return t;
+}
+
+static ax_value *pair(ax_value *a, ax_value *b) {
+    if (!a || !b) {
+        if (a) ax_value_release(a);
+        if (b) ax_value_release(b);
+        return NULL;
+    }
+    ax_value **items = malloc(2 * sizeof *items);
+    if (!items) {
+        ax_value_release(a);
+        ax_value_release(b);
+        return NULL;
+    }
+    items[0] = a, items[1] = b;
+    ax_value *t = ax_value_tuple(2, items);
+    free(items);
+    return t;
+}
+
+/* ---------------------------------------------------------------- argnums */
+
+/* Reads argnums (an int or a tuple of ints) into out; *as_tuple says which form. */
+static int read_argnums(ax_interp *in, const char *what, ax_value *v, int *out, int *n,
+                        bool *as_tuple) {
+    *as_tuple = false;
+    if (!v || v->kind == AX_V_NONE) {
+        out[0] = 0, *n = 1;
+        return 0;
+    }
+    if (v->kind == AX_V_TUPLE || v->kind == AX_V_LIST) {
+        *as_tuple = true;
+        if (v->n > 32 || v->n == 0)
+            return ax_error(in->cx, AX_ERR_VALUE, "%s: argnums must name 1 to 32 arguments", what), -1;
+        for (int i = 0; i < v->n; i++) {
+            int64_t k;
+            if (!ax_value_to_int(in, v->items[i], "argnums", &k)) return -1;
+            out[i] = (int)k;
+        }
+        *n = v->n;
+        return 0;
+    }
+    int64_t k;
+    if (!ax_value_to_int(in, v, "argnums", &k)) return -1;
+    out[0] = (int)k, *n = 1;
+    return 0;
+}
+
+static void normalize_argnums(int *argnums, int n, int nargs) {
+    for (int i = 0; i < n; i++)
+        if (argnums[i] < 0) argnums[i] += nargs;
+}
+
+/* ---------------------------------------------------------------- grad */
+
+/* The state a transformed function carries: (fn, argnums, has_aux) as a tuple value. */
+static ax_value *transformed(ax_interp *in, const char *name, const char *doc, ax_builtin_fn call,
+                             ax_value *fn, ax_value *argnums, ax_value *flag) {
+    ax_value **items = malloc(3 * sizeof *items);
+    if (!items) return ax_error_oom(in->cx);
+    items[0] = ax_value_retain(fn);
+    items[1] = argnums ? ax_value_retain(argnums) : ax_none();
+    items[2] = flag ? ax_value_retain(flag) : ax_none();
+    ax_value *state = ax_value_tuple(3, items);
+    free(items);
+    if (!state) return NULL;
+    return ax_value_builtin(name, doc, call, state); /* takes the state */
+}
+
+static bool flag_of(ax_interp *in, ax_value *v) {
+    bool b = false;
+    if (v && v->kind != AX_V_NONE && !ax_value_truthy(in, v, &b)) return false;
+    return b;
+}
+
+static int check_float_inputs(flat_call *fc) {
+    for (int i = 0; i < fc->nflat; i++) {
+        if (!ax_dtype_is_float(fc->flat[i]->dtype)) {
+            char t[96];
+            ax_array_type_format(t, sizeof t, fc->flat[i]);
+            ax_error(fc->in->cx, AX_ERR_TYPE,
+                     "%s requires float inputs, but an input to differentiate is %s (use a float "
+                     "array, e.g. x.astype(f32), or leave it out of argnums)",
+                     fc->what, t);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* grad and value_and_grad share this: returns (value, aux, grads) pieces. */
+static ax_value *grad_call(ax_interp *in, ax_value *self, const ax_args *a, bool with_value) {
+    ax_value *state = self->builtin->data;
+    ax_value *fn = state->items[0];
+    bool has_aux = flag_of(in, state->items[2]);
+    int argnums[32], nargnums;
+    bool as_tuple;
+    const char *what = with_value ? "value_and_grad" : "grad";
+    if (read_argnums(in, what, state->items[1], argnums, &nargnums, &as_tuple)) return NULL;
+    normalize_argnums(argnums, nargnums, a->n);
+    flat_call fc;
+    ax_value *result = NULL;
+    ax_array **outs = NULL, *ct = NULL, **ct_in = NULL;
+    ax_linear *lin = NULL;
+    int nout = 0;
+    if (flat_call_init(&fc, in, what, fn, a, nargnums, argnums, has_aux) || check_float_inputs(&fc))
+        goto done;
+    if (ax_ad_linearize(in->cx, flat_fn, &fc, fc.nflat, fc.flat, &nout, &outs, &lin)) goto done;
+    if (fc.nmain != 1 || outs[0]->ndim != 0 || !ax_dtype_is_float(outs[0]->dtype)) {
+        char t[96] = "a pytree";
+        if (fc.nmain == 1) ax_array_type_format(t, sizeof t, outs[0]);
+        ax_error(in->cx, AX_ERR_TYPE,
+                 "%s requires a function with a scalar float output, but it returned %s "
+                 "(use jacrev or vjp for other outputs)",
+                 what, t);
+        goto done;
+    }
+    ax_array **cts = calloc((size_t)nout + 1, sizeof *cts);
+    ct_in = calloc((size_t)fc.nflat + 1, sizeof *ct_in);
+    if (!cts || !ct_in) {
+        free(cts);
+        ax_error_oom(in->cx);
+        goto done;
+    }
+    ct = ax_array_scalar(in->cx, outs[0]->dtype, 1.0);
+    cts[0] = ct;
+    int rc = ct ? ax_linear_transpose(in->cx, lin, cts, ct_in) : -1;
+    free(cts);
+    if (rc) goto done;
+    ax_value *grads = rebuild_per_arg(&fc, ct_in, as_tuple);
+    if (!grads) goto done;
+    if (has_aux) {
+        ax_value *aux = rebuild_aux(&fc, outs);
+        if (with_value) {
+            ax_value *value = rebuild_main(&fc, outs);
+            result = pair(pair(value, aux), grads);
+        } else {
+            result = pair(grads, aux);
+        }
+    } else {
+        result = with_value ? pair(rebuild_main(&fc, outs), grads) : grads;
+    }
+done:
+    ax_array_release(ct);
+    release_arrays(ct_in, fc.nflat);
+    release_arrays(outs, nout);
+    ax_linear_free(lin);
+    flat_call_free(&fc);
+    return result;
+}
+
+static ax_value *grad_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    return grad_call(in, self, a, false);
+}
+static ax_value *value_and_grad_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    return grad_call(in, self, a, true);
+}
+
+static ax_value *make_transform(ax_interp *in, const ax_args *a, const char *name,
+                                const char *doc, ax_builtin_fn call, const char *flag_name) {
+    const char *names[] = {"fun", "argnums", flag_name, NULL};
+    if (!ax_args_check(in, a, name, 3, names)) return NULL;
+    ax_value *fn = ax_arg(a, 0, "fun");
+    if (!fn) return ax_error(in->cx, AX_ERR_TYPE, "%s() missing the function to transform", name);
+    return transformed(in, name, doc, call, fn, ax_arg(a, 1, "argnums"),
+                       flag_name ? ax_arg(a, 2, flag_name) : NULL);
+}
+
+static ax_value *b_grad(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    return make_transform(in, a, "grad", "the gradient of a function", grad_fn_call, "has_aux");
+}
+
+static ax_value *b_value_and_grad(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    return make_transform(in, a, "value_and_grad", "(value, gradient) of a function",
+                          value_and_grad_fn_call, "has_aux");
+}
+
+/* ---------------------------------------------------------------- jvp */
+
+static ax_value *b_jvp(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    if (!ax_args_check(in, a, "jvp", 3, (const char *[]){"fun", "primals", "tangents", NULL}))
+        return NULL;
+    ax_value *fn = ax_arg(a, 0, "fun"), *primals = ax_arg(a, 1, "primals"),
+             *tangents = ax_arg(a, 2, "tangents");
+    if (!fn || !primals || !tangents || (primals->kind != AX_V_TUPLE && primals->kind != AX_V_LIST) ||
+        (tangents->kind != AX_V_TUPLE && tangents->kind != AX_V_LIST))
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "jvp(f, primals, tangents) takes a function and two tuples of arguments");
+    if (primals->n != tangents->n)
+        return ax_error(in->cx, AX_ERR_VALUE, "jvp: %d primals but %d tangents", primals->n,
+                        tangents->n);
+    ax_args pa = {.n = primals->n, .pos = primals->items}, ta = {.n = tangents->n, .pos = tangents->items};
+    int traced[32];
+    for (int i = 0; i < primals->n && i < 32; i++) traced[i] = i;
+    flat_call fc, ft;
+    ax_array **outs = NULL, **touts = NULL;
+    int nout = 0;
+    ax_value *result = NULL;
+    memset(&ft, 0, sizeof ft);
+    if (flat_call_init(&fc, in, "jvp", fn, &pa, primals->n, traced, false)) goto done;
+    if (flat_call_init(&ft, in, "jvp", fn, &ta, tangents->n, traced, false)) goto done;
+    if (ft.nflat != fc.nflat) {
+        ax_error(in->cx, AX_ERR_VALUE, "jvp: the tangents must have the structure of the primals");
+        goto done;
+    }
+    for (int i = 0; i < fc.nflat; i++) {
+        if (!ax_shape_equal(fc.flat[i]->ndim, fc.flat[i]->shape, ft.flat[i]->ndim, ft.flat[i]->shape)) {
+            char p[96], t[96];
+            ax_array_type_format(p, sizeof p, fc.flat[i]);
+            ax_array_type_format(t, sizeof t, ft.flat[i]);
+            ax_error(in->cx, AX_ERR_SHAPE, "jvp: a tangent of type %s for a primal of type %s", t, p);
+            goto done;
+        }
+    }
+    if (ax_ad_jvp(in->cx, flat_fn, &fc, fc.nflat, fc.flat, ft.flat, &nout, &outs, &touts)) goto done;
+    result = pair(rebuild_main(&fc, outs), rebuild_main(&fc, touts));
+done:
+    release_arrays(outs, nout);
+    release_arrays(touts, nout);
+    flat_call_free(&fc);
+    flat_call_free(&ft);
+    return result;
+}
+
+/* ---------------------------------------------------------------- vjp and linearize */
+
+/* What vjp_fn / the linearized function keep: the linear map and the tree structures. */
+typedef struct linear_state {
+    ax_linear *lin;
+    int ntraced;
+    ax_value *defs[32];
+    int counts[32];
+    ax_value *out_def;
+    int nmain;
+} linear_state;
+
+static void linear_state_free(void *p) {
+    linear_state *s = p;
+    ax_linear_free(s->lin);
+    for (int k = 0; k < s->ntraced; k++) ax_value_release(s->defs[k]);
+    if (s->out_def) ax_value_release(s->out_def);
+    free(s);
+}
+static const ax_object_type linear_state_type = {.name = "linear map", .free = linear_state_free};
+
+/* Moves the linear map and structures out of a flat call into a state value. */
+static ax_value *linear_state_new(ax_interp *in, flat_call *fc, ax_linear *lin) {
+    linear_state *s = calloc(1, sizeof *s);
+    if (!s) return ax_error_oom(in->cx);
+    s->lin = lin;
+    s->ntraced = fc->ntraced;
+    for (int k = 0; k < fc->ntraced; k++) {
+        s->defs[k] = ax_value_retain(fc->defs[k]);
+        s->counts[k] = fc->counts[k];
+    }
+    s->out_def = ax_value_retain(fc->out_def);
+    s->nmain = fc->nmain;
+    return ax_value_object(&linear_state_type, s); /* frees s on failure */
+}
+
+/* Flattens `tree` and checks it has the structure `def`; arrays borrowed into *flat. */
+static int flatten_like(ax_interp *in, const char *what, ax_value *tree, ax_value *def,
+                        ax_value ***leaves, int *n) {
+    ax_value *tdef;
+    if (ax_tree_flatten(in, tree, leaves, n, &tdef)) return -1;
+    bool same = ax_treedef_equal(tdef, def);
+    ax_value_release(tdef);
+    for (int i = 0; same && i < *n; i++) same = (*leaves)[i]->kind == AX_V_ARRAY;
+    if (!same) {
+        ax_values_release(*leaves, *n);
+        ax_error(in->cx, AX_ERR_VALUE, "%s: the argument must have the structure of the "
+                                       "function's output", what);
+        return -1;
+    }
+    return 0;
+}
+
+static ax_value *vjp_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    linear_state *s = self->builtin->data->obj.payload;
+    if (a->n != 1 || a->nkw)
+        return ax_error(in->cx, AX_ERR_TYPE, "vjp_fn takes one cotangent (of the output's structure)");
+    ax_value **leaves;
+    int n;
+    if (flatten_like(in, "vjp_fn", a->pos[0], s->out_def, &leaves, &n)) return NULL;
+    ax_array **cts = calloc((size_t)s->lin->nout + 1, sizeof *cts);
+    ax_array **ct_in = calloc((size_t)s->lin->nin + 1, sizeof *ct_in);
+    ax_value *result = NULL;
+    if (cts && ct_in) {
+        for (int i = 0; i < n; i++) cts[i] = leaves[i]->arr;
+        if (!ax_linear_transpose(in->cx, s->lin, cts, ct_in)) {
+            flat_call fc = {.in = in, .ntraced = s->ntraced};
+            memcpy(fc.defs, s->defs, sizeof s->defs);
+            memcpy(fc.counts, s->counts, sizeof s->counts);
+            result = rebuild_per_arg(&fc, ct_in, true);
+        }
+    } else {
+        ax_error_oom(in->cx);
+    }
+    release_arrays(ct_in, s->lin->nin);
+    free(cts);
+    ax_values_release(leaves, n);
+    return result;
+}
+
+static ax_value *linearized_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    linear_state *s = self->builtin->data->obj.payload;
+    if (a->n != s->ntraced || a->nkw)
+        return ax_error(in->cx, AX_ERR_TYPE, "the linearized function takes %d tangent%s",
+                        s->ntraced, s->ntraced == 1 ? "" : "s");
+    ax_array **flat = calloc((size_t)s->lin->nin + 1, sizeof *flat);
+    ax_array **tout = calloc((size_t)s->lin->nout + 1, sizeof *tout);
+    ax_value *result = NULL;
+    int off = 0, rc = flat && tout ? 0 : -1;
+    for (int k = 0; k < s->ntraced && !rc; k++) {
+        ax_value **leaves;
+        int n;
+        if (flatten_like(in, "linearize", a->pos[k], s->defs[k], &leaves, &n)) {
+            rc = -1;
+            break;
+        }
+        for (int i = 0; i < n; i++) flat[off + i] = ax_array_retain(leaves[i]->arr);
+        off += n;
+        ax_values_release(leaves, n);
+    }
+    if (!rc && !ax_linear_apply(in->cx, s->lin, flat, tout)) {
+        ax_value **vals = wrap_arrays(in->cx, s->nmain, tout);
+        if (vals) result = ax_tree_unflatten(in, s->out_def, vals, s->nmain);
+        if (vals) ax_values_release(vals, s->nmain);
+    }
+    release_arrays(flat, off);
+    release_arrays(tout, s->lin->nout);
+    return result;
+}
+
+/* vjp(f, *primals) and linearize(f, *primals). */
+static ax_value *vjp_or_linearize(ax_interp *in, const ax_args *a, bool vjp) {
+    const char *what = vjp ? "vjp" : "linearize";
+    if (a->n < 1) return ax_error(in->cx, AX_ERR_TYPE, "%s(f, *primals) needs a function", what);
+    bool has_aux = false;
+    for (int i = 0; i < a->nkw; i++) {
+        if (!strcmp(a->kwnames[i], "has_aux") && vjp) {
+            if (!ax_value_truthy(in, a->kwvals[i], &has_aux)) return NULL;
+        } else {
+            return ax_error(in->cx, AX_ERR_TYPE, "%s() got an unexpected keyword argument '%s'",
+                            what, a->kwnames[i]);
+        }
+    }
+    ax_args pa = {.n = a->n - 1, .pos = a->pos + 1};
+    int traced[32];
+    for (int i = 0; i < pa.n && i < 32; i++) traced[i] = i;
+    flat_call fc;
+    ax_array **outs = NULL;
+    ax_linear *lin = NULL;
+    int nout = 0;
+    ax_value *result = NULL;
+    if (flat_call_init(&fc, in, what, a->pos[0], &pa, pa.n, traced, has_aux) ||
+        check_float_inputs(&fc) ||
+        ax_ad_linearize(in->cx, flat_fn, &fc, fc.nflat, fc.flat, &nout, &outs, &lin))
+        goto done;
+    ax_value *state = linear_state_new(in, &fc, lin);
+    lin = NULL;
+    if (!state) goto done;
+    ax_value *f = ax_value_builtin(vjp ? "vjp_fn" : "f_jvp",
+                                   vjp ? "the pullback: cotangent of the output -> cotangents of "
+                                         "the inputs"
+                                       : "the linearized function: tangents -> output tangent",
+                                   vjp ? vjp_fn_call : linearized_call, state);
+    ax_value *value = rebuild_main(&fc, outs);
+    result = pair(value, f);
+    if (result && has_aux) {
+        ax_value *aux = rebuild_aux(&fc, outs);
+        if (!aux) {
+            ax_value_release(result);
+            result = NULL;
+        } else {
+            ax_value **items = malloc(3 * sizeof *items);
+            if (items) {
+                items[0] = ax_value_retain(result->items[0]);
+                items[1] = ax_value_retain(result->items[1]);
+                items[2] = aux;
+                ax_value_release(result);
+                result = ax_value_tuple(3, items);
+                free(items);
+            }
+        }
+    }
+done:
+    release_arrays(outs, nout);
+    ax_linear_free(lin);
+    flat_call_free(&fc);
+    return result;
+}
+
+static ax_value *b_vjp(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    return vjp_or_linearize(in, a, true);
+}
+
+static ax_value *b_linearize(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    return vjp_or_linearize(in, a, false);
+}
+
+/* ---------------------------------------------------------------- jacobians */
+
+/* A one-hot array of the given type with a 1 at row-major position i. */
+static ax_array *one_hot(ax_ctx *cx, const ax_aval *t, int64_t i) {
+    ax_array *e = ax_array_zeros(cx, t->dtype, t->ndim, t->shape);
+    if (e) {
+        double one = 1.0;
+        ax_convert_element(t->dtype, (char *)e->buf->data + i * (int64_t)ax_dtype_size(t->dtype),
+                           AX_F64, &one);
+    }
+    return e;
+}
+
+/* Stacks n arrays of one type along a new leading axis. */
+static ax_array *stack(ax_ctx *cx, int n, ax_array **xs, const ax_aval *t) {
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    ax_array **rows = calloc((size_t)(n ? n : 1), sizeof *rows);
+    int64_t shape[AX_MAX_RANK + 1];
+    shape[0] = 1;
+    memcpy(shape + 1, t->shape, (size_t)t->ndim * sizeof *shape);
+    for (int i = 0; rows && i < n; i++) rows[i] = ax_lax_reshape(&s, xs[i], t->ndim + 1, shape);
+    ax_params cat = {.naxes = 1, .axes = {0}};
+    ax_array *r = rows ? ax_lax_bind(&s, AX_P_CONCATENATE, n, rows, &cat) : NULL;
+    r = ax_scope_keep(&s, r);
+    free(rows);
+    ax_scope_end(&s);
+    return r;
+}
+
+/* jacfwd / jacrev of a function of one array returning one array: J[out..., in...]. */
+static ax_value *jacobian_call(ax_interp *in, ax_value *self, const ax_args *a, bool forward) {
+    ax_value *state = self->builtin->data;
+    const char *what = forward ? "jacfwd" : "jacrev";
+    int argnums[32], nargnums;
+    bool as_tuple;
+    if (read_argnums(in, what, state->items[1], argnums, &nargnums, &as_tuple)) return NULL;
+    normalize_argnums(argnums, nargnums, a->n);
+    if (nargnums != 1)
+        return ax_error(in->cx, AX_ERR_VALUE, "%s: differentiate with respect to one argument "
+                                              "(argnums must be one int)", what);
+    flat_call fc;
+    ax_array **outs = NULL, **cols = NULL, *J = NULL;
+    ax_linear *lin = NULL;
+    int nout = 0, ncols = 0;
+    ax_value *result = NULL;
+    ax_ctx *cx = in->cx;
+    if (flat_call_init(&fc, in, what, state->items[0], a, 1, argnums, false) ||
+        check_float_inputs(&fc))
+        goto done;
+    if (fc.nflat != 1) {
+        ax_error(cx, AX_ERR_VALUE, "%s: the argument must be one array (got a pytree of %d "
+                                   "arrays); pytree jacobians are not available", what, fc.nflat);
+        goto done;
+    }
+    if (ax_ad_linearize(cx, flat_fn, &fc, 1, fc.flat, &nout, &outs, &lin)) goto done;
+    if (fc.nmain != 1) {
+        ax_error(cx, AX_ERR_VALUE, "%s: the function must return one array", what);
+        goto done;
+    }
+    ax_aval tin = lin->in_types[0], tout = lin->out_types[0];
+    tin.weak = false;
+    int64_t n = forward ? ax_shape_size(tin.ndim, tin.shape) : ax_shape_size(tout.ndim, tout.shape);
+    cols = calloc((size_t)(n ? n : 1), sizeof *cols);
+    if (!cols) goto done;
+    for (int64_t i = 0; i < n; i++, ncols++) {
+        ax_array *e = one_hot(cx, forward ? &tin : &tout, i);
+        int rc = !e ? -1 : forward ? ax_linear_apply(cx, lin, &e, &cols[i])
+                                   : ax_linear_transpose(cx, lin, &e, &cols[i]);
+        ax_array_release(e);
+        if (rc) goto done;
+    }
+    ax_array *st = stack(cx, (int)n, cols, forward ? &tout : &tin);
+    if (!st) goto done;
+    /* forward: (in..., out...) -> (out..., in...); reverse: (out..., in...) already. */
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    int64_t shape[2 * AX_MAX_RANK];
+    memcpy(shape, tout.shape, (size_t)tout.ndim * sizeof *shape);
+    memcpy(shape + tout.ndim, tin.shape, (size_t)tin.ndim * sizeof *shape);
+    ax_array *r = ax_scope_own(&s, st);
+    if (forward) {
+        int perm[2 * AX_MAX_RANK];
+        for (int i = 0; i < tout.ndim; i++) perm[i] = 1 + i;
+        perm[tout.ndim] = 0;
+        r = ax_lax_transpose(&s, r, perm);
+    }
+    r = ax_lax_reshape(&s, r, tout.ndim + tin.ndim, shape);
+    J = ax_scope_keep(&s, r);
+    ax_scope_end(&s);
+    if (J) result = ax_value_array(J);
+    J = NULL;
+done:
+    release_arrays(cols, ncols);
+    release_arrays(outs, nout);
+    ax_linear_free(lin);
+    flat_call_free(&fc);
+    return result;
+}
+
+static ax_value *jacfwd_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    return jacobian_call(in, self, a, true);
+}
+static ax_value *jacrev_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    return jacobian_call(in, self, a, false);
+}
+
+static ax_value *b_jacfwd(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    return make_transform(in, a, "jacfwd", "the Jacobian by forward mode", jacfwd_fn_call, NULL);
+}
+static ax_value *b_jacrev(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    return make_transform(in, a, "jacrev", "the Jacobian by reverse mode", jacrev_fn_call, NULL);
+}
+
+static ax_value *b_hessian(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    if (!ax_args_check(in, a, "hessian", 2, (const char *[]){"fun", "argnums", NULL})) return NULL;
+    ax_value *fn = ax_arg(a, 0, "fun"), *argnums = ax_arg(a, 1, "argnums");
+    if (!fn) return ax_error(in->cx, AX_ERR_TYPE, "hessian() missing the function");
+    ax_value *inner = transformed(in, "jacrev", "the Jacobian by reverse mode", jacrev_fn_call, fn,
+                                  argnums, NULL);
+    if (!inner) return NULL;
+    ax_value *outer = transformed(in, "hessian", "the Hessian (jacfwd of jacrev)", jacfwd_fn_call,
+                                  inner, argnums, NULL);
+    ax_value_release(inner);
+    return outer;
+}
+
+/* ---------------------------------------------------------------- make_jaxpr */
+
+static void jaxpr_free(void *p) { ax_ir_release(p); }
+static void jaxpr_format(ax_strbuf *out, void *p) { ax_ir_format(out, p); }
+static const ax_object_type jaxpr_type = {.name = "jaxpr", .free = jaxpr_free,
+                                          .format = jaxpr_format};
+
+static int all_positions(const ax_args *a, int *traced) {
+    int n = a->n < 32 ? a->n : 32;
+    for (int i = 0; i < n; i++) traced[i] = i;
+    return n;
+}
+
+/* The simplified form of ir (consumes the reference). */
+static ax_ir *simplified(ax_ctx *cx, ax_ir *ir) {
+    if (!ir) return NULL;
+    ax_ir *s = ax_simplify(cx, ir);
+    ax_ir_release(ir);
+    return s;
+}
+
+/* Traces fn abstractly on the types of the call's arguments. */
+static ax_ir *trace_call(ax_interp *in, flat_call *fc, const char *what, ax_value *fn,
+                         const ax_args *a, int ntraced, const int *traced, int *nout) {
+    if (flat_call_init(fc, in, what, fn, a, ntraced, traced, false)) return NULL;
+    ax_aval *types = calloc((size_t)fc->nflat + 1, sizeof *types);
+    if (!types) return ax_error_oom(in->cx);
+    for (int i = 0; i < fc->nflat; i++) ax_aval_of(&types[i], fc->flat[i]);
+    ax_ir *ir = ax_trace_to_ir(in->cx, flat_fn, fc, fc->nflat, types, nout);
+    free(types);
+    return simplified(in->cx, ir);
+}
+
+static ax_value *jaxpr_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    ax_value *state = self->builtin->data;
+    int traced[32], n = all_positions(a, traced), nout = 0;
+    flat_call fc;
+    ax_ir *ir = trace_call(in, &fc, "make_jaxpr", state->items[0], a, n, traced, &nout);
+    flat_call_free(&fc);
+    if (!ir) return NULL;
+    return ax_value_object(&jaxpr_type, ir); /* releases ir on failure */
+}
+
+static ax_value *b_make_jaxpr(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    return make_transform(in, a, "make_jaxpr", "the typed IR of a function for given arguments",
+                          jaxpr_fn_call, NULL);
+}
+
+/* ---------------------------------------------------------------- jit */
+
+typedef struct jit_entry {
+    char *key;
+    ax_ir *ir;
+    ax_value *out_def;
+    int nmain;
+} jit_entry;
+
+typedef struct jit_state {
+    ax_value *fn;
+    int nstatic;
+    int statics[32];
+    jit_entry *entries;
+    int nentries, cap;
+} jit_state;
+
+static void jit_state_free(void *p) {
+    jit_state *s = p;
+    ax_value_release(s->fn);
+    for (int i = 0; i < s->nentries; i++) {
+        free(s->entries[i].key);
+        ax_ir_release(s->entries[i].ir);
+        ax_value_release(s->entries[i].out_def);
+    }
+    free(s->entries);
+    free(s);
+}
+static const ax_object_type jit_state_type = {.name = "jit", .free = jit_state_free};
+
+static bool is_static(const jit_state *s, int pos) {
+    for (int i = 0; i < s->nstatic; i++)
+        if (s->statics[i] == pos) return true;
+    return false;
+}
+
+/* The cache key: the type of every traced leaf and the value of every static argument. */
+static char *cache_key(ax_interp *in, const jit_state *s, const ax_args *a, flat_call *fc) {
+    ax_strbuf k;
+    ax_strbuf_init(&k);
+    for (int i = 0; i < fc->nflat; i++) {
+        char t[128];
+        ax_array_type_format(t, sizeof t, fc->flat[i]);
+        ax_strbuf_appendf(&k, "%s%s;", t, fc->flat[i]->weak ? "w" : "");
+    }
+    for (int k2 = 0; k2 < fc->ntraced; k2++) ax_value_format(&k, fc->defs[k2]);
+    for (int i = 0; i < a->n; i++) {
+        if (!is_static(s, i)) continue;
+        ax_strbuf_appendf(&k, "|%d=", i);
+        ax_value_format(&k, a->pos[i]);
+    }
+    for (int i = 0; i < a->nkw; i++) {
+        ax_strbuf_appendf(&k, "|%s=", a->kwnames[i]);
+        ax_value_format(&k, a->kwvals[i]);
+    }
+    (void)in;
+    return k.data;
+}
+
+static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    jit_state *s = self->builtin->data->obj.payload;
+    for (int i = 0; i < a->nkw; i++)
+        if (a->kwvals[i]->kind == AX_V_ARRAY)
+            return ax_error(in->cx, AX_ERR_TYPE, "pass arrays to a jit-compiled function "
+                                                 "positionally (keyword '%s')", a->kwnames[i]);
+    for (int i = 0; i < s->nstatic; i++)
+        if (s->statics[i] >= a->n)
+            return ax_error(in->cx, AX_ERR_VALUE, "jit: static_argnums names argument %d but "
+                                                  "only %d were given", s->statics[i], a->n);
+    int traced[32], ntraced = 0;
+    for (int i = 0; i < a->n && ntraced < 32; i++)
+        if (!is_static(s, i)) traced[ntraced++] = i;
+    flat_call fc;
+    ax_value *result = NULL;
+    ax_array **outs = NULL;
+    char *key = NULL;
+    if (flat_call_init(&fc, in, "jit", s->fn, a, ntraced, traced, false)) goto done;
+    key = cache_key(in, s, a, &fc);
+    jit_entry *e = NULL;
+    for (int i = 0; key && i < s->nentries; i++)
+        if (!strcmp(s->entries[i].key, key)) e = &s->entries[i];
+    if (!e) {
+        ax_aval *types = calloc((size_t)fc.nflat + 1, sizeof *types);
+        if (!types) goto done;
+        for (int i = 0; i < fc.nflat; i++) ax_aval_of(&types[i], fc.flat[i]);
+        int nout = 0;
+        ax_ir *ir = simplified(in->cx, ax_trace_to_ir(in->cx, flat_fn, &fc, fc.nflat, types, &nout));
+        free(types);
+        if (!ir) goto done;
+        if (s->nentries == s->cap) {
+            int cap = s->cap ? 2 * s->cap : 4;
+            jit_entry *grown = realloc(s->entries, (size_t)cap * sizeof *grown);
+            if (!grown) {
+                ax_ir_release(ir);
+                ax_error_oom(in->cx);
+                goto done;
+            }
+            s->entries = grown;
+            s->cap = cap;
+        }
+        e = &s->entries[s->nentries++];
+        *e = (jit_entry){.key = key, .ir = ir, .out_def = ax_value_retain(fc.out_def),
+                         .nmain = fc.nmain};
+        key = NULL;
+    }
+    outs = calloc((size_t)e->ir->nout + 1, sizeof *outs);
+    if (!outs || ax_ir_eval(in->cx, e->ir, fc.flat, outs)) goto done;
+    ax_value **vals = wrap_arrays(in->cx, e->nmain, outs);
+    if (vals) {
+        result = ax_tree_unflatten(in, e->out_def, vals, e->nmain);
+        ax_values_release(vals, e->nmain);
+    }
+    release_arrays(outs, e->ir->nout);
+    outs = NULL;
+done:
+    free(outs);
+    free(key);
+    flat_call_free(&fc);
+    return result;
+}
+
+static ax_value *b_jit(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    if (!ax_args_check(in, a, "jit", 2, (const char *[]){"fun", "static_argnums", NULL})) return NULL;
+    ax_value *fn = ax_arg(a, 0, "fun"), *statics = ax_arg(a, 1, "static_argnums");
+    if (!fn) return ax_error(in->cx, AX_ERR_TYPE, "jit() missing the function to compile");
+    jit_state *s = calloc(1, sizeof *s);
+    if (!s) return ax_error_oom(in->cx);
+    s->fn = ax_value_retain(fn);
+    if (statics && statics->kind != AX_V_NONE) {
+        bool as_tuple;
+        if (read_argnums(in, "jit", statics, s->statics, &s->nstatic, &as_tuple)) {
+            jit_state_free(s);
+            return NULL;
+        }
+    }
+    ax_value *state = ax_value_object(&jit_state_type, s); /* frees s on failure */
+    if (!state) return NULL;
+    return ax_value_builtin("jit", "a jit-compiled function", jit_fn_call, state);
+}
+
+/* ---------------------------------------------------------------- vmap */
+
+#define AXIS_NONE (-1000000)
+
+/* Reads an axis spec leaf: an int, or None (AXIS_NONE). */
+static int read_axis(ax_interp *in, ax_value *v, int *axis) {
+    if (v->kind == AX_V_NONE) {
+        *axis = AXIS_NONE;
+        return 0;
+    }
+    int64_t k;
+    if (!ax_value_to_int(in, v, "an axis in in_axes/out_axes", &k)) return -1;
+    *axis = (int)k;
+    return 0;
+}
+
+/* Gives each leaf of `tree` its axis from `spec`, a pytree prefix of it (an int or None applies
+ * to a whole subtree). Appends to axes[*n]. */
+static int spread_axes(ax_interp *in, const char *what, ax_value *tree, ax_value *spec, int *axes,
+                       int *n, int cap) {
+    if (spec->kind == AX_V_NONE || spec->kind == AX_V_ARRAY) {
+        int axis, count = 0;
+        if (read_axis(in, spec, &axis)) return -1;
+        ax_value **leaves, *def;
+        if (ax_tree_flatten(in, tree, &leaves, &count, &def)) return -1;
+        ax_values_release(leaves, count);
+        ax_value_release(def);
+        for (int i = 0; i < count; i++) {
+            if (*n >= cap) return ax_error(in->cx, AX_ERR_VALUE, "%s: too many leaves", what), -1;
+            axes[(*n)++] = axis;
+        }
+        return 0;
+    }
+    bool same = spec->kind == tree->kind && spec->n == tree->n &&
+                (spec->kind == AX_V_TUPLE || spec->kind == AX_V_LIST || spec->kind == AX_V_DICT);
+    if (!same) {
+        ax_error(in->cx, AX_ERR_VALUE,
+                 "%s must be an int, None, or a tuple/list/dict matching the structure of the "
+                 "arguments (a pytree prefix)", what);
+        return -1;
+    }
+    if (spec->kind == AX_V_DICT) {
+        /* Leaves are visited in sorted key order: follow the tree's keys in that order. */
+        ax_value **leaves, *def;
+        int count;
+        if (ax_tree_flatten(in, tree, &leaves, &count, &def)) return -1;
+        ax_values_release(leaves, count);
+        ax_value_release(def);
+        ax_value **keys = malloc((size_t)tree->n * sizeof *keys);
+        if (!keys) return ax_error_oom(in->cx), -1;
+        memcpy(keys, tree->keys, (size_t)tree->n * sizeof *keys);
+        for (int i = 0; i < tree->n; i++)
+            for (int j = i + 1; j < tree->n; j++)
+                if (strcmp(keys[j]->str, keys[i]->str) < 0) {
+                    ax_value *tmp = keys[i];
+                    keys[i] = keys[j], keys[j] = tmp;
+                }
+        int rc = 0;
+        for (int i = 0; i < tree->n && !rc; i++) {
+            ax_value *sub = ax_dict_get(spec, keys[i]->str);
+            if (!sub) {
+                ax_error(in->cx, AX_ERR_VALUE, "%s: no entry for key '%s'", what, keys[i]->str);
+                rc = -1;
+            } else {
+                rc = spread_axes(in, what, ax_dict_get(tree, keys[i]->str), sub, axes, n, cap);
+            }
+        }
+        free(keys);
+        return rc;
+    }
+    for (int i = 0; i < tree->n; i++)
+        if (spread_axes(in, what, tree->items[i], spec->items[i], axes, n, cap)) return -1;
+    return 0;
+}
+
+typedef struct vmap_spec {
+    ax_value *fn, *in_axes, *out_axes, *axis_size;
+} vmap_spec;
+
+/* The batch size from the mapped leaves; errors name the arguments and their sizes. */
+static int batch_size(ax_interp *in, flat_call *fc, int *axes, int64_t *size) {
+    int off = 0, first_arg = -1;
+    int64_t first = -1;
+    for (int k = 0; k < fc->ntraced; k++) {
+        for (int i = 0; i < fc->counts[k]; i++) {
+            ax_array *x = fc->flat[off + i];
+            int *axis = &axes[off + i];
+            if (*axis == AXIS_NONE) continue;
+            if (*axis < -x->ndim || *axis >= x->ndim) {
+                char t[96];
+                ax_array_type_format(t, sizeof t, x);
+                ax_error(in->cx, AX_ERR_VALUE,
+                         "vmap: in_axes %d is out of range for argument %d of type %s", *axis,
+                         fc->traced[k], t);
+                return -1;
+            }
+            if (*axis < 0) *axis += x->ndim;
+            int64_t n = x->shape[*axis];
+            if (first < 0) {
+                first = n, first_arg = fc->traced[k];
+            } else if (n != first) {
+                ax_error(in->cx, AX_ERR_VALUE,
+                         "vmap got inconsistent sizes for the mapped axis: argument %d has size "
+                         "%lld, argument %d has size %lld",
+                         first_arg, (long long)first, fc->traced[k], (long long)n);
+                return -1;
+            }
+        }
+        off += fc->counts[k];
+    }
+    if (first < 0 && *size < 0) {
+        ax_error(in->cx, AX_ERR_VALUE, "vmap needs at least one mapped argument (an in_axes "
+                                       "entry that is not None) or axis_size");
+        return -1;
+    }
+    if (first >= 0 && *size >= 0 && first != *size) {
+        ax_error(in->cx, AX_ERR_VALUE, "vmap: axis_size=%lld but the mapped arguments have size "
+                                       "%lld", (long long)*size, (long long)first);
+        return -1;
+    }
+    if (first >= 0) *size = first;
+    return 0;
+}
+
+static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    ax_value *st = self->builtin->data;
+    ax_value *fn = st->items[0], *in_axes = st->items[1], *out_axes = st->items[2], *asz = st->items[3];
+    int64_t size = -1;
+    if (asz->kind != AX_V_NONE && !ax_value_to_int(in, asz, "axis_size", &size)) return NULL;
+    /* Per-argument specs: one spec for all, or one per positional argument. */
+    int traced[32], ntraced = 0;
+    ax_value *specs[32];
+    bool per_arg = in_axes->kind == AX_V_TUPLE || in_axes->kind == AX_V_LIST;
+    if (per_arg && in_axes->n != a->n)
+        return ax_error(in->cx, AX_ERR_VALUE,
+                        "vmap in_axes has %d entries but the function was called with %d "
+                        "positional arguments",
+                        in_axes->n, a->n);
+    for (int i = 0; i < a->n && i < 32; i++) {
+        ax_value *spec = per_arg ? in_axes->items[i] : in_axes;
+        if (spec->kind == AX_V_NONE) continue; /* passed through untouched */
+        specs[ntraced] = spec;
+        traced[ntraced++] = i;
+    }
+    flat_call fc;
+    int *axes = NULL, nax = 0, nout = 0, *bdims = NULL;
+    ax_array **outs = NULL;
+    ax_value *result = NULL;
+    if (flat_call_init(&fc, in, "vmap", fn, a, ntraced, traced, false)) goto done;
+    axes = malloc((size_t)(fc.nflat + 1) * sizeof *axes);
+    if (!axes) goto done;
+    for (int k = 0; k < ntraced; k++)
+        if (spread_axes(in, "vmap in_axes", a->pos[traced[k]], specs[k], axes, &nax, fc.nflat)) goto done;
+    if (batch_size(in, &fc, axes, &size)) goto done;
+    for (int i = 0; i < nax; i++)
+        if (axes[i] == AXIS_NONE) axes[i] = -1;
+    if (ax_vmap(in->cx, flat_fn, &fc, fc.nflat, fc.flat, axes, size, &nout, &outs, &bdims)) goto done;
+    /* Place each output's batch dimension where out_axes says. */
+    ax_value *main = rebuild_main(&fc, outs);
+    int oaxes[256], nox = 0;
+    if (!main || spread_axes(in, "vmap out_axes", main, out_axes, oaxes, &nox, 256)) {
+        if (main) ax_value_release(main);
+        goto done;
+    }
+    ax_value_release(main);
+    for (int j = 0; j < nout; j++) {
+        int ax = oaxes[j];
+        if (ax == AXIS_NONE) {
+            if (bdims[j] >= 0) {
+                ax_error(in->cx, AX_ERR_VALUE, "vmap: out_axes is None for an output that depends "
+                                               "on the mapped arguments");
+                goto done;
+            }
+            continue;
+        }
+        int nd = outs[j]->ndim + (bdims[j] < 0);
+        if (ax < 0) ax += nd;
+        if (ax < 0 || ax >= nd) {
+            ax_error(in->cx, AX_ERR_VALUE, "vmap: out_axes %d is out of range for an output of "
+                                           "rank %d", oaxes[j], nd - 1);
+            goto done;
+        }
+        ax_array *placed = ax_vmap_place(in->cx, outs[j], bdims[j], size, ax);
+        outs[j] = placed;
+        if (!placed) goto done;
+    }
+    result = rebuild_main(&fc, outs);
+done:
+    release_arrays(outs, nout);
+    free(bdims);
+    free(axes);
+    flat_call_free(&fc);
+    return result;
+}
+
+static ax_value *b_vmap(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    const char *names[] = {"fun", "in_axes", "out_axes", "axis_size", NULL};
+    if (!ax_args_check(in, a, "vmap", 4, names)) return NULL;
+    ax_value *fn = ax_arg(a, 0, "fun");
+    if (!fn) return ax_error(in->cx, AX_ERR_TYPE, "vmap() missing the function to vectorise");
+    ax_value *items[4] = {fn, ax_arg(a, 1, "in_axes"), ax_arg(a, 2, "out_axes"),
+                          ax_arg(a, 3, "axis_size")};
+    ax_value **st = malloc(4 * sizeof *st);
+    if (!st) return ax_error_oom(in->cx);
+    for (int i = 0; i < 4; i++) {
+        if (items[i]) st[i] = ax_value_retain(items[i]);
+        else if (i == 3) st[i] = ax_none();
+        else if (!(st[i] = ax_value_int(in, 0))) {
+            ax_values_release(st, i);
+            return NULL;
+        }
+    }
+    ax_value *state = ax_value_tuple(4, st);
+    free(st);
+    if (!state) return NULL;
+    return ax_value_builtin("vmap", "a vectorised function", vmap_fn_call, state);
+}
+
+/* ---------------------------------------------------------------- registration */
+
+int ax_transforms_register(ax_interp *in) {
+    static const struct {
+        const char *name, *doc;
+        ax_builtin_fn fn;
+    } fns[] = {
+        {"grad", "grad(f, argnums=0, has_aux=False): the gradient of a scalar function", b_grad},
+        {"value_and_grad", "value_and_grad(f, argnums=0, has_aux=False): f's value and gradient",
+         b_value_and_grad},
+        {"jvp", "jvp(f, primals, tangents): (f(*primals), the derivative along tangents)", b_jvp},
+        {"vjp", "vjp(f, *primals): (f(*primals), vjp_fn) with vjp_fn mapping output cotangents "
+                "to input cotangents",
+         b_vjp},
+        {"linearize", "linearize(f, *primals): (f(*primals), the linear map of tangents)",
+         b_linearize},
+        {"jacfwd", "jacfwd(f, argnums=0): the Jacobian by forward mode", b_jacfwd},
+        {"jacrev", "jacrev(f, argnums=0): the Jacobian by reverse mode", b_jacrev},
+        {"jacobian", "jacobian(f, argnums=0): the Jacobian (reverse mode)", b_jacrev},
+        {"hessian", "hessian(f, argnums=0): the matrix of second derivatives", b_hessian},
+        {"make_jaxpr", "make_jaxpr(f)(*args): the typed IR that f traces to", b_make_jaxpr},
+        {"jit", "jit(f, static_argnums=()): f compiled for each new argument type", b_jit},
+        {"vmap", "vmap(f, in_axes=0, out_axes=0, axis_size=None): f mapped over an axis",
+         b_vmap},
+    };
+    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
+        ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
+        if (!v) return -1;
+        ax_interp_define_builtin(in, fns[i].name, v);
+    }
+    return 0;
+}

@@ -1,0 +1,498 @@
+#!/usr/bin/python3
+"""Writes tests/lang/np_*.ax: ax programs exercising the NumPy layer and the builtins, with the
+expected output computed by NumPy (as JAX would give it: f32 by default, JAX's promotion).
+
+Each case is (ax expression, Python expression); the Python side runs with numpy as np and the
+names the block's setup defines, and its str() is the expected line(s). Run from anywhere:
+    /usr/bin/python3 tests/lang/gen_np_tests.py   (the python3 that has numpy)
+"""
+import os
+
+import numpy as np
+
+f32, f64, i32, i64, u8, u32 = np.float32, np.float64, np.int32, np.int64, np.uint8, np.uint32
+
+BLOCKS = {}
+
+
+def block(file, comment, setup_ax, setup_py, cases):
+    BLOCKS.setdefault(file, []).append((comment, setup_ax, setup_py, cases))
+
+
+# ---------------------------------------------------------------- arithmetic and promotion
+block("np_arith", "weak literals keep the array's dtype; true division gives floats",
+      "x = array([1., 2., 3.])\ni = array([1, 2, 3])\nb = array([True, False, True])",
+      "x = np.array([1., 2., 3.], f32)\ni = np.array([1, 2, 3], i32)\nb = np.array([True, False, True])",
+      [("x * 2", "x * f32(2)"),
+       ("(x * 2).dtype", "'float32'"),
+       ("(i * 2).dtype", "'int32'"),
+       ("i / 2", "(i / 2).astype(f32)"),
+       ("(i / i).dtype", "'float32'"),
+       ("(i + 1.5).dtype", "'float32'"),
+       ("(x + i).dtype", "'float32'"),
+       ("(i + array(1, dtype=i64)).dtype", "'int64'"),
+       ("(array([250], dtype=u8) + 10)", "np.array([250], u8) + u8(10)"),
+       ("(array([1], dtype=u8) + 1).dtype", "'uint8'"),
+       ("(array([1], dtype=u8) + array([1], dtype=i32)).dtype", "'int32'"),
+       ("(array([1.], dtype=f64) * 2.0).dtype", "'float64'"),
+       ("(x.astype(f64) + x).dtype", "'float64'"),
+       ("(b + 1).dtype", "'int32'"),
+       ("(b * 1.0).dtype", "'float32'"),
+       ("(1 + 2).dtype", "'int32'"),
+       ("1 / 2", "0.5"),
+       ("7 // 2, -7 // 2, 7 % 3, -7 % 3, 7 % -3", "(3, -4, 1, 2, -2)"),
+       ("array([-7., 7.]) // 2", "np.array([-7., 7.], f32) // 2"),
+       ("array([-7., 7.5]) % 2", "np.array([-7., 7.5], f32) % 2"),
+       ("i ** 2", "i ** 2"),
+       ("x ** 2", "x ** 2"),
+       ("x ** 0.5", "x ** f32(0.5)"),
+       ("2 ** i", "2 ** i"),
+       ("2.0 ** x", "f32(2.0) ** x"),
+       ("x ** -1", "x ** -1"),
+       ("-x ** 2", "-(x ** 2)"),
+       ("x - i", "x - i"),
+       ("i & 2, i | 4, i ^ 1", "(i & 2, i | 4, i ^ 1)"),
+       ("i << 2, i >> 1", "(i << 2, i >> 1)"),
+       ("~i", "~i"),
+       ("~b", "~b"),
+       ("b & array([True, True, False])", "b & np.array([True, True, False])"),
+       ("x > 1.5, x == 2, i != 2", "(x > 1.5, x == 2, i != 2)"),
+       ("(x >= 2).dtype", "'bool'"),
+       ("-i", "-i"),
+       ])
+
+block("np_arith", "broadcasting",
+      "a = arange(6.).reshape((2, 3))\nr = array([10., 20., 30.])\nc = array([[1.], [2.]])",
+      "a = np.arange(6., dtype=f32).reshape((2, 3))\nr = np.array([10., 20., 30.], f32)\nc = np.array([[1.], [2.]], f32)",
+      [("a + r", "a + r"),
+       ("a * c", "a * c"),
+       ("r + c", "r + c"),
+       ("(r + c).shape", "(r + c).shape"),
+       ("a - 1", "a - 1"),
+       ("maximum(a, 2.5)", "np.maximum(a, f32(2.5))"),
+       ("minimum(r, c)", "np.minimum(r, c)"),
+       ("where(a > 2, a, -1.0)", "np.where(a > 2, a, f32(-1.0))"),
+       ("where(array([True, False, True]), r, c)", "np.where([True, False, True], r, c)"),
+       ("clip(a, 1, 4)", "np.clip(a, 1, 4)"),
+       ("clip(a, a_max=2)", "np.minimum(a, 2)"),
+       ])
+
+block("np_arith", "matmul, dot and friends",
+      "A = arange(6.).reshape((2, 3))\nB = arange(12.).reshape((3, 4))\nv = array([1., 2., 3.])\n"
+      "S = arange(24.).reshape((2, 3, 4))\nT = arange(24.).reshape((2, 4, 3))",
+      "A = np.arange(6., dtype=f32).reshape((2, 3))\nB = np.arange(12., dtype=f32).reshape((3, 4))\n"
+      "v = np.array([1., 2., 3.], f32)\nS = np.arange(24., dtype=f32).reshape((2, 3, 4))\n"
+      "T = np.arange(24., dtype=f32).reshape((2, 4, 3))",
+      [("A @ B", "A @ B"),
+       ("A @ v", "A @ v"),
+       ("v @ B", "v @ B"),
+       ("v @ v", "v @ v"),
+       ("(S @ T).shape", "(S @ T).shape"),
+       ("S @ T", "S @ T"),
+       ("(S @ T[0]).shape, S @ T[0]", "((S @ T[0]).shape, S @ T[0])"),
+       ("A @ S", "A @ S"),
+       ("v @ S", "v @ S"),
+       ("S @ array([1., 0., 0., 1.])", "S @ np.array([1., 0., 0., 1.], f32)"),
+       ("dot(A, B)", "np.dot(A, B)"),
+       ("dot(S, T[0]).shape", "np.dot(S, T[0]).shape"),
+       ("dot(2.0, v)", "np.dot(f32(2.0), v)"),
+       ("vdot(A, A)", "np.vdot(A, A)"),
+       ("outer(v, v)", "np.outer(v, v)"),
+       ("inner(A, A)", "np.inner(A, A)"),
+       ("tensordot(S, T, axes=((1, 2), (2, 1)))", "np.tensordot(S, T, axes=((1, 2), (2, 1)))"),
+       ("jnp.matmul(A, B).shape", "(2, 4)"),
+       ("array([1, 2]) @ array([[1, 2], [3, 4]])", "np.array([1, 2]) @ np.array([[1, 2], [3, 4]])"),
+       ])
+
+# ---------------------------------------------------------------- elementwise functions
+block("np_math", "elementwise functions",
+      "x = array([0.1, 0.5, 0.9])\ny = array([-2.5, -0.5, 0.5, 1.5, 2.5])\nk = array([1, 2, 3])",
+      "x = np.array([0.1, 0.5, 0.9], f32)\ny = np.array([-2.5, -0.5, 0.5, 1.5, 2.5], f32)\nk = np.array([1, 2, 3], i32)",
+      [("exp(x)", "np.exp(x)"), ("log(x)", "np.log(x)"), ("log2(x)", "np.log2(x)"),
+       ("log10(x)", "np.log10(x)"), ("log1p(x)", "np.log1p(x)"), ("expm1(x)", "np.expm1(x)"),
+       ("exp2(x)", "np.exp2(x)"), ("sqrt(x)", "np.sqrt(x)"), ("cbrt(x)", "np.cbrt(x)"),
+       ("sin(x)", "np.sin(x)"), ("cos(x)", "np.cos(x)"), ("tan(x)", "np.tan(x)"),
+       ("arcsin(x)", "np.arcsin(x)"), ("arccos(x)", "np.arccos(x)"), ("arctan(x)", "np.arctan(x)"),
+       ("sinh(x)", "np.sinh(x)"), ("cosh(x)", "np.cosh(x)"), ("tanh(x)", "np.tanh(x)"),
+       ("arcsinh(x)", "np.arcsinh(x)"), ("arctanh(x)", "np.arctanh(x)"),
+       ("arccosh(x + 1)", "np.arccosh(x + 1)"),
+       ("arctan2(x, y[:3])", "np.arctan2(x, y[:3])"),
+       ("logistic(x)", "(1 / (1 + np.exp(-x))).astype(f32)"),
+       ("sigmoid(y)", "(1 / (1 + np.exp(-y))).astype(f32)"),
+       ("abs(y), absolute(k), sign(y)", "(np.abs(y), np.abs(k), np.sign(y))"),
+       ("square(y)", "np.square(y)"), ("negative(k)", "-k"),
+       ("floor(y), ceil(y)", "(np.floor(y), np.ceil(y))"),
+       ("round(y), rint(y)", "(np.round(y), np.rint(y))"),
+       ("round(array([1.234, 5.678]), 1)", "np.round(np.array([1.234, 5.678], f32), 1)"),
+       ("trunc(y)", "np.trunc(y)"),
+       ("exp(k)", "np.exp(k).astype(f32)"),
+       ("sqrt(k).dtype", "'float32'"),
+       ("floor(k)", "k"),
+       ("reciprocal(x)", "np.reciprocal(x)"),
+       ("deg2rad(array([180.]))", "np.deg2rad(np.array([180.], f32))"),
+       ("hypot(3.0, 4.0)", "f32(5.0)"),
+       ("power(k, 2), pow(2.0, 3)", "(k ** 2, f32(8.0))"),
+       ("mod(k, 2), remainder(-k, 2), fmod(-k, 2)", "(k % 2, -k % 2, np.fmod(-k, 2))"),
+       ("floor_divide(k, 2), true_divide(k, 2)", "(k // 2, (k / 2).astype(f32))"),
+       ("isnan(array([1., nan])), isinf(array([inf, 1.])), isfinite(array([inf, nan, 1.]))",
+        "(np.array([False, True]), np.array([True, False]), np.array([False, False, True]))"),
+       ("isfinite(k)", "np.isfinite(k)"),
+       ("logical_and(k > 1, k < 3), logical_or(k < 2, k > 2), logical_not(k > 1)",
+        "(np.logical_and(k > 1, k < 3), np.logical_or(k < 2, k > 2), np.logical_not(k > 1))"),
+       ("logical_xor(array([True, False]), True)", "np.logical_xor([True, False], True)"),
+       ("bitwise_and(k, 1), bitwise_or(k, 8), bitwise_xor(k, 3), invert(k)",
+        "(k & 1, k | 8, k ^ 3, ~k)"),
+       ("left_shift(k, 1), right_shift(array([-8, 8]), 1)", "(k << 1, np.array([-8, 8]) >> 1)"),
+       ("equal(k, 2), not_equal(k, 2), less(k, 2), less_equal(k, 2), greater(k, 2), greater_equal(k, 2)",
+        "(k == 2, k != 2, k < 2, k <= 2, k > 2, k >= 2)"),
+       ("add(k, 1), subtract(k, 1), multiply(k, 2), divide(k, 4)",
+        "(k + 1, k - 1, k * 2, (k / 4).astype(f32))"),
+       ("maximum(array([1., nan]), 0.)", "np.maximum(np.array([1., np.nan], f32), f32(0.))"),
+       ("pi, e", "(f32(np.pi), f32(np.e))"),
+       ("inf, -inf, nan", "(np.inf, -np.inf, np.nan)"),
+       ])
+
+# ---------------------------------------------------------------- reductions
+block("np_reduce", "reductions with axis, keepdims, dtype and ddof",
+      "a = arange(12.).reshape((3, 4))\nk = array([[3, 1, 2], [9, 7, 8]])\nb = array([True, False, True])",
+      "a = np.arange(12., dtype=f32).reshape((3, 4))\nk = np.array([[3, 1, 2], [9, 7, 8]], i32)\nb = np.array([True, False, True])",
+      [("sum(a), sum(a, 0), sum(a, axis=1), sum(a, axis=-1)", "(a.sum(), a.sum(0), a.sum(1), a.sum(-1))"),
+       ("sum(a, axis=(0, 1)), sum(a, axis=0, keepdims=True)", "(a.sum((0, 1)), a.sum(0, keepdims=True))"),
+       ("sum(a, keepdims=True).shape", "(1, 1)"),
+       ("sum(k).dtype, sum(b), sum(b).dtype, sum(array([200, 100], dtype=u8)).dtype",
+        "('int32', 2, 'int32', 'uint32')"),
+       ("sum(k, dtype=f32)", "f32(30.0)"),
+       ("prod(k, axis=1), prod(a[:, 1:3], axis=0)", "(k.prod(1), a[:, 1:3].prod(0))"),
+       ("mean(a), mean(a, 0), mean(k), mean(k).dtype", "(a.mean(), a.mean(0), f32(k.mean()), 'float32')"),
+       ("var(a), var(a, axis=1), var(a, ddof=1), std(a, 0), std(k)",
+        "(a.var(), a.var(1), a.var(ddof=1), a.std(0), f32(k.std()))"),
+       ("max(a), max(a, axis=0), min(a, 1), amax(k), amin(k, axis=0)",
+        "(a.max(), a.max(0), a.min(1), k.max(), k.min(0))"),
+       ("max(a, axis=1, keepdims=True)", "a.max(1, keepdims=True)"),
+       ("max(2, 7), min(2, 7, 1), max(1.5, 2)", "(7, 1, f32(2))"),
+       ("max([3, 9, 4]), min((3., 1.))", "(9, f32(1.))"),
+       ("argmax(k), argmax(k, axis=1), argmin(a, 0), argmax(a, axis=1, keepdims=True)",
+        "(k.argmax(), k.argmax(1), a.argmin(0), a.argmax(1, keepdims=True))"),
+       ("argmax(array([1., nan, 3.]))", "1"),
+       ("all(b), any(b), all(k > 0), any(k > 8, axis=1), all(a, axis=0)",
+        "(b.all(), b.any(), (k > 0).all(), (k > 8).any(1), a.all(0))"),
+       ("cumsum(k), cumsum(k, axis=0), cumprod(k, axis=1), cumsum(b)",
+        "(k.cumsum(), k.cumsum(0), k.cumprod(1), b.cumsum().astype(i32))"),
+       ("cumsum(a, axis=1)[1]", "a.cumsum(1)[1]"),
+       ("ptp(k, axis=1), count_nonzero(array([0, 1, 2, 0]))", "(np.ptp(k, 1), 2)"),
+       ("median(array([3., 1., 2.])), median(array([4., 1., 3., 2.])), median(a, axis=0)",
+        "(f32(2.), f32(2.5), np.median(a, 0))"),
+       ])
+
+block("np_reduce", "methods",
+      "a = arange(12.).reshape((3, 4))",
+      "a = np.arange(12., dtype=f32).reshape((3, 4))",
+      [("a.sum(), a.sum(0), a.sum(axis=1), a.mean(0), a.std(), a.var(1)",
+        "(a.sum(), a.sum(0), a.sum(1), a.mean(0), a.std(), a.var(1))"),
+       ("a.max(), a.min(0), a.argmax(), a.argmin(1), a.prod(1)",
+        "(a.max(), a.min(0), a.argmax(), a.argmin(1), a.prod(1))"),
+       ("a.cumsum(0)[-1], a.all(), a.any(1)", "(a.cumsum(0)[-1], a.all(), a.any(1))"),
+       ("a.reshape(4, 3).shape, a.reshape((2, -1)).shape, a.reshape(-1).shape",
+        "((4, 3), (2, 6), (12,))"),
+       ("a.T.shape, a.transpose().shape, a.transpose(1, 0).shape, a.transpose((1, 0)).shape",
+        "((4, 3),) * 4"),
+       ("a.flatten()[:5], a.ravel()[-2:], a.astype(i32)[1]",
+        "(a.flatten()[:5], a.ravel()[-2:], a.astype(i32)[1])"),
+       ("a.astype(f64).dtype, a.dtype, a.ndim, a.size, a.shape, a.itemsize",
+        "('float64', 'float32', 2, 12, (3, 4), 4)"),
+       ("a[0].dot(a[1]), a.clip(2, 5)[0], a.round()[0], a.squeeze().shape",
+        "(a[0].dot(a[1]), a.clip(2, 5)[0], a.round()[0], (3, 4))"),
+       ("a[1, 2].item(), a[:2, :2].tolist()", "(6.0, [[0.0, 1.0], [4.0, 5.0]])"),
+       ("array([3, 1, 2]).sort(), array([3, 1, 2]).argsort()", "(np.array([1, 2, 3]), np.array([1, 2, 0]))"),
+       ("a.block_until_ready().shape, a.copy()[0, 1]", "((3, 4), f32(1.))"),
+       ("a.swapaxes(0, 1).shape, a.take(array([0, 2]), axis=1)[0]", "((4, 3), np.array([0., 2.], f32))"),
+       ])
+
+# ---------------------------------------------------------------- creation
+block("np_create", "array creation",
+      "", "",
+      [("array([1, 2, 3]).dtype, array([1., 2]).dtype, array([True, False]).dtype",
+        "('int32', 'float32', 'bool')"),
+       ("array([[1, 2], [3, 4]], dtype=f32)", "np.array([[1, 2], [3, 4]], f32)"),
+       ("array(3.5), array(2).dtype, asarray([1, 2], dtype=u8)", "(f32(3.5), 'int32', np.array([1, 2], u8))"),
+       ("zeros((2, 3)), zeros(2, dtype=i32), ones((2,)), ones((1, 2), dtype=bool_)",
+        "(np.zeros((2, 3), f32), np.zeros(2, i32), np.ones(2, f32), np.ones((1, 2), bool))"),
+       ("full((2, 2), 7), full((2,), 1.5).dtype, full(3, 2, dtype=f32)",
+        "(np.full((2, 2), 7, i32), 'float32', np.full(3, 2, f32))"),
+       ("zeros_like(array([1, 2])), ones_like(array([[1.], [2.]])), full_like(array([1, 2]), 9)",
+        "(np.zeros(2, i32), np.ones((2, 1), f32), np.full(2, 9, i32))"),
+       ("empty((2,)).shape, empty_like(array([1., 2.])).dtype", "((2,), 'float32')"),
+       ("arange(5), arange(2, 5), arange(1, 10, 3), arange(5, 0, -2)",
+        "(np.arange(5), np.arange(2, 5), np.arange(1, 10, 3), np.arange(5, 0, -2))"),
+       ("arange(0., 1., 0.1)", "np.arange(0., 1., 0.1, dtype=f32)"),
+       ("arange(3.), arange(3.).dtype, arange(4, dtype=f32)", "(np.arange(3., dtype=f32), 'float32', np.arange(4, dtype=f32))"),
+       ("arange(0.5, 3), arange(10, 0), arange(0, 1, 0.25)",
+        "(np.arange(0.5, 3, dtype=f32), np.arange(10, 0), np.arange(0, 1, 0.25, dtype=f32))"),
+       ("linspace(0, 1, 5), linspace(0., 10., 4), linspace(2, 3, 5, endpoint=False)",
+        "(np.linspace(0, 1, 5, dtype=f32), np.linspace(0, 10, 4, dtype=f32), np.linspace(2, 3, 5, endpoint=False, dtype=f32))"),
+       ("linspace(0, 10, 1000).shape, linspace(-1, 1, 1), linspace(0, 1, 0).shape",
+        "((1000,), np.array([-1.], f32), (0,))"),
+       ("eye(2), eye(2, 3, k=1), eye(3, k=-1, dtype=i32)",
+        "(np.eye(2, dtype=f32), np.eye(2, 3, k=1, dtype=f32), np.eye(3, k=-1, dtype=i32))"),
+       ("identity(2), tril(ones((3, 3))), triu(ones((2, 3)), 1)",
+        "(np.identity(2, f32), np.tril(np.ones((3, 3), f32)), np.triu(np.ones((2, 3), f32), 1))"),
+       ("meshgrid(array([1, 2, 3]), array([4, 5]))", "list(np.meshgrid([1, 2, 3], [4, 5]))"),
+       ("meshgrid(array([1, 2]), array([4, 5, 6]), indexing='ij')[1]",
+        "np.meshgrid([1, 2], [4, 5, 6], indexing='ij')[1]"),
+       ("diag(array([1, 2])), diag(array([1, 2]), 1), diag(array([1, 2]), -1)",
+        "(np.diag([1, 2]), np.diag([1, 2], 1), np.diag([1, 2], -1))"),
+       ("diag(arange(9).reshape((3, 3))), diagonal(arange(9).reshape((3, 3)), 1), trace(arange(9).reshape((3, 3)))",
+        "(np.diag(np.arange(9).reshape((3, 3))), np.diagonal(np.arange(9).reshape((3, 3)), 1), 12)"),
+       ("float32, i64, bool_, jnp.float64, np.int32", "('float32', 'int64', 'bool', 'float64', 'int32')"),
+       ("newaxis", "None"),
+       ])
+
+# ---------------------------------------------------------------- shapes
+block("np_shape", "shape manipulation",
+      "a = arange(6).reshape((2, 3))\nv = array([1, 2, 3])",
+      "a = np.arange(6, dtype=i32).reshape((2, 3))\nv = np.array([1, 2, 3], i32)",
+      [("reshape(a, (3, 2)), reshape(a, -1), reshape(a, (1, -1)).shape",
+        "(a.reshape((3, 2)), a.reshape(-1), (1, 6))"),
+       ("transpose(a), transpose(zeros((2, 3, 4)), (2, 0, 1)).shape, swapaxes(zeros((2, 3, 4)), 0, 2).shape",
+        "(a.T, (4, 2, 3), (4, 3, 2))"),
+       ("moveaxis(zeros((2, 3, 4)), 0, -1).shape, moveaxis(zeros((2, 3, 4)), (0, 1), (2, 0)).shape",
+        "((3, 4, 2), (3, 4, 2))"),
+       ("squeeze(zeros((1, 2, 1))).shape, squeeze(zeros((1, 2, 1)), axis=0).shape, expand_dims(v, 0).shape, expand_dims(v, (0, 2)).shape",
+        "((2,), (2, 1), (1, 3), (1, 3, 1))"),
+       ("concatenate([a, a]), concatenate((a, a), axis=1), concatenate([v, v], axis=None)",
+        "(np.concatenate([a, a]), np.concatenate([a, a], 1), np.concatenate([v, v]))"),
+       ("concatenate([v, array([1.5])])", "np.concatenate([v, [1.5]]).astype(f32)"),
+       ("stack([v, v]), stack([v, v], axis=1), stack([v, v], -1).shape",
+        "(np.stack([v, v]), np.stack([v, v], 1), (3, 2))"),
+       ("vstack([v, v]), hstack([v, v]), hstack([a, a]).shape, column_stack([v, v]), dstack([v, v]).shape",
+        "(np.vstack([v, v]), np.hstack([v, v]), (2, 6), np.column_stack([v, v]), (1, 3, 2))"),
+       ("flip(v), flip(a), flip(a, 1), fliplr(a), flipud(a)",
+        "(np.flip(v), np.flip(a), np.flip(a, 1), np.fliplr(a), np.flipud(a))"),
+       ("ravel(a), broadcast_to(v, (2, 3)), broadcast_to(3, (2,))",
+        "(a.ravel(), np.broadcast_to(v, (2, 3)), np.broadcast_to(3, (2,)))"),
+       ("tile(v, 2), tile(v, (2, 1)), tile(a, (1, 2)).shape",
+        "(np.tile(v, 2), np.tile(v, (2, 1)), (2, 6))"),
+       ("repeat(v, 2), repeat(a, 2, axis=0), repeat(a, 2, axis=1)",
+        "(np.repeat(v, 2), np.repeat(a, 2, 0), np.repeat(a, 2, 1))"),
+       ("roll(v, 1), roll(v, -1), roll(a, 1), roll(a, 1, axis=1), roll(a, (1, 1), axis=(0, 1))",
+        "(np.roll(v, 1), np.roll(v, -1), np.roll(a, 1), np.roll(a, 1, 1), np.roll(a, (1, 1), (0, 1)))"),
+       ("split(arange(6), 3), split(arange(6), [1, 4]), array_split(arange(5), 2)",
+        "(np.split(np.arange(6), 3), np.split(np.arange(6), [1, 4]), np.array_split(np.arange(5), 2))"),
+       ("split(a, 3, axis=1)[2]", "np.split(a, 3, 1)[2]"),
+       ("pad(v, 1), pad(v, (1, 2), constant_values=9), pad(a, ((1, 0), (0, 1)))",
+        "(np.pad(v, 1), np.pad(v, (1, 2), constant_values=9), np.pad(a, ((1, 0), (0, 1))))"),
+       ("atleast_1d(1.0).shape, atleast_2d(v).shape, atleast_3d(a).shape", "((1,), (1, 3), (2, 3, 1))"),
+       ("broadcast_arrays(v, array([[1], [2]]))[1]", "np.broadcast_arrays(v, [[1], [2]])[1]"),
+       ("shape(a), ndim(a), size(a), size(a, 1), astype(v, f32)",
+        "((2, 3), 2, 6, 3, v.astype(f32))"),
+       ("sort(array([3, 1, 2])), sort(array([[3, 1], [0, 5]]), axis=0), argsort(array([3., 1., 2.]))",
+        "(np.sort([3, 1, 2]), np.sort([[3, 1], [0, 5]], 0), np.argsort([3., 1., 2.]))"),
+       ("sort(array([2., nan, 1.])), sort(array([3, 1, 2]), descending=True)",
+        "(np.array([1., 2., np.nan], f32), np.array([3, 2, 1]))"),
+       ("take(v, array([2, 0])), take(a, array([1, 0, 1]), axis=1), take(a, 4)",
+        "(np.take(v, [2, 0]), np.take(a, [1, 0, 1], 1), np.take(a, 4))"),
+       ("take_along_axis(a, array([[2], [0]]), axis=1), take_along_axis(a, argsort(-a, axis=1), axis=1)",
+        "(np.take_along_axis(a, np.array([[2], [0]]), 1), np.take_along_axis(a, np.argsort(-a, 1), 1))"),
+       ("one_hot(array([0, 2, 1]), 3)", "np.eye(3, dtype=f32)[[0, 2, 1]]"),
+       ("unique(array([3, 1, 3, 2, 1])), nonzero(array([0, 1, 0, 2]))",
+        "(np.unique([3, 1, 3, 2, 1]), np.nonzero([0, 1, 0, 2]))"),
+       ("where(array([[0, 1], [1, 0]]))", "np.where([[0, 1], [1, 0]])"),
+       ])
+
+# ---------------------------------------------------------------- indexing
+block("np_index", "basic indexing: ints, slices, steps, None, Ellipsis",
+      "x = arange(10)\nm = arange(24).reshape((2, 3, 4))",
+      "x = np.arange(10)\nm = np.arange(24).reshape((2, 3, 4))",
+      [("x[3], x[-1], x[2:5], x[:3], x[7:], x[::3], x[::-1], x[-3:], x[8:2:-2]",
+        "(x[3], x[-1], x[2:5], x[:3], x[7:], x[::3], x[::-1], x[-3:], x[8:2:-2])"),
+       ("x[5:2], x[100:], x[-100:2], x[::-4]", "(x[5:2], x[100:], x[-100:2], x[::-4])"),
+       ("m[1], m[1, 2], m[1, 2, 3], m[-1, -1, -1]", "(m[1], m[1, 2], m[1, 2, 3], m[-1, -1, -1])"),
+       ("m[:, 1], m[:, :, 0], m[..., 0], m[0, ..., 1], m[...].shape",
+        "(m[:, 1], m[:, :, 0], m[..., 0], m[0, ..., 1], m[...].shape)"),
+       ("m[:, None].shape, m[None, ..., None].shape, x[:, newaxis].shape, m[0, None, :, None, 1].shape",
+        "(m[:, None].shape, m[None, ..., None].shape, x[:, None].shape, m[0, None, :, None, 1].shape)"),
+       ("m[1, ::-1, 1:3], m[:, ::2, ::-3]", "(m[1, ::-1, 1:3], m[:, ::2, ::-3])"),
+       ("m[()].shape, x[()].shape", "((2, 3, 4), (10,))"),
+       ])
+
+block("np_index", "advanced indexing: integer arrays, masks, mixed",
+      "x = arange(10) * 10\nm = arange(24).reshape((2, 3, 4))\ni = array([0, 2, -1])",
+      "x = np.arange(10) * 10\nm = np.arange(24).reshape((2, 3, 4))\ni = np.array([0, 2, -1])",
+      [("x[i], x[[1, 1, 3]], x[array([[0, 1], [2, 3]])]",
+        "(x[i], x[[1, 1, 3]], x[np.array([[0, 1], [2, 3]])])"),
+       ("m[:, i].shape, m[:, i], m[..., array([0, 3])]", "(m[:, i].shape, m[:, i], m[..., [0, 3]])"),
+       ("m[array([1, 0]), array([2, 1])], m[array([1, 0]), :, array([3, 0])]",
+        "(m[[1, 0], [2, 1]], m[[1, 0], :, [3, 0]])"),
+       ("m[0, :, array([1, 2])].shape, m[:, 0, array([1, 2])].shape, m[array([0, 1]), 1:, 0].shape",
+        "(m[0, :, [1, 2]].shape, m[:, 0, [1, 2]].shape, m[[0, 1], 1:, 0].shape)"),
+       ("m[0, :, array([1, 2])]", "m[0, :, [1, 2]]"),
+       ("m[array([[0], [1]]), array([0, 2])].shape, m[None, array([0, 1]), 0].shape",
+        "(m[np.array([[0], [1]]), np.array([0, 2])].shape, m[None, [0, 1], 0].shape)"),
+       ("x[x > 40], x[(x > 20) & (x < 60)], m[m % 5 == 0]",
+        "(x[x > 40], x[(x > 20) & (x < 60)], m[m % 5 == 0])"),
+       ("m[array([True, False])].shape, m[:, array([True, False, True])].shape, m[m[..., 0] > 5].shape",
+        "(m[[True, False]].shape, m[:, [True, False, True]].shape, m[m[..., 0] > 5].shape)"),
+       ("array([1., -2., 3., -4.])[array([1., -2., 3., -4.]) < 0]", "np.array([-2., -4.], f32)"),
+       ])
+
+block("np_index", "functional updates with .at",
+      "x = arange(6)\nm = zeros((2, 3))",
+      "x = np.arange(6)\nm = np.zeros((2, 3), f32)",
+      [("x.at[0].set(10), x", "(np.array([10, 1, 2, 3, 4, 5]), x)"),
+       ("x.at[-1].set(9), x.at[1:4].add(5), x.at[::2].mul(3)",
+        "(np.array([0, 1, 2, 3, 4, 9]), np.array([0, 6, 7, 8, 4, 5]), np.array([0, 1, 6, 3, 12, 5]))"),
+       ("x.at[array([0, 0, 1])].add(1), x.at[array([0, 0, 1])].set(7)",
+        "(np.array([2, 2, 2, 3, 4, 5]), np.array([7, 7, 2, 3, 4, 5]))"),
+       ("x.at[x > 2].set(0), x.at[2].min(1), x.at[2].max(9), x.at[3].get()",
+        "(np.array([0, 1, 2, 0, 0, 0]), np.array([0, 1, 1, 3, 4, 5]), np.array([0, 1, 9, 3, 4, 5]), 3)"),
+       ("m.at[1].set(array([1., 2., 3.])), m.at[:, 1].add(2)",
+        "(np.array([[0, 0, 0], [1, 2, 3]], f32), np.array([[0, 2, 0], [0, 2, 0]], f32))"),
+       ("m.at[0, 2].set(5).at[1, 0].set(-1)", "np.array([[0, 0, 5], [-1, 0, 0]], f32)"),
+       ("x.at[1].set(2.7)", "np.array([0, 2, 2, 3, 4, 5])"),
+       ])
+
+# ---------------------------------------------------------------- comparisons
+block("np_compare", "closeness and equality",
+      "a = array([1.0, 2.0, inf, nan])\nb = array([1.0 + 1e-6, 2.1, inf, nan])",
+      "a = np.array([1.0, 2.0, np.inf, np.nan], f32)\nb = np.array([1.0 + 1e-6, 2.1, np.inf, np.nan], f32)",
+      [("isclose(a, b), isclose(a, b, equal_nan=True)", "(np.isclose(a, b), np.isclose(a, b, equal_nan=True))"),
+       ("isclose(1.0, 1.1, rtol=0.2), isclose(array([1, 2]), array([1, 3]))", "(True, np.array([True, False]))"),
+       ("isclose(inf, 1.0), isclose(1.0, inf), isclose(-inf, inf)", "(False, False, False)"),
+       ("allclose(a[:2], b[:2]), allclose(a[:1], b[:1]), allclose(a, a), allclose(a, a, equal_nan=True)",
+        "(False, True, False, True)"),
+       ("allclose(array([1., 2.]), array([1.001, 2.]), atol=0.01)", "True"),
+       ("array_equal(array([1, 2]), array([1, 2])), array_equal(array([1, 2]), array([1, 3])), array_equal(array([1]), array([1, 1]))",
+        "(True, False, False)"),
+       ("array_equiv(array([1, 1]), 1), array_equal(a, a, equal_nan=True)", "(True, True)"),
+       ])
+
+# ---------------------------------------------------------------- Python builtins
+block("builtins_py", "Python's general builtins",
+      "", "",
+      [("len([1, 2]), len((1,)), len('héllo'), len(zeros((4, 2))), len({'a': 1})", "(2, 1, 5, 4, 1)"),
+       ("range(4), range(1, 4), range(10, 0, -3), list(range(0))", "([0, 1, 2, 3], [1, 2, 3], [10, 7, 4, 1], [])"),
+       ("zip([1, 2, 3], ('a', 'b')), enumerate(['x', 'y']), enumerate('ab', start=1)",
+        "([(1, 'a'), (2, 'b')], [(0, 'x'), (1, 'y')], [(1, 'a'), (2, 'b')])"),
+       ("list((1, 2)), tuple([1, 2]), list('ab'), list(arange(3)), tuple()",
+        "([1, 2], (1, 2), ['a', 'b'], [0, 1, 2], ())"),
+       ("dict(a=1, b=2), dict([('x', 1)]), dict({'k': 'v'}, k2=3)",
+        "({'a': 1, 'b': 2}, {'x': 1}, {'k': 'v', 'k2': 3})"),
+       ("str(1.5), str([1, 'a']), repr('a'), repr(2.0), str('s')", "('1.5', \"[1, 'a']\", \"'a'\", '2.0', 's')"),
+       ("int(2.7), int(-2.7), int('12'), float(3), float('1.5'), bool(0), bool([1]), bool(None)",
+        "(2, -2, 12, 3.0, 1.5, False, True, False)"),
+       ("int(array([7])), float(array(2)), bool(array([1.]))", "(7, 2.0, True)"),
+       ("sorted([3, 1, 2]), sorted(['b', 'a']), sorted([3, 1, 2], reverse=True), sorted([-3, 1, 2], key=abs)",
+        "([1, 2, 3], ['a', 'b'], [3, 2, 1], [1, 2, -3])"),
+       ("reversed([1, 2, 3]), map(lambda x: x * 2, [1, 2]), map(lambda a, b: a + b, [1, 2], [10, 20])",
+        "([3, 2, 1], [2, 4], [11, 22])"),
+       ("filter(lambda x: x > 1, [1, 2, 3]), filter(None, [0, 1, 2])", "([2, 3], [1, 2])"),
+       ("hasattr(zeros(2), 'shape'), hasattr(zeros(2), 'nope'), getattr(zeros(2), 'ndim'), getattr(1, 'foo', 7)",
+        "(True, False, 1, 7)"),
+       ("abs(-3), round(2.5), round(3.14159, 2), sum([1, 2, 3]), all([True, 1]), any([0, 0])",
+        "(3, f32(2.0), f32(3.14), 6, True, False)"),
+       ("stop_gradient(array([1., 2.])), stop_gradient((1.0, [2.0]))", "(np.array([1., 2.], f32), (1.0, [2.0]))"),
+       ("timeit(lambda: 1 + 1, number=3, repeat=2) >= 0", "True"),
+       ("jnp.sum(jnp.arange(4)), np.float32, jnp.pi", "(6, 'float32', f32(np.pi))"),
+       ])
+
+
+# ---------------------------------------------------------------- the prelude (stdlib/prelude.ax)
+def _softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return (e / e.sum(axis, keepdims=True)).astype(f32)
+
+
+def _lse(x, axis=None, keepdims=False):
+    m = x.max(axis, keepdims=True)
+    r = np.log(np.exp(x - m).sum(axis, keepdims=True)) + m
+    return (r if keepdims else np.squeeze(r, axis)).astype(f32)
+
+
+block("prelude", "functions written in ax (stdlib/prelude.ax)",
+      "x = array([-2., -0.5, 0., 1., 3.])\nm = array([[1., 2., 3.], [1., 1., 1000.]])",
+      "x = np.array([-2., -0.5, 0., 1., 3.], f32)\nm = np.array([[1., 2., 3.], [1., 1., 1000.]], f32)",
+      [("relu(x), relu6(x * 3), leaky_relu(x)",
+        "(np.maximum(x, 0), np.clip(x * 3, 0, 6), np.where(x >= 0, x, f32(0.01) * x))"),
+       ("relu(array([-1, 2]))", "np.array([0, 2])"),
+       ("elu(x), selu(x)",
+        "(np.where(x > 0, x, np.expm1(x)).astype(f32), (1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x))).astype(f32))"),
+       ("gelu(x), gelu(x, approximate=False)",
+        "((0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))).astype(f32), np.array([-0.04550026, -0.15426877, 0., 0.8413447, 2.9959502], f32))"),
+       ("silu(x), swish(x)", "((x / (1 + np.exp(-x))).astype(f32),) * 2"),
+       ("softplus(x), log_sigmoid(x)", "(np.log1p(np.exp(x)).astype(f32), -np.log1p(np.exp(-x)).astype(f32))"),
+       ("logaddexp(1.0, 2.0), logaddexp(x, x), jnp.logaddexp(-inf, -inf)",
+        "(f32(np.logaddexp(1., 2.)), np.logaddexp(x, x), -np.inf)"),
+       ("logsumexp(m), logsumexp(m, axis=1), logsumexp(m, axis=0, keepdims=True)",
+        "(_lse(m), _lse(m, 1), _lse(m, 0, True))"),
+       ("logsumexp(array([-inf, -inf]))", "-np.inf"),
+       ("softmax(m), softmax(m, axis=0)", "(_softmax(m), _softmax(m, 0))"),
+       ("log_softmax(m[0])", "np.log(_softmax(m[0]))"),
+       ("sum(softmax(x)), softmax(x).dtype", "(f32(1.0), 'float32')"),
+       ("standardize(m[0])", "((m[0] - m[0].mean()) / np.sqrt(m[0].var() + 1e-5)).astype(f32)"),
+       ("average(m), average(m, axis=1, weights=array([1., 0., 1.]))",
+        "(m.mean(), np.average(m, 1, [1., 0., 1.]).astype(f32))"),
+       ("sinc(array([0., 0.5, 1.5])), heaviside(x, 0.5), logit(array([0.25, 0.5]))",
+        "(np.sinc(np.array([0., 0.5, 1.5], f32)), np.heaviside(x, f32(0.5)), np.log(np.array([1/3, 1.], f32)))"),
+       ])
+
+
+def top_level_commas(expr):
+    """Whether an ax expression has commas outside brackets and strings: print(a, b)."""
+    depth, quote = 0, None
+    for ch in expr:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return True
+    return False
+
+
+def show(v, inside):
+    """str() as ax prints a value; inside a container, strings are quoted and float scalars
+    show as Python floats, as in Python."""
+    if isinstance(v, str):
+        return repr(v) if inside else v
+    if isinstance(v, tuple):
+        inner = ", ".join(show(x, True) for x in v)
+        return "(" + inner + ("," if len(v) == 1 else "") + ")"
+    if isinstance(v, list):
+        return "[" + ", ".join(show(x, True) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k!r}: {show(x, True)}" for k, x in v.items()) + "}"
+    return str(v)
+
+
+def expected_lines(ax_expr, value):
+    """What print(ax_expr) writes: several arguments when the expression has top-level commas."""
+    if top_level_commas(ax_expr):
+        return " ".join(show(v, False) for v in value).split("\n")
+    return show(value, False).split("\n")
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for file, blocks in BLOCKS.items():
+        out = [f"# Generated by tests/lang/gen_np_tests.py from NumPy's results; do not edit."]
+        for comment, setup_ax, setup_py, cases in blocks:
+            env = {"np": np, "f32": f32, "f64": f64, "i32": i32, "i64": i64, "u8": u8, "u32": u32,
+                   "_lse": _lse, "_softmax": _softmax}
+            exec(setup_py, env)
+            out.append(f"\n# {comment}")
+            if setup_ax:
+                out.append(setup_ax)
+            for ax_expr, py_expr in cases:
+                value = eval(py_expr, env)
+                out.append(f"print({ax_expr})")
+                out.extend("#> " + line for line in expected_lines(ax_expr, value))
+        with open(os.path.join(here, file + ".ax"), "w", encoding="utf-8") as f:
+            f.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+"""Drives the ax REPL through a pseudo-terminal, as a user would, and checks the command line.
+
+Usage: repl_test.py [--ax build/ax] [-v] [CHECK ...]
+
+Each check prints 'ok NAME' or 'FAIL NAME: why'; the last line is 'N passed, N failed'.
+Only the standard library is used. AX_TEST_TIMEOUT_SCALE multiplies every timeout (ASan).
+"""
+import argparse
+import os
+import pty
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import fcntl
+import time
+
+SCALE = float(os.environ.get("AX_TEST_TIMEOUT_SCALE", "1"))
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-Za-z]|\x1b[=>]|[\r\x07]")
+PROMPT = ">>> "
+
+
+class Failure(Exception):
+    pass
+
+
+class Session:
+    """One ax process on a pty. `expect` waits for a regex in the (escape-free) output that
+    follows what earlier expectations consumed."""
+
+    def __init__(self, ax, home, args=(), env=None):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("AX_")}
+        e.update({"TERM": "dumb", "INPUTRC": "/dev/null", "LC_ALL": "C"})
+        if home is None:
+            e.pop("HOME", None)
+        else:
+            e["HOME"] = home
+        e.update(env or {})
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: the pty is its controlling terminal
+            try:
+                os.execve(ax, [ax, *args], e)
+            finally:
+                os._exit(127)
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
+        self.raw = ""
+        self.pos = 0
+        self.status = None
+
+    def text(self):
+        return ANSI.sub("", self.raw)
+
+    def _read(self, until):
+        r, _, _ = select.select([self.fd], [], [], max(0.0, until - time.time()))
+        if not r:
+            return False
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            data = b""
+        if not data:
+            return None
+        self.raw += data.decode("utf-8", "replace")
+        return True
+
+    def expect(self, pattern, timeout=10):
+        until = time.time() + timeout * SCALE
+        rx = re.compile(pattern)
+        while True:
+            m = rx.search(self.text(), self.pos)
+            if m:
+                self.pos = m.end()
+                return m
+            got = self._read(until)
+            if not got:
+                tail = self.text()[self.pos:][-700:]
+                why = "the session ended" if got is None else f"nothing in {timeout * SCALE:g} s"
+                raise Failure(f"wanted /{pattern}/, {why}; output since the last match: {tail!r}")
+
+    def prompt(self):
+        return self.expect(re.escape(PROMPT))
+
+    def send(self, s):
+        os.write(self.fd, s.encode())
+
+    def line(self, s):
+        """Types a line and waits for the REPL to have taken it (its echo)."""
+        self.send(s + "\r")
+
+    def run(self, s, pattern):
+        """Types an entry at the prompt and expects `pattern` in what it prints before the next
+        prompt (so a wrong answer fails at once, not after a timeout)."""
+        self.line(s)
+        start = self.pos
+        end = self.prompt().start()
+        out = self.text()[start:end]
+        # what was printed, without the echo of the line typed
+        printed = out.split("\n", 1)[1] if "\n" in out else ""
+        m = re.search(pattern, printed)
+        if not m:
+            raise Failure(f"{s!r}: wanted /{pattern}/ in {printed!r}")
+        return m
+
+    def drain(self, seconds=0.2):
+        until = time.time() + seconds
+        while self._read(until):
+            pass
+
+    def wait(self, timeout=10):
+        until = time.time() + timeout * SCALE
+        while time.time() < until:
+            pid, st = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.status = os.waitstatus_to_exitcode(st)
+                return self.status
+            self._read(time.time() + 0.05)
+        raise Failure("the session did not end")
+
+    def close(self):
+        if self.status is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        os.close(self.fd)
+
+
+CHECKS = []
+
+
+def check(fn):
+    CHECKS.append(fn)
+    return fn
+
+
+def session(ctx, args=(), home="default"):
+    s = Session(ctx.ax, ctx.home if home == "default" else home, args)
+    ctx.sessions.append(s)
+    s.prompt()
+    return s
+
+
+@check
+def startup_and_ctrl_d(ctx):
+    s = session(ctx)
+    s.send("\x04")
+    if s.wait() != 0:
+        raise Failure(f"Ctrl-D: exit status {s.status}")
+
+
+@check
+def multiline_def_then_call(ctx):
+    s = session(ctx)
+    s.line("def sq(x):")
+    s.expect(r"\.\.\. ")
+    s.line("    y = x * x")
+    s.expect(r"\.\.\. ")
+    s.line("    y + 1.0")
+    s.expect(r"\.\.\. ")
+    s.line("")
+    s.prompt()
+    s.run("sq(3.0)", r"10\.0 : f32\[\]")
+
+
+@check
+def open_bracket_continues(ctx):
+    s = session(ctx)
+    s.line("(1 +")
+    s.expect(r"\.\.\. ")
+    s.run("  2)", r"\b3 : i32\[\]")
+
+
+@check
+def error_then_good_line(ctx):
+    s = session(ctx)
+    s.run("undefined_name_xyz + 1", r"error\[NameError\][^\n]*undefined_name_xyz")
+    s.run("1 + 1", r"\b2 : i32\[\]")
+
+
+@check
+def ctrl_c_stops_evaluation(ctx):
+    s = session(ctx)
+    s.line("while True:")
+    s.expect(r"\.\.\. ")
+    s.line("    spin = 1")
+    s.expect(r"\.\.\. ")
+    s.line("")
+    time.sleep(0.5 * SCALE)
+    s.send("\x03")
+    s.expect(r"KeyboardInterrupt", timeout=5)
+    s.prompt()
+    s.run("2 + 3", r"\b5 : i32\[\]")
+
+
+@check
+def ctrl_c_clears_the_line(ctx):
+    s = session(ctx)
+    s.send("this_is_not_run")
+    s.expect("this_is_not_run")
+    s.send("\x03")
+    s.prompt()
+    s.run("7 * 6", r"^42 : i32\[\]\n$")
+
+
+@check
+def help_lists_commands(ctx):
+    s = session(ctx)
+    s.line(":help")
+    for cmd in (":help", ":type", ":time", ":vars", ":load", ":reset", ":quit"):
+        s.expect(re.escape(cmd))
+    s.prompt()
+
+
+@check
+def help_of_a_builtin(ctx):
+    s = session(ctx)
+    s.line(":help sum")
+    m = s.expect(r"[^\n]*\bsum\b[^\n]*\n")
+    if "no name" in m.group(0):
+        raise Failure(m.group(0))
+    s.prompt()
+
+
+@check
+def help_of_a_user_function(ctx):
+    s = session(ctx)
+    s.run("def selu(x, alpha=1.5): alpha * x", "")
+    s.run(":help selu", r"def selu\(x, alpha=1\.5\)")
+
+
+@check
+def type_of_an_expression(ctx):
+    s = session(ctx)
+    s.run(":type array([1., 2., 3.])", r"f32\[3\]")
+    s.run(":type (1.0, zeros((2, 3)))", r"\(f32\[\], f32\[2, ?3\]\)")
+
+
+@check
+def time_an_expression(ctx):
+    s = session(ctx)
+    s.run(":time 5 sum(arange(100))", r"median [\d.]+ (ns|us|ms|s) \(min [^)]*5 runs\)")
+    s.run(":time sum(arange(10))", r"median [\d.]+ (ns|us|ms|s)")
+
+
+@check
+def vars_reset(ctx):
+    s = session(ctx)
+    s.run("a_var = 1.5", "")
+    s.run("b_var = zeros((2, 2))", "")
+    s.run(":vars", r"a_var : f32\[\]\n(.*\n)*b_var : f32\[2, ?2\]")
+    s.run(":reset", "")
+    s.run("a_var", r"error\[NameError\]")
+
+
+@check
+def load_a_file(ctx):
+    path = os.path.join(ctx.home, "loadme.ax")
+    with open(path, "w") as f:
+        f.write("def loaded_fn(x):\n    x * 10.0\nloaded_val = loaded_fn(2.0)\n")
+    s = session(ctx)
+    s.run(f":load {path}", "")
+    s.run("loaded_val", r"20\.0 : f32\[\]")
+    s.run("loaded_fn(0.5)", r"5\.0 : f32\[\]")
+
+
+@check
+def complete_a_builtin(ctx):
+    s = session(ctx)
+    s.send("linsp\t")
+    s.expect(r"linspace\(", timeout=3)
+    s.run("0, 1, 3)", r"\[0\. +0\.5 +1\. *\] : f32\[3\]")
+
+
+@check
+def complete_a_module_member(ctx):
+    s = session(ctx)
+    s.send("random.PRNGK\t")
+    s.expect(r"random\.PRNGKey", timeout=3)
+    s.run("(0).shape", r"\(2,\)")
+    s.send("random.\t\t")  # a double Tab lists the members
+    s.expect(r"normal")
+    s.expect(r"split")
+    s.expect(r">>> random\.")  # the line, redisplayed under the list
+    s.send("\x15")  # Ctrl-U: clear the line
+    s.run("", r"^$")
+
+
+@check
+def complete_a_dict_key(ctx):
+    s = session(ctx)
+    s.run('params = {"weight": 2.0, "bias": 1.0}', r"^$")
+    s.send("params.wei\t")
+    s.expect(r"params\.weight", timeout=3)
+    s.run("", r"2\.0 : f32\[\]")
+
+
+@check
+def complete_a_command(ctx):
+    s = session(ctx)
+    s.send(":vars\r")  # the command itself, then its completion from a prefix
+    s.prompt()
+    s.send(":res\t")
+    s.expect(r":reset ", timeout=3)
+    s.send("\r")
+    s.prompt()
+
+
+@check
+def history_across_sessions(ctx):
+    home = tempfile.mkdtemp(dir=ctx.home)
+    s = session(ctx, home=home)
+    s.run("40 + 2", r"\b42 : i32\[\]")
+    s.line(":quit")
+    if s.wait() != 0:
+        raise Failure(f":quit: exit status {s.status}")
+    hist = os.path.join(home, ".ax_history")
+    if not os.path.exists(hist) or "40 + 2" not in open(hist).read():
+        raise Failure(f"{hist} does not hold the line typed")
+    s = session(ctx, home=home)
+    s.send("\x1b[A")  # up arrow: the last line of the previous session
+    s.expect(r":quit")
+    s.send("\x1b[A")  # and the one before
+    s.expect(r"40 \+ 2")
+    s.run("", r"\b42 : i32\[\]")
+
+
+@check
+def no_history_without_home(ctx):
+    s = session(ctx, home=None)
+    s.run("1 + 1", r"\b2 : i32\[\]")
+    s.send("\x04")
+    if s.wait() != 0:
+        raise Failure(f"exit status {s.status}")
+
+
+def run_ax(ctx, args, stdin=None):
+    return subprocess.run([ctx.ax, *args], input=stdin, capture_output=True, text=True,
+                          timeout=30 * SCALE)
+
+
+@check
+def stdin_is_a_program(ctx):
+    p = run_ax(ctx, [], stdin="print(1+1)\n")
+    if p.returncode != 0 or p.stdout != "2\n":
+        raise Failure(f"exit {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr[-300:]!r}")
+
+
+@check
+def dash_i_reads_a_session_from_a_pipe(ctx):
+    p = run_ax(ctx, ["-i"], stdin="x = 2.0\nx * 3\n:type x\n")
+    if p.returncode != 0 or p.stdout != "6.0 : f32[]\nf32[]\n":
+        raise Failure(f"exit {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr[-300:]!r}")
+
+
+@check
+def exit_status_ok(ctx):
+    p = run_ax(ctx, ["-e", "print(1)"])
+    if p.returncode != 0 or p.stdout != "1\n":
+        raise Failure(f"exit {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr[-300:]!r}")
+
+
+@check
+def exit_status_program_error(ctx):
+    p = run_ax(ctx, ["-e", "print(1)\nnot_defined_anywhere"])
+    if p.returncode != 1 or "error[NameError]" not in p.stderr or p.stdout != "1\n":
+        raise Failure(f"exit {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr[-300:]!r}")
+    path = os.path.join(ctx.home, "bad.ax")
+    with open(path, "w") as f:
+        f.write("x = 1\ny = x + nope\n")
+    p = run_ax(ctx, [path])
+    if p.returncode != 1 or f"--> {path}:2:" not in p.stderr:
+        raise Failure(f"exit {p.returncode}, stderr {p.stderr[-300:]!r}")
+
+
+@check
+def exit_status_usage(ctx):
+    for args in (["--no-such-option"], [os.path.join(ctx.home, "missing.ax")], ["-e"]):
+        p = run_ax(ctx, args)
+        if p.returncode != 2 or not p.stderr.startswith("ax: "):
+            raise Failure(f"{args}: exit {p.returncode}, stderr {p.stderr!r}")
+
+
+@check
+def version_and_help(ctx):
+    p = run_ax(ctx, ["--version"])
+    if p.returncode != 0 or not p.stdout.startswith("ax "):
+        raise Failure(f"--version: exit {p.returncode}, {p.stdout!r}")
+    p = run_ax(ctx, ["--help"])
+    if p.returncode != 0 or "usage: ax" not in p.stdout:
+        raise Failure(f"--help: exit {p.returncode}, {p.stdout!r}")
+
+
+@check
+def startup_is_fast(ctx):
+    best = min(timed(ctx.ax) for _ in range(5))
+    limit = 0.05 * SCALE
+    if best > limit:
+        raise Failure(f"ax -e 'print(1)' took {best * 1000:.1f} ms (limit {limit * 1000:.0f} ms)")
+
+
+def timed(ax):
+    t = time.perf_counter()
+    subprocess.run([ax, "-e", "print(1)"], capture_output=True, timeout=30 * SCALE)
+    return time.perf_counter() - t
+
+
+class Context:
+    def __init__(self, ax, home):
+        self.ax = ax
+        self.home = home
+        self.sessions = []
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ax", default=os.path.join(os.path.dirname(__file__), "..", "build", "ax"))
+    ap.add_argument("-v", action="store_true", help="print passing checks too")
+    ap.add_argument("checks", nargs="*")
+    a = ap.parse_args()
+    ax = os.path.abspath(a.ax)
+    passed = failed = 0
+    with tempfile.TemporaryDirectory(prefix="ax-repl-") as home:
+        for fn in CHECKS:
+            if a.checks and fn.__name__ not in a.checks:
+                continue
+            ctx = Context(ax, home)
+            try:
+                fn(ctx)
+                passed += 1
+                if a.v:
+                    print(f"ok {fn.__name__}")
+            except Exception as e:  # a failing check never stops the others
+                failed += 1
+                print(f"FAIL repl_test {fn.__name__}: {type(e).__name__ if not isinstance(e, Failure) else ''}{e}")
+            finally:
+                for s in ctx.sessions:
+                    s.close()
+            sys.stdout.flush()
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

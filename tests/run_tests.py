@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""Runs every test of ax and ends with one line: 'N passed, N failed'.
+
+Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
+                          [-v] [FILE ...]
+
+Suites (--only unit,lang,conformance,docs,repl):
+  unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
+  lang         tests/lang/*.ax
+  conformance  ../shared/conformance/*.ax, when ../shared exists
+  docs         the code blocks of docs/*.md and README.md (see "Executable docs" below)
+  repl         tests/repl_test.py (one count per check)
+FILE arguments run just those .ax programs or .md documents.
+
+Expectations in an .ax program (those of ../shared/conformance/run.py, plus two):
+  #> TEXT      the next line of stdout is TEXT (numbers: rel 1e-5, abs 1e-6; spaces ignored)
+  #~ REGEX     the next line of stdout matches REGEX
+  #* REGEX     REGEX matches somewhere in stdout (consumes no line)
+  #! error[KIND]   the program fails: exit status 1 and 'error[KIND]' on stderr
+  #@ LINE:COL  stderr contains ' --> FILE:LINE:COL' (FILE: the program's file name)
+  #% OPTIONS   command-line options for ax, e.g. '#% --x64'
+Lines printed beyond the expectations fail, unless all expectations are #*.
+A program runs in its own directory, named by its base name, as run.py does.
+
+Executable docs: in docs/*.md and README.md,
+  ```ax           a program, checked as above (a block without expectations must still run
+                  without error); blocks are independent programs
+  ```ax-session   a REPL transcript: lines after '>>> ' and '... ' are typed (a bare '...'
+                  is an empty line), every other line is expected output (stdout and stderr,
+                  compared as #> lines); it runs through `ax -i`
+  ```ax norun     shown, not run (also any other language tag)
+Only the standard library is used (python3 on Debian 12).
+"""
+import argparse
+import concurrent.futures as futures
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+NPROC = os.cpu_count() or 2
+SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|"
+                              r"SUMMARY: UndefinedBehaviorSanitizer")
+
+# ---------------------------------------------------------------- results
+
+
+class Results:
+    def __init__(self, verbose):
+        self.passed = self.failed = 0
+        self.verbose = verbose
+        self.suites = []
+
+    def ok(self, name, n=1):
+        self.passed += n
+        if self.verbose:
+            print(f"ok   {name}")
+
+    def fail(self, name, why, n=1):
+        self.failed += n
+        why = why.rstrip()
+        if "\n" in why:
+            why = "\n    " + why.replace("\n", "\n    ")
+        print(f"FAIL {name}: {why}", flush=True)
+
+
+def tail(text, n=1500):
+    return text if len(text) <= n else "..." + text[-n:]
+
+# ---------------------------------------------------------------- comparing output
+
+
+TOKEN = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)|\S")
+
+
+def is_num(tok):
+    try:
+        float(tok)
+        return True
+    except ValueError:
+        return False
+
+
+def same_line(want, got):
+    """run.py's rule: token by token, numbers within rel 1e-5 / abs 1e-6, spaces ignored."""
+    a, b = TOKEN.findall(want), TOKEN.findall(got)
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if is_num(x) and is_num(y):
+            fx, fy = float(x), float(y)
+            if math.isnan(fx) or math.isnan(fy):
+                if not (math.isnan(fx) and math.isnan(fy)):
+                    return False
+            elif not math.isclose(fx, fy, rel_tol=1e-5, abs_tol=1e-6):
+                return False
+        elif x != y:
+            return False
+    return True
+
+# ---------------------------------------------------------------- .ax programs
+
+
+def parse_expectations(lines):
+    exp = {"lines": [], "anywhere": [], "error": None, "spans": [], "options": []}
+    for line in lines:
+        s = line.strip()
+        tag, rest = s[:2], s[2:].strip()
+        if tag == "#>":
+            exp["lines"].append(("text", rest))
+        elif tag == "#~":
+            exp["lines"].append(("regex", rest))
+        elif tag == "#*":
+            exp["anywhere"].append(rest)
+        elif tag == "#!":
+            exp["error"] = rest
+        elif tag == "#@":
+            exp["spans"].append(rest)
+        elif tag == "#%":
+            exp["options"] += rest.split()
+    return exp
+
+
+def run_ax(ctx, args, cwd, stdin=None, merge=False):
+    """Runs ax; returns (status, stdout, stderr) or a string saying why it did not finish."""
+    try:
+        p = subprocess.run([ctx.ax, *args], cwd=cwd, input=stdin, text=True,
+                           stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT if merge else subprocess.PIPE,
+                           timeout=ctx.timeout, errors="replace")
+    except subprocess.TimeoutExpired:
+        return f"no answer in {ctx.timeout} s"
+    except OSError as e:
+        return f"cannot run {ctx.ax}: {e}"
+    return p.returncode, p.stdout, p.stderr or ""
+
+
+def crash_report(status, stderr):
+    """Why a run counts as a crash whatever was expected, or None."""
+    if status < 0:
+        return f"killed by signal {-status}\nstderr: {tail(stderr)}"
+    if SANITIZER_REPORT.search(stderr):
+        return f"sanitizer report (exit {status}):\n{tail(stderr, 4000)}"
+    if status not in (0, 1):
+        return f"exit status {status}\nstderr: {tail(stderr)}"
+    return None
+
+
+def check_program(ctx, path, lines=None):
+    """None when the program at `path` behaves as its comments say, else why not."""
+    if lines is None:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    exp = parse_expectations(lines)
+    name = os.path.basename(path)
+    r = run_ax(ctx, [*exp["options"], name], cwd=os.path.dirname(os.path.abspath(path)))
+    if isinstance(r, str):
+        return r
+    status, stdout, stderr = r
+    crash = crash_report(status, stderr)
+    if crash:
+        return crash
+    out = stdout.splitlines()
+    for i, (kind, want) in enumerate(exp["lines"]):
+        if i >= len(out):
+            return (f"output ended before expectation {i + 1}: {want!r}\n"
+                    f"stdout: {tail(stdout, 600)}\nstderr: {tail(stderr, 600)}")
+        good = same_line(want, out[i]) if kind == "text" else re.search(want, out[i])
+        if not good:
+            return f"line {i + 1}: wanted {want!r}, got {out[i]!r}\nstderr: {tail(stderr, 600)}"
+    for rx in exp["anywhere"]:
+        if re.search(rx, stdout) is None:
+            return f"no match for {rx!r} in the output:\n{tail(stdout, 800)}"
+    if len(out) > len(exp["lines"]) and not (exp["anywhere"] and not exp["lines"]):
+        return f"unexpected extra output: {out[len(exp['lines'])]!r}"
+    if exp["error"]:
+        if status != 1 or exp["error"] not in stderr:
+            return (f"wanted exit 1 with {exp['error']!r} on stderr; got exit {status}, "
+                    f"stderr: {tail(stderr, 600)}")
+    elif status != 0:
+        return f"exit status {status}\nstderr: {tail(stderr)}"
+    for span in exp["spans"]:
+        if f" --> {name}:{span}" not in stderr:
+            return f"wanted ' --> {name}:{span}' on stderr; got: {tail(stderr, 600)}"
+    return None
+
+# ---------------------------------------------------------------- executable docs
+
+
+FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^`\s]*)([^`]*)$")
+
+
+def doc_blocks(path):
+    """(line number, kind, lines) for each ax / ax-session block of a Markdown file."""
+    blocks, cur = [], None
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f.read().splitlines(), 1):
+            if cur is None:
+                m = FENCE.match(line)
+                if m:
+                    lang, extra = m.group(3), m.group(4).split()
+                    kind = lang if lang in ("ax", "ax-session") and "norun" not in extra else None
+                    cur = (n, kind, m.group(2), len(m.group(1)), [])
+            elif line.strip().startswith(cur[2]) and not line.strip().strip(cur[2][0]):
+                if cur[1]:
+                    blocks.append((cur[0], cur[1], cur[4]))
+                cur = None
+            else:
+                indent = cur[3]
+                cur[4].append(line[indent:] if line[:indent].strip() == "" else line)
+    return blocks
+
+
+def check_session(ctx, lines):
+    typed, want = [], []
+    for line in lines:
+        if line.startswith(">>> ") or line == ">>>":
+            typed.append(line[4:])
+        elif line.startswith("... ") or line == "...":
+            typed.append(line[4:])
+        else:
+            want.append(line)
+    while want and not want[-1].strip():
+        want.pop()
+    r = run_ax(ctx, ["-i"], cwd=ROOT, stdin="\n".join(typed) + "\n", merge=True)
+    if isinstance(r, str):
+        return r
+    status, out, _ = r
+    crash = crash_report(status, out)
+    if crash or status != 0:
+        return crash or f"exit status {status}\n{tail(out)}"
+    got = out.splitlines()
+    while got and not got[-1].strip():
+        got.pop()
+    for i, w in enumerate(want):
+        if i >= len(got):
+            return f"output ended before {w!r}\noutput:\n{tail(out, 800)}"
+        if not same_line(w, got[i]):
+            return f"output line {i + 1}: wanted {w!r}, got {got[i]!r}"
+    if len(got) > len(want):
+        return f"unexpected extra output: {got[len(want)]!r}"
+    return None
+
+
+def doc_jobs(ctx, path):
+    rel = os.path.relpath(path, ROOT)
+    jobs = []
+    for lineno, kind, lines in doc_blocks(path):
+        name = f"{rel}:{lineno}"
+        if kind == "ax-session":
+            jobs.append((name, lambda lines=lines: check_session(ctx, lines)))
+        else:
+            jobs.append((name, lambda lines=lines, lineno=lineno:
+                         check_doc_program(ctx, rel, lineno, lines)))
+    return jobs
+
+
+def check_doc_program(ctx, rel, lineno, lines):
+    stem = re.sub(r"\W", "_", rel)
+    with tempfile.TemporaryDirectory(prefix="ax-doc-") as d:
+        path = os.path.join(d, f"{stem}_{lineno}.ax")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        return check_program(ctx, path, lines)
+
+# ---------------------------------------------------------------- unit tests (cmocka)
+
+
+def run_unit(ctx, exe):
+    """(passed, failed, report) for one cmocka program."""
+    try:
+        p = subprocess.run([exe], cwd=ROOT, capture_output=True, text=True,
+                           timeout=ctx.unit_timeout, errors="replace",
+                           env={**os.environ, "CMOCKA_MESSAGE_OUTPUT": "stdout"})
+        out, status = p.stdout + p.stderr, p.returncode
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode("utf-8", "replace") if isinstance(e.stdout, bytes) \
+            else (e.stdout or "")
+        out += f"\n(no answer in {ctx.unit_timeout} s)"
+        status = None
+    announced = sum(int(n) for n in re.findall(r"^\[=+\] Running (\d+) test", out, re.M))
+    ok = len(re.findall(r"^\[ +OK +\] ", out, re.M))
+    skipped = len(re.findall(r"^\[ +SKIPPED +\] (?!\d+ test)", out, re.M))
+    failed = max(announced - ok - skipped, 0)
+    if status != 0 and failed == 0:
+        failed = 1  # crashed before or after its cases, timed out, or a sanitizer report
+    if status == 0 and SANITIZER_REPORT.search(out):
+        failed = max(failed, 1)
+    return ok, failed, out
+
+
+def unit_jobs(ctx):
+    srcs = sorted(f for f in os.listdir(os.path.join(ROOT, "tests", "unit"))
+                  if f.startswith("test_") and f.endswith(".c"))
+    return [(f"unit {s[:-2]}", os.path.join(ctx.build, "tests", s[:-2])) for s in srcs]
+
+# ---------------------------------------------------------------- the REPL checks
+
+
+def run_repl_checks(ctx, res):
+    script = os.path.join(ROOT, "tests", "repl_test.py")
+    try:
+        p = subprocess.run([sys.executable, script, "--ax", ctx.ax] + (["-v"] if res.verbose else []),
+                           capture_output=True, text=True, timeout=ctx.timeout * 10,
+                           errors="replace")
+        out = p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        res.fail("repl_test.py", f"no answer in {ctx.timeout * 10} s")
+        return
+    m = re.search(r"^(\d+) passed, (\d+) failed\s*$", out, re.M)
+    for line in out.splitlines():
+        if line.startswith(("FAIL", "ok ")) and (line.startswith("FAIL") or res.verbose):
+            print(line, flush=True)
+    if not m:
+        res.fail("repl_test.py", f"no summary (exit {p.returncode}):\n{tail(out)}")
+        return
+    res.passed += int(m.group(1))
+    res.failed += int(m.group(2))
+
+# ---------------------------------------------------------------- main
+
+
+class Context:
+    def __init__(self, a):
+        self.build = os.path.join(ROOT, a.build) if not os.path.isabs(a.build) else a.build
+        self.ax = os.path.join(self.build, "ax")
+        scale = 4 if a.sanitized else 1
+        self.timeout = a.timeout * scale
+        self.unit_timeout = 300 * scale
+
+
+def run_jobs(res, jobs, workers):
+    """jobs: (name, fn) with fn() -> None or why it failed."""
+    with futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        for name, why in zip([n for n, _ in jobs], pool.map(lambda j: j[1](), jobs)):
+            if why is None:
+                res.ok(name)
+            else:
+                res.fail(name, why)
+
+
+def program_jobs(ctx, paths, label):
+    return [(f"{label} {os.path.relpath(p, ROOT) if p.startswith(ROOT) else os.path.basename(p)}",
+             lambda p=p: check_program(ctx, p)) for p in paths]
+
+
+def ax_files(d):
+    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".ax")) \
+        if os.path.isdir(d) else []
+
+
+def doc_files():
+    d = os.path.join(ROOT, "docs")
+    docs = sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".md")) \
+        if os.path.isdir(d) else []
+    readme = os.path.join(ROOT, "README.md")
+    return docs + ([readme] if os.path.exists(readme) else [])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--sanitized", action="store_true", help="longer timeouts (ASan build)")
+    ap.add_argument("--build-failed", action="store_true", help="count one failure for the build")
+    ap.add_argument("--only", default="", help="comma-separated suites")
+    ap.add_argument("--timeout", type=int, default=60, help="seconds per program")
+    ap.add_argument("-v", action="store_true", help="list passing tests too")
+    ap.add_argument("files", nargs="*")
+    a = ap.parse_args()
+    ctx = Context(a)
+    if a.sanitized:
+        os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
+    res = Results(a.v)
+    suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl"}
+
+    if a.build_failed:
+        res.fail("build", "make did not build every target (its errors are above)")
+    if a.files:
+        files = [os.path.abspath(f) for f in a.files]
+        jobs = program_jobs(ctx, [f for f in files if f.endswith(".ax")], "lang")
+        for f in files:
+            if f.endswith(".md"):
+                jobs += doc_jobs(ctx, f)
+        run_jobs(res, jobs, NPROC)
+        suites = set()
+
+    if "unit" in suites:
+        jobs = unit_jobs(ctx)
+
+        def one(job):
+            name, exe = job
+            if not os.access(exe, os.X_OK):
+                return name, 0, 1, f"{exe} was not built"
+            return (name, *run_unit(ctx, exe))
+
+        with futures.ThreadPoolExecutor(max_workers=NPROC) as pool:
+            for name, ok, failed, out in pool.map(one, jobs):
+                if ok:
+                    res.ok(f"{name} ({ok} cases)", ok)
+                if failed:
+                    res.fail(f"{name} ({failed} of {ok + failed} cases)", tail(out, 4000), failed)
+    jobs = []
+    if "lang" in suites:
+        jobs += program_jobs(ctx, ax_files(os.path.join(ROOT, "tests", "lang")), "lang")
+    if "conformance" in suites:
+        jobs += program_jobs(ctx, ax_files(os.path.join(SHARED, "conformance")), "conformance")
+    if "docs" in suites:
+        for f in doc_files():
+            jobs += doc_jobs(ctx, f)
+    run_jobs(res, jobs, NPROC)
+    if "repl" in suites:
+        run_repl_checks(ctx, res)
+
+    print(f"{res.passed} passed, {res.failed} failed")
+    sys.exit(1 if res.failed else 0)
+
+
+if __name__ == "__main__":
+    main()

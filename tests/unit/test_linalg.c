@@ -1,0 +1,458 @@
+/* dot_general and Cholesky: values from NumPy (np.matmul / np.einsum / np.linalg.cholesky),
+ * and a randomised comparison of every operand layout against a plain loop. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../runtime/linalg.h"
+
+static ax_array *make(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape,
+                      const double *values) {
+    ax_array *a = ax_array_new(cx, dtype, ndim, shape);
+    assert_non_null(a);
+    size_t es = ax_dtype_size(dtype);
+    for (int64_t i = 0; i < a->size; i++)
+        ax_convert_element(dtype, (char *)a->buf->data + i * (int64_t)es, AX_F64, &values[i]);
+    return a;
+}
+
+static void expect_values(ax_array *x, ax_dtype dtype, int ndim, const int64_t *shape,
+                          const double *want, double rtol) {
+    assert_non_null(x);
+    assert_int_equal(x->dtype, dtype);
+    assert_true(ax_shape_equal(x->ndim, x->shape, ndim, shape));
+    for (int64_t i = 0; i < x->size; i++) {
+        double got = ax_array_get_f64(x, i);
+        if (isnan(want[i])) {
+            assert_true(isnan(got));
+            continue;
+        }
+        if (fabs(got - want[i]) > rtol * (fabs(want[i]) + 1e-30)) {
+            print_error("element %lld: got %.17g, want %.17g\n", (long long)i, got, want[i]);
+            fail();
+        }
+    }
+}
+
+/* Contracts lhs dim lc with rhs dim rc, no batch dims. */
+static ax_dot_dims contract1(int lc, int rc) {
+    ax_dot_dims d = {0};
+    d.ncontract = 1;
+    d.lhs_contract[0] = lc;
+    d.rhs_contract[0] = rc;
+    return d;
+}
+
+static void test_matrix_matrix(void **state) {
+    (void)state;
+    ax_ctx *cx = ax_ctx_new();
+    ax_array *a = make(cx, AX_F32, 2, (int64_t[]){2, 3}, (double[]){-1, -0.5, 0, 0.5, 1, 1.5});
+    ax_array *b = make(cx, AX_F32, 2, (int64_t[]){3, 2}, (double[]){0.5, 0.75, 1, 1.25, 1.5, 1.75});
+    ax_dot_dims d = contract1(1, 0);
+    ax_array *c = ax_dot_general(cx, a, b, &d);
+    expect_values(c, AX_F32, 2, (int64_t[]){2, 2}, (double[]){-1.0, -1.375, 3.5, 4.25}, 1e-6);
+    ax_array_release(c);
+    ax_array_release(a);
+    ax_array_release(b);
+    ax_ctx_free(cx);
+}
+
+static void test_matrix_vector_and_dot(void **state) {
+    (void)state;
+    ax_ctx *cx = ax_ctx_new();
+    ax_array *m = make(cx, AX_F64, 2, (int64_t[]){4, 3},
+                       (double[]){1.5, -2.0, 3.25, 0.5, 4.0, -1.0, 2.0, 2.0, 2.0, 0.1, 0.2, 0.3});
+    ax_array *v = make(cx, AX_F64, 1, (int64_t[]){3}, (double[]){0.5, -1.5, 2.0});
+    ax_dot_dims d = contract1(1, 0);
+    ax_array *mv = ax_dot_general(cx, m, v, &d);
+    expect_values(mv, AX_F64, 1, (int64_t[]){4}, (double[]){10.25, -7.75, 2.0, 0.3499999999999999},
+                  1e-14);
+    ax_array *x = make(cx, AX_F32, 1, (int64_t[]){4}, (double[]){1.5, 2.5, -3.0, 4.0});
+    ax_array *y = make(cx, AX_F32, 1, (int64_t[]){4}, (double[]){0.5, -1.0, 0.25, 2.0});
+    d = contract1(0, 0);
+    ax_array *xy = ax_dot_general(cx, x, y, &d);
+    expect_values(xy, AX_F32, 0, NULL, (double[]){5.5}, 1e-6);
+    ax_array_release(mv);
+    ax_array_release(xy);
+    ax_array_release(m);
+    ax_array_release(v);
+    ax_array_release(x);
+    ax_array_release(y);
+    ax_ctx_free(cx);
+}
+
+static void test_outer_and_empty(void **state) {
+    (void)state;
+    ax_ctx *cx = ax_ctx_new();
+    ax_array *u = make(cx, AX_F32, 1, (int64_t[]){2}, (double[]){2, -3});
+    ax_array *w = make(cx, AX_F32, 1, (int64_t[]){3}, (double[]){1, 0.5, 4});
+    ax_dot_dims none = {0};
+    ax_array *o = ax_dot_general(cx, u, w, &none);
+    expect_values(o, AX_F32, 2, (int64_t[]){2, 3}, (double[]){2, 1, 8, -3, -1.5, -12}, 0);
+    ax_array_release(o);
+    /* a zero-length contraction sums nothing */
+    ax_array *e1 = ax_array_new(cx, AX_F64, 2, (int64_t[]){2, 0});
+    ax_array *e2 = ax_array_new(cx, AX_F64, 2, (int64_t[]){0, 3});
+    ax_dot_dims d = contract1(1, 0);
+    ax_array *z = ax_dot_general(cx, e1, e2, &d);
+    expect_values(z, AX_F64, 2, (int64_t[]){2, 3}, (double[]){0, 0, 0, 0, 0, 0}, 0);
+    ax_array_release(z);
+    ax_array_release(e1);
+    ax_array_release(e2);
+    ax_array_release(u);
+    ax_array_release(w);
+    ax_ctx_free(cx);
+}
+
+static void test_batched(void **state) {
+    (void)state;
+    ax_ctx *cx = ax_ctx_new();
+    double lv[12], rv[12];
+    for (int i = 0; i < 12; i++) {
+        lv[i] = i - 5;
+        rv[i] = i * 0.5;
+    }
+    ax_array *l = make(cx, AX_F64, 3, (int64_t[]){2, 2, 3}, lv);
+    ax_array *r = make(cx, AX_F64, 3, (int64_t[]){2, 3, 2}, rv);
+    ax_dot_dims d = contract1(2, 1);
+    d.nbatch = 1;
+    ax_array *c = ax_dot_general(cx, l, r, &d);
+    expect_values(c, AX_F64, 3, (int64_t[]){2, 2, 2},
+                  (double[]){-10.0, -16.0, -1.0, -2.5, 26.0, 29.0, 62.0, 69.5}, 1e-14);
+    ax_array_release(c);
+    ax_array_release(l);
+    ax_array_release(r);
+    ax_ctx_free(cx);
+}
+
+/* einsum('akc,cna->kn') and einsum('ibk,kb->bi'): contracting and batch dims anywhere. */
+static void test_nonstandard_dims(void **state) {
+    (void)state;
+    ax_ctx *cx = ax_ctx_new();
+    double pv[24], qv[40], sv[24], tv[8];
+    for (int i = 0; i < 24; i++) pv[i] = i * 0.5 - 3, sv[i] = i - 10;
+    for (int i = 0; i < 40; i++) qv[i] = i * 0.25 - 2;
+    for (int i = 0; i < 8; i++) tv[i] = i + 1;
+    ax_array *p = make(cx, AX_F64, 3, (int64_t[]){2, 3, 4}, pv);
+    ax_array *q = make(cx, AX_F64, 3, (int64_t[]){4, 5, 2}, qv);
+    ax_dot_dims d = {.ncontract = 2, .lhs_contract = {2, 0}, .rhs_contract = {0, 2}};
+    ax_array *c = ax_dot_general(cx, p, q, &d);
+    expect_values(c, AX_F64, 2, (int64_t[]){3, 5},
+                  (double[]){26.75, 29.75, 32.75, 35.75, 38.75, 56.75, 67.75, 78.75, 89.75, 100.75,
+                             86.75, 105.75, 124.75, 143.75, 162.75},
+                  1e-14);
+    ax_array *s = make(cx, AX_F32, 3, (int64_t[]){3, 2, 4}, sv);
+    ax_array *t = make(cx, AX_F32, 2, (int64_t[]){4, 2}, tv);
+    ax_dot_dims e = {.ncontract = 1,
+                     .nbatch = 1,
+                     .lhs_contract = {2},
+                     .rhs_contract = {0},
+                     .lhs_batch = {1},
+                     .rhs_batch = {1}};
+    ax_array *bi = ax_dot_general(cx, s, t, &e);
+    expect_values(bi, AX_F32, 2, (int64_t[]){2, 3},
+                  (double[]){-126.0, 2.0, 130.0, -80.0, 80.0, 240.0}, 1e-6);
+    ax_array_release(bi);
+    ax_array_release(c);
+    ax_array_release(p);
+    ax_array_release(q);
+    ax_array_release(s);
+    ax_array_release(t);
+    ax_ctx_free(cx);
+}
+
+/* A transposed view as the lhs: gemm reads it in place with the Trans flag. */
+static void test_transposed_view(void **state) {
+    (void)state;
+    ax_ctx *cx = ax_ctx_new();
+    /* base is A^T (3x2); the view (2x3) with strides (1, 2) is A of test_matrix_matrix */
+    ax_array *base = make(cx, AX_F32, 2, (int64_t[]){3, 2}, (double[]){-1, 0.5, -0.5, 1, 0, 1.5});
+    ax_array *a = ax_array_view(cx, base, 2, (int64_t[]){2, 3}, (int64_t[]){1, 2}, 0);
+    ax_array *bbase =
+        make(cx, AX_F32, 2, (int64_t[]){2, 3}, (double[]){0.5, 1, 1.5, 0.75, 1.25, 1.75});
+    ax_array *b = ax_array_view(cx, bbase, 2, (int64_t[]){3, 2}, (int64_t[]){1, 3}, 0);
+    ax_dot_dims d = contract1(1, 0);
+    ax_array *c = ax_dot_general(cx, a, b, &d);
+    expect_values(c, AX_F32, 2, (int64_t[]){2, 2}, (double[]){-1.0, -1.375, 3.5, 4.25}, 1e-6);
+    ax_array_release(c);
+    ax_array_release(a);
+    ax_array_release(b);
+    ax_array_release(base);
+    ax_array_release(bbase);
+    ax_ctx_free(cx);
+}
+
+static void test_integers(void **state) {
+    (void)state;
+    ax_ctx *cx = ax_ctx_new();
+    ax_array *a = make(cx, AX_I32, 2, (int64_t[]){2, 2}, (double[]){100000, -3, 7, 2147483647});
+    ax_array *b = make(cx, AX_I32, 2, (int64_t[]){2, 2}, (double[]){30000, 1, 2, 2});
+    ax_dot_dims d = contract1(1, 0);
+    ax_array *c = ax_dot_general(cx, a, b, &d);
+    /* wraps around like np.matmul on int32 */
+    expect_values(c, AX_I32, 2, (int64_t[]){2, 2}, (double[]){-1294967302, 99994, 209998, 5}, 0);
+    ax_array *p = make(cx, AX_BOOL, 2, (int64_t[]){2, 2}, (double[]){1, 0, 0, 0});
+    ax_array *q = make(cx, AX_BOOL, 2, (int64_t[]){2, 2}, (double[]){1, 1, 0, 1});
+    ax_array *pq = ax_dot_general(cx, p, q, &d);
+    expect_values(pq, AX_BOOL, 2, (int64_t[]){2, 2}, (double[]){1, 1, 0, 0}, 0);
+    ax_array_release(pq);
+    ax_array_release(p);
+    ax_array_release(q);
+    ax_array_release(c);
+    ax_array_release(a);
+    ax_array_release(b);
+    ax_ctx_free(cx);
+}
+
+static void test_errors(void **state) {
+    (void)state;
+    ax_ctx *cx = ax_ctx_new();
+    ax_array *a = ax_array_zeros(cx, AX_F32, 2, (int64_t[]){2, 3});
+    ax_array *b = ax_array_zeros(cx, AX_F64, 2, (int64_t[]){3, 2});
+    ax_array *c = ax_array_zeros(cx, AX_F32, 2, (int64_t[]){4, 2});
+    ax_dot_dims d = contract1(1, 0);
+    assert_null(ax_dot_general(cx, a, b, &d));
+    assert_int_equal(cx->err.kind, AX_ERR_TYPE);
+    ax_error_clear(cx);
+    assert_null(ax_dot_general(cx, a, c, &d));
+    assert_int_equal(cx->err.kind, AX_ERR_SHAPE);
+    assert_non_null(strstr(cx->err.message, "f32[2,3]"));
+    ax_error_clear(cx);
+    d = contract1(2, 0);
+    assert_null(ax_dot_general(cx, a, c, &d));
+    assert_int_equal(cx->err.kind, AX_ERR_SHAPE);
+    ax_error_clear(cx);
+    assert_null(ax_cholesky(cx, c));
+    assert_int_equal(cx->err.kind, AX_ERR_SHAPE);
+    ax_error_clear(cx);
+    ax_array_release(a);
+    ax_array_release(b);
+    ax_array_release(c);
+    ax_ctx_free(cx);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Every layout against a plain loop                                                        */
+
+static uint64_t next_random(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static int rand_below(uint64_t *s, int n) {
+    return (int)(next_random(s) % (uint64_t)n);
+}
+
+/* Which logical index a dimension of an operand carries. */
+typedef struct {
+    char group; /* 'b'atch, 'c'ontracting, 'f'ree */
+    int index;
+} dim_role;
+
+typedef struct {
+    int nb, nc, nl, nr;
+    int64_t bs[2], cs[2], ls[2], rs[2];
+} dot_case;
+
+static int64_t role_size(const dot_case *k, dim_role r, bool lhs) {
+    if (r.group == 'b') return k->bs[r.index];
+    if (r.group == 'c') return k->cs[r.index];
+    return lhs ? k->ls[r.index] : k->rs[r.index];
+}
+
+/* Builds an array of the given logical shape whose memory layout is chosen at random. */
+static ax_array *random_layout(ax_ctx *cx, uint64_t *seed, ax_dtype dtype, int ndim,
+                               const int64_t *shape) {
+    int kind = rand_below(seed, 4);
+    int64_t bshape[8], strides[8], offset = 0;
+    ax_array *base, *view;
+    if (kind == 1 && ndim >= 2) { /* the transpose of a contiguous array */
+        for (int i = 0; i < ndim; i++) bshape[i] = shape[ndim - 1 - i];
+        base = ax_array_new(cx, dtype, ndim, bshape);
+        for (int i = 0; i < ndim; i++) strides[i] = base->strides[ndim - 1 - i];
+    } else if (kind == 2 && ndim >= 1) { /* every other element along a random axis */
+        int ax = rand_below(seed, ndim);
+        memcpy(bshape, shape, (size_t)ndim * sizeof *shape);
+        bshape[ax] *= 2;
+        base = ax_array_new(cx, dtype, ndim, bshape);
+        memcpy(strides, base->strides, (size_t)ndim * sizeof *strides);
+        strides[ax] *= 2;
+    } else if (kind == 3 && ndim >= 1) { /* one axis reversed */
+        int ax = rand_below(seed, ndim);
+        base = ax_array_new(cx, dtype, ndim, shape);
+        memcpy(strides, base->strides, (size_t)ndim * sizeof *strides);
+        offset = (shape[ax] - 1) * strides[ax];
+        strides[ax] = -strides[ax];
+    } else {
+        base = ax_array_new(cx, dtype, ndim, shape);
+        memcpy(strides, base->strides, (size_t)ndim * sizeof *strides);
+    }
+    assert_non_null(base);
+    size_t es = ax_dtype_size(dtype);
+    for (int64_t i = 0; i < base->size; i++) {
+        double v = rand_below(seed, 9) - 4;
+        ax_convert_element(dtype, (char *)base->buf->data + i * (int64_t)es, AX_F64, &v);
+    }
+    view = ax_array_view(cx, base, ndim, shape, strides, offset);
+    ax_array_release(base);
+    assert_non_null(view);
+    return view;
+}
+
+/* Row-major flat index of a multi-index. */
+static int64_t flat_index(const ax_array *x, const int64_t *idx) {
+    int64_t f = 0;
+    for (int d = 0; d < x->ndim; d++) f = f * x->shape[d] + idx[d];
+    return f;
+}
+
+static void check_random_case(ax_ctx *cx, uint64_t *seed, ax_dtype dtype) {
+    dot_case k = {.nb = rand_below(seed, 3),
+                  .nc = rand_below(seed, 3),
+                  .nl = rand_below(seed, 3),
+                  .nr = rand_below(seed, 3)};
+    for (int i = 0; i < 2; i++) {
+        k.bs[i] = 1 + rand_below(seed, 3);
+        k.cs[i] = 1 + rand_below(seed, 4);
+        k.ls[i] = 1 + rand_below(seed, 4);
+        k.rs[i] = 1 + rand_below(seed, 4);
+    }
+    dim_role lr[8], rr[8];
+    int ln = 0, rn = 0;
+    for (int i = 0; i < k.nb; i++) lr[ln++] = rr[rn++] = (dim_role){'b', i};
+    for (int i = 0; i < k.nc; i++) lr[ln++] = rr[rn++] = (dim_role){'c', i};
+    for (int i = 0; i < k.nl; i++) lr[ln++] = (dim_role){'f', i};
+    for (int i = 0; i < k.nr; i++) rr[rn++] = (dim_role){'f', i};
+    for (int pass = 0; pass < 2; pass++) { /* shuffle both role lists */
+        dim_role *roles = pass ? rr : lr;
+        int n = pass ? rn : ln;
+        for (int i = n - 1; i > 0; i--) {
+            int j = rand_below(seed, i + 1);
+            dim_role t = roles[i];
+            roles[i] = roles[j];
+            roles[j] = t;
+        }
+        /* free dims come out in the order of their positions */
+        int f = 0;
+        for (int i = 0; i < n; i++)
+            if (roles[i].group == 'f') roles[i].index = f++;
+    }
+    ax_dot_dims d = {.nbatch = k.nb, .ncontract = k.nc};
+    int64_t lshape[8], rshape[8];
+    for (int i = 0; i < ln; i++) {
+        lshape[i] = role_size(&k, lr[i], true);
+        if (lr[i].group == 'b') d.lhs_batch[lr[i].index] = i;
+        if (lr[i].group == 'c') d.lhs_contract[lr[i].index] = i;
+    }
+    for (int i = 0; i < rn; i++) {
+        rshape[i] = role_size(&k, rr[i], false);
+        if (rr[i].group == 'b') d.rhs_batch[rr[i].index] = i;
+        if (rr[i].group == 'c') d.rhs_contract[rr[i].index] = i;
+    }
+    ax_array *l = random_layout(cx, seed, dtype, ln, lshape);
+    ax_array *r = random_layout(cx, seed, dtype, rn, rshape);
+    ax_array *out = ax_dot_general(cx, l, r, &d);
+    assert_non_null(out);
+    /* the plain loop, over (batch, lhs free, rhs free) and the contracting indices */
+    int64_t B = 1, M = 1, N = 1, K = 1;
+    for (int i = 0; i < k.nb; i++) B *= k.bs[i];
+    for (int i = 0; i < k.nl; i++) M *= k.ls[i];
+    for (int i = 0; i < k.nr; i++) N *= k.rs[i];
+    for (int i = 0; i < k.nc; i++) K *= k.cs[i];
+    assert_int_equal(out->size, B * M * N);
+    int64_t o = 0;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++, o++) {
+                double sum = 0;
+                for (int64_t c = 0; c < K; c++) {
+                    int64_t bi[2], ci[2], li[2], ri[2], lidx[8], ridx[8];
+                    int64_t t = b;
+                    for (int i = k.nb - 1; i >= 0; i--) bi[i] = t % k.bs[i], t /= k.bs[i];
+                    t = c;
+                    for (int i = k.nc - 1; i >= 0; i--) ci[i] = t % k.cs[i], t /= k.cs[i];
+                    t = m;
+                    for (int i = k.nl - 1; i >= 0; i--) li[i] = t % k.ls[i], t /= k.ls[i];
+                    t = n;
+                    for (int i = k.nr - 1; i >= 0; i--) ri[i] = t % k.rs[i], t /= k.rs[i];
+                    for (int i = 0; i < ln; i++)
+                        lidx[i] = lr[i].group == 'b'   ? bi[lr[i].index]
+                                  : lr[i].group == 'c' ? ci[lr[i].index]
+                                                       : li[lr[i].index];
+                    for (int i = 0; i < rn; i++)
+                        ridx[i] = rr[i].group == 'b'   ? bi[rr[i].index]
+                                  : rr[i].group == 'c' ? ci[rr[i].index]
+                                                       : ri[rr[i].index];
+                    sum += ax_array_get_f64(l, flat_index(l, lidx)) *
+                           ax_array_get_f64(r, flat_index(r, ridx));
+                }
+                if (ax_array_get_f64(out, o) != sum) {
+                    print_error("%s nb=%d nc=%d nl=%d nr=%d: element %lld got %g want %g\n",
+                                ax_dtype_short(dtype), k.nb, k.nc, k.nl, k.nr, (long long)o,
+                                ax_array_get_f64(out, o), sum);
+                    fail();
+                }
+            }
+    ax_array_release(out);
+    ax_array_release(l);
+    ax_array_release(r);
+}
+
+static void test_random_layouts(void **state) {
+    (void)state;
+    ax_ctx *cx = ax_ctx_new();
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    const ax_dtype dtypes[] = {AX_F32, AX_F64, AX_I32, AX_I64};
+    for (int i = 0; i < 400; i++) check_random_case(cx, &seed, dtypes[i % 4]);
+    ax_ctx_free(cx);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Cholesky                                                                                 */
+
+static void test_cholesky(void **state) {
+    (void)state;
+    ax_ctx *cx = ax_ctx_new();
+    const double spd[9] = {4.0, 2.0, 0.6, 2.0, 5.0, 1.5, 0.6, 1.5, 3.0};
+    const double want[9] = {2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.3, 0.6, 1.5968719422671311};
+    ax_array *a = make(cx, AX_F64, 2, (int64_t[]){3, 3}, spd);
+    ax_array *l = ax_cholesky(cx, a);
+    expect_values(l, AX_F64, 2, (int64_t[]){3, 3}, want, 1e-14);
+    ax_array_release(l);
+    /* batched f32, the second matrix not positive definite: all NaN */
+    ax_array *b = make(cx, AX_F32, 3, (int64_t[]){2, 2, 2}, (double[]){2, -1, -1, 2, 1, 2, 2, 1});
+    ax_array *lb = ax_cholesky(cx, b);
+    expect_values(lb, AX_F32, 3, (int64_t[]){2, 2, 2},
+                  (double[]){1.4142135381698608, 0.0, -0.7071067690849304, 1.2247449159622192, NAN,
+                             NAN, NAN, NAN},
+                  1e-6);
+    ax_array_release(lb);
+    ax_array_release(b);
+    /* only the lower triangle is read */
+    ax_array *u = make(cx, AX_F64, 2, (int64_t[]){3, 3},
+                       (double[]){4.0, 99, -99, 2.0, 5.0, 7, 0.6, 1.5, 3.0});
+    ax_array *lu = ax_cholesky(cx, u);
+    expect_values(lu, AX_F64, 2, (int64_t[]){3, 3}, want, 1e-14);
+    ax_array_release(lu);
+    ax_array_release(u);
+    ax_array_release(a);
+    ax_ctx_free(cx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matrix_matrix),    cmocka_unit_test(test_matrix_vector_and_dot),
+        cmocka_unit_test(test_outer_and_empty),  cmocka_unit_test(test_batched),
+        cmocka_unit_test(test_nonstandard_dims), cmocka_unit_test(test_transposed_view),
+        cmocka_unit_test(test_integers),         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_random_layouts),   cmocka_unit_test(test_cholesky),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
