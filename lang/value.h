@@ -63,6 +63,11 @@ typedef struct ax_object_type {
     ax_value *(*call)(struct ax_interp *in, ax_value *self, const ax_args *args);
     /* indexing (`obj[idx]`), or NULL */
     ax_value *(*getitem)(struct ax_interp *in, ax_value *self, ax_value *index);
+    /* A pytree node with one leaf (a typed PRNG key: its u32 data), so that transformations
+     * see arrays: the leaf (new reference), and a new object of this type around a leaf.
+     * NULL for objects that are leaves themselves. */
+    ax_value *(*tree_leaf)(void *payload);
+    ax_value *(*tree_rebuild)(struct ax_interp *in, ax_value *leaf);
 } ax_object_type;
 
 typedef struct ax_env ax_env;

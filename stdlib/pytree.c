@@ -11,6 +11,12 @@ static void leaf_format(ax_strbuf *out, void *payload) {
 }
 static const ax_object_type leaf_marker = {.name = "leaf", .format = leaf_format};
 
+/* The skeleton of an object that is a one-leaf node (a typed key): remembers its type. */
+static void node_format(ax_strbuf *out, void *payload) {
+    ax_strbuf_appendf(out, "%s(*)", ((const ax_object_type *)payload)->name);
+}
+static const ax_object_type object_node = {.name = "node", .format = node_format};
+
 static void treedef_free(void *payload) { ax_value_release(payload); }
 static void treedef_format(ax_strbuf *out, void *payload) {
     ax_strbuf_append(out, "PyTreeDef(");
@@ -114,6 +120,16 @@ static ax_value *flatten(ax_interp *in, ax_value *t, leaf_list *leaves) {
     case AX_V_LIST: return flatten_seq(in, t, leaves);
     case AX_V_DICT: return flatten_dict(in, t, leaves);
     case AX_V_NONE: return ax_value_retain(t);
+    case AX_V_OBJECT:
+        if (t->obj.type->tree_leaf) {
+            ax_value *leaf = t->obj.type->tree_leaf(t->obj.payload);
+            bool ok = leaf && push_leaf(leaves, leaf);
+            if (leaf) ax_value_release(leaf);
+            if (!ok) return ax_error_oom(in->cx);
+            return ax_value_object(&object_node, (void *)t->obj.type);
+        }
+        /* other objects are leaves */
+        __attribute__((fallthrough));
     default:
         if (!push_leaf(leaves, t)) return ax_error_oom(in->cx);
         return ax_value_object(&leaf_marker, NULL);
@@ -137,7 +153,8 @@ int ax_tree_flatten(ax_interp *in, ax_value *tree, ax_value ***leaves, int *nlea
 }
 
 static int count_leaves(const ax_value *s) {
-    if (s->kind == AX_V_OBJECT) return s->obj.type == &leaf_marker ? 1 : 0;
+    if (s->kind == AX_V_OBJECT)
+        return s->obj.type == &leaf_marker || s->obj.type == &object_node ? 1 : 0;
     if (s->kind != AX_V_TUPLE && s->kind != AX_V_LIST && s->kind != AX_V_DICT) return 0;
     int n = 0;
     for (int i = 0; i < s->n; i++) n += count_leaves(s->items[i]);
@@ -151,6 +168,7 @@ int ax_treedef_leaves(ax_value *treedef) {
 
 static bool skeleton_equal(const ax_value *a, const ax_value *b) {
     if (a->kind != b->kind || (a->kind == AX_V_OBJECT && a->obj.type != b->obj.type)) return false;
+    if (a->kind == AX_V_OBJECT && a->obj.type == &object_node) return a->obj.payload == b->obj.payload;
     if (a->kind != AX_V_TUPLE && a->kind != AX_V_LIST && a->kind != AX_V_DICT) return true;
     if (a->n != b->n) return false;
     for (int i = 0; i < a->n; i++) {
@@ -167,6 +185,10 @@ bool ax_treedef_equal(ax_value *a, ax_value *b) {
 
 static ax_value *rebuild(ax_interp *in, const ax_value *s, ax_value **leaves, int *at) {
     if (s->kind == AX_V_OBJECT && s->obj.type == &leaf_marker) return ax_value_retain(leaves[(*at)++]);
+    if (s->kind == AX_V_OBJECT && s->obj.type == &object_node) {
+        const ax_object_type *t = s->obj.payload;
+        return t->tree_rebuild(in, leaves[(*at)++]);
+    }
     if (s->kind != AX_V_TUPLE && s->kind != AX_V_LIST && s->kind != AX_V_DICT)
         return ax_value_retain((ax_value *)s);
     ax_value **items = calloc((size_t)(s->n ? s->n : 1), sizeof *items);
