@@ -1,6 +1,7 @@
 /* The transformations as builtins (see transforms.h). */
 #include "transforms.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,272 +9,9 @@
 #include "../compiler/lax.h"
 #include "../compiler/simplify.h"
 #include "../compiler/vmap.h"
+#include "../runtime/elementwise.h"
+#include "flat_call.h"
 #include "pytree.h"
-
-/* ---------------------------------------------------------------- flat calls */
-
-/* A call of a user function whose traced arguments (pytrees) are flattened to arrays. */
-typedef struct flat_call {
-    ax_interp *in;
-    const char *what; /* "grad", "jit", ... for messages */
-    ax_value *fn;
-    int nargs;
-    ax_value **args; /* positional arguments (borrowed) */
-    int nkw;
-    const char **kwnames;
-    ax_value **kwvals;
-    int ntraced;
-    int traced[32];   /* positions of the traced arguments */
-    ax_value *defs[32];
-    int counts[32];
-    ax_array **flat;  /* the leaves of the traced arguments (borrowed from args) */
-    int nflat;
-    bool has_aux;
-    ax_value *out_def; /* structure of the (main) output, set by each call */
-    int nmain;
-    ax_value *aux_def;      /* has_aux: structure of the auxiliary output */
-    ax_value **aux_leaves;  /* its leaves; array leaves are outputs (NULL here) */
-    int naux;
-} flat_call;
-
-static void flat_call_free(flat_call *fc) {
-    for (int k = 0; k < fc->ntraced; k++) ax_value_release(fc->defs[k]);
-    free(fc->flat);
-    if (fc->out_def) ax_value_release(fc->out_def);
-    if (fc->aux_def) ax_value_release(fc->aux_def);
-    ax_values_release(fc->aux_leaves, fc->naux);
-}
-
-/* Flattens the traced arguments; their leaves must be arrays. */
-static int flat_call_init(flat_call *fc, ax_interp *in, const char *what, ax_value *fn,
-                          const ax_args *a, int ntraced, const int *traced, bool has_aux) {
-    memset(fc, 0, sizeof *fc);
-    fc->in = in, fc->what = what, fc->fn = fn, fc->has_aux = has_aux;
-    fc->nargs = a->n, fc->args = a->pos, fc->nkw = a->nkw, fc->kwnames = a->kwnames,
-    fc->kwvals = a->kwvals;
-    if (ntraced > 32) return ax_error(in->cx, AX_ERR_VALUE, "%s: too many arguments", what), -1;
-    fc->ntraced = ntraced;
-    int cap = 0;
-    for (int k = 0; k < ntraced; k++) {
-        int pos = traced[k];
-        if (pos < 0 || pos >= a->n) {
-            ax_error(in->cx, AX_ERR_VALUE,
-                     "%s: argnums refers to argument %d but the function was called with %d "
-                     "positional argument%s",
-                     what, pos, a->n, a->n == 1 ? "" : "s");
-            return -1;
-        }
-        fc->traced[k] = pos;
-        ax_value **leaves;
-        if (ax_tree_flatten(in, a->pos[pos], &leaves, &fc->counts[k], &fc->defs[k])) return -1;
-        int need = fc->nflat + fc->counts[k];
-        if (need > cap) {
-            cap = need * 2 + 8;
-            ax_array **flat = realloc(fc->flat, (size_t)cap * sizeof *flat);
-            if (!flat) {
-                ax_values_release(leaves, fc->counts[k]);
-                return ax_error_oom(in->cx), -1;
-            }
-            fc->flat = flat;
-        }
-        for (int i = 0; i < fc->counts[k]; i++) {
-            if (leaves[i]->kind != AX_V_ARRAY) {
-                char desc[64];
-                ax_value_describe(desc, sizeof desc, leaves[i]);
-                ax_values_release(leaves, fc->counts[k]);
-                ax_error(in->cx, AX_ERR_TYPE, "%s: argument %d must be an array or a pytree of "
-                                              "arrays, but it holds a %s",
-                         what, pos, desc);
-                return -1;
-            }
-            fc->flat[fc->nflat++] = leaves[i]->arr; /* still owned by the argument's tree */
-        }
-        ax_values_release(leaves, fc->counts[k]);
-    }
-    return 0;
-}
-
-/* Wraps arrays as values (new references to the arrays). */
-static ax_value **wrap_arrays(ax_ctx *cx, int n, ax_array **arrs) {
-    ax_value **vals = calloc((size_t)(n ? n : 1), sizeof *vals);
-    if (!vals) return ax_error_oom(cx);
-    for (int i = 0; i < n; i++) {
-        if (!(vals[i] = ax_value_array(ax_array_retain(arrs[i])))) {
-            ax_values_release(vals, i);
-            return NULL;
-        }
-    }
-    return vals;
-}
-
-/* Rebuilds the traced argument k from flat arrays. */
-static ax_value *rebuild_arg(flat_call *fc, int k, ax_array **arrs) {
-    ax_value **vals = wrap_arrays(fc->in->cx, fc->counts[k], arrs);
-    if (!vals) return NULL;
-    ax_value *v = ax_tree_unflatten(fc->in, fc->defs[k], vals, fc->counts[k]);
-    ax_values_release(vals, fc->counts[k]);
-    return v;
-}
-
-/* Appends the array leaves of `tree` to out[*n]; non-array leaves are an error unless
- * `keep` is given (then they are kept there, array leaves as NULL). */
-static int collect_outputs(flat_call *fc, ax_value *tree, ax_value **def, ax_array ***out,
-                           int *n, ax_value ***keep, int *nkeep) {
-    ax_value **leaves;
-    int count;
-    if (ax_tree_flatten(fc->in, tree, &leaves, &count, def)) return -1;
-    ax_array **grown = realloc(*out, (size_t)(*n + count + 1) * sizeof **out);
-    if (!grown) {
-        ax_values_release(leaves, count);
-        return ax_error_oom(fc->in->cx), -1;
-    }
-    *out = grown;
-    for (int i = 0; i < count; i++) {
-        if (leaves[i]->kind == AX_V_ARRAY) {
-            (*out)[(*n)++] = ax_array_retain(leaves[i]->arr);
-            ax_value_release(leaves[i]);
-            leaves[i] = NULL;
-        } else if (!keep) {
-            char desc[64];
-            ax_value_describe(desc, sizeof desc, leaves[i]);
-            ax_error(fc->in->cx, AX_ERR_TYPE,
-                     "%s: the function must return arrays (or pytrees of arrays), not a %s",
-                     fc->what, desc);
-            for (int j = i; j < count; j++) ax_value_release(leaves[j]);
-            free(leaves);
-            return -1;
-        }
-    }
-    if (keep) {
-        *keep = leaves;
-        *nkeep = count;
-    } else {
-        free(leaves);
-    }
-    return 0;
-}
-
-static void release_arrays(ax_array **a, int n) {
-    if (!a) return;
-    for (int i = 0; i < n; i++) ax_array_release(a[i]);
-    free(a);
-}
-
-static int flat_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
-                   ax_array ***out) {
-    (void)nin;
-    flat_call *fc = closure;
-    ax_value **args = calloc((size_t)fc->nargs + 1, sizeof *args), *built[32] = {0};
-    if (!args) return ax_error_oom(cx), -1;
-    memcpy(args, fc->args, (size_t)fc->nargs * sizeof *args);
-    int off = 0, rc = 0;
-    for (int k = 0; k < fc->ntraced && !rc; k++) {
-        if (!(built[k] = rebuild_arg(fc, k, in + off))) rc = -1;
-        else args[fc->traced[k]] = built[k];
-        off += fc->counts[k];
-    }
-    ax_value *r = NULL;
-    if (!rc) {
-        ax_args ca = {.n = fc->nargs, .pos = args, .nkw = fc->nkw, .kwnames = fc->kwnames,
-                      .kwvals = fc->kwvals};
-        r = ax_call(fc->in, fc->fn, &ca);
-    }
-    for (int k = 0; k < fc->ntraced; k++)
-        if (built[k]) ax_value_release(built[k]);
-    free(args);
-    if (!r) return -1;
-    ax_value *main = r, *aux = NULL;
-    if (fc->has_aux) {
-        if (r->kind != AX_V_TUPLE || r->n != 2) {
-            ax_value_release(r);
-            ax_error(cx, AX_ERR_TYPE, "%s with has_aux=True: the function must return a pair "
-                                      "(output, auxiliary data)", fc->what);
-            return -1;
-        }
-        main = r->items[0], aux = r->items[1];
-    }
-    ax_array **arrs = NULL;
-    int n = 0;
-    if (fc->out_def) ax_value_release(fc->out_def), fc->out_def = NULL;
-    rc = collect_outputs(fc, main, &fc->out_def, &arrs, &n, NULL, NULL);
-    fc->nmain = n;
-    if (!rc && aux) {
-        if (fc->aux_def) ax_value_release(fc->aux_def), fc->aux_def = NULL;
-        ax_values_release(fc->aux_leaves, fc->naux);
-        fc->aux_leaves = NULL, fc->naux = 0;
-        rc = collect_outputs(fc, aux, &fc->aux_def, &arrs, &n, &fc->aux_leaves, &fc->naux);
-    }
-    ax_value_release(r);
-    if (rc) {
-        release_arrays(arrs, n);
-        return -1;
-    }
-    *nout = n;
-    *out = arrs;
-    return 0;
-}
-
-/* Rebuilds the main output from arrays outs[0..nmain). */
-static ax_value *rebuild_main(flat_call *fc, ax_array **outs) {
-    ax_value **vals = wrap_arrays(fc->in->cx, fc->nmain, outs);
-    if (!vals) return NULL;
-    ax_value *v = ax_tree_unflatten(fc->in, fc->out_def, vals, fc->nmain);
-    ax_values_release(vals, fc->nmain);
-    return v;
-}
-
-/* Rebuilds the auxiliary output: array leaves from outs (after the main ones). */
-static ax_value *rebuild_aux(flat_call *fc, ax_array **outs) {
-    ax_value **vals = calloc((size_t)fc->naux + 1, sizeof *vals);
-    if (!vals) return ax_error_oom(fc->in->cx);
-    int k = fc->nmain;
-    for (int i = 0; i < fc->naux; i++)
-        vals[i] = fc->aux_leaves[i] ? ax_value_retain(fc->aux_leaves[i])
-                                    : ax_value_array(ax_array_retain(outs[k++]));
-    ax_value *v = ax_tree_unflatten(fc->in, fc->aux_def, vals, fc->naux);
-    ax_values_release(vals, fc->naux);
-    return v;
-}
-
-/* Rebuilds per-argument trees from flat per-leaf arrays: one value per traced argument. */
-static ax_value *rebuild_per_arg(flat_call *fc, ax_array **flat, bool as_tuple) {
-    ax_value **items = calloc((size_t)fc->ntraced + 1, sizeof *items);
-    if (!items) return ax_error_oom(fc->in->cx);
-    int off = 0;
-    for (int k = 0; k < fc->ntraced; k++) {
-        if (!(items[k] = rebuild_arg(fc, k, flat + off))) {
-            ax_values_release(items, k);
-            return NULL;
-        }
-        off += fc->counts[k];
-    }
-    if (!as_tuple) {
-        ax_value *v = items[0];
-        free(items);
-        return v;
-    }
-    ax_value *t = ax_value_tuple(fc->ntraced, items);
-    free(items);
-    return t;
-}
-
-static ax_value *pair(ax_value *a, ax_value *b) {
-    if (!a || !b) {
-        if (a) ax_value_release(a);
-        if (b) ax_value_release(b);
-        return NULL;
-    }
-    ax_value **items = malloc(2 * sizeof *items);
-    if (!items) {
-        ax_value_release(a);
-        ax_value_release(b);
-        return NULL;
-    }
-    items[0] = a, items[1] = b;
-    ax_value *t = ax_value_tuple(2, items);
-    free(items);
-    return t;
-}
 
 /* ---------------------------------------------------------------- argnums */
 
@@ -360,9 +98,9 @@ static ax_value *grad_call(ax_interp *in, ax_value *self, const ax_args *a, bool
     ax_array **outs = NULL, *ct = NULL, **ct_in = NULL;
     ax_linear *lin = NULL;
     int nout = 0;
-    if (flat_call_init(&fc, in, what, fn, a, nargnums, argnums, has_aux) || check_float_inputs(&fc))
+    if (ax_flat_call_init(&fc, in, what, fn, a, nargnums, argnums, has_aux) || check_float_inputs(&fc))
         goto done;
-    if (ax_ad_linearize(in->cx, flat_fn, &fc, fc.nflat, fc.flat, &nout, &outs, &lin)) goto done;
+    if (ax_ad_linearize(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, &nout, &outs, &lin)) goto done;
     if (fc.nmain != 1 || outs[0]->ndim != 0 || !ax_dtype_is_float(outs[0]->dtype)) {
         char t[96] = "a pytree";
         if (fc.nmain == 1) ax_array_type_format(t, sizeof t, outs[0]);
@@ -384,25 +122,25 @@ static ax_value *grad_call(ax_interp *in, ax_value *self, const ax_args *a, bool
     int rc = ct ? ax_linear_transpose(in->cx, lin, cts, ct_in) : -1;
     free(cts);
     if (rc) goto done;
-    ax_value *grads = rebuild_per_arg(&fc, ct_in, as_tuple);
+    ax_value *grads = ax_flat_rebuild_per_arg(&fc, ct_in, as_tuple);
     if (!grads) goto done;
     if (has_aux) {
-        ax_value *aux = rebuild_aux(&fc, outs);
+        ax_value *aux = ax_flat_rebuild_aux(&fc, outs);
         if (with_value) {
-            ax_value *value = rebuild_main(&fc, outs);
-            result = pair(pair(value, aux), grads);
+            ax_value *value = ax_flat_rebuild_main(&fc, outs);
+            result = ax_flat_pair(ax_flat_pair(value, aux), grads);
         } else {
-            result = pair(grads, aux);
+            result = ax_flat_pair(grads, aux);
         }
     } else {
-        result = with_value ? pair(rebuild_main(&fc, outs), grads) : grads;
+        result = with_value ? ax_flat_pair(ax_flat_rebuild_main(&fc, outs), grads) : grads;
     }
 done:
     ax_array_release(ct);
-    release_arrays(ct_in, fc.nflat);
-    release_arrays(outs, nout);
+    ax_flat_release_arrays(ct_in, fc.nflat);
+    ax_flat_release_arrays(outs, nout);
     ax_linear_free(lin);
-    flat_call_free(&fc);
+    ax_flat_call_free(&fc);
     return result;
 }
 
@@ -457,8 +195,8 @@ static ax_value *b_jvp(ax_interp *in, ax_value *self, const ax_args *a) {
     int nout = 0;
     ax_value *result = NULL;
     memset(&ft, 0, sizeof ft);
-    if (flat_call_init(&fc, in, "jvp", fn, &pa, primals->n, traced, false)) goto done;
-    if (flat_call_init(&ft, in, "jvp", fn, &ta, tangents->n, traced, false)) goto done;
+    if (ax_flat_call_init(&fc, in, "jvp", fn, &pa, primals->n, traced, false)) goto done;
+    if (ax_flat_call_init(&ft, in, "jvp", fn, &ta, tangents->n, traced, false)) goto done;
     if (ft.nflat != fc.nflat) {
         ax_error(in->cx, AX_ERR_VALUE, "jvp: the tangents must have the structure of the primals");
         goto done;
@@ -472,13 +210,13 @@ static ax_value *b_jvp(ax_interp *in, ax_value *self, const ax_args *a) {
             goto done;
         }
     }
-    if (ax_ad_jvp(in->cx, flat_fn, &fc, fc.nflat, fc.flat, ft.flat, &nout, &outs, &touts)) goto done;
-    result = pair(rebuild_main(&fc, outs), rebuild_main(&fc, touts));
+    if (ax_ad_jvp(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, ft.flat, &nout, &outs, &touts)) goto done;
+    result = ax_flat_pair(ax_flat_rebuild_main(&fc, outs), ax_flat_rebuild_main(&fc, touts));
 done:
-    release_arrays(outs, nout);
-    release_arrays(touts, nout);
-    flat_call_free(&fc);
-    flat_call_free(&ft);
+    ax_flat_release_arrays(outs, nout);
+    ax_flat_release_arrays(touts, nout);
+    ax_flat_call_free(&fc);
+    ax_flat_call_free(&ft);
     return result;
 }
 
@@ -551,12 +289,12 @@ static ax_value *vjp_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
             flat_call fc = {.in = in, .ntraced = s->ntraced};
             memcpy(fc.defs, s->defs, sizeof s->defs);
             memcpy(fc.counts, s->counts, sizeof s->counts);
-            result = rebuild_per_arg(&fc, ct_in, true);
+            result = ax_flat_rebuild_per_arg(&fc, ct_in, true);
         }
     } else {
         ax_error_oom(in->cx);
     }
-    release_arrays(ct_in, s->lin->nin);
+    ax_flat_release_arrays(ct_in, s->lin->nin);
     free(cts);
     ax_values_release(leaves, n);
     return result;
@@ -583,12 +321,12 @@ static ax_value *linearized_call(ax_interp *in, ax_value *self, const ax_args *a
         ax_values_release(leaves, n);
     }
     if (!rc && !ax_linear_apply(in->cx, s->lin, flat, tout)) {
-        ax_value **vals = wrap_arrays(in->cx, s->nmain, tout);
+        ax_value **vals = ax_flat_wrap_arrays(in->cx, s->nmain, tout);
         if (vals) result = ax_tree_unflatten(in, s->out_def, vals, s->nmain);
         if (vals) ax_values_release(vals, s->nmain);
     }
-    release_arrays(flat, off);
-    release_arrays(tout, s->lin->nout);
+    ax_flat_release_arrays(flat, off);
+    ax_flat_release_arrays(tout, s->lin->nout);
     return result;
 }
 
@@ -613,9 +351,9 @@ static ax_value *vjp_or_linearize(ax_interp *in, const ax_args *a, bool vjp) {
     ax_linear *lin = NULL;
     int nout = 0;
     ax_value *result = NULL;
-    if (flat_call_init(&fc, in, what, a->pos[0], &pa, pa.n, traced, has_aux) ||
+    if (ax_flat_call_init(&fc, in, what, a->pos[0], &pa, pa.n, traced, has_aux) ||
         check_float_inputs(&fc) ||
-        ax_ad_linearize(in->cx, flat_fn, &fc, fc.nflat, fc.flat, &nout, &outs, &lin))
+        ax_ad_linearize(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, &nout, &outs, &lin))
         goto done;
     ax_value *state = linear_state_new(in, &fc, lin);
     lin = NULL;
@@ -625,10 +363,10 @@ static ax_value *vjp_or_linearize(ax_interp *in, const ax_args *a, bool vjp) {
                                          "the inputs"
                                        : "the linearized function: tangents -> output tangent",
                                    vjp ? vjp_fn_call : linearized_call, state);
-    ax_value *value = rebuild_main(&fc, outs);
-    result = pair(value, f);
+    ax_value *value = ax_flat_rebuild_main(&fc, outs);
+    result = ax_flat_pair(value, f);
     if (result && has_aux) {
-        ax_value *aux = rebuild_aux(&fc, outs);
+        ax_value *aux = ax_flat_rebuild_aux(&fc, outs);
         if (!aux) {
             ax_value_release(result);
             result = NULL;
@@ -645,9 +383,9 @@ static ax_value *vjp_or_linearize(ax_interp *in, const ax_args *a, bool vjp) {
         }
     }
 done:
-    release_arrays(outs, nout);
+    ax_flat_release_arrays(outs, nout);
     ax_linear_free(lin);
-    flat_call_free(&fc);
+    ax_flat_call_free(&fc);
     return result;
 }
 
@@ -708,7 +446,7 @@ static ax_value *jacobian_call(ax_interp *in, ax_value *self, const ax_args *a, 
     int nout = 0, ncols = 0;
     ax_value *result = NULL;
     ax_ctx *cx = in->cx;
-    if (flat_call_init(&fc, in, what, state->items[0], a, 1, argnums, false) ||
+    if (ax_flat_call_init(&fc, in, what, state->items[0], a, 1, argnums, false) ||
         check_float_inputs(&fc))
         goto done;
     if (fc.nflat != 1) {
@@ -716,7 +454,7 @@ static ax_value *jacobian_call(ax_interp *in, ax_value *self, const ax_args *a, 
                                    "arrays); pytree jacobians are not available", what, fc.nflat);
         goto done;
     }
-    if (ax_ad_linearize(cx, flat_fn, &fc, 1, fc.flat, &nout, &outs, &lin)) goto done;
+    if (ax_ad_linearize(cx, ax_flat_call_fn, &fc, 1, fc.flat, &nout, &outs, &lin)) goto done;
     if (fc.nmain != 1) {
         ax_error(cx, AX_ERR_VALUE, "%s: the function must return one array", what);
         goto done;
@@ -754,10 +492,10 @@ static ax_value *jacobian_call(ax_interp *in, ax_value *self, const ax_args *a, 
     if (J) result = ax_value_array(J);
     J = NULL;
 done:
-    release_arrays(cols, ncols);
-    release_arrays(outs, nout);
+    ax_flat_release_arrays(cols, ncols);
+    ax_flat_release_arrays(outs, nout);
     ax_linear_free(lin);
-    flat_call_free(&fc);
+    ax_flat_call_free(&fc);
     return result;
 }
 
@@ -815,11 +553,11 @@ static ax_ir *simplified(ax_ctx *cx, ax_ir *ir) {
 /* Traces fn abstractly on the types of the call's arguments. */
 static ax_ir *trace_call(ax_interp *in, flat_call *fc, const char *what, ax_value *fn,
                          const ax_args *a, int ntraced, const int *traced, int *nout) {
-    if (flat_call_init(fc, in, what, fn, a, ntraced, traced, false)) return NULL;
+    if (ax_flat_call_init(fc, in, what, fn, a, ntraced, traced, false)) return NULL;
     ax_aval *types = calloc((size_t)fc->nflat + 1, sizeof *types);
     if (!types) return ax_error_oom(in->cx);
     for (int i = 0; i < fc->nflat; i++) ax_aval_of(&types[i], fc->flat[i]);
-    ax_ir *ir = ax_trace_to_ir(in->cx, flat_fn, fc, fc->nflat, types, nout);
+    ax_ir *ir = ax_trace_to_ir(in->cx, ax_flat_call_fn, fc, fc->nflat, types, nout);
     free(types);
     return simplified(in->cx, ir);
 }
@@ -829,7 +567,7 @@ static ax_value *jaxpr_fn_call(ax_interp *in, ax_value *self, const ax_args *a) 
     int traced[32], n = all_positions(a, traced), nout = 0;
     flat_call fc;
     ax_ir *ir = trace_call(in, &fc, "make_jaxpr", state->items[0], a, n, traced, &nout);
-    flat_call_free(&fc);
+    ax_flat_call_free(&fc);
     if (!ir) return NULL;
     return ax_value_object(&jaxpr_type, ir); /* releases ir on failure */
 }
@@ -916,7 +654,7 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_value *result = NULL;
     ax_array **outs = NULL;
     char *key = NULL;
-    if (flat_call_init(&fc, in, "jit", s->fn, a, ntraced, traced, false)) goto done;
+    if (ax_flat_call_init(&fc, in, "jit", s->fn, a, ntraced, traced, false)) goto done;
     key = cache_key(in, s, a, &fc);
     jit_entry *e = NULL;
     for (int i = 0; key && i < s->nentries; i++)
@@ -926,7 +664,7 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
         if (!types) goto done;
         for (int i = 0; i < fc.nflat; i++) ax_aval_of(&types[i], fc.flat[i]);
         int nout = 0;
-        ax_ir *ir = simplified(in->cx, ax_trace_to_ir(in->cx, flat_fn, &fc, fc.nflat, types, &nout));
+        ax_ir *ir = simplified(in->cx, ax_trace_to_ir(in->cx, ax_flat_call_fn, &fc, fc.nflat, types, &nout));
         free(types);
         if (!ir) goto done;
         if (s->nentries == s->cap) {
@@ -947,17 +685,17 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     }
     outs = calloc((size_t)e->ir->nout + 1, sizeof *outs);
     if (!outs || ax_ir_eval(in->cx, e->ir, fc.flat, outs)) goto done;
-    ax_value **vals = wrap_arrays(in->cx, e->nmain, outs);
+    ax_value **vals = ax_flat_wrap_arrays(in->cx, e->nmain, outs);
     if (vals) {
         result = ax_tree_unflatten(in, e->out_def, vals, e->nmain);
         ax_values_release(vals, e->nmain);
     }
-    release_arrays(outs, e->ir->nout);
+    ax_flat_release_arrays(outs, e->ir->nout);
     outs = NULL;
 done:
     free(outs);
     free(key);
-    flat_call_free(&fc);
+    ax_flat_call_free(&fc);
     return result;
 }
 
@@ -1129,7 +867,7 @@ static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     int *axes = NULL, nax = 0, nout = 0, *bdims = NULL;
     ax_array **outs = NULL;
     ax_value *result = NULL;
-    if (flat_call_init(&fc, in, "vmap", fn, a, ntraced, traced, false)) goto done;
+    if (ax_flat_call_init(&fc, in, "vmap", fn, a, ntraced, traced, false)) goto done;
     axes = malloc((size_t)(fc.nflat + 1) * sizeof *axes);
     if (!axes) goto done;
     for (int k = 0; k < ntraced; k++)
@@ -1137,9 +875,9 @@ static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     if (batch_size(in, &fc, axes, &size)) goto done;
     for (int i = 0; i < nax; i++)
         if (axes[i] == AXIS_NONE) axes[i] = -1;
-    if (ax_vmap(in->cx, flat_fn, &fc, fc.nflat, fc.flat, axes, size, &nout, &outs, &bdims)) goto done;
+    if (ax_vmap(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, axes, size, &nout, &outs, &bdims)) goto done;
     /* Place each output's batch dimension where out_axes says. */
-    ax_value *main = rebuild_main(&fc, outs);
+    ax_value *main = ax_flat_rebuild_main(&fc, outs);
     int oaxes[256], nox = 0;
     if (!main || spread_axes(in, "vmap out_axes", main, out_axes, oaxes, &nox, 256)) {
         if (main) ax_value_release(main);
@@ -1167,12 +905,12 @@ static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
         outs[j] = placed;
         if (!placed) goto done;
     }
-    result = rebuild_main(&fc, outs);
+    result = ax_flat_rebuild_main(&fc, outs);
 done:
-    release_arrays(outs, nout);
+    ax_flat_release_arrays(outs, nout);
     free(bdims);
     free(axes);
-    flat_call_free(&fc);
+    ax_flat_call_free(&fc);
     return result;
 }
 
@@ -1200,6 +938,158 @@ static ax_value *b_vmap(ax_interp *in, ax_value *self, const ax_args *a) {
     return ax_value_builtin("vmap", "a vectorised function", vmap_fn_call, state);
 }
 
+/* ---------------------------------------------------------------- check_grads */
+
+/* Numerical checks of a flat function in f64: forward mode against central differences, and
+ * reverse mode against forward mode (<J v, w> == <v, J^T w>). Recurses for higher orders on
+ * x -> J(x) v. Returns the worst relative error seen, or -1 on error. */
+typedef struct tangent_closure {
+    ax_flat_fn fn;
+    void *closure;
+    ax_array **v;
+} tangent_closure;
+
+static int tangent_of(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                      ax_array ***out) {
+    tangent_closure *t = closure;
+    ax_array **o = NULL;
+    if (ax_ad_jvp(cx, t->fn, t->closure, nin, in, t->v, nout, &o, out)) return -1;
+    ax_flat_release_arrays(o, *nout);
+    return 0;
+}
+
+static uint64_t lcg_next(uint64_t *s) {
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 11;
+}
+
+static ax_array *random_like(ax_ctx *cx, const ax_array *x, uint64_t *seed) {
+    ax_array *r = ax_array_new(cx, AX_F64, x->ndim, x->shape);
+    for (int64_t i = 0; r && i < r->size; i++)
+        ((double *)r->buf->data)[i] = (double)lcg_next(seed) / 9007199254740992.0 * 2 - 1;
+    return r;
+}
+
+static double inner(const ax_array *a, const ax_array *b) {
+    double s = 0;
+    for (int64_t i = 0; i < a->size; i++) s += ax_array_get_f64(a, i) * ax_array_get_f64(b, i);
+    return s;
+}
+
+/* sum_j <f_j(x + h v), w_j> */
+static int shifted_inner(ax_ctx *cx, ax_flat_fn fn, void *cl, int n, ax_array **x, ax_array **v,
+                         double h, ax_array **w, double *out) {
+    ax_array **xs = calloc((size_t)n + 1, sizeof *xs), **o = NULL;
+    int no = 0, rc = xs ? 0 : -1;
+    for (int i = 0; i < n && !rc; i++) {
+        xs[i] = ax_array_copy(cx, x[i]);
+        if (!xs[i]) rc = -1;
+        for (int64_t k = 0; !rc && k < xs[i]->size; k++)
+            ((double *)xs[i]->buf->data)[k] += h * ax_array_get_f64(v[i], k);
+    }
+    if (!rc) rc = fn(cx, cl, n, xs, &no, &o);
+    *out = 0;
+    for (int j = 0; !rc && j < no; j++) *out += inner(o[j], w[j]);
+    ax_flat_release_arrays(o, no);
+    ax_flat_release_arrays(xs, n);
+    return rc;
+}
+
+static double check_flat(ax_ctx *cx, ax_flat_fn fn, void *cl, int n, ax_array **x, int order,
+                         uint64_t *seed) {
+    ax_array **v = calloc((size_t)n + 1, sizeof *v), **w = NULL, **o = NULL, **t = NULL,
+             **ct = calloc((size_t)n + 1, sizeof *ct);
+    ax_linear *lin = NULL;
+    int no = 0;
+    double worst = -1;
+    for (int i = 0; v && i < n; i++) v[i] = random_like(cx, x[i], seed);
+    if (!v || !ct || ax_ad_jvp(cx, fn, cl, n, x, v, &no, &o, &t)) goto done;
+    w = calloc((size_t)no + 1, sizeof *w);
+    for (int j = 0; w && j < no; j++) w[j] = random_like(cx, o[j], seed);
+    double jv_w = 0, plus, minus, h = 1e-6;
+    for (int j = 0; j < no; j++) jv_w += inner(t[j], w[j]);
+    if (shifted_inner(cx, fn, cl, n, x, v, h, w, &plus) ||
+        shifted_inner(cx, fn, cl, n, x, v, -h, w, &minus))
+        goto done;
+    double fd = (plus - minus) / (2 * h);
+    worst = fabs(jv_w - fd) / (1 + fabs(fd));
+    ax_array **lo = NULL;
+    int nlo = 0;
+    if (ax_ad_linearize(cx, fn, cl, n, x, &nlo, &lo, &lin)) {
+        worst = -1;
+        goto done;
+    }
+    ax_flat_release_arrays(lo, nlo);
+    if (ax_linear_transpose(cx, lin, w, ct)) {
+        worst = -1;
+        goto done;
+    }
+    double v_jtw = 0;
+    for (int i = 0; i < n; i++) v_jtw += inner(v[i], ct[i]);
+    double rev = fabs(v_jtw - jv_w) / (1 + fabs(jv_w));
+    if (rev > worst) worst = rev;
+    if (order > 1) {
+        tangent_closure tc = {.fn = fn, .closure = cl, .v = v};
+        double e = check_flat(cx, tangent_of, &tc, n, x, order - 1, seed);
+        worst = e < 0 ? -1 : e > worst ? e : worst;
+    }
+done:
+    ax_flat_release_arrays(v, n);
+    ax_flat_release_arrays(w, no);
+    ax_flat_release_arrays(o, no);
+    ax_flat_release_arrays(t, no);
+    ax_flat_release_arrays(ct, n);
+    ax_linear_free(lin);
+    return worst;
+}
+
+static ax_value *b_check_grads(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    const char *names[] = {"f", "args", "order", "atol", NULL};
+    if (!ax_args_check(in, a, "check_grads", 4, names)) return NULL;
+    ax_value *fn = ax_arg(a, 0, "f"), *args = ax_arg(a, 1, "args");
+    ax_value *order_v = ax_arg(a, 2, "order"), *atol_v = ax_arg(a, 3, "atol");
+    if (!fn || !args || (args->kind != AX_V_TUPLE && args->kind != AX_V_LIST))
+        return ax_error(in->cx, AX_ERR_TYPE, "check_grads(f, args, order=2) takes a function and "
+                                              "a tuple of arguments");
+    int64_t order = 2;
+    double atol = 1e-5;
+    if (order_v && !ax_value_to_int(in, order_v, "order", &order)) return NULL;
+    if (atol_v && !ax_value_to_double(in, atol_v, "atol", &atol)) return NULL;
+    if (order < 1 || order > 4)
+        return ax_error(in->cx, AX_ERR_VALUE, "check_grads: order must be 1 to 4, not %lld",
+                        (long long)order);
+    ax_args pa = {.n = args->n, .pos = args->items};
+    int traced[32], n = all_positions(&pa, traced);
+    flat_call fc;
+    ax_value *result = NULL;
+    ax_array **x64 = NULL;
+    if (ax_flat_call_init(&fc, in, "check_grads", fn, &pa, n, traced, false) || check_float_inputs(&fc))
+        goto done;
+    x64 = calloc((size_t)fc.nflat + 1, sizeof *x64);
+    for (int i = 0; x64 && i < fc.nflat; i++)
+        if (!(x64[i] = ax_convert(in->cx, fc.flat[i], AX_F64, false))) goto done;
+    uint64_t seed = 12345;
+    double worst = check_flat(in->cx, ax_flat_call_fn, &fc, fc.nflat, x64, (int)order, &seed);
+    if (worst < 0) goto done;
+    if (worst > atol) {
+        ax_error(in->cx, AX_ERR_ASSERTION,
+                 "check_grads: derivatives disagree with finite differences (worst relative "
+                 "error %.3g > atol %.3g, order %lld)",
+                 worst, atol, (long long)order);
+        goto done;
+    }
+    result = ax_value_float(in, worst);
+    if (result && result->kind == AX_V_ARRAY && result->arr->dtype != AX_F64) {
+        ax_value_release(result);
+        result = ax_value_array(ax_array_scalar(in->cx, AX_F64, worst));
+    }
+done:
+    ax_flat_release_arrays(x64, fc.nflat);
+    ax_flat_call_free(&fc);
+    return result;
+}
+
 /* ---------------------------------------------------------------- registration */
 
 int ax_transforms_register(ax_interp *in) {
@@ -1224,6 +1114,9 @@ int ax_transforms_register(ax_interp *in) {
         {"jit", "jit(f, static_argnums=()): f compiled for each new argument type", b_jit},
         {"vmap", "vmap(f, in_axes=0, out_axes=0, axis_size=None): f mapped over an axis",
          b_vmap},
+        {"check_grads", "check_grads(f, args, order=2, atol=1e-5): forward and reverse mode vs "
+                        "finite differences in f64; returns the worst relative error",
+         b_check_grads},
     };
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
         ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);

@@ -1,0 +1,251 @@
+/* Calls of user functions on flattened arguments (see flat_call.h). */
+#include "flat_call.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pytree.h"
+
+/* ---------------------------------------------------------------- flat calls */
+
+
+
+void ax_flat_call_free(flat_call *fc) {
+    for (int k = 0; k < fc->ntraced; k++) ax_value_release(fc->defs[k]);
+    free(fc->flat);
+    if (fc->out_def) ax_value_release(fc->out_def);
+    if (fc->aux_def) ax_value_release(fc->aux_def);
+    ax_values_release(fc->aux_leaves, fc->naux);
+}
+
+/* Flattens the traced arguments; their leaves must be arrays. */
+int ax_flat_call_init(flat_call *fc, ax_interp *in, const char *what, ax_value *fn,
+                          const ax_args *a, int ntraced, const int *traced, bool has_aux) {
+    memset(fc, 0, sizeof *fc);
+    fc->in = in, fc->what = what, fc->fn = fn, fc->has_aux = has_aux;
+    fc->nargs = a->n, fc->args = a->pos, fc->nkw = a->nkw, fc->kwnames = a->kwnames,
+    fc->kwvals = a->kwvals;
+    if (ntraced > 32) return ax_error(in->cx, AX_ERR_VALUE, "%s: too many arguments", what), -1;
+    fc->ntraced = ntraced;
+    int cap = 0;
+    for (int k = 0; k < ntraced; k++) {
+        int pos = traced[k];
+        if (pos < 0 || pos >= a->n) {
+            ax_error(in->cx, AX_ERR_VALUE,
+                     "%s: argnums refers to argument %d but the function was called with %d "
+                     "positional argument%s",
+                     what, pos, a->n, a->n == 1 ? "" : "s");
+            return -1;
+        }
+        fc->traced[k] = pos;
+        ax_value **leaves;
+        if (ax_tree_flatten(in, a->pos[pos], &leaves, &fc->counts[k], &fc->defs[k])) return -1;
+        int need = fc->nflat + fc->counts[k];
+        if (need > cap) {
+            cap = need * 2 + 8;
+            ax_array **flat = realloc(fc->flat, (size_t)cap * sizeof *flat);
+            if (!flat) {
+                ax_values_release(leaves, fc->counts[k]);
+                return ax_error_oom(in->cx), -1;
+            }
+            fc->flat = flat;
+        }
+        for (int i = 0; i < fc->counts[k]; i++) {
+            if (leaves[i]->kind != AX_V_ARRAY) {
+                char desc[64];
+                ax_value_describe(desc, sizeof desc, leaves[i]);
+                ax_values_release(leaves, fc->counts[k]);
+                ax_error(in->cx, AX_ERR_TYPE, "%s: argument %d must be an array or a pytree of "
+                                              "arrays, but it holds a %s",
+                         what, pos, desc);
+                return -1;
+            }
+            fc->flat[fc->nflat++] = leaves[i]->arr; /* still owned by the argument's tree */
+        }
+        ax_values_release(leaves, fc->counts[k]);
+    }
+    return 0;
+}
+
+/* Wraps arrays as values (new references to the arrays). */
+ax_value **ax_flat_wrap_arrays(ax_ctx *cx, int n, ax_array **arrs) {
+    ax_value **vals = calloc((size_t)(n ? n : 1), sizeof *vals);
+    if (!vals) return ax_error_oom(cx);
+    for (int i = 0; i < n; i++) {
+        if (!(vals[i] = ax_value_array(ax_array_retain(arrs[i])))) {
+            ax_values_release(vals, i);
+            return NULL;
+        }
+    }
+    return vals;
+}
+
+/* Rebuilds the traced argument k from flat arrays. */
+ax_value *ax_flat_rebuild_arg(flat_call *fc, int k, ax_array **arrs) {
+    ax_value **vals = ax_flat_wrap_arrays(fc->in->cx, fc->counts[k], arrs);
+    if (!vals) return NULL;
+    ax_value *v = ax_tree_unflatten(fc->in, fc->defs[k], vals, fc->counts[k]);
+    ax_values_release(vals, fc->counts[k]);
+    return v;
+}
+
+/* Appends the array leaves of `tree` to out[*n]; non-array leaves are an error unless
+ * `keep` is given (then they are kept there, array leaves as NULL). */
+static int collect_outputs(flat_call *fc, ax_value *tree, ax_value **def, ax_array ***out,
+                           int *n, ax_value ***keep, int *nkeep) {
+    ax_value **leaves;
+    int count;
+    if (ax_tree_flatten(fc->in, tree, &leaves, &count, def)) return -1;
+    ax_array **grown = realloc(*out, (size_t)(*n + count + 1) * sizeof **out);
+    if (!grown) {
+        ax_values_release(leaves, count);
+        return ax_error_oom(fc->in->cx), -1;
+    }
+    *out = grown;
+    for (int i = 0; i < count; i++) {
+        if (leaves[i]->kind == AX_V_ARRAY) {
+            (*out)[(*n)++] = ax_array_retain(leaves[i]->arr);
+            ax_value_release(leaves[i]);
+            leaves[i] = NULL;
+        } else if (!keep) {
+            char desc[64];
+            ax_value_describe(desc, sizeof desc, leaves[i]);
+            ax_error(fc->in->cx, AX_ERR_TYPE,
+                     "%s: the function must return arrays (or pytrees of arrays), not a %s",
+                     fc->what, desc);
+            for (int j = i; j < count; j++) ax_value_release(leaves[j]);
+            free(leaves);
+            return -1;
+        }
+    }
+    if (keep) {
+        *keep = leaves;
+        *nkeep = count;
+    } else {
+        free(leaves);
+    }
+    return 0;
+}
+
+void ax_flat_release_arrays(ax_array **a, int n) {
+    if (!a) return;
+    for (int i = 0; i < n; i++) ax_array_release(a[i]);
+    free(a);
+}
+
+int ax_flat_call_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                   ax_array ***out) {
+    (void)nin;
+    flat_call *fc = closure;
+    ax_value **args = calloc((size_t)fc->nargs + 1, sizeof *args), *built[32] = {0};
+    if (!args) return ax_error_oom(cx), -1;
+    memcpy(args, fc->args, (size_t)fc->nargs * sizeof *args);
+    int off = 0, rc = 0;
+    for (int k = 0; k < fc->ntraced && !rc; k++) {
+        if (!(built[k] = ax_flat_rebuild_arg(fc, k, in + off))) rc = -1;
+        else args[fc->traced[k]] = built[k];
+        off += fc->counts[k];
+    }
+    ax_value *r = NULL;
+    if (!rc) {
+        ax_args ca = {.n = fc->nargs, .pos = args, .nkw = fc->nkw, .kwnames = fc->kwnames,
+                      .kwvals = fc->kwvals};
+        r = ax_call(fc->in, fc->fn, &ca);
+    }
+    for (int k = 0; k < fc->ntraced; k++)
+        if (built[k]) ax_value_release(built[k]);
+    free(args);
+    if (!r) return -1;
+    ax_value *main = r, *aux = NULL;
+    if (fc->has_aux) {
+        if (r->kind != AX_V_TUPLE || r->n != 2) {
+            ax_value_release(r);
+            ax_error(cx, AX_ERR_TYPE, "%s with has_aux=True: the function must return a pair "
+                                      "(output, auxiliary data)", fc->what);
+            return -1;
+        }
+        main = r->items[0], aux = r->items[1];
+    }
+    ax_array **arrs = NULL;
+    int n = 0;
+    if (fc->out_def) ax_value_release(fc->out_def), fc->out_def = NULL;
+    rc = collect_outputs(fc, main, &fc->out_def, &arrs, &n, NULL, NULL);
+    fc->nmain = n;
+    if (!rc && aux) {
+        if (fc->aux_def) ax_value_release(fc->aux_def), fc->aux_def = NULL;
+        ax_values_release(fc->aux_leaves, fc->naux);
+        fc->aux_leaves = NULL, fc->naux = 0;
+        rc = collect_outputs(fc, aux, &fc->aux_def, &arrs, &n, &fc->aux_leaves, &fc->naux);
+    }
+    ax_value_release(r);
+    if (rc) {
+        ax_flat_release_arrays(arrs, n);
+        return -1;
+    }
+    *nout = n;
+    *out = arrs;
+    return 0;
+}
+
+/* Rebuilds the main output from arrays outs[0..nmain). */
+ax_value *ax_flat_rebuild_main(flat_call *fc, ax_array **outs) {
+    ax_value **vals = ax_flat_wrap_arrays(fc->in->cx, fc->nmain, outs);
+    if (!vals) return NULL;
+    ax_value *v = ax_tree_unflatten(fc->in, fc->out_def, vals, fc->nmain);
+    ax_values_release(vals, fc->nmain);
+    return v;
+}
+
+/* Rebuilds the auxiliary output: array leaves from outs (after the main ones). */
+ax_value *ax_flat_rebuild_aux(flat_call *fc, ax_array **outs) {
+    ax_value **vals = calloc((size_t)fc->naux + 1, sizeof *vals);
+    if (!vals) return ax_error_oom(fc->in->cx);
+    int k = fc->nmain;
+    for (int i = 0; i < fc->naux; i++)
+        vals[i] = fc->aux_leaves[i] ? ax_value_retain(fc->aux_leaves[i])
+                                    : ax_value_array(ax_array_retain(outs[k++]));
+    ax_value *v = ax_tree_unflatten(fc->in, fc->aux_def, vals, fc->naux);
+    ax_values_release(vals, fc->naux);
+    return v;
+}
+
+/* Rebuilds per-argument trees from flat per-leaf arrays: one value per traced argument. */
+ax_value *ax_flat_rebuild_per_arg(flat_call *fc, ax_array **flat, bool as_tuple) {
+    ax_value **items = calloc((size_t)fc->ntraced + 1, sizeof *items);
+    if (!items) return ax_error_oom(fc->in->cx);
+    int off = 0;
+    for (int k = 0; k < fc->ntraced; k++) {
+        if (!(items[k] = ax_flat_rebuild_arg(fc, k, flat + off))) {
+            ax_values_release(items, k);
+            return NULL;
+        }
+        off += fc->counts[k];
+    }
+    if (!as_tuple) {
+        ax_value *v = items[0];
+        free(items);
+        return v;
+    }
+    ax_value *t = ax_value_tuple(fc->ntraced, items);
+    free(items);
+    return t;
+}
+
+ax_value *ax_flat_pair(ax_value *a, ax_value *b) {
+    if (!a || !b) {
+        if (a) ax_value_release(a);
+        if (b) ax_value_release(b);
+        return NULL;
+    }
+    ax_value **items = malloc(2 * sizeof *items);
+    if (!items) {
+        ax_value_release(a);
+        ax_value_release(b);
+        return NULL;
+    }
+    items[0] = a, items[1] = b;
+    ax_value *t = ax_value_tuple(2, items);
+    free(items);
+    return t;
+}
+

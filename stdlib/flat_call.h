@@ -1,0 +1,52 @@
+/* Calls of user functions on flattened arguments: what every transformation shares. The
+ * traced arguments (pytrees) are flattened to arrays; a flat function rebuilds them, calls the
+ * user's function and flattens its result, remembering the output's structure. */
+#ifndef AX_FLAT_CALL_H
+#define AX_FLAT_CALL_H
+
+#include "../compiler/trace_ir.h"
+#include "../lang/interp.h"
+
+/* A call of a user function whose traced arguments (pytrees) are flattened to arrays. */
+typedef struct flat_call {
+    ax_interp *in;
+    const char *what; /* "grad", "jit", ... for messages */
+    ax_value *fn;
+    int nargs;
+    ax_value **args; /* positional arguments (borrowed) */
+    int nkw;
+    const char **kwnames;
+    ax_value **kwvals;
+    int ntraced;
+    int traced[32];   /* positions of the traced arguments */
+    ax_value *defs[32];
+    int counts[32];
+    ax_array **flat;  /* the leaves of the traced arguments (borrowed from args) */
+    int nflat;
+    bool has_aux;
+    ax_value *out_def; /* structure of the (main) output, set by each call */
+    int nmain;
+    ax_value *aux_def;      /* has_aux: structure of the auxiliary output */
+    ax_value **aux_leaves;  /* its leaves; array leaves are outputs (NULL here) */
+    int naux;
+} flat_call;
+
+/* Flattens the traced arguments (positions `traced`) of a call; their leaves must be arrays. */
+int ax_flat_call_init(flat_call *fc, ax_interp *in, const char *what, ax_value *fn,
+                      const ax_args *a, int ntraced, const int *traced, bool has_aux);
+void ax_flat_call_free(flat_call *fc);
+/* The flat function (an ax_flat_fn whose closure is a flat_call). */
+int ax_flat_call_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                    ax_array ***out);
+/* Values around arrays (new references to the arrays), and the rebuilding of trees. */
+ax_value **ax_flat_wrap_arrays(ax_ctx *cx, int n, ax_array **arrs);
+ax_value *ax_flat_rebuild_arg(flat_call *fc, int k, ax_array **arrs);
+ax_value *ax_flat_rebuild_main(flat_call *fc, ax_array **outs);
+ax_value *ax_flat_rebuild_aux(flat_call *fc, ax_array **outs);
+/* One value per traced argument (a tuple when as_tuple, else the first one). */
+ax_value *ax_flat_rebuild_per_arg(flat_call *fc, ax_array **flat, bool as_tuple);
+void ax_flat_release_arrays(ax_array **a, int n);
+/* (a, b), consuming both; NULL when either is NULL. */
+ax_value *ax_flat_pair(ax_value *a, ax_value *b);
+
+#endif
