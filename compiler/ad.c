@@ -79,6 +79,23 @@ static ax_array *jvp_concrete(ax_trace *trace, ax_array *tracer) {
     return pair ? pair->primal : NULL;
 }
 
+ax_trace *ax_jvp_trace_of(ax_ctx *cx, int n, ax_array **in, ax_array **primals,
+                          ax_array **tangents) {
+    ax_trace *t = NULL;
+    if (ax_trace_find(cx, n, in, &t) || !t || t->process_primitive != jvp_process) return NULL;
+    for (int i = 0; i < n; i++) {
+        jvp_pair *pair = ax_tracer_data(in[i], t);
+        primals[i] = pair ? pair->primal : in[i];
+        tangents[i] = pair ? pair->tangent : NULL;
+    }
+    return t;
+}
+
+ax_array *ax_jvp_tracer_new(ax_ctx *cx, ax_trace *t, ax_array *primal, ax_array *tangent) {
+    if (!tangent) return primal;
+    return jvp_tracer(cx, t, primal, tangent);
+}
+
 static void jvp_trace_init(ax_trace *t) {
     memset(t, 0, sizeof *t);
     t->name = "jvp";

@@ -32,6 +32,14 @@ int ax_linear_apply(ax_ctx *cx, const ax_linear *lin, ax_array **tangents, ax_ar
 int ax_linear_transpose(ax_ctx *cx, const ax_linear *lin, ax_array **cts, ax_array **ct_in);
 void ax_linear_free(ax_linear *lin);
 
+/* For user-defined rules (custom_jvp, custom_vjp): when the innermost trace among `in` is a
+ * JVP trace, returns it and fills each input's primal and tangent parts for it (borrowed;
+ * tangent NULL = zero); otherwise returns NULL. */
+ax_trace *ax_jvp_trace_of(ax_ctx *cx, int n, ax_array **in, ax_array **primals,
+                          ax_array **tangents);
+/* A tracer of JVP trace t carrying (primal, tangent); takes both references. */
+ax_array *ax_jvp_tracer_new(ax_ctx *cx, ax_trace *t, ax_array *primal, ax_array *tangent);
+
 /* Evaluates a linear IR backwards: given cotangents of its outputs, the cotangents of its
  * inputs (NULL where nothing flowed). */
 int ax_ir_transpose_eval(ax_ctx *cx, const ax_ir *ir, ax_array **cts, ax_array **ct_in);

@@ -16,6 +16,7 @@ static void atom_release(ax_ir_atom *a) {
 }
 
 static void eqn_free(ax_ir_eqn *e) {
+    ax_callback_release(e->params.cb);
     for (int i = 0; i < e->nin; i++) atom_release(&e->in[i]);
     for (int i = 0; i < e->nsub; i++) ax_ir_release(e->sub[i]);
     free(e->in);
@@ -123,6 +124,7 @@ int ax_ir_add_eqn(ax_ir_builder *b, ax_prim prim, const ax_params *params, int n
         if (in[i].var < 0) ax_array_retain(in[i].lit);
     }
     for (int i = 0; i < nsub; i++) e.sub[i] = ax_ir_retain(sub[i]);
+    ax_callback_retain(e.params.cb);
     ir->eqns[ir->neqns++] = e;
     return 0;
 fail:
@@ -319,6 +321,9 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
     case AX_P_ARGSORT:
         ax_strbuf_appendf(s, "[dimension=%d descending=%s index_dtype=%s]", p->axes[0],
                           p->flag ? "True" : "False", ax_dtype_name(p->dtype));
+        break;
+    case AX_P_CUSTOM_LINEAR:
+        ax_strbuf_appendf(s, "[fn=%s output=%lld]", p->cb ? p->cb->name : "?", (long long)p->k);
         break;
     default: break;
     }

@@ -214,7 +214,8 @@ static bool is_linear_input(ax_prim prim, const ax_params *p, int i) {
     case AX_P_DYNAMIC_UPDATE_SLICE: return i <= 1;
     case AX_P_SELECT: return i >= 1;
     case AX_P_SCATTER: return i != 1 && (p->flag == AX_SCATTER_SET || p->flag == AX_SCATTER_ADD);
-    case AX_P_PAD: case AX_P_CONCATENATE: case AX_P_ADD: case AX_P_SUB: return true;
+    case AX_P_PAD: case AX_P_CONCATENATE: case AX_P_ADD: case AX_P_SUB: case AX_P_CUSTOM_LINEAR:
+        return true;
     default: return i == 0;
     }
 }

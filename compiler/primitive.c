@@ -219,6 +219,27 @@ EAGER(argsort) {
     return one(ax_argsort(cx, in[0], p->axes[0], p->flag != 0, p->dtype), out);
 }
 
+/* custom_vjp functions have a backward rule only: their tangents cannot be computed forward. */
+EAGER(custom_linear) {
+    (void)nin, (void)in, (void)out;
+    ax_error(cx, AX_ERR_TYPE,
+             "%s is a custom_vjp function: it can be differentiated in reverse mode (grad, vjp, "
+             "jacrev) but not in forward mode (jvp, jacfwd, linearize); use custom_jvp for that",
+             p->cb ? p->cb->name : "this function");
+    return -1;
+}
+
+ax_callback *ax_callback_retain(ax_callback *cb) {
+    if (cb) cb->refs++;
+    return cb;
+}
+
+void ax_callback_release(ax_callback *cb) {
+    if (!cb || --cb->refs > 0) return;
+    if (cb->free) cb->free(cb->data);
+    free(cb);
+}
+
 /* ---- the table ---- */
 
 enum {
@@ -341,6 +362,8 @@ static const ax_prim_info table[AX_P_NPRIMS] = {
     ROW(AX_P_CHOLESKY, "cholesky", 1, 0, cholesky, NULL, ax_batch_axes),
     ROW(AX_P_SORT, "sort", 1, 0, sort, ax_jvp_special, ax_batch_axes),
     ROW(AX_P_ARGSORT, "argsort", 1, ND, argsort, NULL, ax_batch_axes),
+    /* no batching rule: vmap of a function's reverse-mode tangent map is not formed here */
+    ROW(AX_P_CUSTOM_LINEAR, "custom_linear", -1, LIN, custom_linear, ax_jvp_linear, NULL),
 };
 
 const ax_prim_info *ax_prim_get(ax_prim p) {

@@ -58,6 +58,9 @@ typedef enum {
     /* sorting */
     AX_P_SORT,             /* params: axes[0], flag = descending */
     AX_P_ARGSORT,          /* params: axes[0], flag = descending, dtype = index dtype */
+    /* a user-defined linear map (the tangent of a custom_vjp function): variadic tangents in,
+     * one output of type (dtype, shape); params: cb (its transpose), k = output index */
+    AX_P_CUSTOM_LINEAR,
     AX_P_NPRIMS
 } ax_prim;
 
@@ -73,7 +76,22 @@ typedef struct ax_params {
     int64_t shape[AX_MAX_RANK];
     int64_t lo[AX_MAX_RANK], hi[AX_MAX_RANK], step[AX_MAX_RANK];
     ax_dot_dims dot;
+    struct ax_callback *cb; /* custom_linear: reference-counted; IR equations hold one */
 } ax_params;
+
+/* A callback carried by a primitive's parameters (custom_vjp's backward function). */
+typedef struct ax_callback {
+    int64_t refs;
+    const char *name;
+    /* the cotangents of the inputs (nin, new references or NULL for zero) from the cotangent
+     * `ct` of output `k` */
+    int (*transpose)(ax_ctx *cx, void *data, int k, ax_array *ct, int nin, ax_array **ct_in);
+    void (*free)(void *data);
+    void *data;
+} ax_callback;
+
+ax_callback *ax_callback_retain(ax_callback *cb);
+void ax_callback_release(ax_callback *cb);
 
 /* The abstract value of an array: what a shape rule sees. */
 typedef struct ax_aval {

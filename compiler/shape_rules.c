@@ -934,3 +934,15 @@ AX_SHAPE_RULE(argsort) {
     set_aval(out, p->dtype, false, in[0].ndim, in[0].shape);
     return 0;
 }
+
+/* The output type is a parameter: the tangent of one output of a custom_vjp function. */
+AX_SHAPE_RULE(custom_linear) {
+    (void)nin, (void)in;
+    if (!p->cb) {
+        ax_error(cx, AX_ERR_VALUE, "custom_linear needs its callback");
+        return -1;
+    }
+    out[0] = (ax_aval){.dtype = p->dtype, .ndim = p->ndim};
+    memcpy(out[0].shape, p->shape, (size_t)p->ndim * sizeof *p->shape);
+    return 0;
+}

@@ -62,6 +62,9 @@ AX_SHAPE_RULE(dynamic_update_slice);
 /* creation, linear algebra, sorting */
 AX_SHAPE_RULE(iota); AX_SHAPE_RULE(dot_general); AX_SHAPE_RULE(cholesky); AX_SHAPE_RULE(sort);
 AX_SHAPE_RULE(argsort);
+
+/* user rules */
+AX_SHAPE_RULE(custom_linear);
 // clang-format on
 
 #endif

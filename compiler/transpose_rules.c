@@ -216,6 +216,11 @@ static int transpose_into(ax_scope *s, ax_prim prim, const ax_params *p, int nin
         }
         break;
     }
+    case AX_P_CUSTOM_LINEAR: {
+        if (p->cb->transpose(s->cx, p->cb->data, (int)p->k, ct, nin, r)) return -1;
+        for (int i = 0; i < nin; i++) ax_scope_own(s, r[i]);
+        break;
+    }
     case AX_P_DOT_GENERAL:
         if (lin[0]) r[0] = dot_transpose(s, &p->dot, true, ct, in[1], &ty[0]);
         if (lin[1]) r[1] = dot_transpose(s, &p->dot, false, ct, in[0], &ty[1]);

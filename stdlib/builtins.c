@@ -2,6 +2,7 @@
  * the constants (pi, e, inf, nan, newaxis), and `jnp` / `np`, a namespace object whose
  * members are the array functions (jnp.dot, jnp.float32, jnp.pi, ...). */
 #include "builtins_lib.h"
+#include "custom_rules.h"
 #include "pytree.h"
 #include "transforms.h"
 
@@ -10,9 +11,9 @@
 #include <string.h>
 
 static const ax_builtin_def *const tables[] = {
-    ax_builtins_py,    ax_builtins_create, ax_builtins_math,    ax_builtins_reduce,
-    ax_builtins_shape, ax_builtins_linalg, ax_builtins_index,   ax_builtins_compare,
-    ax_builtins_time,
+    ax_builtins_py,     ax_builtins_create,  ax_builtins_math,
+    ax_builtins_reduce, ax_builtins_shape,   ax_builtins_linalg,
+    ax_builtins_index,  ax_builtins_compare, ax_builtins_time,
 };
 
 #define NTABLES (sizeof tables / sizeof *tables)
@@ -24,29 +25,29 @@ const ax_builtin_def *ax_builtin_find(const char *name) {
     return NULL;
 }
 
-/* ---------------------------------------------------------------- the jnp namespace */
+/* ---------------------------------------------------------------- the jnp ns_table */
 
 typedef struct ns_entry {
     const char *name; /* static storage */
     ax_value *value;
 } ns_entry;
 
-typedef struct namespace {
+typedef struct ns_table {
     ns_entry *entries; /* sorted by name once complete */
     int n, cap;
-    ax_interp *in;     /* for names defined later (the prelude) */
-} namespace;
+    const char *label; /* "jax.numpy" */
+    bool prelude;      /* also finds the builtins written in ax (the prelude) */
+} ns_table;
 
 static void ns_free(void *payload) {
-    namespace *ns = payload;
+    ns_table *ns = payload;
     for (int i = 0; i < ns->n; i++) ax_value_release(ns->entries[i].value);
     free(ns->entries);
     free(ns);
 }
 
 static void ns_format(ax_strbuf *out, void *payload) {
-    (void)payload;
-    ax_strbuf_append(out, "<module 'jax.numpy'>");
+    ax_strbuf_appendf(out, "<module '%s'>", ((ns_table *)payload)->label);
 }
 
 static int entry_compare(const void *a, const void *b) {
@@ -54,12 +55,12 @@ static int entry_compare(const void *a, const void *b) {
 }
 
 static ax_value *ns_getattr(ax_interp *in, ax_value *self, const char *name) {
-    namespace *ns = self->obj.payload;
+    ns_table *ns = self->obj.payload;
     ns_entry key = {.name = name};
     ns_entry *e = bsearch(&key, ns->entries, (size_t)ns->n, sizeof *ns->entries, entry_compare);
     if (e) return ax_value_retain(e->value);
     /* Array functions written in ax (the prelude) are found among the builtins. */
-    ax_value *v = ax_interp_lookup(in, name);
+    ax_value *v = ns->prelude ? ax_interp_lookup(in, name) : NULL;
     return v ? ax_value_retain(v) : NULL;
 }
 
@@ -71,7 +72,7 @@ static const ax_object_type namespace_type = {
 };
 
 /* Adds name -> v (a new reference of its own) to the namespace. */
-static bool ns_add(ax_interp *in, namespace *ns, const char *name, ax_value *v) {
+static bool ns_add(ax_interp *in, ns_table *ns, const char *name, ax_value *v) {
     if (ns->n == ns->cap) {
         int cap = ns->cap ? 2 * ns->cap : 256;
         ns_entry *e = realloc(ns->entries, (size_t)cap * sizeof *e);
@@ -84,7 +85,7 @@ static bool ns_add(ax_interp *in, namespace *ns, const char *name, ax_value *v) 
 }
 
 /* Defines `name` as a builtin (and, when ns is given, a member of jnp). Takes v. */
-static bool define(ax_interp *in, namespace *ns, const char *name, ax_value *v) {
+static bool define(ax_interp *in, ns_table *ns, const char *name, ax_value *v) {
     if (!v) return false;
     bool ok = !ns || ns_add(in, ns, name, v);
     ax_interp_define_builtin(in, name, v);
@@ -97,20 +98,20 @@ static const struct {
     const char *name;
     ax_dtype dtype;
 } dtype_names[] = {
-    {"f32", AX_F32},       {"f64", AX_F64},         {"i32", AX_I32},      {"i64", AX_I64},
-    {"u32", AX_U32},       {"u8", AX_U8},           {"float32", AX_F32},  {"float64", AX_F64},
-    {"int32", AX_I32},     {"int64", AX_I64},       {"uint32", AX_U32},   {"uint8", AX_U8},
+    {"f32", AX_F32},    {"f64", AX_F64},   {"i32", AX_I32},     {"i64", AX_I64},
+    {"u32", AX_U32},    {"u8", AX_U8},     {"float32", AX_F32}, {"float64", AX_F64},
+    {"int32", AX_I32},  {"int64", AX_I64}, {"uint32", AX_U32},  {"uint8", AX_U8},
     {"bool_", AX_BOOL},
 };
 
-static bool define_dtypes(ax_interp *in, namespace *ns) {
+static bool define_dtypes(ax_interp *in, ns_table *ns) {
     for (size_t i = 0; i < sizeof dtype_names / sizeof *dtype_names; i++)
         if (!define(in, ns, dtype_names[i].name, ax_value_dtype(dtype_names[i].dtype)))
             return false;
     return true;
 }
 
-static bool define_constants(ax_interp *in, namespace *ns) {
+static bool define_constants(ax_interp *in, ns_table *ns) {
     return define(in, ns, "pi", ax_bi_float_value(in, M_PI)) &&
            define(in, ns, "e", ax_bi_float_value(in, M_E)) &&
            define(in, ns, "inf", ax_bi_float_value(in, INFINITY)) &&
@@ -119,29 +120,58 @@ static bool define_constants(ax_interp *in, namespace *ns) {
            define(in, ns, "newaxis", ax_none());
 }
 
-static bool define_functions(ax_interp *in, namespace *ns) {
+/* Each function becomes a builtin (AX_BI_NP ones also members of jnp), except the
+ * AX_BI_LINALG ones, which live in jnp.linalg only. */
+static bool define_functions(ax_interp *in, ns_table *ns, ns_table *linalg) {
     for (size_t t = 0; t < NTABLES; t++)
-        for (const ax_builtin_def *d = tables[t]; d->name; d++)
-            if (!define(in, d->flags & AX_BI_NP ? ns : NULL, d->name,
-                        ax_value_builtin(d->name, d->doc, d->fn, NULL)))
+        for (const ax_builtin_def *d = tables[t]; d->name; d++) {
+            ax_value *v = ax_value_builtin(d->name, d->doc, d->fn, NULL);
+            if (!v) return false;
+            if (d->flags & AX_BI_LINALG) {
+                bool ok = ns_add(in, linalg, d->name, v);
+                ax_value_release(v);
+                if (!ok) return false;
+            } else if (!define(in, d->flags & AX_BI_NP ? ns : NULL, d->name, v)) {
                 return false;
+            }
+        }
     return true;
 }
 
+static ns_table *ns_new(ax_interp *in, const char *label, bool prelude) {
+    ns_table *ns = calloc(1, sizeof *ns);
+    if (!ns) return ax_error_oom(in->cx);
+    ns->label = label;
+    ns->prelude = prelude;
+    return ns;
+}
+
+/* The namespace as an object value (frees ns on failure). */
+static ax_value *ns_value(ns_table *ns) {
+    qsort(ns->entries, (size_t)ns->n, sizeof *ns->entries, entry_compare);
+    return ax_value_object(&namespace_type, ns);
+}
+
 int ax_builtins_register(ax_interp *in) {
-    namespace *ns = calloc(1, sizeof *ns);
-    if (!ns) return ax_error_oom(in->cx), -1;
-    ns->in = in;
-    if (!define_functions(in, ns) || !define_dtypes(in, ns) || !define_constants(in, ns)) {
+    ns_table *ns = ns_new(in, "jax.numpy", true), *linalg = ns_new(in, "jax.numpy.linalg", false);
+    if (!ns || !linalg || !define_functions(in, ns, linalg) || !define_dtypes(in, ns) ||
+        !define_constants(in, ns)) {
+        if (ns) ns_free(ns);
+        if (linalg) ns_free(linalg);
+        return -1;
+    }
+    ax_value *lv = ns_value(linalg);
+    if (!lv || !define(in, ns, "linalg", lv)) {
         ns_free(ns);
         return -1;
     }
-    qsort(ns->entries, (size_t)ns->n, sizeof *ns->entries, entry_compare);
-    ax_value *module = ax_value_object(&namespace_type, ns); /* frees ns on failure */
+    ax_value *module = ns_value(ns);
     if (!module) return -1;
     ax_interp_define_builtin(in, "np", ax_value_retain(module));
     ax_interp_define_builtin(in, "jnp", module);
     /* The builtins written elsewhere: tree_* (stdlib/pytree.c), grad/jit/... (transforms.c). */
-    if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0) return -1;
+    if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0 ||
+        ax_custom_rules_register(in) < 0)
+        return -1;
     return 0;
 }
