@@ -72,7 +72,7 @@ static const ax_ir_atom *identity_of(const rewriter *r, const ax_ir_eqn *e, cons
     atom_type(r, keep, &t);
     /* Only when the kept operand already has the result's type (x * 1 with x: f32[] and a
      * result f32[3] is a broadcast, not an identity). */
-    return type_equal(&t, out) && t.weak == out->weak ? keep : NULL;
+    return type_equal(&t, out) ? keep : NULL; /* weak or not: the IR's types are fixed */
 }
 
 /* Evaluates an equation whose operands are all literals; the result becomes a literal. */
