@@ -393,6 +393,7 @@ static int lex_string(lexer *lx, mark m, bool raw) {
             break;
         }
         lx->p++;
+        if (c == '\r' && *lx->p == '\n') continue; /* CRLF in a string reads as \n */
         if (c == '\\' && !raw) {
             if ((rc = decode_escape(lx, &b, open, triple)) < 0) break;
             continue;

@@ -502,6 +502,51 @@ static ax_node *parse_atom(parser *p) {
     return node_new(p, kind, t->span);
 }
 
+/* `name=value` or `**value` (name NULL) in a call. */
+static bool parse_keyword_argument(parser *p, ax_node *call) {
+    ax_token *t = advance(p);
+    char *name = NULL;
+    if (t->kind == AX_TOK_NAME) {
+        advance(p); /* the '=' */
+        if (!(name = token_text(p, t))) return false;
+        for (int i = 0; i < call->items2.n; i++)
+            if (call->kwnames[i] && !strcmp(call->kwnames[i], name)) {
+                syntax_error(p, t->span, "keyword argument repeated: %s", name);
+                free(name);
+                return false;
+            }
+    }
+    ax_node *v = parse_test(p);
+    if (!v) {
+        free(name);
+        return false;
+    }
+    return push_keyword(p, call, name, v);
+}
+
+/* `value` or `*value` in a call, after `seen_keyword` / `seen_dstar` arguments. */
+static bool parse_positional_argument(parser *p, ax_node *call, bool seen_keyword,
+                                      bool seen_dstar) {
+    bool star = at(p, AX_TOK_STAR);
+    ax_node *v = star ? parse_star_or_test(p) : parse_test(p);
+    if (!v || !push(p, &call->items, v)) return false;
+    if (at(p, AX_TOK_FOR))
+        return error_at(p, cur(p),
+                        "generator expressions are not supported; use a list "
+                        "comprehension [... for ...]");
+    if (at(p, AX_TOK_ASSIGN))
+        return syntax_error(p, v->span,
+                            "expression cannot contain assignment, perhaps you meant \"==\"?");
+    if (star && seen_dstar)
+        return syntax_error(p, v->span,
+                            "iterable argument unpacking follows keyword argument unpacking");
+    if (!star && seen_dstar)
+        return syntax_error(p, v->span, "positional argument follows keyword argument unpacking");
+    if (!star && seen_keyword)
+        return syntax_error(p, v->span, "positional argument follows keyword argument");
+    return true;
+}
+
 /* Call arguments: positional, *x, name=value, **x, in Python's order rules. */
 static bool parse_arguments(parser *p, ax_node *call) {
     bool seen_keyword = false, seen_dstar = false;
@@ -509,54 +554,11 @@ static bool parse_arguments(parser *p, ax_node *call) {
         ax_token *t = cur(p);
         if (t->kind == AX_TOK_DSTAR ||
             (t->kind == AX_TOK_NAME && peek(p, 1)->kind == AX_TOK_ASSIGN)) {
-            char *name = NULL;
-            if (t->kind == AX_TOK_NAME && !(name = token_text(p, t))) return false;
-            advance(p);
-            if (name) advance(p);
-            for (int i = 0; name && i < call->items2.n; i++)
-                if (call->kwnames[i] && !strcmp(call->kwnames[i], name)) {
-                    syntax_error(p, t->span, "keyword argument repeated: %s", name);
-                    free(name);
-                    return false;
-                }
-            ax_node *v = parse_test(p);
-            if (!v) {
-                free(name);
-                return false;
-            }
-            if (!push_keyword(p, call, name, v)) return false;
-            seen_keyword |= name != NULL;
-            seen_dstar |= name == NULL;
-        } else {
-            bool star = t->kind == AX_TOK_STAR;
-            ax_node *v = star ? parse_star_or_test(p) : parse_test(p);
-            if (!v) return false;
-            if (!push(p, &call->items, v)) return false;
-            if (at(p, AX_TOK_FOR)) {
-                error_at(p, cur(p),
-                         "generator expressions are not supported; use a list "
-                         "comprehension [... for ...]");
-                return false;
-            }
-            if (at(p, AX_TOK_ASSIGN)) {
-                syntax_error(p, v->span,
-                             "expression cannot contain assignment, perhaps you meant \"==\"?");
-                return false;
-            }
-            if (star && seen_dstar) {
-                syntax_error(p, v->span,
-                             "iterable argument unpacking follows keyword argument "
-                             "unpacking");
-                return false;
-            }
-            if (!star && (seen_keyword || seen_dstar)) {
-                syntax_error(p, v->span,
-                             seen_dstar ? "positional argument follows keyword "
-                                          "argument unpacking"
-                                        : "positional argument follows keyword "
-                                          "argument");
-                return false;
-            }
+            if (!parse_keyword_argument(p, call)) return false;
+            seen_keyword |= t->kind == AX_TOK_NAME;
+            seen_dstar |= t->kind == AX_TOK_DSTAR;
+        } else if (!parse_positional_argument(p, call, seen_keyword, seen_dstar)) {
+            return false;
         }
         if (!accept(p, AX_TOK_COMMA)) break;
     }
@@ -829,47 +831,42 @@ static ax_node *parse_lambda(parser *p) {
     return fn;
 }
 
+/* `value if cond else other`, with `value` already parsed (taken). */
+static ax_node *parse_ifexp(parser *p, ax_node *value) {
+    ax_node *n = node_new(p, AX_N_IFEXP, value->span);
+    if (!n) {
+        ax_node_free(value);
+        return NULL;
+    }
+    n->b = value;
+    advance(p);
+    if (!(n->a = parse_or(p))) goto fail;
+    if (!at(p, AX_TOK_ELSE)) {
+        syntax_error(p, join(value->span, n->a->span), "expected 'else' after 'if' expression");
+        goto fail;
+    }
+    advance(p);
+    if (!(n->c = parse_test(p))) goto fail;
+    n->span = join(value->span, n->c->span);
+    return n;
+fail:
+    ax_node_free(n);
+    return NULL;
+}
+
 /* A full expression: lambda, or `a if cond else b`, or an or-test. */
 static ax_node *parse_test(parser *p) {
     if (!enter(p)) return NULL;
-    ax_node *n;
-    if (at(p, AX_TOK_LAMBDA)) {
-        n = parse_lambda(p);
-    } else {
-        n = parse_or(p);
-        if (n && at(p, AX_TOK_IF)) {
-            ax_node *ifexp = node_new(p, AX_N_IFEXP, n->span);
-            if (!ifexp) {
-                ax_node_free(n);
-                n = NULL;
-            } else {
-                ifexp->b = n;
-                n = ifexp;
-                advance(p);
-                if (!(ifexp->a = parse_or(p))) {
-                    ax_node_free(n);
-                    n = NULL;
-                } else if (!at(p, AX_TOK_ELSE)) {
-                    syntax_error(p, join(ifexp->span, ifexp->a->span),
-                                 "expected 'else' after 'if' expression");
-                    ax_node_free(n);
-                    n = NULL;
-                } else if (advance(p), !(ifexp->c = parse_test(p))) {
-                    ax_node_free(n);
-                    n = NULL;
-                } else {
-                    ifexp->span = join(ifexp->b->span, ifexp->c->span);
-                }
-            }
-        }
-    }
+    bool is_lambda = at(p, AX_TOK_LAMBDA);
+    ax_node *n = is_lambda ? parse_lambda(p) : parse_or(p);
+    if (n && !is_lambda && at(p, AX_TOK_IF)) n = parse_ifexp(p, n);
     leave(p);
     return n;
 }
 
 /* Comma-separated expressions (with *x entries): one expression, or a tuple when there is a
- * comma. `star_ok` allows starred entries; `target` parses bit-or expressions only, so that
- * the `in` of a for loop is not read as a comparison. */
+ * comma. `target` parses bit-or expressions only (for loop targets), so that the `in` of a
+ * for loop is not read as a comparison. */
 static ax_node *parse_expr_list(parser *p, bool target) {
     ax_node *(*item_fn)(parser *) = target ? parse_bitor : parse_test;
     ax_token *start = cur(p);

@@ -257,6 +257,8 @@ static void test_ax_specific_trees(void **state) {
     /* a parenthesised index is one entry, a bare comma list is several */
     check_tree("x[(i, j)]", "(expr (index x (tuple i j)))");
     check_tree("x[i, j]", "(expr (index x i j))");
+    /* a parenthesised lambda is an ordinary operand */
+    check_tree("f = (lambda: 1) if c else g", "(= f (ifexp c (lambda () 1) g))");
     /* an elif chain nests an AX_N_IF alone in orelse */
     check_tree("if a: 1\nelif b: 2\nelse: 3",
                "(if a (do (expr 1)) (do (if b (do (expr 2)) (do (expr 3)))))");
@@ -316,9 +318,9 @@ static void test_literal_values(void **state) {
     static const struct {
         const char *src;
         double value;
-    } floats[] = {{"2.5", 2.5}, {"1e-3", 1e-3},     {".5", 0.5},
-                  {"5.", 5.0},  {"1_0.2_5", 10.25}, {"1E+10", 1e10},
-                  {"0e0", 0.0}, {"1e400", INFINITY},   {"3.141592653589793", 3.141592653589793}};
+    } floats[] = {{"2.5", 2.5}, {"1e-3", 1e-3},      {".5", 0.5},
+                  {"5.", 5.0},  {"1_0.2_5", 10.25},  {"1E+10", 1e10},
+                  {"0e0", 0.0}, {"1e400", INFINITY}, {"3.141592653589793", 3.141592653589793}};
     for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) {
         ax_program *p = parse_ok(cx, floats[i].src);
         const ax_node *n = first_expr(p);
@@ -330,12 +332,19 @@ static void test_literal_values(void **state) {
     static const struct {
         const char *src, *value;
     } strings[] = {
-        {"'a\\tb'", "a\tb"},     {"\"\\x41\\101\\u00e9\\U0001F600\"", "AA\xc3\xa9\xf0\x9f\x98\x80"},
-        {"'\\'\"'", "'\""},      {"\"it's\"", "it's"},
-        {"'''a\nb'''", "a\nb"},  {"\"\"\"x\"y\"\"\"", "x\"y"},
-        {"r'\\n\\''", "\\n\\'"}, {"'a' \"b\"\n", "ab"},
-        {"'\\d'", "\\d"},        {"'a\\\nb'", "ab"},
-        {"u'x'", "x"},           {"''", ""},
+        {"'a\\tb'", "a\tb"},
+        {"\"\\x41\\101\\u00e9\\U0001F600\"", "AA\xc3\xa9\xf0\x9f\x98\x80"},
+        {"'\\'\"'", "'\""},
+        {"\"it's\"", "it's"},
+        {"'''a\nb'''", "a\nb"},
+        {"'''a\r\nb'''\r\n", "a\nb"},
+        {"\"\"\"x\"y\"\"\"", "x\"y"},
+        {"r'\\n\\''", "\\n\\'"},
+        {"'a' \"b\"\n", "ab"},
+        {"'\\d'", "\\d"},
+        {"'a\\\nb'", "ab"},
+        {"u'x'", "x"},
+        {"''", ""},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) {
         ax_program *p = parse_ok(cx, strings[i].src);
