@@ -80,7 +80,7 @@ void ax_array_type_format(char *out, size_t cap, const ax_array *a) {
 }
 
 static ax_array *header_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape) {
-    if (ndim > AX_MAX_RANK)
+    if (ndim < 0 || ndim > AX_MAX_RANK)
         return ax_error(cx, AX_ERR_VALUE, "arrays have at most %d dimensions, not %d", AX_MAX_RANK,
                         ndim);
     for (int i = 0; i < ndim; i++)
@@ -213,6 +213,29 @@ int64_t ax_array_get_i64(const ax_array *a, int64_t flat) {
     return v;
 }
 
+/* Copies one row of n elements of `es` bytes from a strided source (stride in elements). */
+static void copy_row(char *dst, const char *src, int64_t n, int64_t stride, size_t es) {
+    switch (es) {
+    case 1:
+        for (int64_t i = 0; i < n; i++) dst[i] = src[i * stride];
+        break;
+    case 4: {
+        uint32_t *d = (uint32_t *)dst;
+        const uint32_t *s = (const uint32_t *)src;
+        for (int64_t i = 0; i < n; i++) d[i] = s[i * stride];
+        break;
+    }
+    case 8: {
+        uint64_t *d = (uint64_t *)dst;
+        const uint64_t *s = (const uint64_t *)src;
+        for (int64_t i = 0; i < n; i++) d[i] = s[i * stride];
+        break;
+    }
+    default:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * es, src + i * stride * (int64_t)es, es);
+    }
+}
+
 ax_array *ax_array_copy(ax_ctx *cx, ax_array *a) {
     ax_array *c = ax_array_new(cx, a->dtype, a->ndim, a->shape);
     if (!c || a->size == 0) return c;
@@ -222,13 +245,16 @@ ax_array *ax_array_copy(ax_ctx *cx, ax_array *a) {
         memcpy(c->buf->data, ax_array_data(a), (size_t)a->size * es);
         return c;
     }
+    /* Row by row along the last dimension; the outer dimensions by the iterator. */
     const char *src = ax_array_data(a);
     char *dst = c->buf->data;
+    int last = a->ndim - 1;
+    int64_t n = a->shape[last], stride = a->strides[last];
     ax_iter it;
-    ax_iter_init(&it, a->ndim, a->shape, 1, (const int64_t *[]){a->strides});
+    ax_iter_init(&it, last, a->shape, 1, (const int64_t *[]){a->strides});
     do {
-        memcpy(dst, src + it.pos[0] * (int64_t)es, es);
-        dst += es;
+        copy_row(dst, src + it.pos[0] * (int64_t)es, n, stride, es);
+        dst += (size_t)n * es;
     } while (ax_iter_next(&it));
     return c;
 }
