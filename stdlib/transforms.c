@@ -9,7 +9,9 @@
 #include "../compiler/lax.h"
 #include "../compiler/simplify.h"
 #include "../compiler/vmap.h"
+#include "../runtime/creation.h"
 #include "../runtime/elementwise.h"
+#include "../runtime/shape_ops.h"
 #include "flat_call.h"
 #include "pytree.h"
 
@@ -401,32 +403,27 @@ static ax_value *b_linearize(ax_interp *in, ax_value *self, const ax_args *a) {
 
 /* ---------------------------------------------------------------- jacobians */
 
-/* A one-hot array of the given type with a 1 at row-major position i. */
-static ax_array *one_hot(ax_ctx *cx, const ax_aval *t, int64_t i) {
-    ax_array *e = ax_array_zeros(cx, t->dtype, t->ndim, t->shape);
-    if (e) {
-        double one = 1.0;
-        ax_convert_element(t->dtype, (char *)e->buf->data + i * (int64_t)ax_dtype_size(t->dtype),
-                           AX_F64, &one);
-    }
-    return e;
-}
+/* The linear map of a linearization, forward (tangents) or transposed (cotangents), as a flat
+ * function: what jacfwd and jacrev vmap over the basis vectors. */
+typedef struct lin_closure {
+    ax_linear *lin;
+    bool forward;
+} lin_closure;
 
-/* Stacks n arrays of one type along a new leading axis. */
-static ax_array *stack(ax_ctx *cx, int n, ax_array **xs, const ax_aval *t) {
-    ax_scope s;
-    ax_scope_begin(&s, cx);
-    ax_array **rows = calloc((size_t)(n ? n : 1), sizeof *rows);
-    int64_t shape[AX_MAX_RANK + 1];
-    shape[0] = 1;
-    memcpy(shape + 1, t->shape, (size_t)t->ndim * sizeof *shape);
-    for (int i = 0; rows && i < n; i++) rows[i] = ax_lax_reshape(&s, xs[i], t->ndim + 1, shape);
-    ax_params cat = {.naxes = 1, .axes = {0}};
-    ax_array *r = rows ? ax_lax_bind(&s, AX_P_CONCATENATE, n, rows, &cat) : NULL;
-    r = ax_scope_keep(&s, r);
-    free(rows);
-    ax_scope_end(&s);
-    return r;
+static int apply_linear(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                        ax_array ***out) {
+    lin_closure *lc = closure;
+    (void)nin;
+    *nout = lc->forward ? lc->lin->nout : lc->lin->nin;
+    *out = calloc((size_t)*nout + 1, sizeof **out);
+    if (!*out) return ax_error_oom(cx), -1;
+    int rc = lc->forward ? ax_linear_apply(cx, lc->lin, in, *out)
+                         : ax_linear_transpose(cx, lc->lin, in, *out);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 /* jacfwd / jacrev of a function of one array returning one array: J[out..., in...]. */
@@ -462,17 +459,21 @@ static ax_value *jacobian_call(ax_interp *in, ax_value *self, const ax_args *a, 
     ax_aval tin = lin->in_types[0], tout = lin->out_types[0];
     tin.weak = false;
     int64_t n = forward ? ax_shape_size(tin.ndim, tin.shape) : ax_shape_size(tout.ndim, tout.shape);
-    cols = calloc((size_t)(n ? n : 1), sizeof *cols);
-    if (!cols) goto done;
-    for (int64_t i = 0; i < n; i++, ncols++) {
-        ax_array *e = one_hot(cx, forward ? &tin : &tout, i);
-        int rc = !e ? -1 : forward ? ax_linear_apply(cx, lin, &e, &cols[i])
-                                   : ax_linear_transpose(cx, lin, &e, &cols[i]);
-        ax_array_release(e);
-        if (rc) goto done;
-    }
-    ax_array *st = stack(cx, (int)n, cols, forward ? &tout : &tin);
-    if (!st) goto done;
+    /* All basis vectors at once: vmap of the linear map over the rows of an identity. */
+    lin_closure lc = {.lin = lin, .forward = forward};
+    const ax_aval *basis_type = forward ? &tin : &tout;
+    ax_array *eye = ax_eye(cx, basis_type->dtype, n, n, 0);
+    int64_t bshape[AX_MAX_RANK + 1];
+    bshape[0] = n;
+    memcpy(bshape + 1, basis_type->shape, (size_t)basis_type->ndim * sizeof *bshape);
+    ax_array *basis = eye ? ax_reshape(cx, eye, basis_type->ndim + 1, bshape) : NULL;
+    ax_array_release(eye);
+    int *bdims = NULL;
+    int rc = basis ? ax_vmap(cx, apply_linear, &lc, 1, &basis, (int[]){0}, n, &ncols, &cols, &bdims)
+                   : -1;
+    ax_array_release(basis);
+    ax_array *st = !rc ? ax_vmap_place(cx, ax_array_retain(cols[0]), bdims[0], n, 0) : NULL;
+    free(bdims);
     /* forward: (in..., out...) -> (out..., in...); reverse: (out..., in...) already. */
     ax_scope s;
     ax_scope_begin(&s, cx);
