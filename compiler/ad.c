@@ -303,7 +303,8 @@ static int transpose_eqn(ax_ctx *cx, const ax_ir *ir, const ax_ir_eqn *e, const 
             ax_aval_of(&types[i], a->lit);
     }
     const ax_prim_info *info = ax_prim_get(e->prim);
-    ax_transpose_rule rule = info->transpose ? (ax_transpose_rule)info->transpose : ax_transpose_linear;
+    ax_transpose_rule rule =
+        info->transpose ? (ax_transpose_rule)info->transpose : ax_transpose_linear;
     int rc = rule(cx, e->prim, &e->params, e->nin, in, lin, types, c, ct_in);
     ax_array_release(c);
     for (int i = 0; i < e->nin; i++) {
@@ -328,7 +329,8 @@ int ax_ir_transpose_eval(ax_ctx *cx, const ax_ir *ir, ax_array **cts, ax_array *
         for (int i = 0; i < e->nin; i++) any |= e->in[i].var >= 0 && linear[e->in[i].var];
         for (int i = 0; i < e->nout; i++) linear[e->out[i]] = any;
     }
-    for (int i = 0; !rc && i < ir->nconsts; i++) vals[ir->constvars[i]] = ax_array_retain(ir->consts[i]);
+    for (int i = 0; !rc && i < ir->nconsts; i++)
+        vals[ir->constvars[i]] = ax_array_retain(ir->consts[i]);
     if (!rc) rc = eval_nonlinear(cx, ir, linear, vals);
     for (int j = 0; !rc && j < ir->nout; j++) {
         const ax_ir_atom *a = &ir->outs[j];

@@ -87,7 +87,8 @@ int ax_batch_axes(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_arra
     ax_scope_begin(&s, cx);
     ax_array *x = batch_first(&s, in[0], bdim[0], size);
     ax_params q = *p;
-    if (prim != AX_P_CHOLESKY) shift_axes(q.axes, prim >= AX_P_REDUCE_SUM && prim <= AX_P_REDUCE_OR ? q.naxes : 1);
+    if (prim != AX_P_CHOLESKY)
+        shift_axes(q.axes, prim >= AX_P_REDUCE_SUM && prim <= AX_P_REDUCE_OR ? q.naxes : 1);
     return done1(&s, ax_lax_bind(&s, prim, 1, &x, &q), out, out_bdim);
 }
 
@@ -105,7 +106,8 @@ static ax_array *batched_pad(ax_scope *s, const ax_params *p, ax_array **in, con
     ax_array *zero = ax_lax_scalar_like(s, in[1], 0.0);
     ax_array *padded = ax_lax_bind(s, AX_P_PAD, 2, (ax_array *[]){x, zero}, &q);
     ax_array *ones = ax_lax_ones_like(s, x);
-    ax_array *mask = ax_lax_binary(s, AX_P_NE, ax_lax_bind(s, AX_P_PAD, 2, (ax_array *[]){ones, zero}, &q), zero);
+    ax_array *mask = ax_lax_binary(
+        s, AX_P_NE, ax_lax_bind(s, AX_P_PAD, 2, (ax_array *[]){ones, zero}, &q), zero);
     if (!padded || !mask) return NULL;
     ax_array *v = ax_lax_broadcast_in_dim(s, batch_first(s, in[1], bdim[1], size), padded->ndim,
                                           padded->shape, (int[]){0});
@@ -154,10 +156,14 @@ int ax_batch_shape(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_arr
         break;
     case AX_P_SQUEEZE:
     case AX_P_EXPAND_DIMS:
-    case AX_P_REV: shift_axes(q.axes, q.naxes); break;
+    case AX_P_REV:
+        shift_axes(q.axes, q.naxes);
+        break;
     default:
         ax_scope_end(&s);
-        return ax_error(cx, AX_ERR_RUNTIME, "vmap: no batching rule for %s", ax_prim_get(prim)->name), -1;
+        return ax_error(cx, AX_ERR_RUNTIME, "vmap: no batching rule for %s",
+                        ax_prim_get(prim)->name),
+               -1;
     }
     return done1(&s, ax_lax_bind(&s, prim, 1, &x, &q), out, out_bdim);
 }
@@ -262,7 +268,8 @@ static ax_array *slice_indices(ax_scope *s, ax_array **starts, const int *bdim, 
     cols[0] = ax_lax_bind(s, AX_P_IOTA, 0, NULL, &io);
     for (int d = 0; d < n; d++) {
         ax_array *st = ax_lax_convert(s, batch_first(s, starts[d], bdim[d], size), AX_I32);
-        ax_array *lo = ax_lax_scalar_like(s, st, 0.0), *hi = ax_lax_scalar_like(s, st, (double)(dims[d] - sizes[d]));
+        ax_array *lo = ax_lax_scalar_like(s, st, 0.0),
+                 *hi = ax_lax_scalar_like(s, st, (double)(dims[d] - sizes[d]));
         st = ax_lax_bind(s, AX_P_CLAMP, 3, (ax_array *[]){lo, st, hi}, NULL);
         ax_array *b = ax_lax_broadcast_in_dim(s, st, n + 2, shape, (int[]){0});
         io.axes[0] = d + 1;
@@ -303,8 +310,12 @@ int ax_batch_indexing(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_
     int first_start = prim == AX_P_DYNAMIC_SLICE ? 1 : 2;
     for (int i = first_start; i < nin; i++) starts_batched |= bdim[i] >= 0;
     switch (prim) {
-    case AX_P_GATHER: r = batched_gather(&s, p, in, bdim, size, &where); break;
-    case AX_P_SCATTER: r = batched_scatter(&s, p, in, bdim, size); break;
+    case AX_P_GATHER:
+        r = batched_gather(&s, p, in, bdim, size, &where);
+        break;
+    case AX_P_SCATTER:
+        r = batched_scatter(&s, p, in, bdim, size);
+        break;
     case AX_P_DYNAMIC_SLICE:
         if (!starts_batched) {
             /* Only x batched: slice the whole batch dimension. */
@@ -332,7 +343,8 @@ int ax_batch_indexing(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_
             r = batched_dynamic_update(&s, nin, in, bdim, size);
         }
         break;
-    default: ax_error(cx, AX_ERR_RUNTIME, "vmap: no batching rule for %s", ax_prim_get(prim)->name);
+    default:
+        ax_error(cx, AX_ERR_RUNTIME, "vmap: no batching rule for %s", ax_prim_get(prim)->name);
     }
     out[0] = r ? ax_scope_keep(&s, r) : NULL;
     out_bdim[0] = where;

@@ -150,8 +150,12 @@ ax_ir *ax_ir_builder_finish(ax_ir_builder *b, int nout, const ax_ir_atom *outs) 
     return ir;
 }
 
-const ax_aval *ax_ir_builder_type(const ax_ir_builder *b, int var) { return &b->ir->types[var]; }
-const ax_ir *ax_ir_builder_peek(const ax_ir_builder *b) { return b->ir; }
+const ax_aval *ax_ir_builder_type(const ax_ir_builder *b, int var) {
+    return &b->ir->types[var];
+}
+const ax_ir *ax_ir_builder_peek(const ax_ir_builder *b) {
+    return b->ir;
+}
 
 void ax_ir_atom_type(const ax_ir_builder *b, const ax_ir_atom *a, ax_aval *out) {
     if (a->var >= 0)
@@ -180,18 +184,20 @@ static void format_type(ax_strbuf *s, const ax_aval *t) {
     ax_strbuf_append(s, buf);
 }
 
-static void format_binder(ax_strbuf *s, const ax_ir *ir, int v) {
+/* Variables print in order of appearance (constants, inputs, then equations), as JAX does,
+ * whatever their numbers: `names` maps a variable to its position. */
+static void format_binder(ax_strbuf *s, const ax_ir *ir, const int *names, int v) {
     char name[16];
-    var_name(name, v);
+    var_name(name, names[v]);
     ax_strbuf_append(s, name);
     ax_strbuf_append(s, ":");
     format_type(s, &ir->types[v]);
 }
 
-static void format_atom(ax_strbuf *s, const ax_ir_atom *a) {
+static void format_atom(ax_strbuf *s, const int *names, const ax_ir_atom *a) {
     if (a->var >= 0) {
         char name[16];
-        var_name(name, a->var);
+        var_name(name, names[a->var]);
         ax_strbuf_append(s, name);
         return;
     }
@@ -225,22 +231,34 @@ static const char *scatter_mode_name(int mode) {
 
 void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
     switch (prim) {
-    case AX_P_INTEGER_POW: ax_strbuf_appendf(s, "[y=%lld]", (long long)p->k); break;
+    case AX_P_INTEGER_POW:
+        ax_strbuf_appendf(s, "[y=%lld]", (long long)p->k);
+        break;
     case AX_P_CONVERT:
         ax_strbuf_appendf(s, "[new_dtype=%s weak_type=%s]", ax_dtype_name(p->dtype),
                           p->weak ? "True" : "False");
         break;
-    case AX_P_BITCAST: ax_strbuf_appendf(s, "[new_dtype=%s]", ax_dtype_name(p->dtype)); break;
-    case AX_P_REDUCE_SUM: case AX_P_REDUCE_PROD: case AX_P_REDUCE_MAX: case AX_P_REDUCE_MIN:
-    case AX_P_REDUCE_AND: case AX_P_REDUCE_OR:
+    case AX_P_BITCAST:
+        ax_strbuf_appendf(s, "[new_dtype=%s]", ax_dtype_name(p->dtype));
+        break;
+    case AX_P_REDUCE_SUM:
+    case AX_P_REDUCE_PROD:
+    case AX_P_REDUCE_MAX:
+    case AX_P_REDUCE_MIN:
+    case AX_P_REDUCE_AND:
+    case AX_P_REDUCE_OR:
         ax_strbuf_append(s, "[axes=");
         format_ints(s, p->naxes, p->axes);
         ax_strbuf_append(s, "]");
         break;
-    case AX_P_ARGMAX: case AX_P_ARGMIN:
+    case AX_P_ARGMAX:
+    case AX_P_ARGMIN:
         ax_strbuf_appendf(s, "[axes=(%d,) index_dtype=%s]", p->axes[0], ax_dtype_name(p->dtype));
         break;
-    case AX_P_CUMSUM: case AX_P_CUMPROD: case AX_P_CUMMAX: case AX_P_CUMMIN:
+    case AX_P_CUMSUM:
+    case AX_P_CUMPROD:
+    case AX_P_CUMMAX:
+    case AX_P_CUMMIN:
         ax_strbuf_appendf(s, "[axis=%d reverse=%s]", p->axes[0], p->flag ? "True" : "False");
         break;
     case AX_P_RESHAPE:
@@ -260,7 +278,9 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
         format_i64s(s, p->ndim, p->shape);
         ax_strbuf_append(s, "]");
         break;
-    case AX_P_CONCATENATE: ax_strbuf_appendf(s, "[dimension=%d]", p->axes[0]); break;
+    case AX_P_CONCATENATE:
+        ax_strbuf_appendf(s, "[dimension=%d]", p->axes[0]);
+        break;
     case AX_P_SLICE:
         ax_strbuf_append(s, "[start_indices=");
         format_i64s(s, p->ndim, p->lo);
@@ -277,7 +297,9 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
                               (long long)p->hi[i], (long long)p->step[i]);
         ax_strbuf_append(s, p->ndim == 1 ? ",)]" : ")]");
         break;
-    case AX_P_SQUEEZE: case AX_P_EXPAND_DIMS: case AX_P_REV:
+    case AX_P_SQUEEZE:
+    case AX_P_EXPAND_DIMS:
+    case AX_P_REV:
         ax_strbuf_append(s, "[dimensions=");
         format_ints(s, p->naxes, p->axes);
         ax_strbuf_append(s, "]");
@@ -316,7 +338,8 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
         break;
     }
     case AX_P_SORT:
-        ax_strbuf_appendf(s, "[dimension=%d descending=%s]", p->axes[0], p->flag ? "True" : "False");
+        ax_strbuf_appendf(s, "[dimension=%d descending=%s]", p->axes[0],
+                          p->flag ? "True" : "False");
         break;
     case AX_P_ARGSORT:
         ax_strbuf_appendf(s, "[dimension=%d descending=%s index_dtype=%s]", p->axes[0],
@@ -325,73 +348,86 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
     case AX_P_CUSTOM_LINEAR:
         ax_strbuf_appendf(s, "[fn=%s output=%lld]", p->cb ? p->cb->name : "?", (long long)p->k);
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
-static void format_eqn(ax_strbuf *s, const ax_ir *ir, const ax_ir_eqn *e) {
+static void format_eqn(ax_strbuf *s, const ax_ir *ir, const int *names, const ax_ir_eqn *e) {
     for (int i = 0; i < e->nout; i++) {
         if (i) ax_strbuf_append(s, " ");
-        format_binder(s, ir, e->out[i]);
+        format_binder(s, ir, names, e->out[i]);
     }
     ax_strbuf_appendf(s, " = %s", ax_prim_get(e->prim)->name);
     ax_ir_format_params(s, e->prim, &e->params);
     for (int i = 0; i < e->nin; i++) {
         ax_strbuf_append(s, " ");
-        format_atom(s, &e->in[i]);
+        format_atom(s, names, &e->in[i]);
     }
 }
 
-static void format_header(ax_strbuf *s, const ax_ir *ir) {
+static void format_header(ax_strbuf *s, const ax_ir *ir, const int *names) {
     ax_strbuf_append(s, "{ lambda ");
     for (int i = 0; i < ir->nconsts; i++) {
         if (i) ax_strbuf_append(s, " ");
-        format_binder(s, ir, ir->constvars[i]);
+        format_binder(s, ir, names, ir->constvars[i]);
     }
     ax_strbuf_append(s, "; ");
     for (int i = 0; i < ir->nin; i++) {
         if (i) ax_strbuf_append(s, " ");
-        format_binder(s, ir, ir->invars[i]);
+        format_binder(s, ir, names, ir->invars[i]);
     }
     ax_strbuf_append(s, ". let");
 }
 
-static void format_outs(ax_strbuf *s, const ax_ir *ir) {
+static void format_outs(ax_strbuf *s, const ax_ir *ir, const int *names) {
     ax_strbuf_append(s, "in (");
     for (int i = 0; i < ir->nout; i++) {
         if (i) ax_strbuf_append(s, ", ");
-        format_atom(s, &ir->outs[i]);
+        format_atom(s, names, &ir->outs[i]);
     }
     ax_strbuf_append(s, ir->nout == 1 ? ",) }" : ") }");
 }
 
+static int *order_of_appearance(const ax_ir *ir) {
+    int *names = calloc((size_t)ir->nvars + 1, sizeof *names), k = 0;
+    if (!names) return NULL;
+    for (int i = 0; i < ir->nconsts; i++) names[ir->constvars[i]] = k++;
+    for (int i = 0; i < ir->nin; i++) names[ir->invars[i]] = k++;
+    for (int e = 0; e < ir->neqns; e++)
+        for (int i = 0; i < ir->eqns[e].nout; i++) names[ir->eqns[e].out[i]] = k++;
+    return names;
+}
+
 void ax_ir_format(ax_strbuf *out, const ax_ir *ir) {
+    int *names = order_of_appearance(ir);
+    if (!names) return;
     ax_strbuf one;
     ax_strbuf_init(&one);
-    format_header(&one, ir);
+    format_header(&one, ir, names);
     for (int i = 0; i < ir->neqns; i++) {
         ax_strbuf_append(&one, i ? "; " : " ");
-        format_eqn(&one, ir, &ir->eqns[i]);
+        format_eqn(&one, ir, names, &ir->eqns[i]);
     }
     ax_strbuf_append(&one, " ");
-    format_outs(&one, ir);
+    format_outs(&one, ir, names);
     bool nested = false;
     for (int i = 0; i < ir->neqns; i++) nested |= ir->eqns[i].nsub > 0;
     if (one.len <= 80 && !nested) {
         ax_strbuf_append(out, one.data);
-        ax_strbuf_free(&one);
-        return;
+    } else {
+        format_header(out, ir, names);
+        ax_strbuf_append(out, "\n");
+        for (int i = 0; i < ir->neqns; i++) {
+            ax_strbuf_append(out, "    ");
+            format_eqn(out, ir, names, &ir->eqns[i]);
+            ax_strbuf_append(out, "\n");
+        }
+        ax_strbuf_append(out, "  ");
+        format_outs(out, ir, names);
     }
     ax_strbuf_free(&one);
-    format_header(out, ir);
-    ax_strbuf_append(out, "\n");
-    for (int i = 0; i < ir->neqns; i++) {
-        ax_strbuf_append(out, "    ");
-        format_eqn(out, ir, &ir->eqns[i]);
-        ax_strbuf_append(out, "\n");
-    }
-    ax_strbuf_append(out, "  ");
-    format_outs(out, ir);
+    free(names);
 }
 
 /* ---------------------------------------------------------------- verifying */
@@ -403,7 +439,8 @@ static bool aval_equal(const ax_aval *a, const ax_aval *b) {
 static int verify_atom(ax_ctx *cx, const ax_ir *ir, const bool *defined, const ax_ir_atom *a,
                        int eqn) {
     if (a->var < 0) {
-        if (!a->lit) return ax_error(cx, AX_ERR_RUNTIME, "IR: equation %d has a null literal", eqn), -1;
+        if (!a->lit)
+            return ax_error(cx, AX_ERR_RUNTIME, "IR: equation %d has a null literal", eqn), -1;
         return 0;
     }
     if (a->var >= ir->nvars || !defined[a->var])
@@ -416,8 +453,7 @@ static int verify_atom(ax_ctx *cx, const ax_ir *ir, const bool *defined, const a
 static int define_var(ax_ctx *cx, const ax_ir *ir, bool *defined, int v) {
     if (v < 0 || v >= ir->nvars)
         return ax_error(cx, AX_ERR_RUNTIME, "IR: variable %d out of range", v), -1;
-    if (defined[v])
-        return ax_error(cx, AX_ERR_RUNTIME, "IR: variable %d is assigned twice", v), -1;
+    if (defined[v]) return ax_error(cx, AX_ERR_RUNTIME, "IR: variable %d is assigned twice", v), -1;
     defined[v] = true;
     return 0;
 }
@@ -446,8 +482,9 @@ static int verify_eqn(ax_ctx *cx, const ax_ir *ir, bool *defined, int k) {
             ax_type_format(want, sizeof want, out[i].dtype, out[i].ndim, out[i].shape);
             const ax_aval *t = &ir->types[e->out[i]];
             ax_type_format(got, sizeof got, t->dtype, t->ndim, t->shape);
-            return ax_error(cx, AX_ERR_RUNTIME, "IR: equation %d (%s) declares %s, its rule gives %s",
-                            k, info->name, got, want),
+            return ax_error(cx, AX_ERR_RUNTIME,
+                            "IR: equation %d (%s) declares %s, its rule gives %s", k, info->name,
+                            got, want),
                    -1;
         }
     }

@@ -35,8 +35,8 @@ static ax_array *trigamma(ax_scope *s, ax_array *x) {
     tail = ax_lax_mul(s, iz2, ax_lax_add(s, tail, C(1.0 / 42.0)));
     tail = ax_lax_mul(s, iz2, ax_lax_add(s, tail, C(-1.0 / 30.0)));
     tail = ax_lax_mul(s, iz2, ax_lax_add(s, tail, C(1.0 / 6.0)));
-    ax_array *series = ax_lax_add(s, ax_lax_add(s, iz, ax_lax_mul(s, C(0.5), iz2)),
-                                  ax_lax_mul(s, iz, tail));
+    ax_array *series =
+        ax_lax_add(s, ax_lax_add(s, iz, ax_lax_mul(s, C(0.5), iz2)), ax_lax_mul(s, iz, tail));
     return ax_lax_add(s, acc, series);
 #undef C
 }
@@ -44,41 +44,66 @@ static ax_array *trigamma(ax_scope *s, ax_array *x) {
 /* dy/dx of a unary primitive, from x and y = f(x). */
 static ax_array *unary_derivative(ax_scope *s, ax_prim prim, const ax_params *p, ax_array *x,
                                   ax_array *y) {
-#define C(v) ax_lax_scalar_like(s, x, (v))
+#define C(v)     ax_lax_scalar_like(s, x, (v))
 #define U(op, a) ax_lax_unary(s, AX_P_##op, (a))
     switch (prim) {
-    case AX_P_NEG: return C(-1.0);
-    case AX_P_EXP: return y;
-    case AX_P_EXP2: return ax_lax_mul(s, y, C(M_LN2));
-    case AX_P_LOG: return ax_lax_div(s, C(1.0), x);
-    case AX_P_LOG1P: return ax_lax_div(s, C(1.0), ax_lax_add(s, x, C(1.0)));
-    case AX_P_EXPM1: return ax_lax_add(s, y, C(1.0));
-    case AX_P_SIN: return U(COS, x);
-    case AX_P_COS: return ax_lax_neg(s, U(SIN, x));
-    case AX_P_TAN: return ax_lax_add(s, C(1.0), ax_lax_mul(s, y, y));
-    case AX_P_ASIN: return U(RSQRT, ax_lax_sub(s, C(1.0), ax_lax_mul(s, x, x)));
-    case AX_P_ACOS: return ax_lax_neg(s, U(RSQRT, ax_lax_sub(s, C(1.0), ax_lax_mul(s, x, x))));
-    case AX_P_ATAN: return ax_lax_div(s, C(1.0), ax_lax_add(s, C(1.0), ax_lax_mul(s, x, x)));
-    case AX_P_SINH: return U(COSH, x);
-    case AX_P_COSH: return U(SINH, x);
-    case AX_P_TANH: return ax_lax_sub(s, C(1.0), ax_lax_mul(s, y, y));
-    case AX_P_ASINH: return U(RSQRT, ax_lax_add(s, ax_lax_mul(s, x, x), C(1.0)));
+    case AX_P_NEG:
+        return C(-1.0);
+    case AX_P_EXP:
+        return y;
+    case AX_P_EXP2:
+        return ax_lax_mul(s, y, C(M_LN2));
+    case AX_P_LOG:
+        return ax_lax_div(s, C(1.0), x);
+    case AX_P_LOG1P:
+        return ax_lax_div(s, C(1.0), ax_lax_add(s, x, C(1.0)));
+    case AX_P_EXPM1:
+        return ax_lax_add(s, y, C(1.0));
+    case AX_P_SIN:
+        return U(COS, x);
+    case AX_P_COS:
+        return ax_lax_neg(s, U(SIN, x));
+    case AX_P_TAN:
+        return ax_lax_add(s, C(1.0), ax_lax_mul(s, y, y));
+    case AX_P_ASIN:
+        return U(RSQRT, ax_lax_sub(s, C(1.0), ax_lax_mul(s, x, x)));
+    case AX_P_ACOS:
+        return ax_lax_neg(s, U(RSQRT, ax_lax_sub(s, C(1.0), ax_lax_mul(s, x, x))));
+    case AX_P_ATAN:
+        return ax_lax_div(s, C(1.0), ax_lax_add(s, C(1.0), ax_lax_mul(s, x, x)));
+    case AX_P_SINH:
+        return U(COSH, x);
+    case AX_P_COSH:
+        return U(SINH, x);
+    case AX_P_TANH:
+        return ax_lax_sub(s, C(1.0), ax_lax_mul(s, y, y));
+    case AX_P_ASINH:
+        return U(RSQRT, ax_lax_add(s, ax_lax_mul(s, x, x), C(1.0)));
     case AX_P_ACOSH:
         return U(RSQRT, ax_lax_mul(s, ax_lax_sub(s, x, C(1.0)), ax_lax_add(s, x, C(1.0))));
-    case AX_P_ATANH: return ax_lax_div(s, C(1.0), ax_lax_sub(s, C(1.0), ax_lax_mul(s, x, x)));
-    case AX_P_LOGISTIC: return ax_lax_mul(s, y, ax_lax_sub(s, C(1.0), y));
-    case AX_P_SQRT: return ax_lax_div(s, C(0.5), y);
-    case AX_P_RSQRT: return ax_lax_mul(s, C(-0.5), ax_lax_div(s, y, x));
-    case AX_P_CBRT: return ax_lax_div(s, C(1.0 / 3.0), ax_lax_mul(s, y, y));
+    case AX_P_ATANH:
+        return ax_lax_div(s, C(1.0), ax_lax_sub(s, C(1.0), ax_lax_mul(s, x, x)));
+    case AX_P_LOGISTIC:
+        return ax_lax_mul(s, y, ax_lax_sub(s, C(1.0), y));
+    case AX_P_SQRT:
+        return ax_lax_div(s, C(0.5), y);
+    case AX_P_RSQRT:
+        return ax_lax_mul(s, C(-0.5), ax_lax_div(s, y, x));
+    case AX_P_CBRT:
+        return ax_lax_div(s, C(1.0 / 3.0), ax_lax_mul(s, y, y));
     case AX_P_ERF:
     case AX_P_ERFC: {
         ax_array *d = ax_lax_mul(s, C(M_2_SQRTPI), U(EXP, ax_lax_neg(s, ax_lax_mul(s, x, x))));
         return prim == AX_P_ERF ? d : ax_lax_neg(s, d);
     }
-    case AX_P_ERF_INV: return ax_lax_mul(s, C(sqrt(M_PI) / 2.0), U(EXP, ax_lax_mul(s, y, y)));
-    case AX_P_LGAMMA: return U(DIGAMMA, x);
-    case AX_P_DIGAMMA: return trigamma(s, x);
-    case AX_P_SQUARE: return ax_lax_mul(s, C(2.0), x);
+    case AX_P_ERF_INV:
+        return ax_lax_mul(s, C(sqrt(M_PI) / 2.0), U(EXP, ax_lax_mul(s, y, y)));
+    case AX_P_LGAMMA:
+        return U(DIGAMMA, x);
+    case AX_P_DIGAMMA:
+        return trigamma(s, x);
+    case AX_P_SQUARE:
+        return ax_lax_mul(s, C(2.0), x);
     case AX_P_INTEGER_POW:
         if (p->k == 0) return C(0.0);
         if (p->k == 1) return C(1.0);
@@ -117,13 +142,17 @@ int ax_jvp_unary(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array
 }
 
 /* Tangent contributions of a binary primitive: t = da * ta + db * tb (NULL terms skipped). */
-static ax_array *binary_tangent(ax_scope *s, ax_prim prim, ax_array *x, ax_array *y,
-                                ax_array *z, ax_array *tx, ax_array *ty) {
+static ax_array *binary_tangent(ax_scope *s, ax_prim prim, ax_array *x, ax_array *y, ax_array *z,
+                                ax_array *tx, ax_array *ty) {
     ax_array *a = NULL, *b = NULL;
 #define C(v) ax_lax_scalar_like(s, z, (v))
     switch (prim) {
-    case AX_P_ADD: a = tx, b = ty; break;
-    case AX_P_SUB: a = tx, b = ty ? ax_lax_neg(s, ty) : NULL; break;
+    case AX_P_ADD:
+        a = tx, b = ty;
+        break;
+    case AX_P_SUB:
+        a = tx, b = ty ? ax_lax_neg(s, ty) : NULL;
+        break;
     case AX_P_MUL:
         a = tx ? ax_lax_mul(s, tx, y) : NULL;
         b = ty ? ax_lax_mul(s, x, ty) : NULL;
@@ -134,12 +163,14 @@ static ax_array *binary_tangent(ax_scope *s, ax_prim prim, ax_array *x, ax_array
         break;
     case AX_P_POW: {
         /* d/dx x^y = y x^(y-1); d/dy x^y = log(x) x^y, taken as 0 where x == 0 (as JAX). */
-        if (tx) a = ax_lax_mul(s, tx, ax_lax_mul(s, y, ax_lax_binary(s, AX_P_POW, x,
-                                                                     ax_lax_sub(s, y, C(1.0)))));
+        if (tx)
+            a = ax_lax_mul(
+                s, tx, ax_lax_mul(s, y, ax_lax_binary(s, AX_P_POW, x, ax_lax_sub(s, y, C(1.0)))));
         if (ty) {
             ax_array *zero = ax_lax_binary(s, AX_P_EQ, x, C(0.0));
             ax_array *safe = ax_lax_select(s, zero, ax_lax_ones_like(s, x), x);
-            ax_array *lg = ax_lax_select(s, zero, ax_lax_zeros_like(s, x), ax_lax_unary(s, AX_P_LOG, safe));
+            ax_array *lg =
+                ax_lax_select(s, zero, ax_lax_zeros_like(s, x), ax_lax_unary(s, AX_P_LOG, safe));
             b = ax_lax_mul(s, ty, ax_lax_mul(s, lg, z));
         }
         break;
@@ -173,10 +204,12 @@ static ax_array *binary_tangent(ax_scope *s, ax_prim prim, ax_array *x, ax_array
         break;
     case AX_P_MOD:
         a = tx;
-        if (ty) b = ax_lax_neg(s, ax_lax_mul(s, ty, ax_lax_unary(s, AX_P_FLOOR, ax_lax_div(s, x, y))));
+        if (ty)
+            b = ax_lax_neg(s, ax_lax_mul(s, ty, ax_lax_unary(s, AX_P_FLOOR, ax_lax_div(s, x, y))));
         break;
     case AX_P_FLOOR_DIV:
-    case AX_P_NEXTAFTER: return NULL;
+    case AX_P_NEXTAFTER:
+        return NULL;
     default:
         return ax_error(s->cx, AX_ERR_TYPE, "%s is not differentiable", ax_prim_get(prim)->name);
     }
@@ -209,14 +242,24 @@ int ax_jvp_binary(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_arra
  * start positions: passed through as primal values). */
 static bool is_linear_input(ax_prim prim, const ax_params *p, int i) {
     switch (prim) {
-    case AX_P_GATHER: return i == 0;
-    case AX_P_DYNAMIC_SLICE: return i == 0;
-    case AX_P_DYNAMIC_UPDATE_SLICE: return i <= 1;
-    case AX_P_SELECT: return i >= 1;
-    case AX_P_SCATTER: return i != 1 && (p->flag == AX_SCATTER_SET || p->flag == AX_SCATTER_ADD);
-    case AX_P_PAD: case AX_P_CONCATENATE: case AX_P_ADD: case AX_P_SUB: case AX_P_CUSTOM_LINEAR:
+    case AX_P_GATHER:
+        return i == 0;
+    case AX_P_DYNAMIC_SLICE:
+        return i == 0;
+    case AX_P_DYNAMIC_UPDATE_SLICE:
+        return i <= 1;
+    case AX_P_SELECT:
+        return i >= 1;
+    case AX_P_SCATTER:
+        return i != 1 && (p->flag == AX_SCATTER_SET || p->flag == AX_SCATTER_ADD);
+    case AX_P_PAD:
+    case AX_P_CONCATENATE:
+    case AX_P_ADD:
+    case AX_P_SUB:
+    case AX_P_CUSTOM_LINEAR:
         return true;
-    default: return i == 0;
+    default:
+        return i == 0;
     }
 }
 
@@ -281,13 +324,13 @@ static ax_array *products_of_others(ax_scope *s, ax_array *x) {
     right.lo[last] = -1, right.hi[last] = 1;
     ax_array *one = ax_lax_scalar_like(s, x, 1.0);
     ax_params cum = {.naxes = 1, .axes = {last}};
-    ax_array *l = ax_lax_bind(s, AX_P_CUMPROD, 1,
-                              (ax_array *[]){ax_lax_bind(s, AX_P_PAD, 2, (ax_array *[]){x, one}, &left)},
-                              &cum);
+    ax_array *l = ax_lax_bind(
+        s, AX_P_CUMPROD, 1,
+        (ax_array *[]){ax_lax_bind(s, AX_P_PAD, 2, (ax_array *[]){x, one}, &left)}, &cum);
     cum.flag = 1;
-    ax_array *r = ax_lax_bind(s, AX_P_CUMPROD, 1,
-                              (ax_array *[]){ax_lax_bind(s, AX_P_PAD, 2, (ax_array *[]){x, one}, &right)},
-                              &cum);
+    ax_array *r = ax_lax_bind(
+        s, AX_P_CUMPROD, 1,
+        (ax_array *[]){ax_lax_bind(s, AX_P_PAD, 2, (ax_array *[]){x, one}, &right)}, &cum);
     return ax_lax_mul(s, l, r);
 }
 
@@ -297,14 +340,14 @@ static ax_array *reduce_prod_tangent(ax_scope *s, const ax_params *p, ax_array *
     ax_array *tf = axes_last_flat(s, t, p->naxes, p->axes);
     if (!xf || !tf) return NULL;
     int last = xf->ndim - 1;
-    ax_array *r = ax_lax_reduce(s, AX_P_REDUCE_SUM, ax_lax_mul(s, tf, products_of_others(s, xf)),
-                                1, &last);
+    ax_array *r =
+        ax_lax_reduce(s, AX_P_REDUCE_SUM, ax_lax_mul(s, tf, products_of_others(s, xf)), 1, &last);
     return ax_lax_reshape(s, r, out->ndim, out->shape);
 }
 
 /* The positions where x equals the reduced value share its tangent equally (as JAX). */
-static ax_array *reduce_extremum_tangent(ax_scope *s, const ax_params *p, ax_array *x,
-                                         ax_array *t, ax_array *out) {
+static ax_array *reduce_extremum_tangent(ax_scope *s, const ax_params *p, ax_array *x, ax_array *t,
+                                         ax_array *out) {
     int kept[AX_MAX_RANK], k = 0;
     bool reduced[AX_MAX_RANK] = {0};
     for (int i = 0; i < p->naxes; i++) reduced[p->axes[i]] = true;
@@ -328,13 +371,15 @@ static ax_array *clamp_tangent(ax_scope *s, ax_array **in, ax_array **tin, ax_ar
         t = ax_lax_select(s, inside, ax_lax_broadcast_to(s, tin[1], out->ndim, out->shape), zero);
     }
     if (tin[0]) {
-        ax_array *below = ax_lax_select(s, ax_lax_binary(s, AX_P_GT, lo, x),
-                                        ax_lax_broadcast_to(s, tin[0], out->ndim, out->shape), zero);
+        ax_array *below =
+            ax_lax_select(s, ax_lax_binary(s, AX_P_GT, lo, x),
+                          ax_lax_broadcast_to(s, tin[0], out->ndim, out->shape), zero);
         t = t ? ax_lax_add(s, t, below) : below;
     }
     if (tin[2]) {
-        ax_array *above = ax_lax_select(s, ax_lax_binary(s, AX_P_LT, hi, x),
-                                        ax_lax_broadcast_to(s, tin[2], out->ndim, out->shape), zero);
+        ax_array *above =
+            ax_lax_select(s, ax_lax_binary(s, AX_P_LT, hi, x),
+                          ax_lax_broadcast_to(s, tin[2], out->ndim, out->shape), zero);
         t = t ? ax_lax_add(s, t, above) : above;
     }
     return t;
@@ -411,14 +456,19 @@ static ax_array *cumulative_extremum_tangent(ax_scope *s, const ax_params *p, ax
 static ax_array *special_tangent(ax_scope *s, ax_prim prim, const ax_params *p, ax_array **in,
                                  ax_array **tin, ax_array *out) {
     switch (prim) {
-    case AX_P_CLAMP: return clamp_tangent(s, in, tin, out);
-    case AX_P_DOT_GENERAL: return dot_tangent(s, p, in, tin);
-    case AX_P_REDUCE_PROD: return tin[0] ? reduce_prod_tangent(s, p, in[0], tin[0], out) : NULL;
+    case AX_P_CLAMP:
+        return clamp_tangent(s, in, tin, out);
+    case AX_P_DOT_GENERAL:
+        return dot_tangent(s, p, in, tin);
+    case AX_P_REDUCE_PROD:
+        return tin[0] ? reduce_prod_tangent(s, p, in[0], tin[0], out) : NULL;
     case AX_P_REDUCE_MAX:
     case AX_P_REDUCE_MIN:
         return tin[0] ? reduce_extremum_tangent(s, p, in[0], tin[0], out) : NULL;
-    case AX_P_CUMPROD: return tin[0] ? cumprod_tangent(s, p, in[0], tin[0], out) : NULL;
-    case AX_P_SORT: return tin[0] ? sort_tangent(s, p, in[0], tin[0]) : NULL;
+    case AX_P_CUMPROD:
+        return tin[0] ? cumprod_tangent(s, p, in[0], tin[0], out) : NULL;
+    case AX_P_SORT:
+        return tin[0] ? sort_tangent(s, p, in[0], tin[0]) : NULL;
     case AX_P_CUMMAX:
     case AX_P_CUMMIN:
         return tin[0] ? cumulative_extremum_tangent(s, p, in[0], tin[0], out) : NULL;

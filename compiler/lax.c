@@ -56,7 +56,9 @@ ax_array *ax_lax_binary(ax_scope *s, ax_prim p, ax_array *a, ax_array *b) {
     return ax_lax_bind(s, p, 2, (ax_array *[]){a, b}, NULL);
 }
 
-ax_array *ax_lax_neg(ax_scope *s, ax_array *x) { return ax_lax_unary(s, AX_P_NEG, x); }
+ax_array *ax_lax_neg(ax_scope *s, ax_array *x) {
+    return ax_lax_unary(s, AX_P_NEG, x);
+}
 ax_array *ax_lax_add(ax_scope *s, ax_array *a, ax_array *b) {
     return ax_lax_binary(s, AX_P_ADD, a, b);
 }

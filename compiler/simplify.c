@@ -41,12 +41,16 @@ static const ax_ir_atom *identity_of(const rewriter *r, const ax_ir_eqn *e, cons
     const ax_ir_atom *keep = NULL;
     switch (e->prim) {
     case AX_P_MUL:
-        if (literal_is(&in[1], 1.0)) keep = &in[0];
-        else if (literal_is(&in[0], 1.0)) keep = &in[1];
+        if (literal_is(&in[1], 1.0))
+            keep = &in[0];
+        else if (literal_is(&in[0], 1.0))
+            keep = &in[1];
         break;
     case AX_P_ADD:
-        if (literal_is(&in[1], 0.0)) keep = &in[0];
-        else if (literal_is(&in[0], 0.0)) keep = &in[1];
+        if (literal_is(&in[1], 0.0))
+            keep = &in[0];
+        else if (literal_is(&in[0], 0.0))
+            keep = &in[1];
         break;
     case AX_P_SUB:
         if (literal_is(&in[1], 0.0)) keep = &in[0];
@@ -57,15 +61,20 @@ static const ax_ir_atom *identity_of(const rewriter *r, const ax_ir_eqn *e, cons
     case AX_P_INTEGER_POW:
         if (e->params.k == 1) keep = &in[0];
         break;
-    case AX_P_CONVERT: case AX_P_RESHAPE: case AX_P_BROADCAST_IN_DIM: case AX_P_TRANSPOSE:
-    case AX_P_SQUEEZE: case AX_P_EXPAND_DIMS: {
+    case AX_P_CONVERT:
+    case AX_P_RESHAPE:
+    case AX_P_BROADCAST_IN_DIM:
+    case AX_P_TRANSPOSE:
+    case AX_P_SQUEEZE:
+    case AX_P_EXPAND_DIMS: {
         keep = &in[0];
         if (e->prim == AX_P_TRANSPOSE)
             for (int i = 0; i < e->params.naxes; i++)
                 if (e->params.axes[i] != i) keep = NULL;
         break;
     }
-    default: break;
+    default:
+        break;
     }
     if (!keep) return NULL;
     ax_aval t;
@@ -122,8 +131,7 @@ static int rewrite_eqn(rewriter *r, const ax_ir_eqn *e) {
     ax_aval out_types[8];
     int vars[8];
     if (e->nin > 64 || e->nout > 8) return -1;
-    for (int i = 0; i < e->nin; i++)
-        in[i] = e->in[i].var >= 0 ? r->map[e->in[i].var] : e->in[i];
+    for (int i = 0; i < e->nin; i++) in[i] = e->in[i].var >= 0 ? r->map[e->in[i].var] : e->in[i];
     for (int i = 0; i < e->nout; i++) out_types[i] = r->ir->types[e->out[i]];
     if (e->nout == 1) {
         const ax_ir_atom *keep = identity_of(r, e, in, &out_types[0]);
@@ -182,9 +190,11 @@ static ax_ir *drop_dead(ax_ctx *cx, ax_ir *ir) {
         ax_ir_atom in[64];
         ax_aval types[8];
         int vars[8];
-        for (int i = 0; i < e->nin && i < 64; i++) in[i] = e->in[i].var >= 0 ? map[e->in[i].var] : e->in[i];
+        for (int i = 0; i < e->nin && i < 64; i++)
+            in[i] = e->in[i].var >= 0 ? map[e->in[i].var] : e->in[i];
         for (int i = 0; i < e->nout && i < 8; i++) types[i] = ir->types[e->out[i]];
-        rc = ax_ir_add_eqn(b, e->prim, &e->params, e->nin, in, e->nout, types, vars, e->nsub, e->sub);
+        rc = ax_ir_add_eqn(b, e->prim, &e->params, e->nin, in, e->nout, types, vars, e->nsub,
+                           e->sub);
         for (int i = 0; !rc && i < e->nout; i++) map[e->out[i]] = (ax_ir_atom){.var = vars[i]};
     }
     if (!rc) {

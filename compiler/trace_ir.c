@@ -57,8 +57,8 @@ static int atom_of(ax_ir_trace *t, ax_array *a, ax_ir_atom *out) {
 }
 
 static ax_array *new_tracer(ax_ir_trace *t, int var) {
-    return ax_tracer_new(t->cx, &t->base, ax_ir_builder_type(t->b, var), (void *)(intptr_t)(var + 1),
-                         NULL);
+    return ax_tracer_new(t->cx, &t->base, ax_ir_builder_type(t->b, var),
+                         (void *)(intptr_t)(var + 1), NULL);
 }
 
 static int process(ax_ctx *cx, ax_trace *trace, ax_prim p, int nin, ax_array **in,
@@ -136,7 +136,8 @@ ax_ir *ax_ir_trace_end(ax_ir_trace *t, int nout, ax_array **outs, const ax_aval 
             const ax_aval *ty = &out_types[i];
             ax_array *z = ax_array_scalar(cx, ty->dtype, 0.0);
             int64_t strides[AX_MAX_RANK] = {0};
-            a = zeros[i] = z && ty->ndim ? ax_array_view(cx, z, ty->ndim, ty->shape, strides, 0) : z;
+            a = zeros[i] =
+                z && ty->ndim ? ax_array_view(cx, z, ty->ndim, ty->shape, strides, 0) : z;
             if (z && ty->ndim) ax_array_release(z);
             if (!a) rc = -1;
         }

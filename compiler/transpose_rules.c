@@ -4,7 +4,9 @@
 
 #include "ad_rules.h"
 
-static ax_array *zeros_aval(ax_scope *s, const ax_aval *t) { return ax_lax_full_aval(s, t, 0.0); }
+static ax_array *zeros_aval(ax_scope *s, const ax_aval *t) {
+    return ax_lax_full_aval(s, t, 0.0);
+}
 
 static ax_array *to_type(ax_scope *s, ax_array *ct, const ax_aval *t) {
     return ax_lax_unbroadcast(s, ct, t->ndim, t->shape);
@@ -34,7 +36,8 @@ static ax_array *dot_transpose(ax_scope *s, const ax_dot_dims *d, bool lhs_side,
     /* ct dims: batch, lhs free, rhs free. */
     int ct_mine_free0 = lhs_side ? nb : nb + nof, ct_oth_free0 = lhs_side ? nb + nmf : nb;
     ax_dot_dims nd = {.ncontract = nof, .nbatch = nb};
-    for (int j = 0; j < nof; j++) nd.lhs_contract[j] = ct_oth_free0 + j, nd.rhs_contract[j] = oth_free[j];
+    for (int j = 0; j < nof; j++)
+        nd.lhs_contract[j] = ct_oth_free0 + j, nd.rhs_contract[j] = oth_free[j];
     for (int i = 0; i < nb; i++) nd.lhs_batch[i] = i, nd.rhs_batch[i] = oth_b[i];
     ax_array *r = ax_lax_dot_general(s, ct, other, &nd);
     (void)ct_mine_free0;
@@ -71,8 +74,7 @@ static ax_array *reduce_sum_transpose(ax_scope *s, const ax_params *p, ax_array 
     return ax_lax_broadcast_in_dim(s, ct, in->ndim, in->shape, kept);
 }
 
-static ax_array *slice_transpose(ax_scope *s, const ax_params *p, ax_array *ct,
-                                 const ax_aval *in) {
+static ax_array *slice_transpose(ax_scope *s, const ax_params *p, ax_array *ct, const ax_aval *in) {
     ax_params pad = {.ndim = in->ndim};
     for (int d = 0; d < in->ndim; d++) {
         int64_t n = ct->shape[d];
@@ -122,7 +124,9 @@ static void concat_transpose(ax_scope *s, const ax_params *p, int nin, const boo
 static int transpose_into(ax_scope *s, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                           const bool *lin, const ax_aval *ty, ax_array *ct, ax_array **r) {
     switch (prim) {
-    case AX_P_NEG: r[0] = ax_lax_neg(s, ct); break;
+    case AX_P_NEG:
+        r[0] = ax_lax_neg(s, ct);
+        break;
     case AX_P_ADD:
         for (int i = 0; i < 2; i++) r[i] = lin[i] ? to_type(s, ct, &ty[i]) : NULL;
         break;
@@ -134,9 +138,15 @@ static int transpose_into(ax_scope *s, ax_prim prim, const ax_params *p, int nin
         for (int i = 0; i < 2; i++)
             if (lin[i]) r[i] = to_type(s, ax_lax_mul(s, ct, in[1 - i]), &ty[i]);
         break;
-    case AX_P_DIV: r[0] = to_type(s, ax_lax_div(s, ct, in[1]), &ty[0]); break;
-    case AX_P_CONVERT: r[0] = ax_lax_convert(s, ct, ty[0].dtype); break;
-    case AX_P_REDUCE_SUM: r[0] = reduce_sum_transpose(s, p, ct, &ty[0]); break;
+    case AX_P_DIV:
+        r[0] = to_type(s, ax_lax_div(s, ct, in[1]), &ty[0]);
+        break;
+    case AX_P_CONVERT:
+        r[0] = ax_lax_convert(s, ct, ty[0].dtype);
+        break;
+    case AX_P_REDUCE_SUM:
+        r[0] = reduce_sum_transpose(s, p, ct, &ty[0]);
+        break;
     case AX_P_CUMSUM: {
         ax_params q = *p;
         q.flag = !p->flag;
@@ -145,16 +155,24 @@ static int transpose_into(ax_scope *s, ax_prim prim, const ax_params *p, int nin
     }
     case AX_P_RESHAPE:
     case AX_P_SQUEEZE:
-    case AX_P_EXPAND_DIMS: r[0] = ax_lax_reshape(s, ct, ty[0].ndim, ty[0].shape); break;
+    case AX_P_EXPAND_DIMS:
+        r[0] = ax_lax_reshape(s, ct, ty[0].ndim, ty[0].shape);
+        break;
     case AX_P_TRANSPOSE: {
         int inv[AX_MAX_RANK];
         for (int i = 0; i < p->naxes; i++) inv[p->axes[i]] = i;
         r[0] = ax_lax_transpose(s, ct, inv);
         break;
     }
-    case AX_P_REV: r[0] = ax_lax_bind(s, AX_P_REV, 1, &ct, p); break;
-    case AX_P_BROADCAST_IN_DIM: r[0] = broadcast_transpose(s, p, ct, &ty[0]); break;
-    case AX_P_SLICE: r[0] = slice_transpose(s, p, ct, &ty[0]); break;
+    case AX_P_REV:
+        r[0] = ax_lax_bind(s, AX_P_REV, 1, &ct, p);
+        break;
+    case AX_P_BROADCAST_IN_DIM:
+        r[0] = broadcast_transpose(s, p, ct, &ty[0]);
+        break;
+    case AX_P_SLICE:
+        r[0] = slice_transpose(s, p, ct, &ty[0]);
+        break;
     case AX_P_PAD:
         if (lin[0]) r[0] = pad_transpose(s, p, ct, &ty[0]);
         if (lin[1]) {
@@ -164,7 +182,9 @@ static int transpose_into(ax_scope *s, ax_prim prim, const ax_params *p, int nin
             r[1] = ax_lax_sub(s, total, inner);
         }
         break;
-    case AX_P_CONCATENATE: concat_transpose(s, p, nin, lin, ty, ct, r); break;
+    case AX_P_CONCATENATE:
+        concat_transpose(s, p, nin, lin, ty, ct, r);
+        break;
     case AX_P_SELECT: {
         ax_array *zero = ax_lax_zeros_like(s, ct);
         if (lin[1]) r[1] = to_type(s, ax_lax_select(s, in[0], ct, zero), &ty[1]);
@@ -174,8 +194,8 @@ static int transpose_into(ax_scope *s, ax_prim prim, const ax_params *p, int nin
     case AX_P_GATHER: {
         ax_params q = *p;
         q.flag = AX_SCATTER_ADD;
-        r[0] = ax_lax_bind(s, AX_P_SCATTER, 3,
-                           (ax_array *[]){zeros_aval(s, &ty[0]), in[1], ct}, &q);
+        r[0] =
+            ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){zeros_aval(s, &ty[0]), in[1], ct}, &q);
         break;
     }
     case AX_P_SCATTER: {
@@ -234,13 +254,13 @@ static int transpose_into(ax_scope *s, ax_prim prim, const ax_params *p, int nin
 }
 
 int ax_transpose_linear(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                        const bool *lin, const ax_aval *in_types, ax_array *ct,
-                        ax_array **ct_in) {
+                        const bool *lin, const ax_aval *in_types, ax_array *ct, ax_array **ct_in) {
     ax_scope s;
     ax_scope_begin(&s, cx);
     ax_array *r[64] = {0};
     int rc = nin <= 64 ? transpose_into(&s, prim, p, nin, in, lin, in_types, ct, r) : -1;
-    for (int i = 0; i < nin; i++) ct_in[i] = rc == 0 && lin[i] && r[i] ? ax_scope_keep(&s, r[i]) : NULL;
+    for (int i = 0; i < nin; i++)
+        ct_in[i] = rc == 0 && lin[i] && r[i] ? ax_scope_keep(&s, r[i]) : NULL;
     ax_scope_end(&s);
     return rc;
 }

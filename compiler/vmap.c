@@ -31,7 +31,8 @@ static ax_array *batch_tracer(ax_ctx *cx, vmap_trace *t, ax_array *value, int bd
     b->bdim = bdim;
     ax_aval type;
     ax_aval_of(&type, value);
-    memmove(type.shape + bdim, type.shape + bdim + 1, (size_t)(type.ndim - bdim - 1) * sizeof *type.shape);
+    memmove(type.shape + bdim, type.shape + bdim + 1,
+            (size_t)(type.ndim - bdim - 1) * sizeof *type.shape);
     type.ndim--;
     return ax_tracer_new(cx, &t->base, &type, b, batched_free);
 }

@@ -6,7 +6,9 @@
 
 #include "pool.h"
 
-static inline uint32_t rotl(uint32_t v, int d) { return (v << d) | (v >> (32 - d)); }
+static inline uint32_t rotl(uint32_t v, int d) {
+    return (v << d) | (v >> (32 - d));
+}
 
 void ax_threefry2x32_pair(uint32_t k0, uint32_t k1, uint32_t x0, uint32_t x1, uint32_t *y0,
                           uint32_t *y1) {
@@ -46,8 +48,8 @@ static void hash_range(void *arg, int64_t begin, int64_t end) {
             rest /= j->shape[d];
             for (int o = 0; o < 4; o++) off[o] += k * j->strides[o][d];
         }
-        ax_threefry2x32_pair(j->in[0][off[0]], j->in[1][off[1]], j->in[2][off[2]],
-                             j->in[3][off[3]], &j->y0[i], &j->y1[i]);
+        ax_threefry2x32_pair(j->in[0][off[0]], j->in[1][off[1]], j->in[2][off[2]], j->in[3][off[3]],
+                             &j->y0[i], &j->y1[i]);
     }
 }
 

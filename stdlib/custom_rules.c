@@ -21,7 +21,7 @@
 typedef struct custom_fn {
     bool is_vjp;
     ax_value *fn;
-    ax_value *jvp;      /* custom_jvp: rule(primals, tangents) -> (out, tangent_out) */
+    ax_value *jvp;       /* custom_jvp: rule(primals, tangents) -> (out, tangent_out) */
     ax_value *fwd, *bwd; /* custom_vjp: fwd(*args) -> (out, residuals); bwd(residuals, ct) */
     char name[64];
 } custom_fn;
@@ -43,8 +43,9 @@ static void custom_format(ax_strbuf *out, void *p) {
 static ax_array **tangents_or_zeros(ax_ctx *cx, int n, ax_array **primals, ax_array **tangents) {
     ax_array **t = calloc((size_t)n + 1, sizeof *t);
     for (int i = 0; t && i < n; i++) {
-        t[i] = tangents[i] ? ax_array_retain(tangents[i])
-                           : ax_array_zeros(cx, primals[i]->dtype, primals[i]->ndim, primals[i]->shape);
+        t[i] = tangents[i]
+                   ? ax_array_retain(tangents[i])
+                   : ax_array_zeros(cx, primals[i]->dtype, primals[i]->ndim, primals[i]->shape);
         if (!t[i]) {
             ax_flat_release_arrays(t, i);
             return NULL;
@@ -59,8 +60,8 @@ static ax_value *args_tuple(flat_call *fc, ax_array **flat) {
 }
 
 /* Flattens `tree` (which must hold arrays) into new references. */
-static int flatten_arrays(ax_interp *in, ax_value *tree, const char *what, ax_array ***out,
-                          int *n, ax_value **def) {
+static int flatten_arrays(ax_interp *in, ax_value *tree, const char *what, ax_array ***out, int *n,
+                          ax_value **def) {
     ax_value **leaves;
     if (ax_tree_flatten(in, tree, &leaves, n, def)) return -1;
     *out = calloc((size_t)*n + 1, sizeof **out);
@@ -126,8 +127,10 @@ static ax_value *call_jvp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_tr
     if (!r) return NULL;
     if (r->kind != AX_V_TUPLE || r->n != 2) {
         ax_value_release(r);
-        return ax_error(in->cx, AX_ERR_TYPE, "the custom_jvp rule of %s must return a pair "
-                                              "(primal_out, tangent_out)", c->name);
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "the custom_jvp rule of %s must return a pair "
+                        "(primal_out, tangent_out)",
+                        c->name);
     }
     ax_array **outs = NULL, **touts = NULL;
     ax_value *def = NULL, *tdef = NULL, *result = NULL;
@@ -135,8 +138,10 @@ static ax_value *call_jvp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_tr
     if (!flatten_arrays(in, r->items[0], "a custom_jvp rule", &outs, &n, &def) &&
         !flatten_arrays(in, r->items[1], "a custom_jvp rule", &touts, &nt, &tdef)) {
         if (!ax_treedef_equal(def, tdef)) {
-            ax_error(in->cx, AX_ERR_VALUE, "the custom_jvp rule of %s returned a tangent whose "
-                                           "structure differs from the output's", c->name);
+            ax_error(in->cx, AX_ERR_VALUE,
+                     "the custom_jvp rule of %s returned a tangent whose "
+                     "structure differs from the output's",
+                     c->name);
         } else {
             result = wrap_outputs(in, t, def, n, outs, touts);
             outs = touts = NULL;
@@ -196,12 +201,16 @@ static int vjp_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nin, a
     ax_value *def = NULL;
     rc = r->kind == AX_V_TUPLE ? 0 : -1;
     if (rc)
-        ax_error(cx, AX_ERR_TYPE, "the backward function of %s must return a tuple with one "
-                                  "cotangent per argument", d->name);
+        ax_error(cx, AX_ERR_TYPE,
+                 "the backward function of %s must return a tuple with one "
+                 "cotangent per argument",
+                 d->name);
     if (!rc) rc = flatten_arrays(d->in, r, "a custom_vjp backward function", &flat, &n, &def);
     if (!rc && n != nin) {
-        ax_error(cx, AX_ERR_VALUE, "the backward function of %s returned %d cotangent arrays for "
-                                   "%d input arrays", d->name, n, nin);
+        ax_error(cx, AX_ERR_VALUE,
+                 "the backward function of %s returned %d cotangent arrays for "
+                 "%d input arrays",
+                 d->name, n, nin);
         rc = -1;
     }
     for (int i = 0; i < nin; i++) ct_in[i] = !rc ? ax_array_retain(flat[i]) : NULL;
@@ -221,15 +230,18 @@ static ax_value *call_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_tr
     if (!r) return NULL;
     if (r->kind != AX_V_TUPLE || r->n != 2) {
         ax_value_release(r);
-        return ax_error(in->cx, AX_ERR_TYPE, "the forward function of %s must return a pair "
-                                              "(output, residuals)", c->name);
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "the forward function of %s must return a pair "
+                        "(output, residuals)",
+                        c->name);
     }
     ax_array **outs = NULL, **tz = NULL, **touts = NULL;
     ax_value *def = NULL, *result = NULL;
     int n = 0;
     vjp_data *d = NULL;
     ax_callback *cb = NULL;
-    if (flatten_arrays(in, r->items[0], "a custom_vjp forward function", &outs, &n, &def)) goto done;
+    if (flatten_arrays(in, r->items[0], "a custom_vjp forward function", &outs, &n, &def))
+        goto done;
     tz = tangents_or_zeros(in->cx, fc->nflat, prim, tan);
     d = calloc(1, sizeof *d);
     cb = calloc(1, sizeof *cb);
@@ -240,13 +252,16 @@ static ax_value *call_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_tr
         ax_error_oom(in->cx);
         goto done;
     }
-    *d = (vjp_data){.in = in, .bwd = ax_value_retain(c->bwd), .res = ax_value_retain(r->items[1]),
-                    .out_def = ax_value_retain(def), .nout = n,
+    *d = (vjp_data){.in = in,
+                    .bwd = ax_value_retain(c->bwd),
+                    .res = ax_value_retain(r->items[1]),
+                    .out_def = ax_value_retain(def),
+                    .nout = n,
                     .out_types = calloc((size_t)n + 1, sizeof(ax_aval))};
     snprintf(d->name, sizeof d->name, "%s", c->name);
     for (int j = 0; d->out_types && j < n; j++) ax_aval_of(&d->out_types[j], outs[j]);
-    *cb = (ax_callback){.refs = 1, .name = d->name, .transpose = vjp_transpose,
-                        .free = vjp_data_free, .data = d};
+    *cb = (ax_callback){
+        .refs = 1, .name = d->name, .transpose = vjp_transpose, .free = vjp_data_free, .data = d};
     for (int j = 0; j < n; j++) {
         ax_params prm = {.cb = cb, .k = j, .dtype = outs[j]->dtype, .ndim = outs[j]->ndim};
         memcpy(prm.shape, outs[j]->shape, (size_t)outs[j]->ndim * sizeof *prm.shape);
@@ -275,8 +290,10 @@ static ax_value *custom_call(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_value *result = NULL;
     ax_array **prim = NULL, **tan = NULL;
     if (a->nkw) {
-        ax_error(in->cx, AX_ERR_TYPE, "%s: pass arguments positionally to a function with a "
-                                      "custom derivative", c->name);
+        ax_error(in->cx, AX_ERR_TYPE,
+                 "%s: pass arguments positionally to a function with a "
+                 "custom derivative",
+                 c->name);
         return NULL;
     }
     if (ax_flat_call_init(&fc, in, c->name, c->fn, a, n, traced, false)) goto done;
@@ -319,8 +336,9 @@ static ax_value *custom_getattr(ax_interp *in, ax_value *self, const char *name)
     custom_fn *c = self->obj.payload;
     (void)in;
     if (strcmp(name, c->is_vjp ? "defvjp" : "defjvp")) return NULL;
-    return ax_value_builtin(name, c->is_vjp ? "f.defvjp(fwd, bwd): the reverse-mode rule of f"
-                                            : "f.defjvp(rule): the forward-mode rule of f",
+    return ax_value_builtin(name,
+                            c->is_vjp ? "f.defvjp(fwd, bwd): the reverse-mode rule of f"
+                                      : "f.defjvp(rule): the forward-mode rule of f",
                             define_rule, ax_value_retain(self));
 }
 
@@ -354,10 +372,14 @@ static ax_value *b_custom_vjp(ax_interp *in, ax_value *self, const ax_args *a) {
 }
 
 int ax_custom_rules_register(ax_interp *in) {
-    ax_value *j = ax_value_builtin("custom_jvp", "custom_jvp(f): f with a forward-mode rule "
-                                                 "set by @f.defjvp", b_custom_jvp, NULL);
-    ax_value *v = ax_value_builtin("custom_vjp", "custom_vjp(f): f with a reverse-mode rule set "
-                                                 "by f.defvjp(fwd, bwd)", b_custom_vjp, NULL);
+    ax_value *j = ax_value_builtin("custom_jvp",
+                                   "custom_jvp(f): f with a forward-mode rule "
+                                   "set by @f.defjvp",
+                                   b_custom_jvp, NULL);
+    ax_value *v = ax_value_builtin("custom_vjp",
+                                   "custom_vjp(f): f with a reverse-mode rule set "
+                                   "by f.defvjp(fwd, bwd)",
+                                   b_custom_vjp, NULL);
     if (!j || !v) return -1;
     ax_interp_define_builtin(in, "custom_jvp", j);
     ax_interp_define_builtin(in, "custom_vjp", v);

@@ -8,8 +8,6 @@
 
 /* ---------------------------------------------------------------- flat calls */
 
-
-
 void ax_flat_call_free(flat_call *fc) {
     for (int k = 0; k < fc->ntraced; k++) ax_value_release(fc->defs[k]);
     free(fc->flat);
@@ -20,7 +18,7 @@ void ax_flat_call_free(flat_call *fc) {
 
 /* Flattens the traced arguments; their leaves must be arrays. */
 int ax_flat_call_init(flat_call *fc, ax_interp *in, const char *what, ax_value *fn,
-                          const ax_args *a, int ntraced, const int *traced, bool has_aux) {
+                      const ax_args *a, int ntraced, const int *traced, bool has_aux) {
     memset(fc, 0, sizeof *fc);
     fc->in = in, fc->what = what, fc->fn = fn, fc->has_aux = has_aux;
     fc->nargs = a->n, fc->args = a->pos, fc->nkw = a->nkw, fc->kwnames = a->kwnames,
@@ -55,8 +53,9 @@ int ax_flat_call_init(flat_call *fc, ax_interp *in, const char *what, ax_value *
                 char desc[64];
                 ax_value_describe(desc, sizeof desc, leaves[i]);
                 ax_values_release(leaves, fc->counts[k]);
-                ax_error(in->cx, AX_ERR_TYPE, "%s: argument %d must be an array or a pytree of "
-                                              "arrays, but it holds a %s",
+                ax_error(in->cx, AX_ERR_TYPE,
+                         "%s: argument %d must be an array or a pytree of "
+                         "arrays, but it holds a %s",
                          what, pos, desc);
                 return -1;
             }
@@ -91,8 +90,8 @@ ax_value *ax_flat_rebuild_arg(flat_call *fc, int k, ax_array **arrs) {
 
 /* Appends the array leaves of `tree` to out[*n]; non-array leaves are an error unless
  * `keep` is given (then they are kept there, array leaves as NULL). */
-static int collect_outputs(flat_call *fc, ax_value *tree, ax_value **def, ax_array ***out,
-                           int *n, ax_value ***keep, int *nkeep) {
+static int collect_outputs(flat_call *fc, ax_value *tree, ax_value **def, ax_array ***out, int *n,
+                           ax_value ***keep, int *nkeep) {
     ax_value **leaves;
     int count;
     if (ax_tree_flatten(fc->in, tree, &leaves, &count, def)) return -1;
@@ -133,8 +132,7 @@ void ax_flat_release_arrays(ax_array **a, int n) {
     free(a);
 }
 
-int ax_flat_call_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
-                   ax_array ***out) {
+int ax_flat_call_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout, ax_array ***out) {
     (void)nin;
     flat_call *fc = closure;
     ax_value **args = calloc((size_t)fc->nargs + 1, sizeof *args), *built[32] = {0};
@@ -142,13 +140,18 @@ int ax_flat_call_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout
     memcpy(args, fc->args, (size_t)fc->nargs * sizeof *args);
     int off = 0, rc = 0;
     for (int k = 0; k < fc->ntraced && !rc; k++) {
-        if (!(built[k] = ax_flat_rebuild_arg(fc, k, in + off))) rc = -1;
-        else args[fc->traced[k]] = built[k];
+        if (!(built[k] = ax_flat_rebuild_arg(fc, k, in + off)))
+            rc = -1;
+        else
+            args[fc->traced[k]] = built[k];
         off += fc->counts[k];
     }
     ax_value *r = NULL;
     if (!rc) {
-        ax_args ca = {.n = fc->nargs, .pos = args, .nkw = fc->nkw, .kwnames = fc->kwnames,
+        ax_args ca = {.n = fc->nargs,
+                      .pos = args,
+                      .nkw = fc->nkw,
+                      .kwnames = fc->kwnames,
                       .kwvals = fc->kwvals};
         r = ax_call(fc->in, fc->fn, &ca);
     }
@@ -160,8 +163,10 @@ int ax_flat_call_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout
     if (fc->has_aux) {
         if (r->kind != AX_V_TUPLE || r->n != 2) {
             ax_value_release(r);
-            ax_error(cx, AX_ERR_TYPE, "%s with has_aux=True: the function must return a pair "
-                                      "(output, auxiliary data)", fc->what);
+            ax_error(cx, AX_ERR_TYPE,
+                     "%s with has_aux=True: the function must return a pair "
+                     "(output, auxiliary data)",
+                     fc->what);
             return -1;
         }
         main = r->items[0], aux = r->items[1];
@@ -248,4 +253,3 @@ ax_value *ax_flat_pair(ax_value *a, ax_value *b) {
     free(items);
     return t;
 }
-

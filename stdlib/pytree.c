@@ -17,7 +17,9 @@ static void node_format(ax_strbuf *out, void *payload) {
 }
 static const ax_object_type object_node = {.name = "node", .format = node_format};
 
-static void treedef_free(void *payload) { ax_value_release(payload); }
+static void treedef_free(void *payload) {
+    ax_value_release(payload);
+}
 static void treedef_format(ax_strbuf *out, void *payload) {
     ax_strbuf_append(out, "PyTreeDef(");
     ax_value_format(out, payload);
@@ -117,9 +119,12 @@ static ax_value *flatten_dict(ax_interp *in, ax_value *t, leaf_list *leaves) {
 static ax_value *flatten(ax_interp *in, ax_value *t, leaf_list *leaves) {
     switch (t->kind) {
     case AX_V_TUPLE:
-    case AX_V_LIST: return flatten_seq(in, t, leaves);
-    case AX_V_DICT: return flatten_dict(in, t, leaves);
-    case AX_V_NONE: return ax_value_retain(t);
+    case AX_V_LIST:
+        return flatten_seq(in, t, leaves);
+    case AX_V_DICT:
+        return flatten_dict(in, t, leaves);
+    case AX_V_NONE:
+        return ax_value_retain(t);
     case AX_V_OBJECT:
         if (t->obj.type->tree_leaf) {
             ax_value *leaf = t->obj.type->tree_leaf(t->obj.payload);
@@ -168,7 +173,8 @@ int ax_treedef_leaves(ax_value *treedef) {
 
 static bool skeleton_equal(const ax_value *a, const ax_value *b) {
     if (a->kind != b->kind || (a->kind == AX_V_OBJECT && a->obj.type != b->obj.type)) return false;
-    if (a->kind == AX_V_OBJECT && a->obj.type == &object_node) return a->obj.payload == b->obj.payload;
+    if (a->kind == AX_V_OBJECT && a->obj.type == &object_node)
+        return a->obj.payload == b->obj.payload;
     if (a->kind != AX_V_TUPLE && a->kind != AX_V_LIST && a->kind != AX_V_DICT) return true;
     if (a->n != b->n) return false;
     for (int i = 0; i < a->n; i++) {
@@ -184,7 +190,8 @@ bool ax_treedef_equal(ax_value *a, ax_value *b) {
 }
 
 static ax_value *rebuild(ax_interp *in, const ax_value *s, ax_value **leaves, int *at) {
-    if (s->kind == AX_V_OBJECT && s->obj.type == &leaf_marker) return ax_value_retain(leaves[(*at)++]);
+    if (s->kind == AX_V_OBJECT && s->obj.type == &leaf_marker)
+        return ax_value_retain(leaves[(*at)++]);
     if (s->kind == AX_V_OBJECT && s->obj.type == &object_node) {
         const ax_object_type *t = s->obj.payload;
         return t->tree_rebuild(in, leaves[(*at)++]);
@@ -280,8 +287,9 @@ static ax_value *b_tree_unflatten(ax_interp *in, ax_value *self, const ax_args *
         return NULL;
     ax_value *def = ax_arg(a, 0, "treedef"), *leaves = ax_arg(a, 1, "leaves");
     if (!def || !leaves || (leaves->kind != AX_V_LIST && leaves->kind != AX_V_TUPLE))
-        return ax_error(in->cx, AX_ERR_TYPE, "tree_unflatten(treedef, leaves) needs a structure "
-                                              "and a list of leaves");
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "tree_unflatten(treedef, leaves) needs a structure "
+                        "and a list of leaves");
     return ax_tree_unflatten(in, def, leaves->items, leaves->n);
 }
 
@@ -290,10 +298,12 @@ static ax_value *b_tree_unflatten(ax_interp *in, ax_value *self, const ax_args *
 static ax_value *b_tree_map(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
     if (a->n < 2 || a->nkw)
-        return ax_error(in->cx, AX_ERR_TYPE, "tree_map(f, tree, *rest) takes a function and at "
-                                              "least one tree");
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "tree_map(f, tree, *rest) takes a function and at "
+                        "least one tree");
     int ntrees = a->n - 1, n = 0, rc = 0;
-    ax_value ***leaves = calloc((size_t)ntrees, sizeof *leaves), **defs = calloc((size_t)ntrees, sizeof *defs);
+    ax_value ***leaves = calloc((size_t)ntrees, sizeof *leaves),
+             **defs = calloc((size_t)ntrees, sizeof *defs);
     int *counts = calloc((size_t)ntrees, sizeof *counts);
     ax_value **results = NULL, **callargs = calloc((size_t)ntrees, sizeof *callargs), *out = NULL;
     if (!leaves || !defs || !counts || !callargs) rc = -1, ax_error_oom(in->cx);
@@ -340,8 +350,7 @@ int ax_pytree_register(ax_interp *in) {
         {"tree_structure", "tree_structure(tree): the structure of a pytree (a PyTreeDef)",
          b_tree_structure},
         {"tree_flatten", "tree_flatten(tree): (leaves, structure)", b_tree_flatten},
-        {"tree_unflatten", "tree_unflatten(structure, leaves): rebuild a pytree",
-         b_tree_unflatten},
+        {"tree_unflatten", "tree_unflatten(structure, leaves): rebuild a pytree", b_tree_unflatten},
     };
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
         ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);

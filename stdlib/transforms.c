@@ -28,7 +28,8 @@ static int read_argnums(ax_interp *in, const char *what, ax_value *v, int *out, 
     if (v->kind == AX_V_TUPLE || v->kind == AX_V_LIST) {
         *as_tuple = true;
         if (v->n > 32 || v->n == 0)
-            return ax_error(in->cx, AX_ERR_VALUE, "%s: argnums must name 1 to 32 arguments", what), -1;
+            return ax_error(in->cx, AX_ERR_VALUE, "%s: argnums must name 1 to 32 arguments", what),
+                   -1;
         for (int i = 0; i < v->n; i++) {
             int64_t k;
             if (!ax_value_to_int(in, v->items[i], "argnums", &k)) return -1;
@@ -100,9 +101,11 @@ static ax_value *grad_call(ax_interp *in, ax_value *self, const ax_args *a, bool
     ax_array **outs = NULL, *ct = NULL, **ct_in = NULL;
     ax_linear *lin = NULL;
     int nout = 0;
-    if (ax_flat_call_init(&fc, in, what, fn, a, nargnums, argnums, has_aux) || check_float_inputs(&fc))
+    if (ax_flat_call_init(&fc, in, what, fn, a, nargnums, argnums, has_aux) ||
+        check_float_inputs(&fc))
         goto done;
-    if (ax_ad_linearize(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, &nout, &outs, &lin)) goto done;
+    if (ax_ad_linearize(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, &nout, &outs, &lin))
+        goto done;
     if (fc.nmain != 1 || outs[0]->ndim != 0 || !ax_dtype_is_float(outs[0]->dtype)) {
         char t[96] = "a pytree";
         if (fc.nmain == 1) ax_array_type_format(t, sizeof t, outs[0]);
@@ -153,8 +156,8 @@ static ax_value *value_and_grad_fn_call(ax_interp *in, ax_value *self, const ax_
     return grad_call(in, self, a, true);
 }
 
-static ax_value *make_transform(ax_interp *in, const ax_args *a, const char *name,
-                                const char *doc, ax_builtin_fn call, const char *flag_name) {
+static ax_value *make_transform(ax_interp *in, const ax_args *a, const char *name, const char *doc,
+                                ax_builtin_fn call, const char *flag_name) {
     const char *names[] = {"fun", "argnums", flag_name, NULL};
     if (!ax_args_check(in, a, name, 3, names)) return NULL;
     ax_value *fn = ax_arg(a, 0, "fun");
@@ -182,14 +185,16 @@ static ax_value *b_jvp(ax_interp *in, ax_value *self, const ax_args *a) {
         return NULL;
     ax_value *fn = ax_arg(a, 0, "fun"), *primals = ax_arg(a, 1, "primals"),
              *tangents = ax_arg(a, 2, "tangents");
-    if (!fn || !primals || !tangents || (primals->kind != AX_V_TUPLE && primals->kind != AX_V_LIST) ||
+    if (!fn || !primals || !tangents ||
+        (primals->kind != AX_V_TUPLE && primals->kind != AX_V_LIST) ||
         (tangents->kind != AX_V_TUPLE && tangents->kind != AX_V_LIST))
         return ax_error(in->cx, AX_ERR_TYPE,
                         "jvp(f, primals, tangents) takes a function and two tuples of arguments");
     if (primals->n != tangents->n)
         return ax_error(in->cx, AX_ERR_VALUE, "jvp: %d primals but %d tangents", primals->n,
                         tangents->n);
-    ax_args pa = {.n = primals->n, .pos = primals->items}, ta = {.n = tangents->n, .pos = tangents->items};
+    ax_args pa = {.n = primals->n, .pos = primals->items},
+            ta = {.n = tangents->n, .pos = tangents->items};
     int traced[32];
     for (int i = 0; i < primals->n && i < 32; i++) traced[i] = i;
     flat_call fc, ft;
@@ -204,15 +209,18 @@ static ax_value *b_jvp(ax_interp *in, ax_value *self, const ax_args *a) {
         goto done;
     }
     for (int i = 0; i < fc.nflat; i++) {
-        if (!ax_shape_equal(fc.flat[i]->ndim, fc.flat[i]->shape, ft.flat[i]->ndim, ft.flat[i]->shape)) {
+        if (!ax_shape_equal(fc.flat[i]->ndim, fc.flat[i]->shape, ft.flat[i]->ndim,
+                            ft.flat[i]->shape)) {
             char p[96], t[96];
             ax_array_type_format(p, sizeof p, fc.flat[i]);
             ax_array_type_format(t, sizeof t, ft.flat[i]);
-            ax_error(in->cx, AX_ERR_SHAPE, "jvp: a tangent of type %s for a primal of type %s", t, p);
+            ax_error(in->cx, AX_ERR_SHAPE, "jvp: a tangent of type %s for a primal of type %s", t,
+                     p);
             goto done;
         }
     }
-    if (ax_ad_jvp(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, ft.flat, &nout, &outs, &touts)) goto done;
+    if (ax_ad_jvp(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, ft.flat, &nout, &outs, &touts))
+        goto done;
     result = ax_flat_pair(ax_flat_rebuild_main(&fc, outs), ax_flat_rebuild_main(&fc, touts));
 done:
     ax_flat_release_arrays(outs, nout);
@@ -268,8 +276,10 @@ static int flatten_like(ax_interp *in, const char *what, ax_value *tree, ax_valu
     for (int i = 0; same && i < *n; i++) same = (*leaves)[i]->kind == AX_V_ARRAY;
     if (!same) {
         ax_values_release(*leaves, *n);
-        ax_error(in->cx, AX_ERR_VALUE, "%s: the argument must have the structure of the "
-                                       "function's output", what);
+        ax_error(in->cx, AX_ERR_VALUE,
+                 "%s: the argument must have the structure of the "
+                 "function's output",
+                 what);
         return -1;
     }
     return 0;
@@ -278,7 +288,8 @@ static int flatten_like(ax_interp *in, const char *what, ax_value *tree, ax_valu
 static ax_value *vjp_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     linear_state *s = self->builtin->data->obj.payload;
     if (a->n != 1 || a->nkw)
-        return ax_error(in->cx, AX_ERR_TYPE, "vjp_fn takes one cotangent (of the output's structure)");
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "vjp_fn takes one cotangent (of the output's structure)");
     ax_value **leaves;
     int n;
     if (flatten_like(in, "vjp_fn", a->pos[0], s->out_def, &leaves, &n)) return NULL;
@@ -435,8 +446,10 @@ static ax_value *jacobian_call(ax_interp *in, ax_value *self, const ax_args *a, 
     if (read_argnums(in, what, state->items[1], argnums, &nargnums, &as_tuple)) return NULL;
     normalize_argnums(argnums, nargnums, a->n);
     if (nargnums != 1)
-        return ax_error(in->cx, AX_ERR_VALUE, "%s: differentiate with respect to one argument "
-                                              "(argnums must be one int)", what);
+        return ax_error(in->cx, AX_ERR_VALUE,
+                        "%s: differentiate with respect to one argument "
+                        "(argnums must be one int)",
+                        what);
     flat_call fc;
     ax_array **outs = NULL, **cols = NULL, *J = NULL;
     ax_linear *lin = NULL;
@@ -447,8 +460,10 @@ static ax_value *jacobian_call(ax_interp *in, ax_value *self, const ax_args *a, 
         check_float_inputs(&fc))
         goto done;
     if (fc.nflat != 1) {
-        ax_error(cx, AX_ERR_VALUE, "%s: the argument must be one array (got a pytree of %d "
-                                   "arrays); pytree jacobians are not available", what, fc.nflat);
+        ax_error(cx, AX_ERR_VALUE,
+                 "%s: the argument must be one array (got a pytree of %d "
+                 "arrays); pytree jacobians are not available",
+                 what, fc.nflat);
         goto done;
     }
     if (ax_ad_linearize(cx, ax_flat_call_fn, &fc, 1, fc.flat, &nout, &outs, &lin)) goto done;
@@ -532,10 +547,14 @@ static ax_value *b_hessian(ax_interp *in, ax_value *self, const ax_args *a) {
 
 /* ---------------------------------------------------------------- make_jaxpr */
 
-static void jaxpr_free(void *p) { ax_ir_release(p); }
-static void jaxpr_format(ax_strbuf *out, void *p) { ax_ir_format(out, p); }
-static const ax_object_type jaxpr_type = {.name = "jaxpr", .free = jaxpr_free,
-                                          .format = jaxpr_format};
+static void jaxpr_free(void *p) {
+    ax_ir_release(p);
+}
+static void jaxpr_format(ax_strbuf *out, void *p) {
+    ax_ir_format(out, p);
+}
+static const ax_object_type jaxpr_type = {
+    .name = "jaxpr", .free = jaxpr_free, .format = jaxpr_format};
 
 static int all_positions(const ax_args *a, int *traced) {
     int n = a->n < 32 ? a->n : 32;
@@ -642,12 +661,16 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     jit_state *s = self->builtin->data->obj.payload;
     for (int i = 0; i < a->nkw; i++)
         if (a->kwvals[i]->kind == AX_V_ARRAY)
-            return ax_error(in->cx, AX_ERR_TYPE, "pass arrays to a jit-compiled function "
-                                                 "positionally (keyword '%s')", a->kwnames[i]);
+            return ax_error(in->cx, AX_ERR_TYPE,
+                            "pass arrays to a jit-compiled function "
+                            "positionally (keyword '%s')",
+                            a->kwnames[i]);
     for (int i = 0; i < s->nstatic; i++)
         if (s->statics[i] >= a->n)
-            return ax_error(in->cx, AX_ERR_VALUE, "jit: static_argnums names argument %d but "
-                                                  "only %d were given", s->statics[i], a->n);
+            return ax_error(in->cx, AX_ERR_VALUE,
+                            "jit: static_argnums names argument %d but "
+                            "only %d were given",
+                            s->statics[i], a->n);
     int traced[32], ntraced = 0;
     for (int i = 0; i < a->n && ntraced < 32; i++)
         if (!is_static(s, i)) traced[ntraced++] = i;
@@ -665,7 +688,8 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
         if (!types) goto done;
         for (int i = 0; i < fc.nflat; i++) ax_aval_of(&types[i], fc.flat[i]);
         int nout = 0;
-        ax_ir *ir = simplified(in->cx, ax_trace_to_ir(in->cx, ax_flat_call_fn, &fc, fc.nflat, types, &nout));
+        ax_ir *ir = simplified(
+            in->cx, ax_trace_to_ir(in->cx, ax_flat_call_fn, &fc, fc.nflat, types, &nout));
         free(types);
         if (!ir) goto done;
         if (s->nentries == s->cap) {
@@ -680,8 +704,8 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
             s->cap = cap;
         }
         e = &s->entries[s->nentries++];
-        *e = (jit_entry){.key = key, .ir = ir, .out_def = ax_value_retain(fc.out_def),
-                         .nmain = fc.nmain};
+        *e = (jit_entry){
+            .key = key, .ir = ir, .out_def = ax_value_retain(fc.out_def), .nmain = fc.nmain};
         key = NULL;
     }
     outs = calloc((size_t)e->ir->nout + 1, sizeof *outs);
@@ -702,7 +726,8 @@ done:
 
 static ax_value *b_jit(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
-    if (!ax_args_check(in, a, "jit", 2, (const char *[]){"fun", "static_argnums", NULL})) return NULL;
+    if (!ax_args_check(in, a, "jit", 2, (const char *[]){"fun", "static_argnums", NULL}))
+        return NULL;
     ax_value *fn = ax_arg(a, 0, "fun"), *statics = ax_arg(a, 1, "static_argnums");
     if (!fn) return ax_error(in->cx, AX_ERR_TYPE, "jit() missing the function to compile");
     jit_state *s = calloc(1, sizeof *s);
@@ -758,7 +783,8 @@ static int spread_axes(ax_interp *in, const char *what, ax_value *tree, ax_value
     if (!same) {
         ax_error(in->cx, AX_ERR_VALUE,
                  "%s must be an int, None, or a tuple/list/dict matching the structure of the "
-                 "arguments (a pytree prefix)", what);
+                 "arguments (a pytree prefix)",
+                 what);
         return -1;
     }
     if (spec->kind == AX_V_DICT) {
@@ -831,13 +857,16 @@ static int batch_size(ax_interp *in, flat_call *fc, int *axes, int64_t *size) {
         off += fc->counts[k];
     }
     if (first < 0 && *size < 0) {
-        ax_error(in->cx, AX_ERR_VALUE, "vmap needs at least one mapped argument (an in_axes "
-                                       "entry that is not None) or axis_size");
+        ax_error(in->cx, AX_ERR_VALUE,
+                 "vmap needs at least one mapped argument (an in_axes "
+                 "entry that is not None) or axis_size");
         return -1;
     }
     if (first >= 0 && *size >= 0 && first != *size) {
-        ax_error(in->cx, AX_ERR_VALUE, "vmap: axis_size=%lld but the mapped arguments have size "
-                                       "%lld", (long long)*size, (long long)first);
+        ax_error(in->cx, AX_ERR_VALUE,
+                 "vmap: axis_size=%lld but the mapped arguments have size "
+                 "%lld",
+                 (long long)*size, (long long)first);
         return -1;
     }
     if (first >= 0) *size = first;
@@ -846,7 +875,8 @@ static int batch_size(ax_interp *in, flat_call *fc, int *axes, int64_t *size) {
 
 static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_value *st = self->builtin->data;
-    ax_value *fn = st->items[0], *in_axes = st->items[1], *out_axes = st->items[2], *asz = st->items[3];
+    ax_value *fn = st->items[0], *in_axes = st->items[1], *out_axes = st->items[2],
+             *asz = st->items[3];
     int64_t size = -1;
     if (asz->kind != AX_V_NONE && !ax_value_to_int(in, asz, "axis_size", &size)) return NULL;
     /* Per-argument specs: one spec for all, or one per positional argument. */
@@ -872,11 +902,13 @@ static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     axes = malloc((size_t)(fc.nflat + 1) * sizeof *axes);
     if (!axes) goto done;
     for (int k = 0; k < ntraced; k++)
-        if (spread_axes(in, "vmap in_axes", a->pos[traced[k]], specs[k], axes, &nax, fc.nflat)) goto done;
+        if (spread_axes(in, "vmap in_axes", a->pos[traced[k]], specs[k], axes, &nax, fc.nflat))
+            goto done;
     if (batch_size(in, &fc, axes, &size)) goto done;
     for (int i = 0; i < nax; i++)
         if (axes[i] == AXIS_NONE) axes[i] = -1;
-    if (ax_vmap(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, axes, size, &nout, &outs, &bdims)) goto done;
+    if (ax_vmap(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, axes, size, &nout, &outs, &bdims))
+        goto done;
     /* Place each output's batch dimension where out_axes says. */
     ax_value *main = ax_flat_rebuild_main(&fc, outs);
     int oaxes[256], nox = 0;
@@ -889,8 +921,9 @@ static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
         int ax = oaxes[j];
         if (ax == AXIS_NONE) {
             if (bdims[j] >= 0) {
-                ax_error(in->cx, AX_ERR_VALUE, "vmap: out_axes is None for an output that depends "
-                                               "on the mapped arguments");
+                ax_error(in->cx, AX_ERR_VALUE,
+                         "vmap: out_axes is None for an output that depends "
+                         "on the mapped arguments");
                 goto done;
             }
             continue;
@@ -898,8 +931,10 @@ static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
         int nd = outs[j]->ndim + (bdims[j] < 0);
         if (ax < 0) ax += nd;
         if (ax < 0 || ax >= nd) {
-            ax_error(in->cx, AX_ERR_VALUE, "vmap: out_axes %d is out of range for an output of "
-                                           "rank %d", oaxes[j], nd - 1);
+            ax_error(in->cx, AX_ERR_VALUE,
+                     "vmap: out_axes %d is out of range for an output of "
+                     "rank %d",
+                     oaxes[j], nd - 1);
             goto done;
         }
         ax_array *placed = ax_vmap_place(in->cx, outs[j], bdims[j], size, ax);
@@ -926,8 +961,10 @@ static ax_value *b_vmap(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_value **st = malloc(4 * sizeof *st);
     if (!st) return ax_error_oom(in->cx);
     for (int i = 0; i < 4; i++) {
-        if (items[i]) st[i] = ax_value_retain(items[i]);
-        else if (i == 3) st[i] = ax_none();
+        if (items[i])
+            st[i] = ax_value_retain(items[i]);
+        else if (i == 3)
+            st[i] = ax_none();
         else if (!(st[i] = ax_value_int(in, 0))) {
             ax_values_release(st, i);
             return NULL;
@@ -1051,8 +1088,9 @@ static ax_value *b_check_grads(ax_interp *in, ax_value *self, const ax_args *a) 
     ax_value *fn = ax_arg(a, 0, "f"), *args = ax_arg(a, 1, "args");
     ax_value *order_v = ax_arg(a, 2, "order"), *atol_v = ax_arg(a, 3, "atol");
     if (!fn || !args || (args->kind != AX_V_TUPLE && args->kind != AX_V_LIST))
-        return ax_error(in->cx, AX_ERR_TYPE, "check_grads(f, args, order=2) takes a function and "
-                                              "a tuple of arguments");
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "check_grads(f, args, order=2) takes a function and "
+                        "a tuple of arguments");
     int64_t order = 2;
     double atol = 1e-5;
     if (order_v && !ax_value_to_int(in, order_v, "order", &order)) return NULL;
@@ -1065,7 +1103,8 @@ static ax_value *b_check_grads(ax_interp *in, ax_value *self, const ax_args *a) 
     flat_call fc;
     ax_value *result = NULL;
     ax_array **x64 = NULL;
-    if (ax_flat_call_init(&fc, in, "check_grads", fn, &pa, n, traced, false) || check_float_inputs(&fc))
+    if (ax_flat_call_init(&fc, in, "check_grads", fn, &pa, n, traced, false) ||
+        check_float_inputs(&fc))
         goto done;
     x64 = calloc((size_t)fc.nflat + 1, sizeof *x64);
     for (int i = 0; x64 && i < fc.nflat; i++)
@@ -1102,8 +1141,9 @@ int ax_transforms_register(ax_interp *in) {
         {"value_and_grad", "value_and_grad(f, argnums=0, has_aux=False): f's value and gradient",
          b_value_and_grad},
         {"jvp", "jvp(f, primals, tangents): (f(*primals), the derivative along tangents)", b_jvp},
-        {"vjp", "vjp(f, *primals): (f(*primals), vjp_fn) with vjp_fn mapping output cotangents "
-                "to input cotangents",
+        {"vjp",
+         "vjp(f, *primals): (f(*primals), vjp_fn) with vjp_fn mapping output cotangents "
+         "to input cotangents",
          b_vjp},
         {"linearize", "linearize(f, *primals): (f(*primals), the linear map of tangents)",
          b_linearize},
@@ -1113,10 +1153,10 @@ int ax_transforms_register(ax_interp *in) {
         {"hessian", "hessian(f, argnums=0): the matrix of second derivatives", b_hessian},
         {"make_jaxpr", "make_jaxpr(f)(*args): the typed IR that f traces to", b_make_jaxpr},
         {"jit", "jit(f, static_argnums=()): f compiled for each new argument type", b_jit},
-        {"vmap", "vmap(f, in_axes=0, out_axes=0, axis_size=None): f mapped over an axis",
-         b_vmap},
-        {"check_grads", "check_grads(f, args, order=2, atol=1e-5): forward and reverse mode vs "
-                        "finite differences in f64; returns the worst relative error",
+        {"vmap", "vmap(f, in_axes=0, out_axes=0, axis_size=None): f mapped over an axis", b_vmap},
+        {"check_grads",
+         "check_grads(f, args, order=2, atol=1e-5): forward and reverse mode vs "
+         "finite differences in f64; returns the worst relative error",
          b_check_grads},
     };
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {

@@ -22,30 +22,67 @@ typedef struct spec {
     int nin;
     int ndim[4];
     int64_t shape[4][3];
-    double lo, hi;   /* the domain values are drawn from */
+    double lo, hi; /* the domain values are drawn from */
     ax_params p;
     bool int_index; /* input 1 is an index array (gather) */
 } spec;
 
-#define S1(n) {1}, {{n}}
-#define U(P, lo, hi) {P, 1, {1}, {{3}}, lo, hi, {0}, false}
-#define B(P, lo, hi) {P, 2, {1, 1}, {{3}, {3}}, lo, hi, {0}, false}
+#define S1(n)                                                                                      \
+    {1}, {                                                                                         \
+        { n }                                                                                      \
+    }
+#define U(P, lo, hi)                                                                               \
+    { P, 1, {1}, {{3}}, lo, hi, {0}, false }
+#define B(P, lo, hi)                                                                               \
+    { P, 2, {1, 1}, {{3}, {3}}, lo, hi, {0}, false }
 
 static const spec specs[] = {
-    U(AX_P_NEG, -2, 2), U(AX_P_ABS, 0.2, 2), U(AX_P_EXP, -2, 2), U(AX_P_EXP2, -2, 2),
-    U(AX_P_LOG, 0.2, 3), U(AX_P_LOG1P, -0.5, 2), U(AX_P_EXPM1, -2, 2), U(AX_P_SIN, -3, 3),
-    U(AX_P_COS, -3, 3), U(AX_P_TAN, -1, 1), U(AX_P_ASIN, -0.8, 0.8), U(AX_P_ACOS, -0.8, 0.8),
-    U(AX_P_ATAN, -3, 3), U(AX_P_SINH, -2, 2), U(AX_P_COSH, -2, 2), U(AX_P_TANH, -2, 2),
-    U(AX_P_ASINH, -2, 2), U(AX_P_ACOSH, 1.5, 3), U(AX_P_ATANH, -0.8, 0.8),
-    U(AX_P_LOGISTIC, -3, 3), U(AX_P_SQRT, 0.3, 3), U(AX_P_RSQRT, 0.3, 3), U(AX_P_CBRT, 0.3, 3),
-    U(AX_P_ERF, -2, 2), U(AX_P_ERFC, -2, 2), U(AX_P_ERF_INV, -0.8, 0.8), U(AX_P_LGAMMA, 0.5, 4),
-    U(AX_P_DIGAMMA, 0.5, 4), U(AX_P_SQUARE, -2, 2), U(AX_P_SIGN, 0.2, 2), U(AX_P_FLOOR, 0.2, 0.8),
-    U(AX_P_CEIL, 0.2, 0.8), U(AX_P_ROUND, 0.1, 0.4),
+    U(AX_P_NEG, -2, 2),
+    U(AX_P_ABS, 0.2, 2),
+    U(AX_P_EXP, -2, 2),
+    U(AX_P_EXP2, -2, 2),
+    U(AX_P_LOG, 0.2, 3),
+    U(AX_P_LOG1P, -0.5, 2),
+    U(AX_P_EXPM1, -2, 2),
+    U(AX_P_SIN, -3, 3),
+    U(AX_P_COS, -3, 3),
+    U(AX_P_TAN, -1, 1),
+    U(AX_P_ASIN, -0.8, 0.8),
+    U(AX_P_ACOS, -0.8, 0.8),
+    U(AX_P_ATAN, -3, 3),
+    U(AX_P_SINH, -2, 2),
+    U(AX_P_COSH, -2, 2),
+    U(AX_P_TANH, -2, 2),
+    U(AX_P_ASINH, -2, 2),
+    U(AX_P_ACOSH, 1.5, 3),
+    U(AX_P_ATANH, -0.8, 0.8),
+    U(AX_P_LOGISTIC, -3, 3),
+    U(AX_P_SQRT, 0.3, 3),
+    U(AX_P_RSQRT, 0.3, 3),
+    U(AX_P_CBRT, 0.3, 3),
+    U(AX_P_ERF, -2, 2),
+    U(AX_P_ERFC, -2, 2),
+    U(AX_P_ERF_INV, -0.8, 0.8),
+    U(AX_P_LGAMMA, 0.5, 4),
+    U(AX_P_DIGAMMA, 0.5, 4),
+    U(AX_P_SQUARE, -2, 2),
+    U(AX_P_SIGN, 0.2, 2),
+    U(AX_P_FLOOR, 0.2, 0.8),
+    U(AX_P_CEIL, 0.2, 0.8),
+    U(AX_P_ROUND, 0.1, 0.4),
     {AX_P_INTEGER_POW, 1, {1}, {{3}}, -2, 2, {.k = 3}, false},
     {AX_P_INTEGER_POW, 1, {1}, {{3}}, 0.5, 2, {.k = -2}, false},
-    B(AX_P_ADD, -2, 2), B(AX_P_SUB, -2, 2), B(AX_P_MUL, -2, 2), B(AX_P_DIV, 0.5, 2),
-    B(AX_P_POW, 0.5, 2), B(AX_P_MAX, -2, 2), B(AX_P_MIN, -2, 2), B(AX_P_ATAN2, 0.3, 2),
-    B(AX_P_REM, 1.1, 1.9), B(AX_P_MOD, 1.1, 1.9), B(AX_P_FLOOR_DIV, 1.1, 1.9),
+    B(AX_P_ADD, -2, 2),
+    B(AX_P_SUB, -2, 2),
+    B(AX_P_MUL, -2, 2),
+    B(AX_P_DIV, 0.5, 2),
+    B(AX_P_POW, 0.5, 2),
+    B(AX_P_MAX, -2, 2),
+    B(AX_P_MIN, -2, 2),
+    B(AX_P_ATAN2, 0.3, 2),
+    B(AX_P_REM, 1.1, 1.9),
+    B(AX_P_MOD, 1.1, 1.9),
+    B(AX_P_FLOOR_DIV, 1.1, 1.9),
     {AX_P_MUL, 2, {1, 0}, {{3}, {0}}, -2, 2, {0}, false},
     {AX_P_SELECT, 3, {1, 1, 1}, {{3}, {3}, {3}}, -2, 2, {0}, false},
     {AX_P_CLAMP, 3, {0, 1, 0}, {{0}, {4}, {0}}, -2, 2, {0}, false},
@@ -60,19 +97,49 @@ static const spec specs[] = {
     {AX_P_CUMMIN, 1, {1}, {{5}}, -2, 2, {.naxes = 1, .axes = {0}, .flag = 1}, false},
     {AX_P_RESHAPE, 1, {2}, {{2, 3}}, -2, 2, {.ndim = 1, .shape = {6}}, false},
     {AX_P_TRANSPOSE, 1, {2}, {{2, 3}}, -2, 2, {.naxes = 2, .axes = {1, 0}}, false},
-    {AX_P_BROADCAST_IN_DIM, 1, {1}, {{3}}, -2, 2, {.ndim = 2, .shape = {2, 3}, .naxes = 1, .axes = {1}}, false},
+    {AX_P_BROADCAST_IN_DIM,
+     1,
+     {1},
+     {{3}},
+     -2,
+     2,
+     {.ndim = 2, .shape = {2, 3}, .naxes = 1, .axes = {1}},
+     false},
     {AX_P_CONCATENATE, 2, {1, 1}, {{2}, {3}}, -2, 2, {.naxes = 1, .axes = {0}}, false},
     {AX_P_SLICE, 1, {1}, {{7}}, -2, 2, {.ndim = 1, .lo = {1}, .hi = {6}, .step = {2}}, false},
-    {AX_P_PAD, 2, {1, 0}, {{3}, {0}}, -2, 2, {.ndim = 1, .lo = {1}, .hi = {-1}, .step = {1}}, false},
+    {AX_P_PAD,
+     2,
+     {1, 0},
+     {{3}, {0}},
+     -2,
+     2,
+     {.ndim = 1, .lo = {1}, .hi = {-1}, .step = {1}},
+     false},
     {AX_P_SQUEEZE, 1, {2}, {{1, 3}}, -2, 2, {.naxes = 1, .axes = {0}}, false},
     {AX_P_EXPAND_DIMS, 1, {1}, {{3}}, -2, 2, {.naxes = 1, .axes = {1}}, false},
     {AX_P_REV, 1, {1}, {{3}}, -2, 2, {.naxes = 1, .axes = {0}}, false},
     {AX_P_GATHER, 2, {2, 2}, {{3, 2}, {4, 1}}, -2, 2, {.naxes = 1, .axes = {0}}, true},
-    {AX_P_DOT_GENERAL, 2, {2, 2}, {{2, 3}, {3, 2}}, -2, 2,
-     {.dot = {.ncontract = 1, .lhs_contract = {1}, .rhs_contract = {0}}}, false},
-    {AX_P_DOT_GENERAL, 2, {3, 3}, {{2, 2, 3}, {2, 3, 2}}, -2, 2,
-     {.dot = {.ncontract = 1, .lhs_contract = {2}, .rhs_contract = {1}, .nbatch = 1,
-              .lhs_batch = {0}, .rhs_batch = {0}}}, false},
+    {AX_P_DOT_GENERAL,
+     2,
+     {2, 2},
+     {{2, 3}, {3, 2}},
+     -2,
+     2,
+     {.dot = {.ncontract = 1, .lhs_contract = {1}, .rhs_contract = {0}}},
+     false},
+    {AX_P_DOT_GENERAL,
+     2,
+     {3, 3},
+     {{2, 2, 3}, {2, 3, 2}},
+     -2,
+     2,
+     {.dot = {.ncontract = 1,
+              .lhs_contract = {2},
+              .rhs_contract = {1},
+              .nbatch = 1,
+              .lhs_batch = {0},
+              .rhs_batch = {0}}},
+     false},
     {AX_P_SORT, 1, {1}, {{4}}, -2, 2, {.naxes = 1, .axes = {0}}, false},
 };
 
@@ -84,7 +151,8 @@ typedef struct prim_fn {
     ax_array *fixed[4]; /* inputs that are not differentiated (NULL: differentiated) */
 } prim_fn;
 
-static int apply_prim(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout, ax_array ***out) {
+static int apply_prim(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                      ax_array ***out) {
     prim_fn *f = closure;
     ax_array *args[4];
     for (int i = 0, k = 0; i < f->s->nin; i++) args[i] = f->fixed[i] ? f->fixed[i] : in[k++];
@@ -101,7 +169,8 @@ typedef struct first_order {
     int n;
 } first_order;
 
-static int tangent_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout, ax_array ***out) {
+static int tangent_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                      ax_array ***out) {
     first_order *f = closure;
     ax_array **o = NULL, **t = NULL;
     int no = 0;
@@ -156,7 +225,8 @@ static void check_jvp(ax_ctx *cx, const char *what, ax_flat_fn fn, void *cl, int
     int no = 0;
     if (ax_ad_jvp(cx, fn, cl, n, x, v, &no, &o, &t)) fail_msg("%s: %s", what, cx->err.message);
     const double h = 1e-5;
-    ax_array *plus = eval_shifted(cx, fn, cl, n, x, v, h), *minus = eval_shifted(cx, fn, cl, n, x, v, -h);
+    ax_array *plus = eval_shifted(cx, fn, cl, n, x, v, h),
+             *minus = eval_shifted(cx, fn, cl, n, x, v, -h);
     for (int64_t k = 0; k < t[0]->size; k++) {
         double fd = (ax_array_get_f64(plus, k) - ax_array_get_f64(minus, k)) / (2 * h);
         double got = ax_array_get_f64(t[0], k);
@@ -207,7 +277,8 @@ static void check_spec(ax_ctx *cx, const spec *s) {
             memcpy(f.fixed[i]->buf->data, idx, sizeof(int32_t) * (size_t)f.fixed[i]->size);
         } else if (fixed) {
             f.fixed[i] = ax_array_new(cx, AX_BOOL, s->ndim[i], s->shape[i]);
-            for (int64_t k = 0; k < f.fixed[i]->size; k++) ((uint8_t *)f.fixed[i]->buf->data)[k] = k % 2;
+            for (int64_t k = 0; k < f.fixed[i]->size; k++)
+                ((uint8_t *)f.fixed[i]->buf->data)[k] = k % 2;
         } else {
             x[n] = random_array(cx, s->ndim[i], s->shape[i], s->lo, s->hi);
             v[n] = random_array(cx, s->ndim[i], s->shape[i], -1, 1);
@@ -217,8 +288,10 @@ static void check_spec(ax_ctx *cx, const spec *s) {
     }
     if (s->prim == AX_P_CLAMP) {
         /* keep lo < hi: clamp's bounds are meant to be ordered */
-        for (int64_t k = 0; k < x[0]->size; k++) ((double *)x[0]->buf->data)[k] = -1 + uniform(-0.3, 0.3);
-        for (int64_t k = 0; k < x[2]->size; k++) ((double *)x[2]->buf->data)[k] = 1 + uniform(-0.3, 0.3);
+        for (int64_t k = 0; k < x[0]->size; k++)
+            ((double *)x[0]->buf->data)[k] = -1 + uniform(-0.3, 0.3);
+        for (int64_t k = 0; k < x[2]->size; k++)
+            ((double *)x[2]->buf->data)[k] = 1 + uniform(-0.3, 0.3);
     }
     char what[96];
     snprintf(what, sizeof what, "%s (first order)", name);
@@ -230,7 +303,8 @@ static void check_spec(ax_ctx *cx, const spec *s) {
     check_jvp(cx, what, tangent_fn, &g, n, x, u);
     snprintf(what, sizeof what, "%s (second order, transposed)", name);
     check_transpose(cx, what, tangent_fn, &g, n, x, u);
-    for (int i = 0; i < n; i++) ax_array_release(x[i]), ax_array_release(v[i]), ax_array_release(u[i]);
+    for (int i = 0; i < n; i++)
+        ax_array_release(x[i]), ax_array_release(v[i]), ax_array_release(u[i]);
     for (int i = 0; i < s->nin; i++) ax_array_release(f.fixed[i]);
 }
 
@@ -257,10 +331,11 @@ static void test_table_has_every_rule(void **state) {
         if (info->flags & AX_PRIM_NONDIFF || p == AX_P_CHOLESKY) continue;
         if (!info->jvp) fail_msg("%s is differentiable but has no JVP rule", info->name);
         bool tested = false;
-        for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) tested |= specs[i].prim == (ax_prim)p;
-        if (!tested && p != AX_P_SCATTER && p != AX_P_DYNAMIC_SLICE && p != AX_P_DYNAMIC_UPDATE_SLICE &&
-            p != AX_P_NEXTAFTER && p != AX_P_CHOLESKY && p != AX_P_STOP_GRADIENT &&
-            p != AX_P_CUSTOM_LINEAR)
+        for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)
+            tested |= specs[i].prim == (ax_prim)p;
+        if (!tested && p != AX_P_SCATTER && p != AX_P_DYNAMIC_SLICE &&
+            p != AX_P_DYNAMIC_UPDATE_SLICE && p != AX_P_NEXTAFTER && p != AX_P_CHOLESKY &&
+            p != AX_P_STOP_GRADIENT && p != AX_P_CUSTOM_LINEAR)
             fail_msg("%s has no finite-difference check in this test", info->name);
     }
 }

@@ -28,15 +28,49 @@ typedef struct spec {
 
 #define F AX_F32
 #define I AX_I32
-#define U1(P) {P, 1, {2}, {{2, 3}}, {F}, {0.2}, {2}, {0}}
-#define B2(P) {P, 2, {2, 2}, {{2, 3}, {2, 3}}, {F, F}, {0.5, 0.5}, {2, 2}, {0}}
+#define U1(P)                                                                                      \
+    {                                                                                              \
+        P, 1, {2}, {{2, 3}}, {F}, {0.2}, {2}, {                                                    \
+            0                                                                                      \
+        }                                                                                          \
+    }
+#define B2(P)                                                                                      \
+    {                                                                                              \
+        P, 2, {2, 2}, {{2, 3}, {2, 3}}, {F, F}, {0.5, 0.5}, {2, 2}, {                              \
+            0                                                                                      \
+        }                                                                                          \
+    }
 
 static const spec specs[] = {
-    U1(AX_P_NEG), U1(AX_P_ABS), U1(AX_P_SIGN), U1(AX_P_EXP), U1(AX_P_EXP2), U1(AX_P_LOG),
-    U1(AX_P_LOG1P), U1(AX_P_EXPM1), U1(AX_P_SIN), U1(AX_P_COS), U1(AX_P_TAN), U1(AX_P_ATAN),
-    U1(AX_P_SINH), U1(AX_P_COSH), U1(AX_P_TANH), U1(AX_P_ASINH), U1(AX_P_LOGISTIC), U1(AX_P_SQRT),
-    U1(AX_P_RSQRT), U1(AX_P_CBRT), U1(AX_P_FLOOR), U1(AX_P_CEIL), U1(AX_P_ROUND), U1(AX_P_ERF),
-    U1(AX_P_ERFC), U1(AX_P_LGAMMA), U1(AX_P_DIGAMMA), U1(AX_P_IS_FINITE), U1(AX_P_SQUARE),
+    U1(AX_P_NEG),
+    U1(AX_P_ABS),
+    U1(AX_P_SIGN),
+    U1(AX_P_EXP),
+    U1(AX_P_EXP2),
+    U1(AX_P_LOG),
+    U1(AX_P_LOG1P),
+    U1(AX_P_EXPM1),
+    U1(AX_P_SIN),
+    U1(AX_P_COS),
+    U1(AX_P_TAN),
+    U1(AX_P_ATAN),
+    U1(AX_P_SINH),
+    U1(AX_P_COSH),
+    U1(AX_P_TANH),
+    U1(AX_P_ASINH),
+    U1(AX_P_LOGISTIC),
+    U1(AX_P_SQRT),
+    U1(AX_P_RSQRT),
+    U1(AX_P_CBRT),
+    U1(AX_P_FLOOR),
+    U1(AX_P_CEIL),
+    U1(AX_P_ROUND),
+    U1(AX_P_ERF),
+    U1(AX_P_ERFC),
+    U1(AX_P_LGAMMA),
+    U1(AX_P_DIGAMMA),
+    U1(AX_P_IS_FINITE),
+    U1(AX_P_SQUARE),
     U1(AX_P_STOP_GRADIENT),
     {AX_P_ASIN, 1, {1}, {{3}}, {F}, {-0.9}, {0.9}, {0}},
     {AX_P_ACOS, 1, {1}, {{3}}, {F}, {-0.9}, {0.9}, {0}},
@@ -45,9 +79,24 @@ static const spec specs[] = {
     {AX_P_ACOSH, 1, {1}, {{3}}, {F}, {1.5}, {3}, {0}},
     {AX_P_NOT, 1, {1}, {{3}}, {I}, {-5}, {5}, {0}},
     {AX_P_INTEGER_POW, 1, {1}, {{3}}, {F}, {-2}, {2}, {.k = 3}},
-    B2(AX_P_ADD), B2(AX_P_SUB), B2(AX_P_MUL), B2(AX_P_DIV), B2(AX_P_FLOOR_DIV), B2(AX_P_REM),
-    B2(AX_P_MOD), B2(AX_P_POW), B2(AX_P_MAX), B2(AX_P_MIN), B2(AX_P_ATAN2), B2(AX_P_NEXTAFTER),
-    B2(AX_P_EQ), B2(AX_P_NE), B2(AX_P_LT), B2(AX_P_LE), B2(AX_P_GT), B2(AX_P_GE),
+    B2(AX_P_ADD),
+    B2(AX_P_SUB),
+    B2(AX_P_MUL),
+    B2(AX_P_DIV),
+    B2(AX_P_FLOOR_DIV),
+    B2(AX_P_REM),
+    B2(AX_P_MOD),
+    B2(AX_P_POW),
+    B2(AX_P_MAX),
+    B2(AX_P_MIN),
+    B2(AX_P_ATAN2),
+    B2(AX_P_NEXTAFTER),
+    B2(AX_P_EQ),
+    B2(AX_P_NE),
+    B2(AX_P_LT),
+    B2(AX_P_LE),
+    B2(AX_P_GT),
+    B2(AX_P_GE),
     {AX_P_AND, 2, {1, 1}, {{3}, {3}}, {I, I}, {0, 0}, {9, 9}, {0}},
     {AX_P_OR, 2, {1, 1}, {{3}, {3}}, {I, I}, {0, 0}, {9, 9}, {0}},
     {AX_P_XOR, 2, {1, 1}, {{3}, {3}}, {I, I}, {0, 0}, {9, 9}, {0}},
@@ -73,28 +122,89 @@ static const spec specs[] = {
     {AX_P_CUMMIN, 1, {1}, {{4}}, {F}, {-2}, {2}, {.naxes = 1, .axes = {0}}},
     {AX_P_RESHAPE, 1, {2}, {{2, 3}}, {F}, {-2}, {2}, {.ndim = 2, .shape = {3, 2}}},
     {AX_P_TRANSPOSE, 1, {2}, {{2, 3}}, {F}, {-2}, {2}, {.naxes = 2, .axes = {1, 0}}},
-    {AX_P_BROADCAST_IN_DIM, 1, {1}, {{3}}, {F}, {-2}, {2},
+    {AX_P_BROADCAST_IN_DIM,
+     1,
+     {1},
+     {{3}},
+     {F},
+     {-2},
+     {2},
      {.ndim = 2, .shape = {2, 3}, .naxes = 1, .axes = {1}}},
-    {AX_P_CONCATENATE, 2, {2, 2}, {{2, 1}, {2, 3}}, {F, F}, {-2, -2}, {2, 2}, {.naxes = 1, .axes = {1}}},
+    {AX_P_CONCATENATE,
+     2,
+     {2, 2},
+     {{2, 1}, {2, 3}},
+     {F, F},
+     {-2, -2},
+     {2, 2},
+     {.naxes = 1, .axes = {1}}},
     {AX_P_SLICE, 1, {1}, {{7}}, {F}, {-2}, {2}, {.ndim = 1, .lo = {1}, .hi = {6}, .step = {2}}},
-    {AX_P_PAD, 2, {1, 0}, {{3}, {0}}, {F, F}, {-2, -2}, {2, 2},
+    {AX_P_PAD,
+     2,
+     {1, 0},
+     {{3}, {0}},
+     {F, F},
+     {-2, -2},
+     {2, 2},
      {.ndim = 1, .lo = {1}, .hi = {-1}, .step = {1}}},
     {AX_P_SQUEEZE, 1, {2}, {{1, 3}}, {F}, {-2}, {2}, {.naxes = 1, .axes = {0}}},
     {AX_P_EXPAND_DIMS, 1, {1}, {{3}}, {F}, {-2}, {2}, {.naxes = 1, .axes = {1}}},
     {AX_P_REV, 1, {2}, {{2, 3}}, {F}, {-2}, {2}, {.naxes = 1, .axes = {1}}},
     {AX_P_GATHER, 2, {2, 2}, {{3, 2}, {4, 1}}, {F, I}, {-2, 0}, {2, 2}, {.naxes = 1, .axes = {0}}},
     {AX_P_GATHER, 2, {2, 2}, {{3, 2}, {2, 1}}, {F, I}, {-2, 0}, {2, 1}, {.naxes = 1, .axes = {1}}},
-    {AX_P_SCATTER, 3, {1, 2, 1}, {{4}, {3, 1}, {3}}, {F, I, F}, {-2, 0, -2}, {2, 3, 2},
+    {AX_P_SCATTER,
+     3,
+     {1, 2, 1},
+     {{4}, {3, 1}, {3}},
+     {F, I, F},
+     {-2, 0, -2},
+     {2, 3, 2},
      {.naxes = 1, .axes = {0}, .flag = AX_SCATTER_ADD}},
-    {AX_P_SCATTER, 3, {2, 2, 2}, {{4, 2}, {2, 1}, {2, 2}}, {F, I, F}, {-2, 0, -2}, {2, 3, 2},
+    {AX_P_SCATTER,
+     3,
+     {2, 2, 2},
+     {{4, 2}, {2, 1}, {2, 2}},
+     {F, I, F},
+     {-2, 0, -2},
+     {2, 3, 2},
      {.naxes = 1, .axes = {0}, .flag = AX_SCATTER_SET}},
-    {AX_P_DYNAMIC_SLICE, 2, {1, 0}, {{5}, {0}}, {F, I}, {-2, -1}, {2, 4}, {.ndim = 1, .shape = {2}}},
-    {AX_P_DYNAMIC_UPDATE_SLICE, 3, {1, 1, 0}, {{5}, {2}, {0}}, {F, F, I}, {-2, -2, -1}, {2, 2, 4}, {0}},
-    {AX_P_DOT_GENERAL, 2, {2, 1}, {{2, 3}, {3}}, {F, F}, {-2, -2}, {2, 2},
+    {AX_P_DYNAMIC_SLICE,
+     2,
+     {1, 0},
+     {{5}, {0}},
+     {F, I},
+     {-2, -1},
+     {2, 4},
+     {.ndim = 1, .shape = {2}}},
+    {AX_P_DYNAMIC_UPDATE_SLICE,
+     3,
+     {1, 1, 0},
+     {{5}, {2}, {0}},
+     {F, F, I},
+     {-2, -2, -1},
+     {2, 2, 4},
+     {0}},
+    {AX_P_DOT_GENERAL,
+     2,
+     {2, 1},
+     {{2, 3}, {3}},
+     {F, F},
+     {-2, -2},
+     {2, 2},
      {.dot = {.ncontract = 1, .lhs_contract = {1}, .rhs_contract = {0}}}},
-    {AX_P_DOT_GENERAL, 2, {3, 3}, {{2, 2, 3}, {2, 3, 2}}, {F, F}, {-2, -2}, {2, 2},
-     {.dot = {.ncontract = 1, .lhs_contract = {2}, .rhs_contract = {1}, .nbatch = 1,
-              .lhs_batch = {0}, .rhs_batch = {0}}}},
+    {AX_P_DOT_GENERAL,
+     2,
+     {3, 3},
+     {{2, 2, 3}, {2, 3, 2}},
+     {F, F},
+     {-2, -2},
+     {2, 2},
+     {.dot = {.ncontract = 1,
+              .lhs_contract = {2},
+              .rhs_contract = {1},
+              .nbatch = 1,
+              .lhs_batch = {0},
+              .rhs_batch = {0}}}},
     {AX_P_CHOLESKY, 1, {2}, {{2, 2}}, {F}, {0}, {0}, {0}},
     {AX_P_SORT, 1, {2}, {{2, 3}}, {F}, {-2}, {2}, {.naxes = 1, .axes = {1}}},
     {AX_P_ARGSORT, 1, {2}, {{2, 3}}, {F}, {-2}, {2}, {.naxes = 1, .axes = {0}, .dtype = AX_I32}},
@@ -117,10 +227,12 @@ static ax_array *make_input(ax_ctx *cx, const spec *s, int i, int bdim) {
     ax_array *a = ax_array_new(cx, s->dtype[i], n, shape);
     for (int64_t k = 0; k < a->size; k++) {
         double v = uniform(s->lo[i], s->hi[i]);
-        if (s->prim == AX_P_CHOLESKY) v = k % 4 == 0 || k % 4 == 3 ? 3 + uniform(0, 1) : uniform(0, 0.5);
+        if (s->prim == AX_P_CHOLESKY)
+            v = k % 4 == 0 || k % 4 == 3 ? 3 + uniform(0, 1) : uniform(0, 0.5);
         if (!ax_dtype_is_float(s->dtype[i])) v = floor(v + 0.5);
-        ax_convert_element(s->dtype[i], (char *)a->buf->data + k * (int64_t)ax_dtype_size(s->dtype[i]),
-                           AX_F64, &v);
+        ax_convert_element(s->dtype[i],
+                           (char *)a->buf->data + k * (int64_t)ax_dtype_size(s->dtype[i]), AX_F64,
+                           &v);
     }
     return a;
 }
@@ -136,7 +248,8 @@ static ax_array *example(ax_ctx *cx, ax_array *x, int axis, int b) {
     return r;
 }
 
-static int apply_prim(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout, ax_array ***out) {
+static int apply_prim(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                      ax_array ***out) {
     const spec *s = closure;
     (void)nin;
     *nout = ax_prim_get(s->prim)->nout;
@@ -160,7 +273,8 @@ static void check_case(ax_ctx *cx, const spec *s, unsigned mask, bool last) {
     for (int b = 0; b < NB; b++) {
         ax_array *ex[4], **want = NULL;
         int nw = 0;
-        for (int i = 0; i < s->nin; i++) ex[i] = axes[i] >= 0 ? example(cx, in[i], axes[i], b) : ax_array_retain(in[i]);
+        for (int i = 0; i < s->nin; i++)
+            ex[i] = axes[i] >= 0 ? example(cx, in[i], axes[i], b) : ax_array_retain(in[i]);
         assert_int_equal(apply_prim(cx, (void *)s, s->nin, ex, &nw, &want), 0);
         for (int j = 0; j < nout; j++) {
             ax_array *got = bd[j] >= 0 ? example(cx, out[j], bd[j], b) : ax_array_retain(out[j]);
@@ -171,7 +285,8 @@ static void check_case(ax_ctx *cx, const spec *s, unsigned mask, bool last) {
                 double g = ax_array_get_f64(got, k), w = ax_array_get_f64(want[j], k);
                 if (!(fabs(g - w) <= 1e-5 * (1 + fabs(w))) && !(isnan(g) && isnan(w)))
                     fail_msg("%s (operands %#x, batch %s): example %d element %lld is %g, the loop "
-                             "gives %g", name, mask, last ? "last" : "first", b, (long long)k, g, w);
+                             "gives %g",
+                             name, mask, last ? "last" : "first", b, (long long)k, g, w);
             }
             ax_array_release(got);
             ax_array_release(want[j]);
@@ -197,10 +312,11 @@ static void test_every_primitive_is_checked(void **state) {
     (void)state;
     for (int p = 0; p < AX_P_NPRIMS; p++) {
         const ax_prim_info *info = ax_prim_get((ax_prim)p);
-        if (info->nin == 0) continue; /* iota: nothing to batch */
+        if (info->nin == 0) continue;          /* iota: nothing to batch */
         if (p == AX_P_CUSTOM_LINEAR) continue; /* reverse mode's linear IR only */
         bool found = false;
-        for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) found |= specs[i].prim == (ax_prim)p;
+        for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)
+            found |= specs[i].prim == (ax_prim)p;
         if (!found) fail_msg("%s has no batching check", info->name);
     }
 }
