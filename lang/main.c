@@ -91,30 +91,10 @@ static int parse_options(int argc, char **argv, options *o) {
     return -1;
 }
 
-/* Reads a whole stream into a string (malloc'd), or NULL (errno set). */
-static char *read_stream(FILE *f) {
-    ax_strbuf s;
-    ax_strbuf_init(&s);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk - 1, f)) > 0) {
-        chunk[n] = 0;
-        ax_strbuf_append(&s, chunk);
-    }
-    if (ferror(f)) {
-        ax_strbuf_free(&s);
-        errno = EIO;
-        return NULL;
-    }
-    if (!s.data) ax_strbuf_append(&s, "");
-    if (!s.data) errno = ENOMEM;
-    return s.data;
-}
-
 static char *read_program_file(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
-    char *src = read_stream(f);
+    char *src = ax_repl_read_text(f);
     int saved = errno;
     fclose(f);
     errno = saved;
@@ -123,13 +103,15 @@ static char *read_program_file(const char *path) {
 
 /* `argv` for the program, like Python's sys.argv: the script, then its arguments. Defined
  * only when the builtins do not define the name themselves. */
-static void define_argv(ax_interp *in, const options *o) {
+static void define_argv(ax_interp *in, const options *o, bool from_stdin) {
     if (ax_interp_lookup(in, "argv")) return;
-    int n = o->nargs;
+    static char *const stdin_args[] = {"-"};
+    char *const *args = o->nargs == 0 && from_stdin ? stdin_args : o->args;
+    int n = o->nargs == 0 && from_stdin ? 1 : o->nargs;
     ax_value **items = n ? calloc((size_t)n, sizeof *items) : NULL;
     if (n && !items) return;
     for (int i = 0; i < n; i++) {
-        items[i] = ax_value_str(i == 0 && o->code ? "-e" : o->args[i]);
+        items[i] = ax_value_str(i == 0 && o->code ? "-e" : args[i]);
         if (!items[i]) {
             while (i-- > 0) ax_value_release(items[i]);
             free(items);
@@ -166,7 +148,7 @@ static int run(const options *o, const char *exe) {
         }
         name = o->file;
     } else if (from_stdin) {
-        src = read_stream(stdin);
+        src = ax_repl_read_text(stdin);
         if (!src) {
             fprintf(stderr, "ax: cannot read the program from stdin: %s\n", strerror(errno));
             return EXIT_PROGRAM_ERROR;
@@ -189,7 +171,7 @@ static int run(const options *o, const char *exe) {
         status = EXIT_PROGRAM_ERROR;
     } else {
         in->allow_key_reuse = o->allow_key_reuse;
-        define_argv(in, o);
+        define_argv(in, o, from_stdin);
         if (src || o->code) status = run_source(in, src ? src : o->code, name);
         if (o->force_repl || (!src && !o->code)) {
             /* -i after a program: its definitions stay for the session, as with python -i */

@@ -271,22 +271,36 @@ static ax_value *resolve_dotted(ax_interp *in, const char *name, size_t len) {
 
 /* ---------- commands ---------- */
 
+/* A command's handler; `args` is the rest of the line, trimmed. */
+typedef void (*command_fn)(ax_interp *in, const char *args, FILE *out);
+
 typedef struct repl_command {
     const char *name;
-    const char *args;
+    const char *args; /* shown by :help; a name without brackets is required */
     const char *help;
+    command_fn run; /* NULL for :quit */
 } repl_command;
 
+static void cmd_help(ax_interp *in, const char *args, FILE *out);
+static void cmd_type(ax_interp *in, const char *args, FILE *out);
+static void cmd_time(ax_interp *in, const char *args, FILE *out);
+static void cmd_vars(ax_interp *in, const char *args, FILE *out);
+static void cmd_load(ax_interp *in, const char *args, FILE *out);
+static void cmd_reset(ax_interp *in, const char *args, FILE *out);
+
 static const repl_command commands[] = {
-    {"help", "[name]", "this list, or the documentation of a name (:help sum, :help random)"},
-    {"type", "expr", "the type of an expression's value (f32[3], a tuple of types, function)"},
+    {"help", "[name]", "this list, or the documentation of a name (:help sum, :help random)",
+     cmd_help},
+    {"type", "expr", "the type of an expression's value (f32[3], a tuple of types, function)",
+     cmd_type},
     {"time", "[N] expr",
-     "run an expression N times (default: as many as fit in ~1 s) and "
-     "report the median, min and max time"},
-    {"vars", "", "the names you defined, with their types"},
-    {"load", "FILE", "run a file in this session (its definitions stay)"},
-    {"reset", "", "forget every name you defined"},
-    {"quit", "", "leave (also Ctrl-D)"},
+     "run an expression N times (default: as many as fit in ~1 s) and report the median, min "
+     "and max time",
+     cmd_time},
+    {"vars", "", "the names you defined, with their types", cmd_vars},
+    {"load", "FILE", "run a file in this session (its definitions stay)", cmd_load},
+    {"reset", "", "forget every name you defined", cmd_reset},
+    {"quit", "", "leave (also Ctrl-D)", NULL},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -523,10 +537,11 @@ static int compare_vars(const void *a, const void *b) {
     return strcmp(((const var_entry *)a)->name, ((const var_entry *)b)->name);
 }
 
-static void cmd_vars(ax_interp *in, FILE *out) {
+static void cmd_vars(ax_interp *in, const char *args, FILE *out) {
+    (void)args;
     var_list l = {0};
     ax_interp_each_name(in, collect_var, &l);
-    qsort(l.items, (size_t)l.n, sizeof *l.items, compare_vars);
+    if (l.n > 1) qsort(l.items, (size_t)l.n, sizeof *l.items, compare_vars);
     ax_strbuf s;
     ax_strbuf_init(&s);
     for (int i = 0; i < l.n; i++) {
@@ -543,41 +558,42 @@ static void cmd_vars(ax_interp *in, FILE *out) {
     free(l.items);
 }
 
-/* The whole file as a string (malloc'd), or NULL with errno set. */
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
+char *ax_repl_read_text(FILE *f) {
     ax_strbuf s;
     ax_strbuf_init(&s);
-    char chunk[8192];
+    ax_strbuf_append(&s, ""); /* an empty stream gives "" */
+    char chunk[65536];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk - 1, f)) > 0) {
         chunk[n] = 0;
-        if (memchr(chunk, 0, n)) break; /* not text */
         ax_strbuf_append(&s, chunk);
     }
-    bool failed = ferror(f);
-    fclose(f);
-    if (failed) {
+    if (ferror(f) || !s.data) {
         ax_strbuf_free(&s);
-        errno = EIO;
+        errno = errno ? errno : EIO;
         return NULL;
     }
-    if (!s.data) ax_strbuf_append(&s, "");
     return s.data;
 }
 
-static void cmd_load(ax_interp *in, const char *args) {
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *text = ax_repl_read_text(f);
+    int saved = errno;
+    fclose(f);
+    errno = saved;
+    return text;
+}
+
+static void cmd_load(ax_interp *in, const char *args, FILE *out) {
+    (void)out;
     char path[4096];
     snprintf(path, sizeof path, "%s", args);
     size_t n = strlen(path);
     if (n >= 2 && (path[0] == '"' || path[0] == '\'') && path[n - 1] == path[0]) {
         memmove(path, path + 1, n - 2);
         path[n - 2] = 0;
-    }
-    if (!*path) {
-        fputs("usage: :load FILE\n", stderr);
-        return;
     }
     char *src = read_file(path);
     if (!src) {
@@ -589,6 +605,12 @@ static void cmd_load(ax_interp *in, const char *args) {
     fflush(stdout);
     clear_interrupt(in);
     free(src);
+}
+
+static void cmd_reset(ax_interp *in, const char *args, FILE *out) {
+    (void)args;
+    (void)out;
+    ax_interp_reset(in);
 }
 
 int ax_repl_command(ax_interp *in, const char *line, FILE *out) {
@@ -606,18 +628,12 @@ int ax_repl_command(ax_interp *in, const char *line, FILE *out) {
         fprintf(stderr, "unknown command ':%.*s' (:help lists the commands)\n", (int)n, line);
         return 0;
     }
-    if (!strcmp(c->name, "quit")) return 1;
-    if (!strcmp(c->name, "help")) cmd_help(in, args, out);
-    if (!strcmp(c->name, "type")) {
-        if (*args)
-            cmd_type(in, args, out);
-        else
-            fputs("usage: :type expr\n", stderr);
-    }
-    if (!strcmp(c->name, "time")) cmd_time(in, args, out);
-    if (!strcmp(c->name, "vars")) cmd_vars(in, out);
-    if (!strcmp(c->name, "load")) cmd_load(in, args);
-    if (!strcmp(c->name, "reset")) ax_interp_reset(in);
+    if (!c->run) return 1; /* :quit */
+    bool required = c->args[0] && c->args[0] != '[';
+    if (required && !*args)
+        fprintf(stderr, "usage: :%s %s\n", c->name, c->args);
+    else
+        c->run(in, args, out);
     fflush(out);
     return 0;
 }

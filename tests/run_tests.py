@@ -62,9 +62,7 @@ class Results:
 
     def fail(self, name, why, n=1):
         self.failed += n
-        why = why.rstrip()
-        if "\n" in why:
-            why = "\n    " + why.replace("\n", "\n    ")
+        why = why.strip().replace("\n", "\n    ")
         print(f"FAIL {name}: {why}", flush=True)
 
 
