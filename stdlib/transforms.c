@@ -437,7 +437,88 @@ static int apply_linear(ax_ctx *cx, void *closure, int nin, ax_array **in, int *
     return rc;
 }
 
-/* jacfwd / jacrev of a function of one array returning one array: J[out..., in...]. */
+/* The identity's columns [off, off + size) as a batch of basis vectors: shape (n, *shape). */
+static ax_array *basis_piece(ax_scope *s, ax_array *eye, int64_t off, const ax_aval *t) {
+    int64_t n = eye->shape[0], size = ax_shape_size(t->ndim, t->shape);
+    ax_params sl = {.ndim = 2, .lo = {0, off}, .hi = {n, off + size}, .step = {1, 1}};
+    int64_t shape[AX_MAX_RANK + 1];
+    shape[0] = n;
+    memcpy(shape + 1, t->shape, (size_t)t->ndim * sizeof *shape);
+    return ax_lax_reshape(s, ax_lax_bind(s, AX_P_SLICE, 1, &eye, &sl), t->ndim + 1, shape);
+}
+
+/* Block [off, off + size) of the stacked rows of x (n, *rest) as an array of shape
+ * first + rest (forward: transposed to rest + first). */
+static ax_array *jacobian_block(ax_scope *s, ax_array *x, int64_t off, const ax_aval *first,
+                                bool forward) {
+    int64_t size = ax_shape_size(first->ndim, first->shape);
+    ax_params sl = {.ndim = x->ndim, .lo = {off}, .hi = {off + size}};
+    for (int d = 0; d < x->ndim; d++) sl.step[d] = 1, sl.hi[d] = d ? x->shape[d] : off + size;
+    ax_array *b = ax_lax_bind(s, AX_P_SLICE, 1, &x, &sl);
+    int rest = x->ndim - 1;
+    int64_t shape[2 * AX_MAX_RANK];
+    memcpy(shape, first->shape, (size_t)first->ndim * sizeof *shape);
+    memcpy(shape + first->ndim, x->shape + 1, (size_t)rest * sizeof *shape);
+    b = ax_lax_reshape(s, b, first->ndim + rest, shape);
+    if (!forward || !b) return b;
+    int perm[2 * AX_MAX_RANK];
+    for (int i = 0; i < rest; i++) perm[i] = first->ndim + i;
+    for (int i = 0; i < first->ndim; i++) perm[rest + i] = i;
+    return ax_lax_transpose(s, b, perm);
+}
+
+/* The Jacobian blocks J[j][i] (output leaf j, input leaf i) of a linearization: all basis
+ * vectors of the inputs (forward) or outputs (reverse) at once, by vmap of the linear map. */
+static int jacobian_blocks(ax_ctx *cx, ax_linear *lin, int nmain, bool forward, ax_array **J) {
+    int nbasis = forward ? lin->nin : nmain;
+    const ax_aval *types = forward ? lin->in_types : lin->out_types;
+    int64_t n = 0;
+    for (int k = 0; k < nbasis; k++) n += ax_shape_size(types[k].ndim, types[k].shape);
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    ax_array *eye = ax_scope_own(&s, ax_eye(cx, types[0].dtype, n, n, 0));
+    ax_array **basis = calloc((size_t)nbasis + 1, sizeof *basis), **res = NULL;
+    int *axes = calloc((size_t)nbasis + 1, sizeof *axes), *bdims = NULL, nres = 0, rc = -1;
+    if (!basis || !axes || !eye) goto done;
+    int64_t off = 0;
+    for (int k = 0; k < nbasis; k++) {
+        ax_aval t = types[k];
+        t.dtype = eye->dtype;
+        if (!(basis[k] = basis_piece(&s, eye, off, &t))) goto done;
+        off += ax_shape_size(t.ndim, t.shape);
+    }
+    lin_closure lc = {.lin = lin, .forward = forward};
+    if (ax_vmap(cx, apply_linear, &lc, nbasis, basis, axes, n, &nres, &res, &bdims)) goto done;
+    for (int r = 0; r < nres; r++) res[r] = ax_scope_own(&s, ax_vmap_place(cx, res[r], bdims[r], n, 0));
+    /* forward: res[j] stacks output j over input basis vectors; reverse: res[i] stacks input i
+     * over output basis vectors */
+    for (int j = 0; j < nmain; j++) {
+        int64_t o = 0;
+        for (int i = 0; i < lin->nin; i++) {
+            const ax_aval *first = forward ? &lin->in_types[i] : &lin->out_types[j];
+            ax_array *src = forward ? res[j] : res[i];
+            int64_t at = forward ? o : 0;
+            if (!forward)
+                for (int jj = 0; jj < j; jj++)
+                    at += ax_shape_size(lin->out_types[jj].ndim, lin->out_types[jj].shape);
+            ax_array *blk = jacobian_block(&s, src, at, first, forward);
+            if (!blk) goto done;
+            J[j * lin->nin + i] = ax_scope_keep(&s, blk);
+            o += ax_shape_size(lin->in_types[i].ndim, lin->in_types[i].shape);
+        }
+    }
+    rc = 0;
+done:
+    free(res);
+    free(bdims);
+    free(basis);
+    free(axes);
+    ax_scope_end(&s);
+    return rc;
+}
+
+/* jacfwd / jacrev: for each output leaf, the structure of the differentiated arguments with
+ * blocks of shape out_leaf.shape + in_leaf.shape. */
 static ax_value *jacobian_call(ax_interp *in, ax_value *self, const ax_args *a, bool forward) {
     ax_value *state = self->builtin->data;
     const char *what = forward ? "jacfwd" : "jacrev";
@@ -445,70 +526,27 @@ static ax_value *jacobian_call(ax_interp *in, ax_value *self, const ax_args *a, 
     bool as_tuple;
     if (read_argnums(in, what, state->items[1], argnums, &nargnums, &as_tuple)) return NULL;
     normalize_argnums(argnums, nargnums, a->n);
-    if (nargnums != 1)
-        return ax_error(in->cx, AX_ERR_VALUE,
-                        "%s: differentiate with respect to one argument "
-                        "(argnums must be one int)",
-                        what);
     flat_call fc;
-    ax_array **outs = NULL, **cols = NULL, *J = NULL;
+    ax_array **outs = NULL, **J = NULL;
+    ax_value **per_out = NULL;
     ax_linear *lin = NULL;
-    int nout = 0, ncols = 0;
+    int nout = 0, nj = 0;
     ax_value *result = NULL;
     ax_ctx *cx = in->cx;
-    if (ax_flat_call_init(&fc, in, what, state->items[0], a, 1, argnums, false) ||
-        check_float_inputs(&fc))
+    if (ax_flat_call_init(&fc, in, what, state->items[0], a, nargnums, argnums, false) ||
+        check_float_inputs(&fc) ||
+        ax_ad_linearize(cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, &nout, &outs, &lin))
         goto done;
-    if (fc.nflat != 1) {
-        ax_error(cx, AX_ERR_VALUE,
-                 "%s: the argument must be one array (got a pytree of %d "
-                 "arrays); pytree jacobians are not available",
-                 what, fc.nflat);
-        goto done;
-    }
-    if (ax_ad_linearize(cx, ax_flat_call_fn, &fc, 1, fc.flat, &nout, &outs, &lin)) goto done;
-    if (fc.nmain != 1) {
-        ax_error(cx, AX_ERR_VALUE, "%s: the function must return one array", what);
-        goto done;
-    }
-    ax_aval tin = lin->in_types[0], tout = lin->out_types[0];
-    tin.weak = false;
-    int64_t n = forward ? ax_shape_size(tin.ndim, tin.shape) : ax_shape_size(tout.ndim, tout.shape);
-    /* All basis vectors at once: vmap of the linear map over the rows of an identity. */
-    lin_closure lc = {.lin = lin, .forward = forward};
-    const ax_aval *basis_type = forward ? &tin : &tout;
-    ax_array *eye = ax_eye(cx, basis_type->dtype, n, n, 0);
-    int64_t bshape[AX_MAX_RANK + 1];
-    bshape[0] = n;
-    memcpy(bshape + 1, basis_type->shape, (size_t)basis_type->ndim * sizeof *bshape);
-    ax_array *basis = eye ? ax_reshape(cx, eye, basis_type->ndim + 1, bshape) : NULL;
-    ax_array_release(eye);
-    int *bdims = NULL;
-    int rc = basis ? ax_vmap(cx, apply_linear, &lc, 1, &basis, (int[]){0}, n, &ncols, &cols, &bdims)
-                   : -1;
-    ax_array_release(basis);
-    ax_array *st = !rc ? ax_vmap_place(cx, ax_array_retain(cols[0]), bdims[0], n, 0) : NULL;
-    free(bdims);
-    /* forward: (in..., out...) -> (out..., in...); reverse: (out..., in...) already. */
-    ax_scope s;
-    ax_scope_begin(&s, cx);
-    int64_t shape[2 * AX_MAX_RANK];
-    memcpy(shape, tout.shape, (size_t)tout.ndim * sizeof *shape);
-    memcpy(shape + tout.ndim, tin.shape, (size_t)tin.ndim * sizeof *shape);
-    ax_array *r = ax_scope_own(&s, st);
-    if (forward) {
-        int perm[2 * AX_MAX_RANK];
-        for (int i = 0; i < tout.ndim; i++) perm[i] = 1 + i;
-        perm[tout.ndim] = 0;
-        r = ax_lax_transpose(&s, r, perm);
-    }
-    r = ax_lax_reshape(&s, r, tout.ndim + tin.ndim, shape);
-    J = ax_scope_keep(&s, r);
-    ax_scope_end(&s);
-    if (J) result = ax_value_array(J);
-    J = NULL;
+    nj = fc.nmain * fc.nflat;
+    J = calloc((size_t)nj + 1, sizeof *J);
+    per_out = calloc((size_t)fc.nmain + 1, sizeof *per_out);
+    if (!J || !per_out || jacobian_blocks(cx, lin, fc.nmain, forward, J)) goto done;
+    for (int j = 0; j < fc.nmain; j++)
+        if (!(per_out[j] = ax_flat_rebuild_per_arg(&fc, J + j * fc.nflat, as_tuple))) goto done;
+    result = ax_tree_unflatten(in, fc.out_def, per_out, fc.nmain);
 done:
-    ax_flat_release_arrays(cols, ncols);
+    if (per_out) ax_values_release(per_out, fc.nmain);
+    ax_flat_release_arrays(J, nj);
     ax_flat_release_arrays(outs, nout);
     ax_linear_free(lin);
     ax_flat_call_free(&fc);
