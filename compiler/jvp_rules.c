@@ -453,9 +453,45 @@ static ax_array *cumulative_extremum_tangent(ax_scope *s, const ax_params *p, ax
     return take_along_axis(s, t, src, axis);
 }
 
+/* scatter with mode mul/min/max (set and add are linear). */
+static ax_array *scatter_tangent(ax_scope *s, const ax_params *p, ax_array **in, ax_array **tin,
+                                 ax_array *out) {
+    ax_array *x = in[0], *idx = in[1], *u = in[2];
+    ax_params add = *p, gather = *p;
+    add.flag = AX_SCATTER_ADD;
+    ax_array *zeros = ax_lax_zeros_like(s, x);
+    ax_array *out_at = ax_lax_bind(s, AX_P_GATHER, 2, (ax_array *[]){out, idx}, &gather);
+    ax_array *tx = NULL, *tu = NULL;
+    if (p->flag == AX_SCATTER_MUL) {
+        /* out = x * prod(u): d/dx = prod(u); d/du_k = out / u_k */
+        if (tin[0]) {
+            ax_array *prod = ax_lax_bind(s, AX_P_SCATTER, 3,
+                                         (ax_array *[]){ax_lax_ones_like(s, x), idx, u}, p);
+            tx = ax_lax_mul(s, tin[0], prod);
+        }
+        if (tin[2]) {
+            ax_array *contrib = ax_lax_mul(s, tin[2], ax_lax_div(s, out_at, u));
+            tu = ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){zeros, idx, contrib}, &add);
+        }
+    } else {
+        /* min/max: the tangent of whichever value won (x on ties) */
+        ax_array *from_x = ax_lax_binary(s, AX_P_EQ, out, x);
+        if (tin[0]) tx = ax_lax_select(s, from_x, tin[0], zeros);
+        if (tin[2]) {
+            ax_array *x_at = ax_lax_bind(s, AX_P_GATHER, 2, (ax_array *[]){x, idx}, &gather);
+            ax_array *won = ax_lax_binary(s, AX_P_AND, ax_lax_binary(s, AX_P_EQ, out_at, u),
+                                          ax_lax_binary(s, AX_P_NE, x_at, u));
+            ax_array *contrib = ax_lax_select(s, won, tin[2], ax_lax_zeros_like(s, u));
+            tu = ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){zeros, idx, contrib}, &add);
+        }
+    }
+    return tx && tu ? ax_lax_add(s, tx, tu) : tx ? tx : tu;
+}
+
 static ax_array *special_tangent(ax_scope *s, ax_prim prim, const ax_params *p, ax_array **in,
                                  ax_array **tin, ax_array *out) {
     switch (prim) {
+    case AX_P_SCATTER: return scatter_tangent(s, p, in, tin, out);
     case AX_P_CLAMP:
         return clamp_tangent(s, in, tin, out);
     case AX_P_DOT_GENERAL:
@@ -479,6 +515,8 @@ static ax_array *special_tangent(ax_scope *s, ax_prim prim, const ax_params *p, 
 
 int ax_jvp_special(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                    ax_array **tin, ax_array **out, ax_array **tout) {
+    if (prim == AX_P_SCATTER && (p->flag == AX_SCATTER_SET || p->flag == AX_SCATTER_ADD))
+        return ax_jvp_linear(cx, prim, p, nin, in, tin, out, tout);
     if (primal(cx, prim, p, nin, in, out)) return -1;
     bool any = false;
     for (int i = 0; i < nin; i++) any |= tin[i] != NULL;

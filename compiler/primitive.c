@@ -353,7 +353,7 @@ static const ax_prim_info table[AX_P_NPRIMS] = {
     ROW(AX_P_REV, "rev", 1, LIN, rev, ax_jvp_linear, ax_batch_shape),
 
     ROW(AX_P_GATHER, "gather", 2, LIN, gather, ax_jvp_linear, ax_batch_indexing),
-    ROW(AX_P_SCATTER, "scatter", 3, LIN, scatter, ax_jvp_linear, ax_batch_indexing),
+    ROW(AX_P_SCATTER, "scatter", 3, LIN, scatter, ax_jvp_special, ax_batch_indexing),
     ROW(AX_P_DYNAMIC_SLICE, "dynamic_slice", -1, LIN, dynamic_slice, ax_jvp_linear, ax_batch_indexing),
     ROW(AX_P_DYNAMIC_UPDATE_SLICE, "dynamic_update_slice", -1, LIN, dynamic_update_slice, ax_jvp_linear, ax_batch_indexing),
 

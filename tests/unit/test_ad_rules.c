@@ -119,6 +119,16 @@ static const spec specs[] = {
     {AX_P_EXPAND_DIMS, 1, {1}, {{3}}, -2, 2, {.naxes = 1, .axes = {1}}, false},
     {AX_P_REV, 1, {1}, {{3}}, -2, 2, {.naxes = 1, .axes = {0}}, false},
     {AX_P_GATHER, 2, {2, 2}, {{3, 2}, {4, 1}}, -2, 2, {.naxes = 1, .axes = {0}}, true},
+    {AX_P_SCATTER, 3, {1, 2, 1}, {{4}, {3, 1}, {3}}, 0.5, 2,
+     {.naxes = 1, .axes = {0}, .flag = AX_SCATTER_SET}, true},
+    {AX_P_SCATTER, 3, {1, 2, 1}, {{4}, {4, 1}, {4}}, 0.5, 2,
+     {.naxes = 1, .axes = {0}, .flag = AX_SCATTER_ADD}, true},
+    {AX_P_SCATTER, 3, {1, 2, 1}, {{4}, {4, 1}, {4}}, 0.5, 2,
+     {.naxes = 1, .axes = {0}, .flag = AX_SCATTER_MUL}, true},
+    {AX_P_SCATTER, 3, {1, 2, 1}, {{4}, {3, 1}, {3}}, -2, 2,
+     {.naxes = 1, .axes = {0}, .flag = AX_SCATTER_MAX}, true},
+    {AX_P_SCATTER, 3, {1, 2, 1}, {{4}, {3, 1}, {3}}, -2, 2,
+     {.naxes = 1, .axes = {0}, .flag = AX_SCATTER_MIN}, true},
     {AX_P_DOT_GENERAL,
      2,
      {2, 2},
@@ -333,7 +343,7 @@ static void test_table_has_every_rule(void **state) {
         bool tested = false;
         for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)
             tested |= specs[i].prim == (ax_prim)p;
-        if (!tested && p != AX_P_SCATTER && p != AX_P_DYNAMIC_SLICE &&
+        if (!tested && p != AX_P_DYNAMIC_SLICE &&
             p != AX_P_DYNAMIC_UPDATE_SLICE && p != AX_P_NEXTAFTER && p != AX_P_CHOLESKY &&
             p != AX_P_STOP_GRADIENT && p != AX_P_CUSTOM_LINEAR)
             fail_msg("%s has no finite-difference check in this test", info->name);
