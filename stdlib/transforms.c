@@ -1168,6 +1168,24 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- is_concrete */
+
+/* Whether a value's contents are known now (not an abstract tracer of jit/vmap/make_jaxpr):
+ * what structured control flow uses to choose between branching and selecting. */
+static ax_value *b_is_concrete(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    if (a->n != 1 || a->nkw) return ax_error(in->cx, AX_ERR_TYPE, "is_concrete(x) takes one value");
+    ax_value **leaves, *def;
+    int n;
+    if (ax_tree_flatten(in, a->pos[0], &leaves, &n, &def)) return NULL;
+    bool concrete = true;
+    for (int i = 0; i < n; i++)
+        if (leaves[i]->kind == AX_V_ARRAY && !ax_concrete_value(in->cx, leaves[i]->arr)) concrete = false;
+    ax_values_release(leaves, n);
+    ax_value_release(def);
+    return ax_value_bool(in, concrete);
+}
+
 /* ---------------------------------------------------------------- registration */
 
 int ax_transforms_register(ax_interp *in) {
@@ -1192,6 +1210,8 @@ int ax_transforms_register(ax_interp *in) {
         {"make_jaxpr", "make_jaxpr(f)(*args): the typed IR that f traces to", b_make_jaxpr},
         {"jit", "jit(f, static_argnums=()): f compiled for each new argument type", b_jit},
         {"vmap", "vmap(f, in_axes=0, out_axes=0, axis_size=None): f mapped over an axis", b_vmap},
+        {"is_concrete", "is_concrete(x): whether x's values are known (not traced by jit or vmap)",
+         b_is_concrete},
         {"check_grads",
          "check_grads(f, args, order=2, atol=1e-5): forward and reverse mode vs "
          "finite differences in f64; returns the worst relative error",
