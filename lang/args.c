@@ -33,8 +33,7 @@ bool ax_args_check(ax_interp *in, const ax_args *args, const char *fname, int ma
             return false;
         }
         if (found < args->n) {
-            ax_error(in->cx, AX_ERR_TYPE, "%s() got multiple values for argument '%s'", fname,
-                     kw);
+            ax_error(in->cx, AX_ERR_TYPE, "%s() got multiple values for argument '%s'", fname, kw);
             return false;
         }
     }
@@ -87,21 +86,30 @@ bool ax_value_to_double(ax_interp *in, ax_value *v, const char *what, double *ou
 
 bool ax_value_truthy(ax_interp *in, ax_value *v, bool *out) {
     switch (v->kind) {
-    case AX_V_NONE: *out = false; return true;
-    case AX_V_STR: *out = v->str[0] != 0; return true;
+    case AX_V_NONE:
+        *out = false;
+        return true;
+    case AX_V_STR:
+        *out = v->str[0] != 0;
+        return true;
     case AX_V_TUPLE:
     case AX_V_LIST:
-    case AX_V_DICT: *out = v->n > 0; return true;
-    case AX_V_ARRAY: break;
-    default: *out = true; return true;
+    case AX_V_DICT:
+        *out = v->n > 0;
+        return true;
+    case AX_V_ARRAY:
+        break;
+    default:
+        *out = true;
+        return true;
     }
     ax_array *a = v->arr;
     char desc[128];
     ax_value_describe(desc, sizeof desc, v);
     if (a->size > 1) {
         ax_error(in->cx, AX_ERR_VALUE,
-                 "the truth value of an array with more than one element is ambiguous (%s); "
-                 "use any() or all()",
+                 "the truth value of an array with more than one element is ambiguous; use any() "
+                 "or all() (the value is %s)",
                  desc);
         return false;
     }
@@ -149,8 +157,10 @@ static bool nest_scan(ax_interp *in, const ax_value *v, int depth, nest_info *ni
             ni->ndim = depth + 1;
             ni->shape[depth] = v->n;
         } else if (ni->ndim <= depth || ni->shape[depth] != v->n) {
-            ax_error(in->cx, AX_ERR_VALUE, "%s has an inhomogeneous shape (nested sequences of "
-                     "different lengths)", what);
+            ax_error(in->cx, AX_ERR_VALUE,
+                     "%s has an inhomogeneous shape (nested sequences of "
+                     "different lengths)",
+                     what);
             return false;
         }
         for (int i = 0; i < v->n; i++)
@@ -216,8 +226,8 @@ static ax_array *nest_bind(ax_interp *in, const ax_value *v, int depth, const ne
         memset(&p, 0, sizeof p);
         p.dtype = ni->dtype;
         ax_array *x = v->arr;
-        ax_array *conv = x->dtype == ni->dtype ? ax_array_retain(x)
-                                               : ax_bind1(in->cx, AX_P_CONVERT, 1, &x, &p);
+        ax_array *conv =
+            x->dtype == ni->dtype ? ax_array_retain(x) : ax_bind1(in->cx, AX_P_CONVERT, 1, &x, &p);
         if (!conv || depth == 0) return conv;
         memset(&p, 0, sizeof p);
         for (int i = 0; i < depth; i++) p.shape[i] = 1;

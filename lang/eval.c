@@ -30,7 +30,9 @@ static void attach_span(frame *f, const ax_node *n) {
         ax_error_set_span(cx, n->span, f->prog->prog->file, f->prog->prog->source);
 }
 
-static ax_value *oom(frame *f, ax_value *v) { return v ? v : ax_error_oom(f->in->cx); }
+static ax_value *oom(frame *f, ax_value *v) {
+    return v ? v : ax_error_oom(f->in->cx);
+}
 
 /* The source text of a span (its first line), for messages that quote the program. */
 static void span_text(const frame *f, ax_span s, char *out, size_t cap) {
@@ -98,9 +100,9 @@ static bool truthy_at(frame *f, const ax_node *n, ax_value *v, bool *out) {
             ax_trace *t = ax_trace_top(f->in->cx);
             ax_error(f->in->cx, AX_ERR_CONCRETIZATION,
                      "`%s` is a traced %s value under %s, so it cannot choose a branch; use "
-                     "where(%s, x, y) or cond(pred, true_fn, false_fn) instead",
-                     text[0] ? text : "the condition", type, t && t->name ? t->name : "a transformation",
-                     text[0] ? text : "cond");
+                     "where(%s, if_true, if_false) or cond(pred, true_fn, false_fn) instead",
+                     text[0] ? text : "the condition", type,
+                     t && t->name ? t->name : "a transformation", text[0] ? text : "cond");
             return false;
         }
     }
@@ -137,7 +139,8 @@ static void vlist_free(vlist *l) {
 
 /* Hands the items over to a new tuple or list. */
 static ax_value *vlist_finish(frame *f, vlist *l, ax_value_kind kind) {
-    ax_value *r = kind == AX_V_TUPLE ? ax_value_tuple(l->n, l->items) : ax_value_list(l->n, l->items);
+    ax_value *r =
+        kind == AX_V_TUPLE ? ax_value_tuple(l->n, l->items) : ax_value_list(l->n, l->items);
     free(l->items);
     *l = (vlist){0};
     return oom(f, r);
@@ -542,8 +545,10 @@ static int bind_args(ax_interp *in, const ax_closure *c, const ax_args *args, ax
     int npos = 0, star = -1, star2 = -1, ndefault_pos = 0;
     for (int i = 0; i < def->nparams; i++) {
         const ax_param *p = &def->params[i];
-        if (p->star) star = i;
-        else if (p->star2) star2 = i;
+        if (p->star)
+            star = i;
+        else if (p->star2)
+            star2 = i;
         else if (!p->kwonly && star < 0) {
             npos++;
             if (p->default_value) ndefault_pos++;
@@ -558,17 +563,20 @@ static int bind_args(ax_interp *in, const ax_closure *c, const ax_args *args, ax
         } else {
             if (ndefault_pos)
                 ax_error(in->cx, AX_ERR_TYPE,
-                         "%s() takes from %d to %d positional arguments but %d were given",
-                         c->name, npos - ndefault_pos, npos, args->n);
+                         "%s() takes from %d to %d positional arguments but %d were given", c->name,
+                         npos - ndefault_pos, npos, args->n);
             else
                 ax_error(in->cx, AX_ERR_TYPE, "%s() takes %d positional argument%s but %d %s given",
-                         c->name, npos, npos == 1 ? "" : "s", args->n, args->n == 1 ? "was" : "were");
+                         c->name, npos, npos == 1 ? "" : "s", args->n,
+                         args->n == 1 ? "was" : "were");
             goto fail;
         }
     }
-    if (star >= 0 && !(slots[star] = ax_value_tuple(extra.n, extra.items))) goto oom;
+    /* the tuple takes the references (and releases them itself if it cannot be made) */
+    if (star >= 0) slots[star] = ax_value_tuple(extra.n, extra.items);
     free(extra.items);
     extra = (vlist){0};
+    if (star >= 0 && !slots[star]) goto oom;
     vlist kwkeys = {0}, kwvals = {0};
     for (int k = 0; k < args->nkw; k++) {
         const char *name = args->kwnames[k];
@@ -746,32 +754,54 @@ static ax_value *eval_listcomp(frame *f, const ax_node *n) {
 static ax_value *eval_inner(frame *f, const ax_node *n) {
     ax_interp *in = f->in;
     switch (n->kind) {
-    case AX_N_INT: return ax_value_int(in, n->ival);
-    case AX_N_FLOAT: return ax_value_float(in, n->fval);
-    case AX_N_STR: return oom(f, ax_value_str(n->text));
+    case AX_N_INT:
+        return ax_value_int(in, n->ival);
+    case AX_N_FLOAT:
+        return ax_value_float(in, n->fval);
+    case AX_N_STR:
+        return oom(f, ax_value_str(n->text));
     case AX_N_NAME: {
         ax_value *v = lookup(f, n->text);
         return v ? ax_value_retain(v) : name_error(f, n->text);
     }
-    case AX_N_TRUE: return ax_value_bool(in, true);
-    case AX_N_FALSE: return ax_value_bool(in, false);
-    case AX_N_NONE: return ax_none();
-    case AX_N_ELLIPSIS: return oom(f, ax_value_ellipsis());
-    case AX_N_TUPLE: return eval_sequence(f, n, AX_V_TUPLE);
-    case AX_N_LIST: return eval_sequence(f, n, AX_V_LIST);
-    case AX_N_DICT: return eval_dict(f, n);
-    case AX_N_BINOP: return eval_binop(f, n);
-    case AX_N_UNARY: return eval_unary(f, n);
-    case AX_N_COMPARE: return eval_compare(f, n);
-    case AX_N_AND: return eval_and_or(f, n, true);
-    case AX_N_OR: return eval_and_or(f, n, false);
-    case AX_N_NOT: return eval_not(f, n);
-    case AX_N_IFEXP: return eval_ifexp(f, n);
-    case AX_N_CALL: return eval_call(f, n);
-    case AX_N_INDEX: return eval_index(f, n);
-    case AX_N_ATTR: return eval_attr(f, n);
-    case AX_N_LAMBDA: return make_closure(f, n);
-    case AX_N_LISTCOMP: return eval_listcomp(f, n);
+    case AX_N_TRUE:
+        return ax_value_bool(in, true);
+    case AX_N_FALSE:
+        return ax_value_bool(in, false);
+    case AX_N_NONE:
+        return ax_none();
+    case AX_N_ELLIPSIS:
+        return oom(f, ax_value_ellipsis());
+    case AX_N_TUPLE:
+        return eval_sequence(f, n, AX_V_TUPLE);
+    case AX_N_LIST:
+        return eval_sequence(f, n, AX_V_LIST);
+    case AX_N_DICT:
+        return eval_dict(f, n);
+    case AX_N_BINOP:
+        return eval_binop(f, n);
+    case AX_N_UNARY:
+        return eval_unary(f, n);
+    case AX_N_COMPARE:
+        return eval_compare(f, n);
+    case AX_N_AND:
+        return eval_and_or(f, n, true);
+    case AX_N_OR:
+        return eval_and_or(f, n, false);
+    case AX_N_NOT:
+        return eval_not(f, n);
+    case AX_N_IFEXP:
+        return eval_ifexp(f, n);
+    case AX_N_CALL:
+        return eval_call(f, n);
+    case AX_N_INDEX:
+        return eval_index(f, n);
+    case AX_N_ATTR:
+        return eval_attr(f, n);
+    case AX_N_LAMBDA:
+        return make_closure(f, n);
+    case AX_N_LISTCOMP:
+        return eval_listcomp(f, n);
     case AX_N_STAR:
         return ax_error(in->cx, AX_ERR_SYNTAX,
                         "a starred expression is allowed only in calls, lists, tuples and "
@@ -814,15 +844,20 @@ static int unpack_into(frame *f, const ax_node *target, ax_value *v) {
                 vlist_free(&items);
                 return ax_error_oom(f->in->cx), -1;
             }
-    } else if (push_all(f, &items, v) < 0) {
-        vlist_free(&items);
-        if (v->kind != AX_V_ARRAY) {
+    } else {
+        bool iterable = v->kind == AX_V_DICT || v->kind == AX_V_STR ||
+                        (v->kind == AX_V_ARRAY && v->arr->ndim > 0) ||
+                        (v->kind == AX_V_OBJECT && v->obj.type->getitem);
+        if (!iterable) {
             char d[128];
             ax_value_describe(d, sizeof d, v);
-            ax_error_clear(f->in->cx);
             ax_error(f->in->cx, AX_ERR_TYPE, "cannot unpack %s into %d names", d, ts->n);
+            return -1;
         }
-        return -1;
+        if (push_all(f, &items, v) < 0) {
+            vlist_free(&items);
+            return -1;
+        }
     }
     int want = star >= 0 ? ts->n - 1 : ts->n;
     if (star < 0 ? items.n != want : items.n < want) {
@@ -830,8 +865,8 @@ static int unpack_into(frame *f, const ax_node *target, ax_value *v) {
         if (v->kind == AX_V_ARRAY) { /* arrays unpack along their first axis: say so */
             char d[64];
             ax_value_describe(d, sizeof d, v);
-            snprintf(why, sizeof why, "; an array unpacks along its first axis (%s gives %d values)",
-                     d, items.n);
+            snprintf(why, sizeof why,
+                     "; an array unpacks along its first axis (%s gives %d values)", d, items.n);
         }
         if (items.n > want)
             ax_error(f->in->cx, AX_ERR_VALUE, "too many values to unpack (expected %d, got %d)%s",
@@ -886,8 +921,8 @@ static int immutable_error(frame *f, const ax_node *target, const ax_node *value
     if (kind == AX_V_ARRAY || kind == AX_V_OBJECT) {
         /* idx is "[...]": the .at form reuses it */
         ax_error(f->in->cx, AX_ERR_TYPE,
-                 "arrays are immutable: use %s = %s.at%s.set(%s) to make an updated copy", obj,
-                 obj, idx, val);
+                 "arrays are immutable: use %s = %s.at%s.set(%s) to make an updated copy", obj, obj,
+                 idx, val);
     } else {
         ax_error(f->in->cx, AX_ERR_TYPE,
                  "%ss are immutable: %s%s cannot be assigned; build a new %s instead",
@@ -900,11 +935,17 @@ static int immutable_error(frame *f, const ax_node *target, const ax_node *value
 static int assign_target(frame *f, const ax_node *target, ax_value *v) {
     int rc;
     switch (target->kind) {
-    case AX_N_NAME: rc = bind_name(f, target->text, ax_value_retain(v)); break;
+    case AX_N_NAME:
+        rc = bind_name(f, target->text, ax_value_retain(v));
+        break;
     case AX_N_TUPLE:
-    case AX_N_LIST: rc = unpack_into(f, target, v); break;
+    case AX_N_LIST:
+        rc = unpack_into(f, target, v);
+        break;
     case AX_N_INDEX:
-    case AX_N_ATTR: rc = immutable_error(f, target, NULL); break;
+    case AX_N_ATTR:
+        rc = immutable_error(f, target, NULL);
+        break;
     case AX_N_STAR:
         ax_error(f->in->cx, AX_ERR_SYNTAX, "a starred target must be inside a tuple or list");
         rc = -1;
@@ -1084,8 +1125,8 @@ static exec_status exec_from_import(frame *f, const ax_node *n) {
             const char *dym = strstr(f->in->cx->err.message, "; did you mean");
             if (dym) snprintf(hint, sizeof hint, "%s", dym);
             ax_error_clear(f->in->cx);
-            ax_error(f->in->cx, AX_ERR_IMPORT, "cannot import name '%s' from '%s'%s", name,
-                     n->text, hint);
+            ax_error(f->in->cx, AX_ERR_IMPORT, "cannot import name '%s' from '%s'%s", name, n->text,
+                     hint);
             st = EX_ERROR;
             break;
         }
@@ -1103,28 +1144,44 @@ static exec_status exec_stmt_inner(frame *f, const ax_node *n, ax_value **out) {
         /* `return` is only ever in tail position (ax_check_program), so it is the value. */
         ax_value *v = n->a ? eval(f, n->a) : ax_none();
         if (!v) return EX_ERROR;
-        if (out) *out = v;
-        else ax_value_release(v);
+        if (out)
+            *out = v;
+        else
+            ax_value_release(v);
         return EX_OK;
     }
-    case AX_N_ASSIGN: return exec_assign(f, n);
-    case AX_N_AUGASSIGN: return exec_augassign(f, n);
-    case AX_N_DEF: return exec_def(f, n);
-    case AX_N_IF: return exec_if(f, n, out);
-    case AX_N_FOR: return exec_for(f, n);
-    case AX_N_WHILE: return exec_while(f, n);
-    case AX_N_IMPORT: return exec_import(f, n);
-    case AX_N_FROMIMPORT: return exec_from_import(f, n);
-    case AX_N_PASS: return EX_OK;
-    case AX_N_BREAK: return EX_BREAK;
-    case AX_N_CONTINUE: return EX_CONTINUE;
-    case AX_N_ASSERT: return exec_assert(f, n);
+    case AX_N_ASSIGN:
+        return exec_assign(f, n);
+    case AX_N_AUGASSIGN:
+        return exec_augassign(f, n);
+    case AX_N_DEF:
+        return exec_def(f, n);
+    case AX_N_IF:
+        return exec_if(f, n, out);
+    case AX_N_FOR:
+        return exec_for(f, n);
+    case AX_N_WHILE:
+        return exec_while(f, n);
+    case AX_N_IMPORT:
+        return exec_import(f, n);
+    case AX_N_FROMIMPORT:
+        return exec_from_import(f, n);
+    case AX_N_PASS:
+        return EX_OK;
+    case AX_N_BREAK:
+        return EX_BREAK;
+    case AX_N_CONTINUE:
+        return EX_CONTINUE;
+    case AX_N_ASSERT:
+        return exec_assert(f, n);
     default: {
         /* an expression node used as a statement */
         ax_value *v = eval(f, n);
         if (!v) return EX_ERROR;
-        if (out) *out = v;
-        else ax_value_release(v);
+        if (out)
+            *out = v;
+        else
+            ax_value_release(v);
         return EX_OK;
     }
     }
@@ -1229,8 +1286,9 @@ static int check_block(const check_ctx *c, const ax_nodelist *b, bool in_def, bo
         case AX_N_BREAK:
         case AX_N_CONTINUE:
             if (!in_loop)
-                return check_fail(c, n, n->kind == AX_N_BREAK ? "'break' outside a loop"
-                                                              : "'continue' outside a loop");
+                return check_fail(c, n,
+                                  n->kind == AX_N_BREAK ? "'break' outside a loop"
+                                                        : "'continue' outside a loop");
             break;
         case AX_N_IF:
             if (check_block(c, &n->body, in_def, tail_here, in_loop) < 0 ||
@@ -1244,7 +1302,8 @@ static int check_block(const check_ctx *c, const ax_nodelist *b, bool in_def, bo
         case AX_N_DEF:
             if (check_block(c, &n->body, true, true, false) < 0) return -1;
             break;
-        default: break;
+        default:
+            break;
         }
     }
     return 0;

@@ -30,7 +30,7 @@ struct ax_env {
 };
 ax_env *ax_env_new(ax_env *parent);
 void ax_env_free(ax_env *env);
-ax_value *ax_env_get(const ax_env *env, const char *name); /* borrowed, NULL if absent */
+ax_value *ax_env_get(const ax_env *env, const char *name);  /* borrowed, NULL if absent */
 int ax_env_set(ax_env *env, const char *name, ax_value *v); /* takes v; -1 on OOM */
 /* A flat copy of everything visible through env and its parents (innermost wins). */
 ax_env *ax_env_snapshot(const ax_env *env);
@@ -117,6 +117,14 @@ void ax_near_miss_offer(ax_near_miss *nm, const char *candidate);
 /* A slice (takes the three references; each None or an int array) and Ellipsis. */
 ax_value *ax_value_slice(ax_value *start, ax_value *stop, ax_value *step);
 ax_value *ax_value_ellipsis(void);
+
+/* Strings (strings.c): `fmt % args` (args a tuple or one value), and the methods of a string
+ * value (a bound builtin, or NULL without an error when there is no such method). */
+ax_value *ax_string_percent(ax_interp *in, const char *fmt, ax_value *args);
+ax_value *ax_string_getattr(ax_interp *in, ax_value *s, const char *name);
+void ax_string_each_attr(void (*fn)(void *arg, const char *name), void *arg);
+/* The form a value takes inside a container (strings quoted, scalars as Python numbers). */
+void ax_value_format_nested(ax_strbuf *out, const ax_value *v);
 
 /* Repr of a string as Python writes it inside containers: 'a', "it's". */
 void ax_format_string_repr(ax_strbuf *out, const char *s);

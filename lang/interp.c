@@ -19,7 +19,9 @@
 /* Stack left for what runs below the last guarded call (kernels, tracing, the jit). */
 #define STACK_RESERVE (1024 * 1024)
 
-static ax_interp_impl *impl(ax_interp *in) { return (ax_interp_impl *)in; }
+static ax_interp_impl *impl(ax_interp *in) {
+    return (ax_interp_impl *)in;
+}
 
 /* ---- programs kept alive by closures ---- */
 
@@ -227,7 +229,9 @@ ax_value *ax_module_lookup(ax_module *m, const char *name) {
     return i >= 0 ? m->entries[i].val : NULL;
 }
 
-const char *ax_module_name(const ax_module *m) { return m ? m->name : "?"; }
+const char *ax_module_name(const ax_module *m) {
+    return m ? m->name : "?";
+}
 
 void ax_module_define(ax_module *m, const char *name, ax_value *v) {
     if (!v) return;
@@ -366,7 +370,9 @@ static int run_in_module(ax_interp *in, ax_module *module, const char *source, c
     return rc;
 }
 
-static bool is_pseudo_file(const char *file) { return !file || file[0] == '<'; }
+static bool is_pseudo_file(const char *file) {
+    return !file || file[0] == '<';
+}
 
 int ax_interp_run(ax_interp *in, const char *source, const char *file, FILE *echo) {
     ax_interp_impl *ii = impl(in);
@@ -382,8 +388,7 @@ ax_value *ax_interp_eval_expr(ax_interp *in, const char *source, const char *fil
     }
     if (p->stmts.n != 1 || p->stmts.items[0]->kind != AX_N_EXPR) {
         ax_error(in->cx, AX_ERR_SYNTAX, "expected one expression");
-        if (p->stmts.n > 0)
-            ax_error_set_span(in->cx, p->stmts.items[0]->span, p->file, p->source);
+        if (p->stmts.n > 0) ax_error_set_span(in->cx, p->stmts.items[0]->span, p->file, p->source);
         ax_program_free(p);
         return NULL;
     }
@@ -518,14 +523,17 @@ bool ax_call_enter(ax_interp *in) {
     return true;
 }
 
-void ax_call_leave(ax_interp *in) { in->depth--; }
+void ax_call_leave(ax_interp *in) {
+    in->depth--;
+}
 
 ax_value *ax_call(ax_interp *in, ax_value *fn, const ax_args *args) {
     char d[128];
     switch (fn->kind) {
     case AX_V_FUNC:
     case AX_V_BUILTIN:
-    case AX_V_OBJECT: break;
+    case AX_V_OBJECT:
+        break;
     default:
         ax_value_describe(d, sizeof d, fn);
         return ax_error(in->cx, AX_ERR_TYPE, "%s is not callable", d);
@@ -534,9 +542,12 @@ ax_value *ax_call(ax_interp *in, ax_value *fn, const ax_args *args) {
         return ax_error(in->cx, AX_ERR_TYPE, "a %s object is not callable", fn->obj.type->name);
     if (!ax_call_enter(in)) return NULL;
     ax_value *r;
-    if (fn->kind == AX_V_FUNC) r = ax_call_closure(in, fn, args);
-    else if (fn->kind == AX_V_BUILTIN) r = fn->builtin->fn(in, fn, args);
-    else r = fn->obj.type->call(in, fn, args);
+    if (fn->kind == AX_V_FUNC)
+        r = ax_call_closure(in, fn, args);
+    else if (fn->kind == AX_V_BUILTIN)
+        r = fn->builtin->fn(in, fn, args);
+    else
+        r = fn->obj.type->call(in, fn, args);
     ax_call_leave(in);
     if (!r && !ax_error_pending(in->cx)) {
         ax_value_describe(d, sizeof d, fn);
@@ -631,8 +642,10 @@ static ax_value *dict_attr(ax_interp *in, ax_value *d, const char *name) {
 ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
     ax_value *r = NULL;
     switch (obj->kind) {
-    case AX_V_MODULE: return module_attr(in, obj->module, name);
-    case AX_V_DICT: return dict_attr(in, obj, name);
+    case AX_V_MODULE:
+        return module_attr(in, obj->module, name);
+    case AX_V_DICT:
+        return dict_attr(in, obj, name);
     case AX_V_ARRAY:
         r = ax_np_getattr(in, obj, name);
         if (!r && !ax_error_pending(in->cx)) attr_error(in, obj, name);
@@ -641,11 +654,16 @@ ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
         if (obj->obj.type->getattr) r = obj->obj.type->getattr(in, obj, name);
         if (!r && !ax_error_pending(in->cx)) attr_error(in, obj, name);
         return r;
+    case AX_V_STR:
+        r = ax_string_getattr(in, obj, name);
+        return r || ax_error_pending(in->cx) ? r : attr_error(in, obj, name);
     case AX_V_DTYPE:
-        if (strcmp(name, "name") == 0) r = ax_value_str(ax_dtype_name(obj->dtype));
+        if (strcmp(name, "name") == 0)
+            r = ax_value_str(ax_dtype_name(obj->dtype));
         else if (strcmp(name, "itemsize") == 0)
             return ax_value_int(in, (int64_t)ax_dtype_size(obj->dtype));
-        else return attr_error(in, obj, name);
+        else
+            return attr_error(in, obj, name);
         return r ? r : ax_error_oom(in->cx);
     case AX_V_FUNC:
     case AX_V_BUILTIN:
@@ -654,7 +672,8 @@ ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
             return r ? r : ax_error_oom(in->cx);
         }
         return attr_error(in, obj, name);
-    default: return attr_error(in, obj, name);
+    default:
+        return attr_error(in, obj, name);
     }
 }
 
@@ -672,12 +691,18 @@ void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const 
         fn(arg, "keys");
         fn(arg, "values");
         break;
-    case AX_V_ARRAY: ax_np_each_attr(fn, arg); break;
+    case AX_V_ARRAY:
+        ax_np_each_attr(fn, arg);
+        break;
+    case AX_V_STR:
+        ax_string_each_attr(fn, arg);
+        break;
     case AX_V_DTYPE:
         fn(arg, "itemsize");
         fn(arg, "name");
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -702,7 +727,9 @@ void ax_interp_each_name(ax_interp *in,
         fn(arg, in->builtins->entries[i].name, in->builtins->entries[i].val, true);
 }
 
-void ax_interp_reset(ax_interp *in) { ax_module_clear(in->main); }
+void ax_interp_reset(ax_interp *in) {
+    ax_module_clear(in->main);
+}
 
 /* ---- life cycle ---- */
 

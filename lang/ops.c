@@ -10,9 +10,9 @@
 
 static const char *binop_symbol(ax_binop op) {
     static const char *const symbols[] = {
-        [AX_OP_ADD] = "+",     [AX_OP_SUB] = "-",    [AX_OP_MUL] = "*",    [AX_OP_DIV] = "/",
-        [AX_OP_FLOORDIV] = "//", [AX_OP_MOD] = "%", [AX_OP_POW] = "**",   [AX_OP_MATMUL] = "@",
-        [AX_OP_BITAND] = "&",  [AX_OP_BITOR] = "|",  [AX_OP_BITXOR] = "^", [AX_OP_LSHIFT] = "<<",
+        [AX_OP_ADD] = "+",       [AX_OP_SUB] = "-",   [AX_OP_MUL] = "*",    [AX_OP_DIV] = "/",
+        [AX_OP_FLOORDIV] = "//", [AX_OP_MOD] = "%",   [AX_OP_POW] = "**",   [AX_OP_MATMUL] = "@",
+        [AX_OP_BITAND] = "&",    [AX_OP_BITOR] = "|", [AX_OP_BITXOR] = "^", [AX_OP_LSHIFT] = "<<",
         [AX_OP_RSHIFT] = ">>",
     };
     return op >= 0 && op <= AX_OP_RSHIFT ? symbols[op] : "?";
@@ -20,9 +20,10 @@ static const char *binop_symbol(ax_binop op) {
 
 static const char *cmpop_symbol(ax_cmpop op) {
     static const char *const symbols[] = {
-        [AX_CMP_LT] = "<",  [AX_CMP_LE] = "<=",     [AX_CMP_GT] = ">",  [AX_CMP_GE] = ">=",
-        [AX_CMP_EQ] = "==", [AX_CMP_NE] = "!=",     [AX_CMP_IN] = "in", [AX_CMP_NOT_IN] = "not in",
-        [AX_CMP_IS] = "is", [AX_CMP_IS_NOT] = "is not",
+        [AX_CMP_LT] = "<",          [AX_CMP_LE] = "<=",         [AX_CMP_GT] = ">",
+        [AX_CMP_GE] = ">=",         [AX_CMP_EQ] = "==",         [AX_CMP_NE] = "!=",
+        [AX_CMP_IN] = "in",         [AX_CMP_NOT_IN] = "not in", [AX_CMP_IS] = "is",
+        [AX_CMP_IS_NOT] = "is not",
     };
     return op >= 0 && op <= AX_CMP_IS_NOT ? symbols[op] : "?";
 }
@@ -33,7 +34,9 @@ static ax_value *wrap_array(ax_interp *in, ax_array *a) {
     return v ? v : ax_error_oom(in->cx);
 }
 
-static ax_value *oom(ax_interp *in, ax_value *v) { return v ? v : ax_error_oom(in->cx); }
+static ax_value *oom(ax_interp *in, ax_value *v) {
+    return v ? v : ax_error_oom(in->cx);
+}
 
 /* ---- sequences ---- */
 
@@ -117,7 +120,9 @@ static ax_value *dict_merge(ax_interp *in, ax_value *a, ax_value *b) {
     return oom(in, r);
 }
 
-static bool is_sequence(const ax_value *v) { return v->kind == AX_V_LIST || v->kind == AX_V_TUPLE; }
+static bool is_sequence(const ax_value *v) {
+    return v->kind == AX_V_LIST || v->kind == AX_V_TUPLE;
+}
 
 ax_value *ax_value_binop(ax_interp *in, ax_binop op, ax_value *a, ax_value *b) {
     if (a->kind == AX_V_ARRAY && b->kind == AX_V_ARRAY)
@@ -131,6 +136,7 @@ ax_value *ax_value_binop(ax_interp *in, ax_binop op, ax_value *a, ax_value *b) {
         return repeat(in, b, a);
     if (op == AX_OP_BITOR && a->kind == AX_V_DICT && b->kind == AX_V_DICT)
         return dict_merge(in, a, b);
+    if (op == AX_OP_MOD && a->kind == AX_V_STR) return ax_string_percent(in, a->str, b);
     char da[128], db[128];
     ax_value_describe(da, sizeof da, a);
     ax_value_describe(db, sizeof db, b);
@@ -143,8 +149,8 @@ ax_value *ax_value_binop(ax_interp *in, ax_binop op, ax_value *a, ax_value *b) {
 
 ax_value *ax_value_unop(ax_interp *in, ax_unop op, ax_value *a) {
     if (a->kind == AX_V_ARRAY) return wrap_array(in, ax_np_unop(in->cx, op, a->arr));
-    static const char *const symbols[] = {[AX_OP_NEG] = "-", [AX_OP_POS] = "+",
-                                          [AX_OP_INVERT] = "~"};
+    static const char *const symbols[] = {
+        [AX_OP_NEG] = "-", [AX_OP_POS] = "+", [AX_OP_INVERT] = "~"};
     char d[128];
     ax_value_describe(d, sizeof d, a);
     return ax_error(in->cx, AX_ERR_TYPE, "bad operand type for unary %s: %s",
@@ -160,8 +166,7 @@ static int arrays_equal(ax_interp *in, ax_array *a, ax_array *b) {
         char d[128];
         ax_array_type_format(d, sizeof d, ca && ca->buf ? b : a);
         ax_error(in->cx, AX_ERR_CONCRETIZATION,
-                 "comparing containers needs concrete values, but one holds a traced %s value",
-                 d);
+                 "comparing containers needs concrete values, but one holds a traced %s value", d);
         return -1;
     }
     bool floats = ax_dtype_is_float(a->dtype) || ax_dtype_is_float(b->dtype);
@@ -183,11 +188,16 @@ int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
     if (a->kind != b->kind) return 0;
     switch (a->kind) {
     case AX_V_NONE:
-    case AX_V_ELLIPSIS: return 1;
-    case AX_V_STR: return strcmp(a->str, b->str) == 0;
-    case AX_V_DTYPE: return a->dtype == b->dtype;
-    case AX_V_MODULE: return a->module == b->module;
-    case AX_V_ARRAY: return arrays_equal(in, a->arr, b->arr);
+    case AX_V_ELLIPSIS:
+        return 1;
+    case AX_V_STR:
+        return strcmp(a->str, b->str) == 0;
+    case AX_V_DTYPE:
+        return a->dtype == b->dtype;
+    case AX_V_MODULE:
+        return a->module == b->module;
+    case AX_V_ARRAY:
+        return arrays_equal(in, a->arr, b->arr);
     case AX_V_BUILTIN:
         return a->builtin->fn == b->builtin->fn && a->builtin->data == b->builtin->data;
     case AX_V_TUPLE:
@@ -208,7 +218,8 @@ int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
             if (r != 1) return r;
         }
         return 1;
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -239,17 +250,18 @@ static int contains(ax_interp *in, ax_value *container, ax_value *item) {
             if (r != 0) return r;
         }
         return 0;
-    case AX_V_DICT: return item->kind == AX_V_STR && ax_dict_get(container, item->str) != NULL;
+    case AX_V_DICT:
+        return item->kind == AX_V_STR && ax_dict_get(container, item->str) != NULL;
     case AX_V_STR:
         if (item->kind != AX_V_STR) {
             char d[128];
             ax_value_describe(d, sizeof d, item);
-            ax_error(in->cx, AX_ERR_TYPE, "'in <string>' requires a string on the left, not %s",
-                     d);
+            ax_error(in->cx, AX_ERR_TYPE, "'in <string>' requires a string on the left, not %s", d);
             return -1;
         }
         return strstr(container->str, item->str) != NULL;
-    case AX_V_ARRAY: return array_contains(in, container->arr, item);
+    case AX_V_ARRAY:
+        return array_contains(in, container->arr, item);
     default: {
         char d[128];
         ax_value_describe(d, sizeof d, container);
@@ -262,10 +274,14 @@ static int contains(ax_interp *in, ax_value *container, ax_value *item) {
 static int order_strings(ax_cmpop op, const char *a, const char *b) {
     int c = strcmp(a, b);
     switch (op) {
-    case AX_CMP_LT: return c < 0;
-    case AX_CMP_LE: return c <= 0;
-    case AX_CMP_GT: return c > 0;
-    default: return c >= 0;
+    case AX_CMP_LT:
+        return c < 0;
+    case AX_CMP_LE:
+        return c <= 0;
+    case AX_CMP_GT:
+        return c > 0;
+    default:
+        return c >= 0;
     }
 }
 
@@ -281,7 +297,8 @@ ax_value *ax_value_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b)
     case AX_CMP_NOT_IN:
         if ((r = contains(in, b, a)) < 0) return NULL;
         return ax_value_bool(in, op == AX_CMP_IN ? r : !r);
-    default: break;
+    default:
+        break;
     }
     if (a->kind == AX_V_ARRAY && b->kind == AX_V_ARRAY)
         return wrap_array(in, ax_np_compare(in->cx, op, a->arr, b->arr));
@@ -325,8 +342,10 @@ static bool slice_indices(ax_interp *in, const ax_value *s, int64_t len, int64_t
     }
     *start = v[0];
     *step = v[2];
-    if (v[2] > 0) *count = v[1] > v[0] ? (v[1] - v[0] - 1) / v[2] + 1 : 0;
-    else *count = v[0] > v[1] ? (v[0] - v[1] - 1) / (-v[2]) + 1 : 0;
+    if (v[2] > 0)
+        *count = v[1] > v[0] ? (v[1] - v[0] - 1) / v[2] + 1 : 0;
+    else
+        *count = v[0] > v[1] ? (v[0] - v[1] - 1) / (-v[2]) + 1 : 0;
     return true;
 }
 
@@ -357,8 +376,8 @@ static ax_value *index_sequence(ax_interp *in, ax_value *seq, ax_value *index) {
     if (index->kind != AX_V_ARRAY) {
         char d[128];
         ax_value_describe(d, sizeof d, index);
-        return ax_error(in->cx, AX_ERR_TYPE, "%s indices must be integers or slices, not %s",
-                        kind, d);
+        return ax_error(in->cx, AX_ERR_TYPE, "%s indices must be integers or slices, not %s", kind,
+                        d);
     }
     int64_t i;
     char what[64];
@@ -367,8 +386,9 @@ static ax_value *index_sequence(ax_interp *in, ax_value *seq, ax_value *index) {
     int64_t len = seq->kind == AX_V_STR ? (int64_t)strlen(seq->str) : seq->n;
     int64_t k = i < 0 ? i + len : i;
     if (k < 0 || k >= len)
-        return ax_error(in->cx, AX_ERR_INDEX, "%s index %lld is out of range for a %s of length %lld",
-                        kind, (long long)i, kind, (long long)len);
+        return ax_error(in->cx, AX_ERR_INDEX,
+                        "%s index %lld is out of range for a %s of length %lld", kind, (long long)i,
+                        kind, (long long)len);
     if (seq->kind == AX_V_STR) {
         char c[2] = {seq->str[k], 0};
         return oom(in, ax_value_str(c));
@@ -401,10 +421,12 @@ static ax_value *key_error(ax_interp *in, ax_value *dict, const char *key) {
 ax_value *ax_value_getitem(ax_interp *in, ax_value *obj, ax_value *index) {
     char d[128];
     switch (obj->kind) {
-    case AX_V_ARRAY: return ax_np_getitem(in, obj, index);
+    case AX_V_ARRAY:
+        return ax_np_getitem(in, obj, index);
     case AX_V_TUPLE:
     case AX_V_LIST:
-    case AX_V_STR: return index_sequence(in, obj, index);
+    case AX_V_STR:
+        return index_sequence(in, obj, index);
     case AX_V_DICT: {
         if (index->kind != AX_V_STR) {
             ax_value_describe(d, sizeof d, index);
@@ -421,7 +443,8 @@ ax_value *ax_value_getitem(ax_interp *in, ax_value *obj, ax_value *index) {
             return r;
         }
         break;
-    default: break;
+    default:
+        break;
     }
     ax_value_describe(d, sizeof d, obj);
     return ax_error(in->cx, AX_ERR_TYPE, "%s cannot be indexed", d);
@@ -435,8 +458,12 @@ int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it) {
     switch (seq->kind) {
     case AX_V_LIST:
     case AX_V_TUPLE:
-    case AX_V_DICT: it->n = seq->n; return 0;
-    case AX_V_STR: it->n = (int64_t)strlen(seq->str); return 0;
+    case AX_V_DICT:
+        it->n = seq->n;
+        return 0;
+    case AX_V_STR:
+        it->n = (int64_t)strlen(seq->str);
+        return 0;
     case AX_V_ARRAY:
         if (seq->arr->ndim == 0) {
             ax_value_describe(d, sizeof d, seq);
@@ -448,7 +475,8 @@ int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it) {
     case AX_V_OBJECT:
         if (seq->obj.type->getitem) return 0;
         break;
-    default: break;
+    default:
+        break;
     }
     ax_value_describe(d, sizeof d, seq);
     ax_error(in->cx, AX_ERR_TYPE, "cannot iterate over %s", d);
@@ -462,14 +490,19 @@ int ax_value_iter_next(ax_interp *in, ax_value_iter *it, ax_value **item) {
     int64_t i = it->i++;
     switch (seq->kind) {
     case AX_V_LIST:
-    case AX_V_TUPLE: *item = ax_value_retain(seq->items[i]); return 1;
-    case AX_V_DICT: *item = ax_value_retain(seq->keys[i]); return 1;
+    case AX_V_TUPLE:
+        *item = ax_value_retain(seq->items[i]);
+        return 1;
+    case AX_V_DICT:
+        *item = ax_value_retain(seq->keys[i]);
+        return 1;
     case AX_V_STR: {
         char c[2] = {seq->str[i], 0};
         *item = oom(in, ax_value_str(c));
         return *item ? 1 : -1;
     }
-    default: break;
+    default:
+        break;
     }
     ax_value *index = ax_value_int(in, i);
     if (!index) return -1;

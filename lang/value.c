@@ -52,13 +52,22 @@ static void drop_closure(dead_list *d, ax_closure *c) {
 
 static void value_destroy(dead_list *d, ax_value *v) {
     switch (v->kind) {
-    case AX_V_ARRAY: ax_array_release(v->arr); break;
-    case AX_V_STR: free(v->str); break;
-    case AX_V_DICT: drop_items(d, v->keys, v->n); /* fall through */
+    case AX_V_ARRAY:
+        ax_array_release(v->arr);
+        break;
+    case AX_V_STR:
+        free(v->str);
+        break;
+    case AX_V_DICT:
+        drop_items(d, v->keys, v->n); /* fall through */
     case AX_V_TUPLE:
     case AX_V_LIST:
-    case AX_V_SLICE: drop_items(d, v->items, v->n); break;
-    case AX_V_FUNC: drop_closure(d, v->fn); break;
+    case AX_V_SLICE:
+        drop_items(d, v->items, v->n);
+        break;
+    case AX_V_FUNC:
+        drop_closure(d, v->fn);
+        break;
     case AX_V_BUILTIN:
         drop(d, v->builtin->data);
         free(v->builtin);
@@ -66,7 +75,8 @@ static void value_destroy(dead_list *d, ax_value *v) {
     case AX_V_OBJECT:
         if (v->obj.type->free) v->obj.type->free(v->obj.payload);
         break;
-    default: break;
+    default:
+        break;
     }
     free(v);
 }
@@ -107,7 +117,9 @@ static ax_value *value_new(ax_value_kind kind) {
     return v;
 }
 
-ax_value *ax_none(void) { return &none_value; }
+ax_value *ax_none(void) {
+    return &none_value;
+}
 
 ax_value *ax_value_array(ax_array *a) {
     if (!a) return NULL;
@@ -156,7 +168,9 @@ static ax_value *sequence_new(ax_value_kind kind, int n, ax_value **items, ax_va
 ax_value *ax_value_tuple(int n, ax_value **items) {
     return sequence_new(AX_V_TUPLE, n, items, NULL);
 }
-ax_value *ax_value_list(int n, ax_value **items) { return sequence_new(AX_V_LIST, n, items, NULL); }
+ax_value *ax_value_list(int n, ax_value **items) {
+    return sequence_new(AX_V_LIST, n, items, NULL);
+}
 ax_value *ax_value_dict(int n, ax_value **keys, ax_value **vals) {
     return sequence_new(AX_V_DICT, n, vals, keys);
 }
@@ -208,7 +222,9 @@ ax_value *ax_value_slice(ax_value *start, ax_value *stop, ax_value *step) {
     return sequence_new(AX_V_SLICE, 3, parts, NULL);
 }
 
-ax_value *ax_value_ellipsis(void) { return value_new(AX_V_ELLIPSIS); }
+ax_value *ax_value_ellipsis(void) {
+    return value_new(AX_V_ELLIPSIS);
+}
 
 static ax_value *weak_scalar(ax_interp *in, ax_array *a) {
     if (!a) return NULL;
@@ -234,10 +250,10 @@ ax_value *ax_value_bool(ax_interp *in, bool v) {
 }
 
 static const char *const kind_names[AX_V_NKINDS] = {
-    [AX_V_NONE] = "NoneType",  [AX_V_ARRAY] = "array",    [AX_V_STR] = "str",
-    [AX_V_TUPLE] = "tuple",    [AX_V_LIST] = "list",      [AX_V_DICT] = "dict",
-    [AX_V_FUNC] = "function",  [AX_V_BUILTIN] = "builtin", [AX_V_MODULE] = "module",
-    [AX_V_DTYPE] = "dtype",    [AX_V_SLICE] = "slice",    [AX_V_ELLIPSIS] = "ellipsis",
+    [AX_V_NONE] = "NoneType", [AX_V_ARRAY] = "array",     [AX_V_STR] = "str",
+    [AX_V_TUPLE] = "tuple",   [AX_V_LIST] = "list",       [AX_V_DICT] = "dict",
+    [AX_V_FUNC] = "function", [AX_V_BUILTIN] = "builtin", [AX_V_MODULE] = "module",
+    [AX_V_DTYPE] = "dtype",   [AX_V_SLICE] = "slice",     [AX_V_ELLIPSIS] = "ellipsis",
     [AX_V_OBJECT] = "object",
 };
 
@@ -260,7 +276,8 @@ void ax_value_describe(char *out, size_t cap, const ax_value *v) {
 ax_value *ax_dict_get(const ax_value *dict, const char *key) {
     if (!dict || dict->kind != AX_V_DICT) return NULL;
     for (int i = 0; i < dict->n; i++)
-        if (strcmp(dict->keys[i]->str, key) == 0) return dict->items[i];
+        if (dict->keys[i]->kind == AX_V_STR && strcmp(dict->keys[i]->str, key) == 0)
+            return dict->items[i];
     return NULL;
 }
 
@@ -274,10 +291,18 @@ void ax_format_string_repr(ax_strbuf *out, const char *s) {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         const char *esc = NULL;
         switch (*p) {
-        case '\\': esc = "\\\\"; break;
-        case '\n': esc = "\\n"; break;
-        case '\t': esc = "\\t"; break;
-        case '\r': esc = "\\r"; break;
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
         default:
             if (*p == (unsigned char)q) {
                 snprintf(buf, sizeof buf, "\\%c", q);
@@ -338,19 +363,39 @@ static void format_items(ax_strbuf *out, const ax_value *v, const char *open, co
 static void format_value(ax_strbuf *out, const ax_value *v, int depth) {
     bool in_container = depth > 0;
     switch (v->kind) {
-    case AX_V_NONE: ax_strbuf_append(out, "None"); break;
-    case AX_V_ARRAY: format_array(out, v->arr, in_container); break;
-    case AX_V_STR:
-        if (in_container) ax_format_string_repr(out, v->str);
-        else ax_strbuf_append(out, v->str);
+    case AX_V_NONE:
+        ax_strbuf_append(out, "None");
         break;
-    case AX_V_TUPLE: format_items(out, v, "(", ")", depth); break;
-    case AX_V_LIST: format_items(out, v, "[", "]", depth); break;
-    case AX_V_DICT: format_items(out, v, "{", "}", depth); break;
-    case AX_V_FUNC: ax_strbuf_appendf(out, "<function %s>", v->fn->name); break;
-    case AX_V_BUILTIN: ax_strbuf_appendf(out, "<built-in function %s>", v->builtin->name); break;
-    case AX_V_MODULE: ax_strbuf_appendf(out, "<module '%s'>", ax_module_name(v->module)); break;
-    case AX_V_DTYPE: ax_strbuf_append(out, ax_dtype_name(v->dtype)); break;
+    case AX_V_ARRAY:
+        format_array(out, v->arr, in_container);
+        break;
+    case AX_V_STR:
+        if (in_container)
+            ax_format_string_repr(out, v->str);
+        else
+            ax_strbuf_append(out, v->str);
+        break;
+    case AX_V_TUPLE:
+        format_items(out, v, "(", ")", depth);
+        break;
+    case AX_V_LIST:
+        format_items(out, v, "[", "]", depth);
+        break;
+    case AX_V_DICT:
+        format_items(out, v, "{", "}", depth);
+        break;
+    case AX_V_FUNC:
+        ax_strbuf_appendf(out, "<function %s>", v->fn->name);
+        break;
+    case AX_V_BUILTIN:
+        ax_strbuf_appendf(out, "<built-in function %s>", v->builtin->name);
+        break;
+    case AX_V_MODULE:
+        ax_strbuf_appendf(out, "<module '%s'>", ax_module_name(v->module));
+        break;
+    case AX_V_DTYPE:
+        ax_strbuf_append(out, ax_dtype_name(v->dtype));
+        break;
     case AX_V_SLICE:
         ax_strbuf_append(out, "slice(");
         for (int i = 0; i < 3; i++) {
@@ -359,18 +404,28 @@ static void format_value(ax_strbuf *out, const ax_value *v, int depth) {
         }
         ax_strbuf_append(out, ")");
         break;
-    case AX_V_ELLIPSIS: ax_strbuf_append(out, "Ellipsis"); break;
-    case AX_V_OBJECT:
-        if (v->obj.type->format) v->obj.type->format(out, v->obj.payload);
-        else ax_strbuf_appendf(out, "<%s object>", v->obj.type->name);
+    case AX_V_ELLIPSIS:
+        ax_strbuf_append(out, "Ellipsis");
         break;
-    default: ax_strbuf_append(out, "<?>"); break;
+    case AX_V_OBJECT:
+        if (v->obj.type->format)
+            v->obj.type->format(out, v->obj.payload);
+        else
+            ax_strbuf_appendf(out, "<%s object>", v->obj.type->name);
+        break;
+    default:
+        ax_strbuf_append(out, "<?>");
+        break;
     }
 }
 
 void ax_value_format(ax_strbuf *out, const ax_value *v) {
     if (!v) return;
     format_value(out, v, 0);
+}
+
+void ax_value_format_nested(ax_strbuf *out, const ax_value *v) {
+    if (v) format_value(out, v, 1);
 }
 
 void ax_value_format_repl(ax_strbuf *out, const ax_value *v) {

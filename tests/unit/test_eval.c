@@ -125,12 +125,9 @@ static void test_literals(void **state) {
 
 static void test_arithmetic(void **state) {
     static const eval_case cases[] = {
-        {"1 + 2 * 3", "7 : i32[]\n"},
-        {"(7 // 2, 7 % 2, 2 ** 10)", "(3, 1, 1024)\n"},
-        {"-2 ** 2", "-4 : i32[]\n"},
-        {"1 / 2", "0.5 : f32[]\n"},
-        {"x = 3\n-x", "-3 : i32[]\n"},
-        {"2 * 1.5", "3.0 : f32[]\n"},
+        {"1 + 2 * 3", "7 : i32[]\n"},  {"(7 // 2, 7 % 2, 2 ** 10)", "(3, 1, 1024)\n"},
+        {"-2 ** 2", "-4 : i32[]\n"},   {"1 / 2", "0.5 : f32[]\n"},
+        {"x = 3\n-x", "-3 : i32[]\n"}, {"2 * 1.5", "3.0 : f32[]\n"},
     };
     CHECK(state, cases);
 }
@@ -228,8 +225,7 @@ static void test_functions(void **state) {
          "f(1, 5, 6, 7, c=3, e=8)\n"
          "f(c=0, a=9, b=8)",
          "(1, 2, (), 3, 4, {})\n(1, 5, (6, 7), 3, 4, {'e': 8})\n(9, 8, (), 0, 4, {})\n"},
-        {"def f(x, y): x - y\nargs = (5, 3)\nkw = {'y': 1}\n(f(*args), f(10, **kw))",
-         "(2, 9)\n"},
+        {"def f(x, y): x - y\nargs = (5, 3)\nkw = {'y': 1}\n(f(*args), f(10, **kw))", "(2, 9)\n"},
         {"f = lambda x, y=10: x + y\n(f(1), f(1, 2), (lambda: 'k')())", "(11, 3, 'k')\n"},
         {"def f(): f\nf()", "<function f>\n"},
     };
@@ -362,8 +358,8 @@ static void test_errors(void **state) {
     check_error(fx, "length = 1\nlenght", AX_ERR_NAME,
                 "name 'lenght' is not defined; did you mean 'length'?", 2, 1);
     check_error(fx, "x = [1]\ny = (2,)\nz = x + y", AX_ERR_TYPE, "unsupported operand", 3, 5);
-    check_error(fx, "def f(x, y): x\nf(1)", AX_ERR_TYPE, "f() missing 1 required argument 'y'",
-                2, 1);
+    check_error(fx, "def f(x, y): x\nf(1)", AX_ERR_TYPE, "f() missing 1 required argument 'y'", 2,
+                1);
     check_error(fx, "def f(x, y): x\nf()", AX_ERR_TYPE,
                 "f() missing 2 required arguments 'x' and 'y'", 2, 1);
     check_error(fx, "def f(x, y): x\nf(1, 2, 3)", AX_ERR_TYPE,
@@ -392,8 +388,7 @@ static void test_errors(void **state) {
     check_error(fx, "for x in None:\n    pass", AX_ERR_TYPE, "cannot iterate", 1, 10);
     check_error(fx, "def f(n): f(n + 1)\nf(0)", AX_ERR_RECURSION, "recursion", 0, 0);
     /* the innermost failing expression gets the caret, also inside a function */
-    check_error(fx, "def f(x):\n    y = x\n    y + 'a'\nf([1])", AX_ERR_TYPE, "unsupported", 3,
-                5);
+    check_error(fx, "def f(x):\n    y = x\n    y + 'a'\nf([1])", AX_ERR_TYPE, "unsupported", 3, 5);
 }
 
 static void test_deep_recursion(void **state) {
@@ -578,18 +573,44 @@ static void test_value_api(void **state) {
     ax_error_clear(fx->cx);
 }
 
+/* ax_value_to_array on nested lists, with leaves traced by jit, vmap and grad. */
+static ax_value *bi_to_array(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    ax_array *r = a->n == 1 ? ax_value_to_array(in, a->pos[0], "to_array") : NULL;
+    return r ? ax_value_array(r) : NULL;
+}
+
+static void test_to_array_traced(void **state) {
+    fixture *fx = *state;
+    ax_interp_define_builtin(fx->in, "to_array",
+                             ax_value_builtin("to_array", "test", bi_to_array, NULL));
+    static const eval_case cases[] = {
+        {"to_array([[1, 2.5], [3, 4]])", "[[1.  2.5]\n [3.  4. ]] : f32[2,2]\n"},
+        {"to_array([[True], [False]])", "[[ True]\n [False]] : bool[2,1]\n"},
+        {"f = lambda x: to_array([[x, x * 2], [x, 1]])\njit(f)(2.0)",
+         "[[2. 4.]\n [2. 1.]] : f32[2,2]\n"},
+        {"f = lambda x: to_array([x, 2 * x])\nvmap(f)(array([1.0, 2.0]))",
+         "[[1. 2.]\n [2. 4.]] : f32[2,2]\n"},
+        {"grad(lambda x: sum(to_array([[x, x * 2], [x, 1]])))(2.0)", "4.0 : f32[]\n"},
+        {"jit(lambda v: to_array([v, v]))(arange(3.0))", "[[0. 1. 2.]\n [0. 1. 2.]] : f32[2,3]\n"},
+    };
+    CHECK(state, cases);
+    check_error(fx, "to_array([[1, 2], [3]])", AX_ERR_VALUE, "inhomogeneous", 1, 1);
+    check_error(fx, "to_array(['a'])", AX_ERR_TYPE, "must be an array or numbers", 1, 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_literals),       cmocka_unit_test(test_arithmetic),
-        cmocka_unit_test(test_sequences),      cmocka_unit_test(test_comparisons),
-        cmocka_unit_test(test_boolean_ops),    cmocka_unit_test(test_bindings),
-        cmocka_unit_test(test_functions),      cmocka_unit_test(test_decorators),
-        cmocka_unit_test(test_closures),       cmocka_unit_test(test_conditionals),
-        cmocka_unit_test(test_loops),          cmocka_unit_test(test_indexing),
-        cmocka_unit_test(test_errors),         cmocka_unit_test(test_deep_recursion),
-        cmocka_unit_test(test_interrupt),      cmocka_unit_test(test_repl_entries),
+        cmocka_unit_test(test_literals),        cmocka_unit_test(test_arithmetic),
+        cmocka_unit_test(test_sequences),       cmocka_unit_test(test_comparisons),
+        cmocka_unit_test(test_boolean_ops),     cmocka_unit_test(test_bindings),
+        cmocka_unit_test(test_functions),       cmocka_unit_test(test_decorators),
+        cmocka_unit_test(test_closures),        cmocka_unit_test(test_conditionals),
+        cmocka_unit_test(test_loops),           cmocka_unit_test(test_indexing),
+        cmocka_unit_test(test_errors),          cmocka_unit_test(test_deep_recursion),
+        cmocka_unit_test(test_interrupt),       cmocka_unit_test(test_repl_entries),
         cmocka_unit_test(test_names_and_attrs), cmocka_unit_test(test_import),
-        cmocka_unit_test(test_value_api),
+        cmocka_unit_test(test_value_api),       cmocka_unit_test(test_to_array_traced),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
