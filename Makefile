@@ -55,6 +55,7 @@ STDLIB_DIR := $(PREFIX)/share/ax/stdlib
 MANDIR     := $(PREFIX)/share/man/man1
 $(BUILD)/lang/interp.o: CFLAGS += -DAX_STDLIB_DIR='"$(STDLIB_DIR)"'
 $(BUILD)/lang/interp.o: $(BUILD)/.prefix
+$(BUILD)/runtime/elementwise.o: CFLAGS += -O3 -march=native -fno-math-errno -fno-trapping-math
 
 DEPS := libreadline-dev libgccjit-12-dev libopenblas-dev libcmocka-dev binutils python3 \
         python3-numpy

@@ -45,7 +45,8 @@ ax_array *ax_iota(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape, in
     }
     ax_array *a = ax_array_new(cx, dtype, ndim, shape);
     if (!a || a->size == 0) return a;
-    int64_t n = shape[dimension], inner = ax_shape_size(ndim - dimension - 1, shape + dimension + 1);
+    int64_t n = shape[dimension],
+            inner = ax_shape_size(ndim - dimension - 1, shape + dimension + 1);
     int64_t outer = a->size / (n * inner);
     size_t es = ax_dtype_size(dtype);
     char *dst = ax_array_data(a);
@@ -59,6 +60,10 @@ ax_array *ax_iota(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape, in
     return a;
 }
 
+static bool is_int64(double v) {
+    return v == floor(v) && fabs(v) < 9.2e18;
+}
+
 /* NumPy's arange (PyArray_Arange + the dtype's `fill`): the first two values are start and
  * start + step converted to the dtype; the rest are first + i * delta computed in the dtype,
  * with delta = second - first. So arange(0.1, 5, 0.37, dtype=f32) steps by an f32 delta,
@@ -68,8 +73,13 @@ ax_array *ax_iota(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape, in
         T *o = ax_array_data(a);                                                                   \
         T first, second;                                                                           \
         ax_convert_element(dtype, &first, AX_F64, &start);                                         \
-        double next = start + step;                                                                \
-        ax_convert_element(dtype, &second, AX_F64, &next);                                         \
+        if (exact_ints) { /* start + step in int64, as Python ints would be */                     \
+            int64_t next = (int64_t)start + (int64_t)step;                                         \
+            ax_convert_element(dtype, &second, AX_I64, &next);                                     \
+        } else {                                                                                   \
+            double next = start + step;                                                            \
+            ax_convert_element(dtype, &second, AX_F64, &next);                                     \
+        }                                                                                          \
         T delta = (T)((UT)second - (UT)first);                                                     \
         o[0] = first;                                                                              \
         for (int64_t i = 1; i < n; i++) o[i] = (T)((UT)first + (UT)i * (UT)delta);                 \
@@ -80,13 +90,27 @@ ax_array *ax_arange(ax_ctx *cx, ax_dtype dtype, double start, double step, int64
     if (step == 0 && n > 1) return ax_error(cx, AX_ERR_VALUE, "arange: the step must not be zero");
     ax_array *a = ax_array_new(cx, dtype, 1, &n);
     if (!a || n == 0) return a;
+    bool exact_ints =
+        !ax_dtype_is_float(dtype) && is_int64(start) && is_int64(step) && is_int64(start + step);
     switch (dtype) {
-    case AX_F32: ARANGE_FILL(float, float); break;
-    case AX_F64: ARANGE_FILL(double, double); break;
-    case AX_I32: ARANGE_FILL(int32_t, uint32_t); break;
-    case AX_I64: ARANGE_FILL(int64_t, uint64_t); break;
-    case AX_U32: ARANGE_FILL(uint32_t, uint32_t); break;
-    case AX_U8: ARANGE_FILL(uint8_t, unsigned); break;
+    case AX_F32:
+        ARANGE_FILL(float, float);
+        break;
+    case AX_F64:
+        ARANGE_FILL(double, double);
+        break;
+    case AX_I32:
+        ARANGE_FILL(int32_t, uint32_t);
+        break;
+    case AX_I64:
+        ARANGE_FILL(int64_t, uint64_t);
+        break;
+    case AX_U32:
+        ARANGE_FILL(uint32_t, uint32_t);
+        break;
+    case AX_U8:
+        ARANGE_FILL(uint8_t, unsigned);
+        break;
     case AX_BOOL: {
         if (n > 2) {
             ax_array_release(a);
@@ -97,7 +121,8 @@ ax_array *ax_arange(ax_ctx *cx, ax_dtype dtype, double start, double step, int64
         for (int64_t i = 0; i < n; i++) o[i] = start + (double)i * step != 0;
         break;
     }
-    default: break;
+    default:
+        break;
     }
     return a;
 }
@@ -119,9 +144,12 @@ ax_array *ax_linspace(ax_ctx *cx, ax_dtype dtype, double start, double stop, int
     char *o = ax_array_data(a);
     for (int64_t i = 0; i < n; i++) {
         double y;
-        if (div == 0) y = (double)i * delta;
-        else if (step == 0) y = (double)i / (double)div * delta;
-        else y = (double)i * step;
+        if (div == 0)
+            y = (double)i * delta;
+        else if (step == 0)
+            y = (double)i / (double)div * delta;
+        else
+            y = (double)i * step;
         y += start;
         if (endpoint && n > 1 && i == n - 1) y = stop;
         if (to_int) y = floor(y);

@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pool.h"
 #include "strided.h"
+
+enum { PARALLEL_ELEMENTS = 1 << 16 }; /* copied elements worth a chunk of a parallel gather */
 
 typedef struct {
     char s[400];
@@ -97,17 +100,21 @@ static bool plan_index(ax_ctx *cx, const char *name, const ax_array *x, const ax
 
 static int64_t load_index(const char *at, ax_dtype t) {
     switch (t) {
-    case AX_I32: return *(const int32_t *)at;
-    case AX_I64: return *(const int64_t *)at;
-    case AX_U32: return *(const uint32_t *)at;
-    default: return *(const uint8_t *)at;
+    case AX_I32:
+        return *(const int32_t *)at;
+    case AX_I64:
+        return *(const int64_t *)at;
+    case AX_U32:
+        return *(const uint32_t *)at;
+    default:
+        return *(const uint8_t *)at;
     }
 }
 
-/* The element offset in x selected by the k indices at idx_at; -1 (IndexError) if one is out
- * of bounds. */
-static int64_t select_offset(ax_ctx *cx, const index_plan *p, const ax_array *x,
-                             const ax_array *idx, const char *idx_at) {
+/* The element offset in x (negative for reversed views) selected by the k indices at idx_at;
+ * false with an IndexError if one is out of bounds. */
+static bool select_offset(ax_ctx *cx, const index_plan *p, const ax_array *x, const ax_array *idx,
+                          const char *idx_at, int64_t *offset) {
     int64_t off = 0, step = idx->strides[idx->ndim - 1] * (int64_t)ax_dtype_size(idx->dtype);
     for (int j = 0; j < p->naxes; j++) {
         int a = p->axes[j];
@@ -115,50 +122,95 @@ static int64_t select_offset(ax_ctx *cx, const index_plan *p, const ax_array *x,
         if (v < 0 || v >= x->shape[a]) {
             ax_error(cx, AX_ERR_INDEX, "index %lld is out of bounds for axis %d with size %lld",
                      (long long)v, a, (long long)x->shape[a]);
-            return -1;
+            return false;
         }
         off += v * x->strides[a];
     }
-    return off;
+    *offset = off;
+    return true;
 }
 
 /* ---- gather ---- */
 
 static void copy_element(char *dst, const char *src, size_t es) {
     switch (es) {
-    case 1: *dst = *src; break;
-    case 4: memcpy(dst, src, 4); break;
-    default: memcpy(dst, src, 8); break;
+    case 1:
+        *dst = *src;
+        break;
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    default:
+        memcpy(dst, src, 8);
+        break;
+    }
+}
+
+/* The indices are checked in one pass first (so that errors are reported from this thread);
+ * the copy pass may then run on the pool, each task a range of batch positions. */
+typedef struct {
+    const index_plan *p;
+    const ax_array *x, *idx;
+    ax_copy_plan copy;
+    int64_t block; /* elements per batch position */
+    char *out;
+} gather_job;
+
+static bool check_indices(ax_ctx *cx, const index_plan *p, const ax_array *x, const ax_array *idx) {
+    const char *idata = ax_array_data(idx);
+    int64_t ies = (int64_t)ax_dtype_size(idx->dtype), off;
+    ax_iter it;
+    ax_iter_init(&it, p->nbatch, idx->shape, 1, (const int64_t *[]){idx->strides});
+    do {
+        if (!select_offset(cx, p, x, idx, idata + it.pos[0] * ies, &off)) return false;
+    } while (ax_iter_next(&it));
+    return true;
+}
+
+/* Element offset in idx of batch position b (row-major over the batch dims). */
+static int64_t batch_offset(const ax_array *idx, int nbatch, int64_t b) {
+    int64_t off = 0;
+    for (int d = nbatch - 1; d >= 0; d--) {
+        off += b % idx->shape[d] * idx->strides[d];
+        b /= idx->shape[d];
+    }
+    return off;
+}
+
+static void gather_range(void *arg, int64_t begin, int64_t end) {
+    const gather_job *j = arg;
+    const index_plan *p = j->p;
+    const ax_array *x = j->x, *idx = j->idx;
+    int64_t es = (int64_t)ax_dtype_size(x->dtype), ies = (int64_t)ax_dtype_size(idx->dtype);
+    int64_t step = idx->strides[idx->ndim - 1] * ies;
+    const char *xdata = ax_array_data(x), *idata = ax_array_data(idx);
+    for (int64_t b = begin; b < end; b++) {
+        const char *at = idata + batch_offset(idx, p->nbatch, b) * ies;
+        int64_t off = 0;
+        for (int k = 0; k < p->naxes; k++)
+            off += load_index(at + k * step, idx->dtype) * x->strides[p->axes[k]];
+        char *dst = j->out + b * j->block * es;
+        if (j->block == 1)
+            copy_element(dst, xdata + off * es, (size_t)es);
+        else
+            ax_copy_plan_run(&j->copy, dst, xdata + off * es);
     }
 }
 
 ax_array *ax_gather(ax_ctx *cx, ax_array *x, ax_array *idx, int naxes, const int *axes) {
     index_plan p;
     if (!plan_index(cx, "gather", x, idx, naxes, axes, &p)) return NULL;
+    int64_t nb = ax_shape_size(p.nbatch, idx->shape);
+    if (nb > 0 && !check_indices(cx, &p, x, idx)) return NULL;
     ax_array *out = ax_array_new(cx, x->dtype, p.out_ndim, p.out_shape);
     if (!out) return NULL;
     out->weak = x->weak;
-    int64_t nb = ax_shape_size(p.nbatch, idx->shape);
     if (nb == 0) return out;
+    gather_job j = {&p, x, idx, {0}, ax_shape_size(p.nrest, p.rest_shape), ax_array_data(out)};
     size_t es = ax_dtype_size(x->dtype);
-    int64_t block = ax_shape_size(p.nrest, p.rest_shape);
-    ax_copy_plan copy;
-    ax_copy_plan_init(&copy, p.nrest, p.rest_shape, out->strides + p.nbatch, p.rest_strides, es);
-    const char *xdata = ax_array_data(x), *idata = ax_array_data(idx);
-    char *dst = ax_array_data(out);
-    int64_t ies = (int64_t)ax_dtype_size(idx->dtype);
-    ax_iter it;
-    ax_iter_init(&it, p.nbatch, idx->shape, 1, (const int64_t *[]){idx->strides});
-    do {
-        int64_t off = select_offset(cx, &p, x, idx, idata + it.pos[0] * ies);
-        if (off < 0) {
-            ax_array_release(out);
-            return NULL;
-        }
-        if (block == 1) copy_element(dst, xdata + off * (int64_t)es, es);
-        else ax_copy_plan_run(&copy, dst, xdata + off * (int64_t)es);
-        dst += block * (int64_t)es;
-    } while (ax_iter_next(&it));
+    ax_copy_plan_init(&j.copy, p.nrest, p.rest_shape, out->strides + p.nbatch, p.rest_strides, es);
+    int64_t per_task = j.block > 0 ? j.block : 1;
+    ax_parallel_for(cx, nb, PARALLEL_ELEMENTS / per_task + 1, gather_range, &j);
     return out;
 }
 
@@ -198,12 +250,16 @@ DEFINE_COMBINES(f64, double, double, ISNAN_F)
 DEFINE_COMBINE(b_or, uint8_t, a | b)
 DEFINE_COMBINE(b_and, uint8_t, a &b)
 
-#define COMBINES_OF(SFX) {SFX##_add, SFX##_mul, SFX##_min, SFX##_max}
+#define COMBINES_OF(SFX)                                                                           \
+    { SFX##_add, SFX##_mul, SFX##_min, SFX##_max }
 /* Indexed [dtype][mode - AX_SCATTER_ADD]. */
 static combine_fn *const combines[AX_NDTYPES][4] = {
-    [AX_BOOL] = {b_or, b_and, b_and, b_or}, [AX_U8] = COMBINES_OF(u8),
-    [AX_I32] = COMBINES_OF(i32),            [AX_U32] = COMBINES_OF(u32),
-    [AX_I64] = COMBINES_OF(i64),            [AX_F32] = COMBINES_OF(f32),
+    [AX_BOOL] = {b_or, b_and, b_and, b_or},
+    [AX_U8] = COMBINES_OF(u8),
+    [AX_I32] = COMBINES_OF(i32),
+    [AX_U32] = COMBINES_OF(u32),
+    [AX_I64] = COMBINES_OF(i64),
+    [AX_F32] = COMBINES_OF(f32),
     [AX_F64] = COMBINES_OF(f64),
 };
 
@@ -252,8 +308,10 @@ ax_array *ax_scatter(ax_ctx *cx, ax_array *x, ax_array *idx, ax_array *updates, 
     if (!plan_index(cx, "scatter", x, idx, naxes, axes, &p) ||
         !check_updates(cx, x, updates, &p, mode))
         return NULL;
-    ax_array *out = ax_array_copy(cx, x);
+    ax_array *out = ax_array_new(cx, x->dtype, x->ndim, x->shape); /* never x's buffer */
     if (!out) return NULL;
+    ax_strided_copy(ax_array_data(out), out->strides, ax_array_data(x), x->strides, x->ndim,
+                    x->shape, ax_dtype_size(x->dtype));
     out->weak = x->weak && updates->weak;
     int64_t nb = ax_shape_size(p.nbatch, idx->shape);
     if (nb == 0) return out;
@@ -275,15 +333,17 @@ ax_array *ax_scatter(ax_ctx *cx, ax_array *x, ax_array *idx, ax_array *updates, 
     ax_iter it;
     ax_iter_init(&it, p.nbatch, idx->shape, 2, (const int64_t *[]){idx->strides, updates->strides});
     do {
-        int64_t off = select_offset(cx, &p, out, idx, idata + it.pos[0] * ies);
-        if (off < 0) {
+        int64_t off;
+        if (!select_offset(cx, &p, out, idx, idata + it.pos[0] * ies, &off)) {
             ax_array_release(out);
             return NULL;
         }
         char *dst = odata + off * (int64_t)es;
         const char *src = udata + it.pos[1] * (int64_t)es;
-        if (fn) combine_block(&plan, fn, dst, src);
-        else ax_copy_plan_run(&plan, dst, src);
+        if (fn)
+            combine_block(&plan, fn, dst, src);
+        else
+            ax_copy_plan_run(&plan, dst, src);
     } while (ax_iter_next(&it));
     return out;
 }

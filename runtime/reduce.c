@@ -2,13 +2,16 @@
  *
  * How a reduction runs. The input's dimensions become a loop nest ordered by memory stride
  * (outermost = largest stride), after dropping size-1 dimensions, turning negative strides
- * positive and merging dimensions that are contiguous with each other. Each element of the
- * nest is folded into an accumulator array laid out like the output. The innermost loop is
- * one of two kernels, chosen by what the innermost dimension is:
+ * positive and merging dimensions that are contiguous with each other, so the input is read
+ * in memory order whatever its layout (transposed, sliced, reversed, broadcast). The
+ * innermost loop is one of three kernels, chosen by what the innermost dimension is:
  *   - a reduced dimension: "line" kernel, folds a strided run into one accumulator
- *     (x.sum(-1), full reductions);
+ *     (x.sum(-1), full reductions), or "lines", the same for a batch of runs;
  *   - a kept dimension: "row" kernel, folds a run into a run of accumulators
  *     (x.mean(0) on a 10000x10 matrix: acc[0:10] += x[i, 0:10] for each i).
+ * Small outputs (<= 16K elements) get one accumulator array for the whole output. Larger ones
+ * are computed a tile of 512 outputs at a time, each tile finished before the next, so no
+ * accumulator array as large as the output is ever allocated.
  *
  * Accuracy. Accumulators are 8 bytes wide: double for f32 and f64 (so f32 sums and products
  * are accumulated in f64 and rounded once), uint64 for integer sums and products (wrapping
@@ -17,11 +20,12 @@
  * summation (blocks of 128 with 8 partial sums) in double; along outer reduced dimensions the
  * partial results are added in order, which is what NumPy does too.
  *
- * Threads. Big reductions (>= 256K elements) are cut into chunks along the largest dimension
- * of the nest. The number of chunks depends only on the shape, never on the number of
- * threads, so results are bitwise reproducible on any machine. Chunks along a kept dimension
- * write disjoint accumulators; chunks along a reduced dimension each fill a private
- * accumulator array, combined in chunk order at the end. */
+ * Threads. Big reductions (>= 256K elements) are split over the pool. With a whole-output
+ * accumulator, the nest's largest dimension is cut into chunks whose number depends only on
+ * the shape, never on the number of threads, so results are bitwise reproducible on any
+ * machine: chunks along a kept dimension write disjoint accumulators; chunks along a reduced
+ * dimension (at most 64) each fill a private accumulator array, combined in chunk order at
+ * the end. Tiles are independent tasks. */
 #include "reduce.h"
 
 #include <math.h>
@@ -93,34 +97,61 @@ static bool normalize_axis(ax_ctx *cx, const char *name, int axis, const ax_arra
 typedef enum { ACC_F64, ACC_I64, ACC_U64 } acc_kind;
 
 /* max/min propagate NaN: once the accumulator is NaN it stays NaN (NaN compares false). */
-static inline double sum_f(double a, double v) { return a + v; }
-static inline double prod_f(double a, double v) { return a * v; }
-static inline double max_f(double a, double v) { return v > a || isnan(v) ? v : a; }
-static inline double min_f(double a, double v) { return v < a || isnan(v) ? v : a; }
-static inline int64_t max_i(int64_t a, int64_t v) { return v > a ? v : a; }
-static inline int64_t min_i(int64_t a, int64_t v) { return v < a ? v : a; }
-static inline uint64_t sum_u(uint64_t a, uint64_t v) { return a + v; }
-static inline uint64_t prod_u(uint64_t a, uint64_t v) { return a * v; }
-static inline uint64_t max_u(uint64_t a, uint64_t v) { return v > a ? v : a; }
-static inline uint64_t min_u(uint64_t a, uint64_t v) { return v < a ? v : a; }
-static inline uint64_t and_u(uint64_t a, uint64_t v) { return a & v; }
-static inline uint64_t or_u(uint64_t a, uint64_t v) { return a | v; }
+static inline double sum_f(double a, double v) {
+    return a + v;
+}
+static inline double prod_f(double a, double v) {
+    return a * v;
+}
+static inline double max_f(double a, double v) {
+    return v > a || isnan(v) ? v : a;
+}
+static inline double min_f(double a, double v) {
+    return v < a || isnan(v) ? v : a;
+}
+static inline int64_t max_i(int64_t a, int64_t v) {
+    return v > a ? v : a;
+}
+static inline int64_t min_i(int64_t a, int64_t v) {
+    return v < a ? v : a;
+}
+static inline uint64_t sum_u(uint64_t a, uint64_t v) {
+    return a + v;
+}
+static inline uint64_t prod_u(uint64_t a, uint64_t v) {
+    return a * v;
+}
+static inline uint64_t max_u(uint64_t a, uint64_t v) {
+    return v > a ? v : a;
+}
+static inline uint64_t min_u(uint64_t a, uint64_t v) {
+    return v < a ? v : a;
+}
+static inline uint64_t and_u(uint64_t a, uint64_t v) {
+    return a & v;
+}
+static inline uint64_t or_u(uint64_t a, uint64_t v) {
+    return a | v;
+}
 
 #define LD_VAL(ACC, v)   ((ACC)(v))
 #define LD_TRUTH(ACC, v) ((ACC)((v) != 0))
 
 typedef void line_fn(void *acc, const void *src, int64_t n, int64_t stride);
 typedef void row_fn(void *acc, int64_t acc_stride, const void *src, int64_t n, int64_t stride);
-/* acc[j] = acc[j] op fold(src[j * ls + i * s] for i < n), for j < count. */
-typedef void lines_fn(void *acc, const void *src, int64_t count, int64_t ls, int64_t n,
+/* acc[j * as] = acc[j * as] op fold(src[j * ls + i * s] for i < n), for j < count. */
+typedef void lines_fn(void *acc, int64_t as, const void *src, int64_t count, int64_t ls, int64_t n,
                       int64_t s);
+/* row(acc, as, src + i * rs, n, s) for i < count. */
+typedef void rows_fn(void *acc, int64_t as, const void *src, int64_t count, int64_t rs, int64_t n,
+                     int64_t s);
 
 /* Line kernel: *acc = fold of src[0], src[s], ..., with 4 independent partial results so that
  * the loop is not one long dependency chain. A separate copy for stride 1 lets the compiler
  * vectorise it. The lines kernel runs it over `count` runs, one accumulator each. */
 #define DEFINE_FOLD(NAME, T, ACC, LOAD, COMBINE)                                                   \
-    static inline __attribute__((always_inline)) ACC NAME##_fold(ACC a, const T *x, int64_t n,    \
-                                                                 int64_t s) {                      \
+    static inline __attribute__((always_inline))                                                   \
+    ACC NAME##_fold(ACC a, const T *x, int64_t n, int64_t s) {                                     \
         int64_t i = 0;                                                                             \
         if (n >= 8) {                                                                              \
             ACC r0 = LOAD(ACC, x[0]), r1 = LOAD(ACC, x[s]), r2 = LOAD(ACC, x[2 * s]),              \
@@ -142,26 +173,36 @@ typedef void lines_fn(void *acc, const void *src, int64_t count, int64_t ls, int
         ACC *a = acc;                                                                              \
         *a = s == 1 ? NAME##_fold(*a, src, n, 1) : NAME##_fold(*a, src, n, s);                     \
     }                                                                                              \
-    static void NAME##_lines(void *accp, const void *src, int64_t count, int64_t ls, int64_t n,    \
-                             int64_t s) {                                                          \
+    static void NAME##_lines(void *accp, int64_t as, const void *src, int64_t count, int64_t ls,   \
+                             int64_t n, int64_t s) {                                               \
         ACC *acc = accp;                                                                           \
         const T *x = src;                                                                          \
         if (s == 1)                                                                                \
-            for (int64_t j = 0; j < count; j++) acc[j] = NAME##_fold(acc[j], x + j * ls, n, 1);    \
+            for (int64_t j = 0; j < count; j++)                                                    \
+                acc[j * as] = NAME##_fold(acc[j * as], x + j * ls, n, 1);                          \
         else                                                                                       \
-            for (int64_t j = 0; j < count; j++) acc[j] = NAME##_fold(acc[j], x + j * ls, n, s);    \
+            for (int64_t j = 0; j < count; j++)                                                    \
+                acc[j * as] = NAME##_fold(acc[j * as], x + j * ls, n, s);                          \
     }
 
-/* Row kernel: acc[j * as] = acc[j * as] op src[j * s] for j < n. */
+/* Row kernel: acc[j * as] = acc[j * as] op src[j * s] for j < n; the rows kernel runs it over
+ * `count` rows rs apart (x.sum(0) of a tall matrix in one call). */
 #define DEFINE_ROW(NAME, T, ACC, LOAD, COMBINE)                                                    \
-    static void NAME##_row(void *accp, int64_t as, const void *srcp, int64_t n, int64_t s) {       \
-        ACC *acc = accp;                                                                           \
-        const T *x = srcp;                                                                         \
+    static inline __attribute__((always_inline)) void NAME##_row_body(                             \
+        ACC *acc, int64_t as, const T *x, int64_t n, int64_t s) {                                  \
         if (as == 1 && s == 1) {                                                                   \
             for (int64_t j = 0; j < n; j++) acc[j] = COMBINE(acc[j], LOAD(ACC, x[j]));             \
             return;                                                                                \
         }                                                                                          \
         for (int64_t j = 0; j < n; j++) acc[j * as] = COMBINE(acc[j * as], LOAD(ACC, x[j * s]));   \
+    }                                                                                              \
+    static void NAME##_row(void *acc, int64_t as, const void *src, int64_t n, int64_t s) {         \
+        NAME##_row_body(acc, as, src, n, s);                                                       \
+    }                                                                                              \
+    static void NAME##_rows(void *acc, int64_t as, const void *src, int64_t count, int64_t rs,     \
+                            int64_t n, int64_t s) {                                                \
+        const T *x = src;                                                                          \
+        for (int64_t i = 0; i < count; i++) NAME##_row_body(acc, as, x + i * rs, n, s);            \
     }
 
 #define DEFINE_KERNELS(NAME, T, ACC, LOAD, COMBINE)                                                \
@@ -175,8 +216,8 @@ typedef void lines_fn(void *acc, const void *src, int64_t count, int64_t ls, int
  * either the literal 1 or the variable s, making a unit-stride and a strided copy. The eight
  * partial sums are separate variables (not an array) so that they live in registers. */
 #define DEFINE_PAIRWISE(NAME, T, STRIDE)                                                           \
-    static inline __attribute__((always_inline)) double NAME##_block(const T *x, int64_t n,       \
-                                                                     int64_t s) {                  \
+    static inline                                                                                  \
+        __attribute__((always_inline)) double NAME##_block(const T *x, int64_t n, int64_t s) {     \
         (void)s;                                                                                   \
         if (n < 8) {                                                                               \
             double r = 0.;                                                                         \
@@ -196,7 +237,7 @@ typedef void lines_fn(void *acc, const void *src, int64_t count, int64_t ls, int
             r6 += PW(STRIDE, i + 6);                                                               \
             r7 += PW(STRIDE, i + 7);                                                               \
         }                                                                                          \
-        double res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7));                           \
+        double res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7));                            \
         for (; i < n; i++) res += PW(STRIDE, i);                                                   \
         return res;                                                                                \
     }                                                                                              \
@@ -206,7 +247,7 @@ typedef void lines_fn(void *acc, const void *src, int64_t count, int64_t ls, int
         n2 -= n2 % 8;                                                                              \
         return NAME##_split(x, n2, s) + NAME##_split(x + n2 * (STRIDE), n - n2, s);                \
     }                                                                                              \
-    static inline __attribute__((always_inline)) double NAME(const T *x, int64_t n, int64_t s) {  \
+    static inline __attribute__((always_inline)) double NAME(const T *x, int64_t n, int64_t s) {   \
         return n <= 128 ? NAME##_block(x, n, s) : NAME##_split(x, n, s);                           \
     }
 
@@ -237,8 +278,10 @@ typedef void lines_fn(void *acc, const void *src, int64_t count, int64_t ls, int
             if (m1[k] CMP r) r = m1[k];                                                            \
         }                                                                                          \
         for (; i < n; i++) {                                                                       \
-            if (x[i] CMP r) r = x[i];                                                              \
-            else if (isnan(x[i])) return (T)NAN;                                                   \
+            if (x[i] CMP r)                                                                        \
+                r = x[i];                                                                          \
+            else if (isnan(x[i]))                                                                  \
+                return (T)NAN;                                                                     \
         }                                                                                          \
         return r;                                                                                  \
     }
@@ -247,10 +290,10 @@ typedef float v4f __attribute__((vector_size(16)));
 typedef int32_t v4i __attribute__((vector_size(16)));
 typedef double v2d __attribute__((vector_size(16)));
 typedef int64_t v2l __attribute__((vector_size(16)));
-DEFINE_VEXTREME(f32_vmax, float, v4f, v4i, >)
-DEFINE_VEXTREME(f32_vmin, float, v4f, v4i, <)
-DEFINE_VEXTREME(f64_vmax, double, v2d, v2l, >)
-DEFINE_VEXTREME(f64_vmin, double, v2d, v2l, <)
+DEFINE_VEXTREME(f32_max_simd, float, v4f, v4i, >)
+DEFINE_VEXTREME(f32_min_simd, float, v4f, v4i, <)
+DEFINE_VEXTREME(f64_max_simd, double, v2d, v2l, >)
+DEFINE_VEXTREME(f64_min_simd, double, v2d, v2l, <)
 
 /* Float max/min kernels: the generic ones, with the SIMD fold for long contiguous runs. */
 #define DEFINE_FLOAT_EXTREME(NAME, T, COMBINE)                                                     \
@@ -267,18 +310,19 @@ DEFINE_VEXTREME(f64_vmin, double, v2d, v2l, <)
     DEFINE_PAIRWISE(NAME##_pairwise_unit, T, 1)                                                    \
     DEFINE_PAIRWISE(NAME##_pairwise_strided, T, s)                                                 \
     static void NAME##_line(void *acc, const void *src, int64_t n, int64_t s) {                    \
-        *(double *)acc += s == 1 ? NAME##_pairwise_unit(src, n, 1)                                 \
-                                 : NAME##_pairwise_strided(src, n, s);                             \
+        *(double *)acc +=                                                                          \
+            s == 1 ? NAME##_pairwise_unit(src, n, 1) : NAME##_pairwise_strided(src, n, s);         \
     }                                                                                              \
-    static void NAME##_lines(void *accp, const void *src, int64_t count, int64_t ls, int64_t n,    \
-                             int64_t s) {                                                          \
+    static void NAME##_lines(void *accp, int64_t as, const void *src, int64_t count, int64_t ls,   \
+                             int64_t n, int64_t s) {                                               \
         double *acc = accp;                                                                        \
         const T *x = src;                                                                          \
         if (s == 1)                                                                                \
-            for (int64_t j = 0; j < count; j++) acc[j] += NAME##_pairwise_unit(x + j * ls, n, 1);  \
+            for (int64_t j = 0; j < count; j++)                                                    \
+                acc[j * as] += NAME##_pairwise_unit(x + j * ls, n, 1);                             \
         else                                                                                       \
             for (int64_t j = 0; j < count; j++)                                                    \
-                acc[j] += NAME##_pairwise_strided(x + j * ls, n, s);                               \
+                acc[j * as] += NAME##_pairwise_strided(x + j * ls, n, s);                          \
     }                                                                                              \
     DEFINE_ROW(NAME, T, double, LD_VAL, sum_f)
 
@@ -302,10 +346,6 @@ DEFINE_INT_DTYPE(u8, uint8_t, uint64_t, max_u, min_u) /* also bool: 0/1 bytes */
 DEFINE_INT_DTYPE(i32, int32_t, int64_t, max_i, min_i)
 DEFINE_INT_DTYPE(u32, uint32_t, uint64_t, max_u, min_u)
 DEFINE_INT_DTYPE(i64, int64_t, int64_t, max_i, min_i)
-#define f32_max_simd f32_vmax
-#define f32_min_simd f32_vmin
-#define f64_max_simd f64_vmax
-#define f64_min_simd f64_vmin
 DEFINE_FLOAT_DTYPE(f32, float)
 DEFINE_FLOAT_DTYPE(f64, double)
 
@@ -313,12 +353,16 @@ typedef struct {
     line_fn *line;
     row_fn *row;
     lines_fn *lines;
+    rows_fn *rows;
 } reduce_kernel;
 
-#define KERNEL(NAME) {NAME##_line, NAME##_row, NAME##_lines}
+#define KERNEL(NAME)                                                                               \
+    { NAME##_line, NAME##_row, NAME##_lines, NAME##_rows }
 #define KERNELS_OF(SFX)                                                                            \
-    {KERNEL(SFX##_sum), KERNEL(SFX##_prod), KERNEL(SFX##_max),                                     \
-     KERNEL(SFX##_min), KERNEL(SFX##_and),  KERNEL(SFX##_or)}
+    {                                                                                              \
+        KERNEL(SFX##_sum), KERNEL(SFX##_prod), KERNEL(SFX##_max), KERNEL(SFX##_min),               \
+            KERNEL(SFX##_and), KERNEL(SFX##_or)                                                    \
+    }
 
 /* Indexed [dtype][op], op in ax_reduce_op order. */
 static const reduce_kernel kernels[AX_NDTYPES][6] = {
@@ -340,9 +384,12 @@ static void acc_identity(acc_kind k, ax_reduce_op op, void *out) {
     static const double f[] = {0.0, 1.0, -INFINITY, INFINITY};
     static const int64_t i[] = {0, 1, INT64_MIN, INT64_MAX};
     static const uint64_t u[] = {0, 1, 0, UINT64_MAX, 1, 0};
-    if (k == ACC_F64) memcpy(out, &f[op], 8);
-    else if (k == ACC_I64) memcpy(out, &i[op], 8);
-    else memcpy(out, &u[op], 8);
+    if (k == ACC_F64)
+        memcpy(out, &f[op], 8);
+    else if (k == ACC_I64)
+        memcpy(out, &i[op], 8);
+    else
+        memcpy(out, &u[op], 8);
 }
 
 /* dst[i] = dst[i] op src[i]: combines the private accumulators of two chunks. */
@@ -353,18 +400,32 @@ static void combine_accs(acc_kind k, ax_reduce_op op, void *dst, const void *src
         f64_rows[op](dst, 1, src, n, 1);
         break;
     }
-    case ACC_I64: (op == AX_REDUCE_MAX ? i64_max_row : i64_min_row)(dst, 1, src, n, 1); break;
+    case ACC_I64:
+        (op == AX_REDUCE_MAX ? i64_max_row : i64_min_row)(dst, 1, src, n, 1);
+        break;
     case ACC_U64: {
         uint64_t *d = dst;
         const uint64_t *s = src;
         for (int64_t j = 0; j < n; j++) {
             switch (op) {
-            case AX_REDUCE_SUM: d[j] = sum_u(d[j], s[j]); break;
-            case AX_REDUCE_PROD: d[j] = prod_u(d[j], s[j]); break;
-            case AX_REDUCE_MAX: d[j] = max_u(d[j], s[j]); break;
-            case AX_REDUCE_MIN: d[j] = min_u(d[j], s[j]); break;
-            case AX_REDUCE_AND: d[j] = and_u(d[j], s[j]); break;
-            case AX_REDUCE_OR: d[j] = or_u(d[j], s[j]); break;
+            case AX_REDUCE_SUM:
+                d[j] = sum_u(d[j], s[j]);
+                break;
+            case AX_REDUCE_PROD:
+                d[j] = prod_u(d[j], s[j]);
+                break;
+            case AX_REDUCE_MAX:
+                d[j] = max_u(d[j], s[j]);
+                break;
+            case AX_REDUCE_MIN:
+                d[j] = min_u(d[j], s[j]);
+                break;
+            case AX_REDUCE_AND:
+                d[j] = and_u(d[j], s[j]);
+                break;
+            case AX_REDUCE_OR:
+                d[j] = or_u(d[j], s[j]);
+                break;
             }
         }
         break;
@@ -386,20 +447,35 @@ static void store_results(ax_dtype t, acc_kind k, const void *acc, void *out, in
     const int64_t *i = acc;
     const uint64_t *u = acc;
     switch (t) {
-    case AX_F32: STORE_LOOP(float, f[j]); break;
-    case AX_F64: STORE_LOOP(double, f[j]); break;
-    case AX_BOOL: STORE_LOOP(uint8_t, u[j] != 0); break;
-    case AX_U8: STORE_LOOP(uint8_t, u[j]); break;
-    case AX_U32: STORE_LOOP(uint32_t, u[j]); break;
+    case AX_F32:
+        STORE_LOOP(float, f[j]);
+        break;
+    case AX_F64:
+        STORE_LOOP(double, f[j]);
+        break;
+    case AX_BOOL:
+        STORE_LOOP(uint8_t, u[j] != 0);
+        break;
+    case AX_U8:
+        STORE_LOOP(uint8_t, u[j]);
+        break;
+    case AX_U32:
+        STORE_LOOP(uint32_t, u[j]);
+        break;
     case AX_I32:
-        if (k == ACC_I64) STORE_LOOP(int32_t, i[j]);
-        else STORE_LOOP(int32_t, (uint32_t)u[j]);
+        if (k == ACC_I64)
+            STORE_LOOP(int32_t, i[j]);
+        else
+            STORE_LOOP(int32_t, (uint32_t)u[j]);
         break;
     case AX_I64:
-        if (k == ACC_I64) STORE_LOOP(int64_t, i[j]);
-        else STORE_LOOP(int64_t, u[j]);
+        if (k == ACC_I64)
+            STORE_LOOP(int64_t, i[j]);
+        else
+            STORE_LOOP(int64_t, u[j]);
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -433,7 +509,9 @@ typedef struct {
 } reduce_plan;
 
 /* Nest entry order: stride-0 (broadcast) dimensions outermost, then by decreasing stride. */
-static int64_t nest_key(int64_t stride) { return stride == 0 ? INT64_MAX : stride; }
+static int64_t nest_key(int64_t stride) {
+    return stride == 0 ? INT64_MAX : stride;
+}
 
 static void nest_swap(reduce_plan *p, int j) {
     int64_t t;
@@ -533,18 +611,25 @@ static void run_range(const reduce_plan *p, char *acc, int64_t lo, int64_t hi) {
     int64_t shape[AX_MAX_RANK];
     memcpy(shape, p->shape, (size_t)p->ndim * sizeof *shape);
     shape[p->split] = hi - lo;
-    int64_t es = (int64_t)p->es, inner = p->ndim - 1;
-    const char *src = p->src + lo * p->in_strides[p->split] * es;
-    char *accp = acc + (p->acc_base + lo * p->acc_strides[p->split]) * 8;
+    int64_t es = (int64_t)p->es;
+    int inner = p->ndim - 1, outer = inner - 1; /* the two loops a kernel runs */
+    bool two_d = outer >= 0 && p->reduced[outer] != p->reduced[inner];
+    const int64_t *is = p->in_strides, *as = p->acc_strides;
+    const char *src = p->src + lo * is[p->split] * es;
+    char *accp = acc + (p->acc_base + lo * as[p->split]) * 8;
     ax_iter it;
-    ax_iter_init(&it, (int)inner, shape, 2, (const int64_t *[]){p->in_strides, p->acc_strides});
+    ax_iter_init(&it, two_d ? outer : inner, shape, 2, (const int64_t *[]){is, as});
     do {
         const char *s = src + it.pos[0] * es;
         char *a = accp + it.pos[1] * 8;
-        if (p->reduced[inner])
-            p->kernel.line(a, s, shape[inner], p->in_strides[inner]);
+        if (two_d && p->reduced[inner])
+            p->kernel.lines(a, as[outer], s, shape[outer], is[outer], shape[inner], is[inner]);
+        else if (two_d)
+            p->kernel.rows(a, as[inner], s, shape[outer], is[outer], shape[inner], is[inner]);
+        else if (p->reduced[inner])
+            p->kernel.line(a, s, shape[inner], is[inner]);
         else
-            p->kernel.row(a, p->acc_strides[inner], s, shape[inner], p->in_strides[inner]);
+            p->kernel.row(a, as[inner], s, shape[inner], is[inner]);
     } while (ax_iter_next(&it));
 }
 
@@ -569,8 +654,10 @@ static bool reduce_whole(ax_ctx *cx, reduce_plan *p, int64_t total) {
     acc_identity(p->kind, p->op, identity);
     ax_fill_elements(p->acc, naccs * p->out_size, identity, 8);
     if (total > 0) {
-        if (p->nchunks > 1) parallel_tasks(cx, p->nchunks, 1, run_chunks, p);
-        else run_range(p, p->acc, 0, p->shape[p->split]);
+        if (p->nchunks > 1)
+            parallel_tasks(cx, p->nchunks, 1, run_chunks, p);
+        else
+            run_range(p, p->acc, 0, p->shape[p->split]);
     }
     for (int64_t c = 1; c < naccs; c++)
         combine_accs(p->kind, p->op, p->acc, p->acc + c * p->out_size * 8, p->out_size);
@@ -628,7 +715,8 @@ static void run_tile(const reduce_plan *p, int64_t task, uint64_t *acc) {
         if (b == inner)
             p->kernel.row(acc, 1, src, tn, p->in_strides[b]);
         else
-            p->kernel.lines(acc, src, tn, p->in_strides[b], p->shape[inner], p->in_strides[inner]);
+            p->kernel.lines(acc, 1, src, tn, p->in_strides[b], p->shape[inner],
+                            p->in_strides[inner]);
     } while (ax_iter_next(&it));
     int64_t oes = (int64_t)ax_dtype_size(p->out_dtype);
     store_results(p->out_dtype, p->kind, acc, p->out + out_off * oes, tn, p->acc_strides[b]);
@@ -653,8 +741,8 @@ static void reduce_tiled(ax_ctx *cx, reduce_plan *p, int64_t total) {
 
 /* ---- ax_reduce ---- */
 
-static bool check_reduce(ax_ctx *cx, ax_reduce_op op, const ax_array *x, int naxes,
-                         const int *axes, bool *reduced) {
+static bool check_reduce(ax_ctx *cx, ax_reduce_op op, const ax_array *x, int naxes, const int *axes,
+                         bool *reduced) {
     const char *name = reduce_names[op];
     bool numeric = op == AX_REDUCE_SUM || op == AX_REDUCE_PROD;
     bool logical = op == AX_REDUCE_AND || op == AX_REDUCE_OR;
@@ -790,7 +878,11 @@ typedef struct {
 } arg_kernel;
 
 #define ARG_KERNELS(SFX)                                                                           \
-    {{SFX##_argmax_line, SFX##_argmax_rows}, {SFX##_argmin_line, SFX##_argmin_rows}}
+    {                                                                                              \
+        {SFX##_argmax_line, SFX##_argmax_rows}, {                                                  \
+            SFX##_argmin_line, SFX##_argmin_rows                                                   \
+        }                                                                                          \
+    }
 static const arg_kernel arg_kernels[AX_NDTYPES][2] = {
     [AX_BOOL] = ARG_KERNELS(u8), [AX_U8] = ARG_KERNELS(u8),   [AX_I32] = ARG_KERNELS(i32),
     [AX_U32] = ARG_KERNELS(u32), [AX_I64] = ARG_KERNELS(i64), [AX_F32] = ARG_KERNELS(f32),
@@ -798,8 +890,7 @@ static const arg_kernel arg_kernels[AX_NDTYPES][2] = {
 };
 
 /* Shape of x as (outer, n, inner) around `axis`. */
-static void split_at_axis(const ax_array *x, int axis, int64_t *outer, int64_t *n,
-                          int64_t *inner) {
+static void split_at_axis(const ax_array *x, int axis, int64_t *outer, int64_t *n, int64_t *inner) {
     *outer = ax_shape_size(axis, x->shape);
     *n = x->shape[axis];
     *inner = ax_shape_size(x->ndim - axis - 1, x->shape + axis + 1);
@@ -886,19 +977,36 @@ ax_array *ax_argmin(ax_ctx *cx, ax_array *x, int axis, ax_dtype index_dtype) {
 /* Scalar ops in the array's own dtype, as NumPy's accumulate does: integers wrap (computed in
  * the unsigned type UT to avoid signed overflow), floats round at every step. */
 #define DEFINE_SCAN_OPS(SFX, T, UT, ISNAN)                                                         \
-    static inline T SFX##_cadd(T a, T b) { return (T)((UT)a + (UT)b); }                            \
-    static inline T SFX##_cmul(T a, T b) { return (T)((UT)a * (UT)b); }                            \
-    static inline T SFX##_cmax(T a, T b) { return b > a || ISNAN(b) ? b : a; }                     \
-    static inline T SFX##_cmin(T a, T b) { return b < a || ISNAN(b) ? b : a; }
+    static inline T SFX##_cadd(T a, T b) {                                                         \
+        return (T)((UT)a + (UT)b);                                                                 \
+    }                                                                                              \
+    static inline T SFX##_cmul(T a, T b) {                                                         \
+        return (T)((UT)a * (UT)b);                                                                 \
+    }                                                                                              \
+    static inline T SFX##_cmax(T a, T b) {                                                         \
+        return b > a || ISNAN(b) ? b : a;                                                          \
+    }                                                                                              \
+    static inline T SFX##_cmin(T a, T b) {                                                         \
+        return b < a || ISNAN(b) ? b : a;                                                          \
+    }
 
 /* Scans a contiguous (outer, n, inner) block along n; rows [o0, o1) of outer. */
 #define DEFINE_SCAN(NAME, T, COMBINE)                                                              \
     static void NAME(const void *src, void *dst, int64_t o0, int64_t o1, int64_t n, int64_t inner, \
                      bool reverse) {                                                               \
-        int64_t first = reverse ? n - 1 : 0, step = reverse ? -1 : 1;                             \
+        int64_t first = reverse ? n - 1 : 0, step = reverse ? -1 : 1;                              \
         for (int64_t o = o0; o < o1; o++) {                                                        \
             const T *x = (const T *)src + o * n * inner;                                           \
             T *y = (T *)dst + o * n * inner;                                                       \
+            if (inner == 1) { /* one run: keep the running value in a register */                  \
+                T acc = x[first];                                                                  \
+                y[first] = acc;                                                                    \
+                for (int64_t k = 1; k < n; k++) {                                                  \
+                    acc = COMBINE(acc, x[first + k * step]);                                       \
+                    y[first + k * step] = acc;                                                     \
+                }                                                                                  \
+                continue;                                                                          \
+            }                                                                                      \
             memcpy(y + first * inner, x + first * inner, (size_t)inner * sizeof(T));               \
             for (int64_t k = 1; k < n; k++) {                                                      \
                 int64_t i = first + k * step;                                                      \
@@ -909,8 +1017,8 @@ ax_array *ax_argmin(ax_ctx *cx, ax_array *x, int axis, ax_dtype index_dtype) {
         }                                                                                          \
     }
 
-typedef void scan_fn(const void *src, void *dst, int64_t o0, int64_t o1, int64_t n,
-                     int64_t inner, bool reverse);
+typedef void scan_fn(const void *src, void *dst, int64_t o0, int64_t o1, int64_t n, int64_t inner,
+                     bool reverse);
 
 #define DEFINE_SCANS(SFX, T, UT, ISNAN)                                                            \
     DEFINE_SCAN_OPS(SFX, T, UT, ISNAN)                                                             \
@@ -926,7 +1034,8 @@ DEFINE_SCANS(i64, int64_t, uint64_t, ISNAN_I)
 DEFINE_SCANS(f32, float, float, ISNAN_F)
 DEFINE_SCANS(f64, double, double, ISNAN_F)
 
-#define SCANS_OF(SFX) {SFX##_cumsum, SFX##_cumprod, SFX##_cummax, SFX##_cummin}
+#define SCANS_OF(SFX)                                                                              \
+    { SFX##_cumsum, SFX##_cumprod, SFX##_cummax, SFX##_cummin }
 static scan_fn *const scans[AX_NDTYPES][4] = {
     [AX_BOOL] = SCANS_OF(u8), [AX_U8] = SCANS_OF(u8),   [AX_I32] = SCANS_OF(i32),
     [AX_U32] = SCANS_OF(u32), [AX_I64] = SCANS_OF(i64), [AX_F32] = SCANS_OF(f32),
@@ -956,7 +1065,7 @@ ax_array *ax_cumulative(ax_ctx *cx, ax_cumulative_op op, ax_array *x, int axis, 
     if (!out) return NULL;
     out->weak = x->weak;
     if (out->size == 0) return out;
-    ax_array *xc = ax_array_contiguous(cx, x);
+    ax_array *xc = ax_strided_contiguous(cx, x);
     if (!xc) {
         ax_array_release(out);
         return NULL;

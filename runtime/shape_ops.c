@@ -88,8 +88,10 @@ static bool nocopy_strides(const ax_array *x, int ndim, const int64_t *shape, in
     while (ni < ndim && oi < oldnd) {
         int64_t np = shape[ni], op = olddims[oi];
         while (np != op) {
-            if (np < op) np *= shape[nj++];
-            else op *= olddims[oj++];
+            if (np < op)
+                np *= shape[nj++];
+            else
+                op *= olddims[oj++];
         }
         for (int ok = oi; ok < oj - 1; ok++)
             if (oldstrides[ok] != olddims[ok + 1] * oldstrides[ok + 1]) return false;
@@ -139,8 +141,11 @@ ax_array *ax_reshape(ax_ctx *cx, ax_array *x, int ndim, const int64_t *shape) {
     }
     if (nocopy_strides(x, ndim, dims, strides))
         return ax_array_view(cx, x, ndim, dims, strides, x->offset);
-    ax_array *c = ax_array_copy(cx, x); /* fresh and ours: give it the new shape */
-    if (!c) return NULL;
+    ax_array *c = ax_strided_contiguous(cx, x); /* a fresh copy: x is not contiguous */
+    if (!c || c == x) {                         /* (a contiguous x always has a view) */
+        ax_array_release(c);
+        return c ? ax_error(cx, AX_ERR_RUNTIME, "reshape: no view of a contiguous array") : NULL;
+    }
     c->ndim = ndim;
     memcpy(c->shape, dims, (size_t)ndim * sizeof *dims);
     ax_shape_strides(ndim, dims, c->strides);
@@ -311,8 +316,9 @@ ax_array *ax_slice(ax_ctx *cx, ax_array *x, const int64_t *start, const int64_t 
 static bool check_pad(ax_ctx *cx, const ax_array *x, const ax_array *value, const int64_t *lo,
                       const int64_t *hi, const int64_t *interior, int64_t *shape) {
     if (value->dtype != x->dtype) {
-        ax_error(cx, AX_ERR_TYPE, "pad requires a padding value of the array's dtype, got %s and %s",
-                 TYPE(x), TYPE(value));
+        ax_error(cx, AX_ERR_TYPE,
+                 "pad requires a padding value of the array's dtype, got %s and %s", TYPE(x),
+                 TYPE(value));
         return false;
     }
     if (value->ndim != 0) {
@@ -366,8 +372,8 @@ ax_array *ax_pad(ax_ctx *cx, ax_array *x, ax_array *value, const int64_t *lo, co
     }
     if (ax_shape_size(x->ndim, kept) > 0)
         ax_strided_copy((char *)ax_array_data(out) + dst_off * (int64_t)es, dst_strides,
-                        (char *)ax_array_data(x) + src_off * (int64_t)es, x->strides, x->ndim,
-                        kept, es);
+                        (char *)ax_array_data(x) + src_off * (int64_t)es, x->strides, x->ndim, kept,
+                        es);
     return out;
 }
 
@@ -380,8 +386,8 @@ ax_array *ax_squeeze(ax_ctx *cx, ax_array *x, int ndims, const int *dims) {
     for (int i = 0; i < ndims; i++) {
         int64_t n = x->shape[axes[i]];
         if (n == 1) continue;
-        ax_error(cx, AX_ERR_SHAPE, "cannot squeeze axis %d of %s: its size is %lld, not 1",
-                 axes[i], TYPE(x), (long long)n);
+        ax_error(cx, AX_ERR_SHAPE, "cannot squeeze axis %d of %s: its size is %lld, not 1", axes[i],
+                 TYPE(x), (long long)n);
         return NULL;
     }
     int64_t shape[AX_MAX_RANK], strides[AX_MAX_RANK];

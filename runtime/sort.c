@@ -21,7 +21,7 @@
 #include "pool.h"
 
 enum {
-    INSERTION_RUN = 32,          /* runs sorted by insertion before merging */
+    INSERTION_RUN = 32, /* runs sorted by insertion before merging */
     PARALLEL_MIN_ELEMENTS = 1 << 15,
 };
 
@@ -58,7 +58,7 @@ static void parallel_tasks(ax_ctx *cx, int64_t ntasks, int64_t grain,
     }                                                                                              \
     static void NAME##_merge(const E *src, E *dst, int64_t lo, int64_t mid, int64_t hi) {          \
         int64_t i = lo, j = mid, k = lo;                                                           \
-        if (mid == hi || !LESS(src[mid], src[mid - 1])) { /* already in order */                  \
+        if (mid == hi || !LESS(src[mid], src[mid - 1])) { /* already in order */                   \
             memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof(E));                             \
             return;                                                                                \
         }                                                                                          \
@@ -93,8 +93,10 @@ typedef void sort_line_fn(const char *src, int64_t s, char *dst, int64_t ds, int
                           void *work, ax_dtype index_dtype);
 
 static void store_index(char *dst, ax_dtype t, int64_t i) {
-    if (t == AX_I32) *(int32_t *)dst = (int32_t)i;
-    else *(int64_t *)dst = i;
+    if (t == AX_I32)
+        *(int32_t *)dst = (int32_t)i;
+    else
+        *(int64_t *)dst = i;
 }
 
 #define DEFINE_SORTS(SFX, T, ISNAN)                                                                \
@@ -110,10 +112,12 @@ static void store_index(char *dst, ax_dtype t, int64_t i) {
         const T *src = (const T *)srcp;                                                            \
         T *dst = (T *)dstp, *buf = work, *tmp = buf + n;                                           \
         int64_t k = 0, nan = 0;                                                                    \
-        for (int64_t i = 0; i < n; i++) { /* numbers first, NaNs set aside in order */            \
+        for (int64_t i = 0; i < n; i++) { /* numbers first, NaNs set aside in order */             \
             T v = src[(rev ? n - 1 - i : i) * s];                                                  \
-            if (ISNAN(v)) tmp[nan++] = v;                                                          \
-            else buf[k++] = v;                                                                     \
+            if (ISNAN(v))                                                                          \
+                tmp[nan++] = v;                                                                    \
+            else                                                                                   \
+                buf[k++] = v;                                                                      \
         }                                                                                          \
         memcpy(buf + k, tmp, (size_t)nan * sizeof(T));                                             \
         SFX##_sort_keys(buf, tmp, k);                                                              \
@@ -127,8 +131,10 @@ static void store_index(char *dst, ax_dtype t, int64_t i) {
         for (int64_t i = 0; i < n; i++) {                                                          \
             int64_t at = rev ? n - 1 - i : i;                                                      \
             SFX##_pair v = {src[at * s], at};                                                      \
-            if (ISNAN(v.key)) tmp[nan++] = v;                                                      \
-            else buf[k++] = v;                                                                     \
+            if (ISNAN(v.key))                                                                      \
+                tmp[nan++] = v;                                                                    \
+            else                                                                                   \
+                buf[k++] = v;                                                                      \
         }                                                                                          \
         memcpy(buf + k, tmp, (size_t)nan * sizeof *tmp);                                           \
         SFX##_sort_pairs(buf, tmp, k);                                                             \
@@ -144,7 +150,8 @@ DEFINE_SORTS(i64, int64_t, ISNAN_I)
 DEFINE_SORTS(f32, float, ISNAN_F)
 DEFINE_SORTS(f64, double, ISNAN_F)
 
-#define LINES_OF(SFX) {SFX##_sort_line, SFX##_argsort_line}
+#define LINES_OF(SFX)                                                                              \
+    { SFX##_sort_line, SFX##_argsort_line }
 static sort_line_fn *const sort_lines[AX_NDTYPES][2] = {
     [AX_BOOL] = LINES_OF(u8), [AX_U8] = LINES_OF(u8),   [AX_I32] = LINES_OF(i32),
     [AX_U32] = LINES_OF(u32), [AX_I64] = LINES_OF(i64), [AX_F32] = LINES_OF(f32),
@@ -178,8 +185,8 @@ static void sort_lines_range(const sort_job *j, int64_t begin, int64_t end, void
             xoff += i * x->strides[d];
             ooff += i * out->strides[d];
         }
-        j->fn(xdata + xoff * xes, x->strides[j->axis], odata + ooff * oes, out->strides[j->axis],
-              n, j->descending, work, out->dtype);
+        j->fn(xdata + xoff * xes, x->strides[j->axis], odata + ooff * oes, out->strides[j->axis], n,
+              j->descending, work, out->dtype);
     }
 }
 
@@ -199,13 +206,15 @@ static ax_array *sort_common(ax_ctx *cx, ax_array *x, int axis, bool descending,
                                                            : "an unknown dtype");
     char type[400];
     ax_array_type_format(type, sizeof type, x);
-    if (x->ndim == 0) return ax_error(cx, AX_ERR_VALUE, "cannot %s a rank-0 array (%s)", name, type);
+    if (x->ndim == 0)
+        return ax_error(cx, AX_ERR_VALUE, "cannot %s a rank-0 array (%s)", name, type);
     int a = axis < 0 ? axis + x->ndim : axis;
     if (a < 0 || a >= x->ndim)
         return ax_error(cx, AX_ERR_VALUE, "%s: axis %d is out of bounds for %s", name, axis, type);
     ax_array *out = ax_array_new(cx, arg ? index_dtype : x->dtype, x->ndim, x->shape);
-    if (!out || out->size == 0) return out;
+    if (!out) return NULL;
     out->weak = !arg && x->weak;
+    if (out->size == 0) return out;
     sort_job j = {sort_lines[x->dtype][arg], x, out, a, descending, 0, 1, 0, NULL};
     int64_t n = x->shape[a];
     j.nlines = x->size / n;
@@ -220,8 +229,10 @@ static ax_array *sort_common(ax_ctx *cx, ax_array *x, int axis, bool descending,
         ax_array_release(out);
         return ax_error_oom(cx);
     }
-    if (j.nworkers > 1) parallel_tasks(cx, j.nworkers, 1, run_workers, &j);
-    else run_workers(&j, 0, 1);
+    if (j.nworkers > 1)
+        parallel_tasks(cx, j.nworkers, 1, run_workers, &j);
+    else
+        run_workers(&j, 0, 1);
     free(j.work);
     return out;
 }

@@ -10,8 +10,8 @@ static int name_index(const char *const *names, const char *name) {
     return -1;
 }
 
-bool ax_bi_parse(ax_interp *in, const ax_args *args, const char *fname,
-                 const char *const *names, int maxpos, ax_value **vals) {
+bool ax_bi_parse(ax_interp *in, const ax_args *args, const char *fname, const char *const *names,
+                 int maxpos, ax_value **vals) {
     int nnames = 0;
     while (names[nnames]) nnames++;
     for (int i = 0; i < nnames; i++) vals[i] = NULL;
@@ -150,8 +150,7 @@ bool ax_bi_shape(ax_interp *in, ax_value *v, const char *what, int *ndim, int64_
         return ax_bi_int(in, v, what, 0, &shape[0]);
     }
     if (v->n > AX_MAX_RANK) {
-        ax_error(in->cx, AX_ERR_VALUE, "%s: arrays have at most %d dimensions", what,
-                 AX_MAX_RANK);
+        ax_error(in->cx, AX_ERR_VALUE, "%s: arrays have at most %d dimensions", what, AX_MAX_RANK);
         return false;
     }
     *ndim = v->n;
@@ -160,7 +159,9 @@ bool ax_bi_shape(ax_interp *in, ax_value *v, const char *what, int *ndim, int64_
     return true;
 }
 
-static int compare_ints(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+static int compare_ints(const void *a, const void *b) {
+    return *(const int *)a - *(const int *)b;
+}
 
 bool ax_bi_axes(ax_interp *in, ax_value *v, int ndim, int *naxes, int *axes) {
     if (!v || v->kind == AX_V_NONE) {
@@ -168,13 +169,14 @@ bool ax_bi_axes(ax_interp *in, ax_value *v, int ndim, int *naxes, int *axes) {
         for (int i = 0; i < ndim; i++) axes[i] = i;
         return true;
     }
-    int n = v->kind == AX_V_TUPLE || v->kind == AX_V_LIST ? v->n : 1;
+    bool seq = v->kind == AX_V_TUPLE || v->kind == AX_V_LIST;
+    int n = seq ? v->n : 1;
     if (n > AX_MAX_RANK) {
         ax_error(in->cx, AX_ERR_VALUE, "too many axes");
         return false;
     }
     for (int i = 0; i < n; i++) {
-        ax_value *item = n == 1 && v->kind == AX_V_ARRAY ? v : v->items[i];
+        ax_value *item = seq ? v->items[i] : v;
         int64_t a;
         if (!ax_bi_int(in, item, "axis", 0, &a) || !ax_np_axis(in->cx, a, ndim, &axes[i]))
             return false;
@@ -270,6 +272,12 @@ const char *ax_bi_str(ax_interp *in, ax_value *v, const char *what) {
     return NULL;
 }
 
-ax_value *ax_bi_int_value(ax_interp *in, int64_t v) { return ax_value_int(in, v); }
-ax_value *ax_bi_float_value(ax_interp *in, double v) { return ax_value_float(in, v); }
-ax_value *ax_bi_bool_value(ax_interp *in, bool v) { return ax_value_bool(in, v); }
+ax_value *ax_bi_int_value(ax_interp *in, int64_t v) {
+    return ax_value_int(in, v);
+}
+ax_value *ax_bi_float_value(ax_interp *in, double v) {
+    return ax_value_float(in, v);
+}
+ax_value *ax_bi_bool_value(ax_interp *in, bool v) {
+    return ax_value_bool(in, v);
+}

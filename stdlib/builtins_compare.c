@@ -26,11 +26,13 @@ static ax_array *isclose(ax_ctx *cx, ax_array *a, ax_array *b, double rtol, doub
                                           OWN(ax_np_binary(cx, AX_P_EQ, "isclose", ay, inf))));
     ax_array *finite = OWN(ax_np_unop(cx, AX_OP_INVERT, any_inf));
     ax_array *r = OWN(ax_np_logical(cx, AX_P_AND, "isclose", within, finite));
-    r = OWN(ax_np_logical(cx, AX_P_OR, "isclose", r, OWN(ax_np_binary(cx, AX_P_EQ, "isclose", x, y))));
+    r = OWN(
+        ax_np_logical(cx, AX_P_OR, "isclose", r, OWN(ax_np_binary(cx, AX_P_EQ, "isclose", x, y))));
     if (equal_nan) {
         ax_array *xn = OWN(ax_np_binary(cx, AX_P_NE, "isclose", x, x));
         ax_array *yn = OWN(ax_np_binary(cx, AX_P_NE, "isclose", y, y));
-        r = OWN(ax_np_logical(cx, AX_P_OR, "isclose", r, OWN(ax_np_logical(cx, AX_P_AND, "isclose", xn, yn))));
+        r = OWN(ax_np_logical(cx, AX_P_OR, "isclose", r,
+                              OWN(ax_np_logical(cx, AX_P_AND, "isclose", xn, yn))));
     }
 #undef OWN
     r = ax_scope_keep(&s, r);
@@ -84,7 +86,8 @@ static ax_array *all_of(ax_ctx *cx, ax_array *x) {
 static ax_value *bi_allclose(ax_interp *in, ax_value *self, const ax_args *args) {
     close_args c;
     if (!parse_close(in, self, args, 1e-5, 1e-8, &c)) return close_done(in, &c, NULL);
-    return close_done(in, &c, all_of(in->cx, isclose(in->cx, c.a, c.b, c.rtol, c.atol, c.equal_nan)));
+    return close_done(in, &c,
+                      all_of(in->cx, isclose(in->cx, c.a, c.b, c.rtol, c.atol, c.equal_nan)));
 }
 
 /* array_equal: same shape and equal elements; array_equiv: equal after broadcasting. */
@@ -102,8 +105,9 @@ static ax_value *equal_arrays(ax_interp *in, ax_value *self, const ax_args *args
     int nd;
     int64_t shape[AX_MAX_RANK];
     if (b) {
-        bool comparable = equiv ? ax_shape_broadcast(a->ndim, a->shape, b->ndim, b->shape, &nd, shape)
-                                : ax_shape_equal(a->ndim, a->shape, b->ndim, b->shape);
+        bool comparable = equiv
+                              ? ax_shape_broadcast(a->ndim, a->shape, b->ndim, b->shape, &nd, shape)
+                              : ax_shape_equal(a->ndim, a->shape, b->ndim, b->shape);
         if (!comparable)
             r = ax_np_scalar(cx, AX_BOOL, 0);
         else
@@ -169,8 +173,7 @@ const ax_builtin_def ax_builtins_compare[] = {
     {"isclose", bi_isclose,
      "isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False): elementwise closeness", NP},
     {"allclose", bi_allclose,
-     "allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False): True if all elements are close",
-     NP},
+     "allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False): True if all elements are close", NP},
     {"array_equal", bi_array_equal, "array_equal(a1, a2): True if same shape and elements", NP},
     {"array_equiv", bi_array_equiv, "array_equiv(a1, a2): True if equal after broadcasting", NP},
     {"assert_allclose", bi_assert_allclose,

@@ -140,8 +140,8 @@ static ax_value *bi_arange(ax_interp *in, ax_value *self, const ax_args *args) {
 }
 
 /* JAX's linspace: start * (1 - t) + stop * t for t = iota / div, then stop appended. */
-static ax_array *linspace(ax_ctx *cx, ax_array *start, ax_array *stop, int64_t num,
-                          bool endpoint, ax_dtype t) {
+static ax_array *linspace(ax_ctx *cx, ax_array *start, ax_array *stop, int64_t num, bool endpoint,
+                          ax_dtype t) {
     ax_scope s;
     ax_scope_begin(&s, cx);
     ax_array *a = ax_scope_own(&s, ax_np_astype(cx, start, t, false));
@@ -179,7 +179,9 @@ static ax_value *bi_linspace(ax_interp *in, ax_value *self, const ax_args *args)
         !ax_bi_required(in, v[1], f, "stop") || !ax_bi_int(in, v[2], "num", 50, &num) ||
         !ax_bi_bool(in, v[3], "endpoint", true, &endpoint) || !ax_bi_dtype(in, v[4], &dtype))
         return NULL;
-    if (num < 0) return ax_error(in->cx, AX_ERR_VALUE, "number of samples, %lld, must be non-negative", (long long)num);
+    if (num < 0)
+        return ax_error(in->cx, AX_ERR_VALUE, "number of samples, %lld, must be non-negative",
+                        (long long)num);
     ax_array *a = ax_np_asarray(in, v[0], f), *b = a ? ax_np_asarray(in, v[1], f) : NULL;
     ax_array *r = NULL;
     if (b && (a->ndim || b->ndim)) {
@@ -221,7 +223,8 @@ static ax_value *bi_eye(ax_interp *in, ax_value *self, const ax_args *args) {
         !ax_bi_int(in, v[0], "N", 0, &n) || !ax_bi_int(in, v[1], "M", n, &m) ||
         !ax_bi_int(in, v[2], "k", 0, &k) || !creation_dtype(in, v[3], &dtype))
         return NULL;
-    if (n < 0 || m < 0) return ax_error(in->cx, AX_ERR_VALUE, "negative dimensions are not allowed");
+    if (n < 0 || m < 0)
+        return ax_error(in->cx, AX_ERR_VALUE, "negative dimensions are not allowed");
     ax_array *mask = diagonal_mask(in->cx, n, m, k, AX_P_EQ);
     ax_array *r = ax_np_astype(in->cx, mask, (ax_dtype)dtype, false);
     ax_array_release(mask);
@@ -342,8 +345,7 @@ const ax_builtin_def ax_builtins_create[] = {
     {"empty_like", bi_zeros_like, "empty_like(a, dtype=None): zeros of a's shape and dtype", NP},
     {"full_like", bi_full_like,
      "full_like(a, fill_value, dtype=None): fill_value in a's shape and dtype", NP},
-    {"arange", bi_arange, "arange(start, stop=None, step=1, dtype=None): evenly spaced values",
-     NP},
+    {"arange", bi_arange, "arange(start, stop=None, step=1, dtype=None): evenly spaced values", NP},
     {"linspace", bi_linspace,
      "linspace(start, stop, num=50, endpoint=True, dtype=None): num evenly spaced values", NP},
     {"eye", bi_eye, "eye(N, M=None, k=0, dtype=f32): ones on diagonal k, zeros elsewhere", NP},

@@ -22,8 +22,7 @@ static ax_array *take_along(ax_interp *in, ax_array *a, ax_value *indices, int a
     ax_value_release(g);
     if (axis == 0) return ga;
     int k = ga->ndim - (a->ndim - 1), back[AX_MAX_RANK];
-    for (int i = 0; i < ga->ndim; i++)
-        back[i] = i < axis ? k + i : i < axis + k ? i - axis : i;
+    for (int i = 0; i < ga->ndim; i++) back[i] = i < axis ? k + i : i < axis + k ? i - axis : i;
     ax_array *r = ax_np_transpose(cx, ga, back);
     ax_array_release(ga);
     return r;
@@ -43,7 +42,7 @@ static ax_value *bi_take(ax_interp *in, ax_value *self, const ax_args *args) {
     if (ax_bi_axis(in, v[2], a->ndim ? a->ndim : 1, AX_BI_NO_AXIS, true, &axis)) {
         ax_array *src = axis < 0 ? ax_np_ravel(in->cx, a) : ax_array_retain(a);
         ax_value *iv = v[1]->kind == AX_V_ARRAY ? ax_value_retain(v[1])
-                                               : ax_np_wrap(in, ax_np_asarray(in, v[1], f));
+                                                : ax_np_wrap(in, ax_np_asarray(in, v[1], f));
         r = src && iv ? take_along(in, src, iv, axis < 0 ? 0 : axis) : NULL;
         if (iv) ax_value_release(iv);
         ax_array_release(src);
@@ -83,7 +82,8 @@ static ax_array *take_along_axis(ax_ctx *cx, ax_array *arr, ax_array *idx, int a
     for (int d = 0; d < arr->ndim && flat; d++) {
         if (d == axis || strides[d] == 0) continue;
         ax_array *io = ax_scope_own(&s, ax_np_iota(cx, t, arr->ndim, out, d));
-        flat = ax_lax_add(&s, flat, ax_lax_mul(&s, io, ax_lax_scalar_like(&s, io, (double)strides[d])));
+        flat = ax_lax_add(&s, flat,
+                          ax_lax_mul(&s, io, ax_lax_scalar_like(&s, io, (double)strides[d])));
     }
     int64_t size = arr->size, col[AX_MAX_RANK + 1];
     memcpy(col, out, (size_t)arr->ndim * sizeof *out);
@@ -91,7 +91,8 @@ static ax_array *take_along_axis(ax_ctx *cx, ax_array *arr, ax_array *idx, int a
     ax_array *src = ax_lax_reshape(&s, arr, 1, &size);
     ax_array *gi = ax_lax_reshape(&s, flat, arr->ndim + 1, col);
     ax_params p = {.naxes = 1};
-    ax_array *r = ax_scope_keep(&s, src && gi ? ax_lax_bind(&s, AX_P_GATHER, 2, (ax_array *[]){src, gi}, &p) : NULL);
+    ax_array *r = ax_scope_keep(
+        &s, src && gi ? ax_lax_bind(&s, AX_P_GATHER, 2, (ax_array *[]){src, gi}, &p) : NULL);
     ax_scope_end(&s);
     return r;
 }
@@ -123,8 +124,7 @@ static ax_value *bi_take_along_axis(ax_interp *in, ax_value *self, const ax_args
 
 /* sort / argsort(a, axis=-1, descending=False); axis=None sorts the flattened array. */
 static ax_value *sorting(ax_interp *in, ax_value *self, const ax_args *args, bool arg) {
-    static const char *const names[] = {"a", "axis", "kind", "order", "stable", "descending",
-                                        NULL};
+    static const char *const names[] = {"a", "axis", "kind", "order", "stable", "descending", NULL};
     ax_value *v[6];
     const char *f = self->builtin->name;
     int axis;
@@ -161,8 +161,8 @@ static ax_value *bi_one_hot(ax_interp *in, ax_value *self, const ax_args *args) 
     int64_t k;
     int dtype;
     if (!ax_bi_parse(in, args, f, names, 3, v) || !ax_bi_required(in, v[0], f, "x") ||
-        !ax_bi_required(in, v[1], f, "num_classes") ||
-        !ax_bi_int(in, v[1], "num_classes", 0, &k) || !ax_bi_dtype(in, v[2], &dtype))
+        !ax_bi_required(in, v[1], f, "num_classes") || !ax_bi_int(in, v[1], "num_classes", 0, &k) ||
+        !ax_bi_dtype(in, v[2], &dtype))
         return NULL;
     ax_ctx *cx = in->cx;
     if (dtype < 0) dtype = (int)ax_np_default_float(cx);
@@ -184,8 +184,7 @@ static ax_value *bi_unique(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {"ar", NULL};
     ax_value *v[1];
     const char *f = self->builtin->name;
-    if (!ax_bi_parse(in, args, f, names, 1, v) || !ax_bi_required(in, v[0], f, "ar"))
-        return NULL;
+    if (!ax_bi_parse(in, args, f, names, 1, v) || !ax_bi_required(in, v[0], f, "ar")) return NULL;
     ax_ctx *cx = in->cx;
     ax_array *a = ax_np_asarray(in, v[0], f);
     if (a && (a->tracer || !ax_np_is_concrete(a))) {
@@ -281,8 +280,7 @@ const ax_builtin_def ax_builtins_index[] = {
      "take_along_axis(arr, indices, axis): elements picked along axis by matching indices", NP},
     {"sort", bi_sort, "sort(a, axis=-1, descending=False): sorted copy (stable, nan last)", NP},
     {"argsort", bi_argsort, "argsort(a, axis=-1, descending=False): indices that sort a", NP},
-    {"one_hot", bi_one_hot, "one_hot(x, num_classes, dtype=f32): one-hot encoding of integers",
-     NP},
+    {"one_hot", bi_one_hot, "one_hot(x, num_classes, dtype=f32): one-hot encoding of integers", NP},
     {"unique", bi_unique, "unique(ar): sorted distinct values of ar (eager only)", NP},
     {"median", bi_median, "median(a, axis=None, keepdims=False): the median along axis", NP},
     {NULL, NULL, NULL, 0},

@@ -1,15 +1,15 @@
 /* Internal to stdlib/builtins*.c: the tables of builtins and the argument helpers they share.
  *
  * Each builtins_<concern>.c file defines one table of {name, fn, doc, flags}; builtins.c
- * registers them all. Builtins flagged AX_BI_NP are also members of the `jnp` / `np`
- * namespace. Array functions double as methods (x.sum(0) calls sum with x first). */
+ * registers them all. Array functions double as methods (x.sum(0) calls sum with x first). */
 #ifndef AX_BUILTINS_LIB_H
 #define AX_BUILTINS_LIB_H
 
 #include "builtins.h"
 #include "np_lib.h"
 
-enum { AX_BI_NP = 1 };
+/* AX_BI_NP: also a member of jnp / np. AX_BI_LINALG: only a member of jnp.linalg / linalg. */
+enum { AX_BI_NP = 1, AX_BI_LINALG = 2 };
 
 typedef struct ax_builtin_def {
     const char *name;
@@ -19,15 +19,15 @@ typedef struct ax_builtin_def {
 } ax_builtin_def;
 
 /* The tables, each ended by an entry with a NULL name. */
-extern const ax_builtin_def ax_builtins_py[];     /* print, len, range, zip, ... */
-extern const ax_builtin_def ax_builtins_create[]; /* array, zeros, arange, ... */
-extern const ax_builtin_def ax_builtins_math[];   /* elementwise functions */
-extern const ax_builtin_def ax_builtins_reduce[]; /* sum, mean, argmax, cumsum, ... */
-extern const ax_builtin_def ax_builtins_shape[];  /* reshape, concatenate, ... */
-extern const ax_builtin_def ax_builtins_linalg[]; /* dot, matmul, outer, ... */
-extern const ax_builtin_def ax_builtins_index[];  /* take, sort, nonzero, one_hot, ... */
+extern const ax_builtin_def ax_builtins_py[];      /* print, len, range, zip, ... */
+extern const ax_builtin_def ax_builtins_create[];  /* array, zeros, arange, ... */
+extern const ax_builtin_def ax_builtins_math[];    /* elementwise functions */
+extern const ax_builtin_def ax_builtins_reduce[];  /* sum, mean, argmax, cumsum, ... */
+extern const ax_builtin_def ax_builtins_shape[];   /* reshape, concatenate, ... */
+extern const ax_builtin_def ax_builtins_linalg[];  /* dot, matmul, outer, ... */
+extern const ax_builtin_def ax_builtins_index[];   /* take, sort, nonzero, one_hot, ... */
 extern const ax_builtin_def ax_builtins_compare[]; /* isclose, allclose, array_equal, ... */
-extern const ax_builtin_def ax_builtins_time[];   /* timeit */
+extern const ax_builtin_def ax_builtins_time[];    /* timeit */
 
 /* The array builtin called `name`, or NULL (used for method sugar). */
 const ax_builtin_def *ax_builtin_find(const char *name);
@@ -35,8 +35,8 @@ const ax_builtin_def *ax_builtin_find(const char *name);
 /* Matches args against a signature: the NULL-terminated parameter `names`, of which the first
  * `maxpos` may be given positionally. Fills vals[i] (borrowed, NULL when absent). TypeError
  * "f() got an unexpected keyword argument 'k'" and the like otherwise. */
-bool ax_bi_parse(ax_interp *in, const ax_args *args, const char *fname,
-                 const char *const *names, int maxpos, ax_value **vals);
+bool ax_bi_parse(ax_interp *in, const ax_args *args, const char *fname, const char *const *names,
+                 int maxpos, ax_value **vals);
 /* Checks that every keyword is one of `names` (for functions with *args). */
 bool ax_bi_keywords(ax_interp *in, const ax_args *args, const char *fname,
                     const char *const *names);

@@ -1,6 +1,7 @@
 /* Products and diagonals: dot, matmul, vdot, inner, outer, tensordot, diagonal, trace, diag. */
 #include "builtins_lib.h"
 
+#include <math.h>
 #include <string.h>
 
 static bool two(ax_interp *in, ax_value *self, const ax_args *args, const char *const *names,
@@ -93,8 +94,8 @@ static ax_value *bi_inner(ax_interp *in, ax_value *self, const ax_args *args) {
 }
 
 /* The axes argument of tensordot: an int N or a pair of axis sequences. */
-static int tensordot_axes(ax_interp *in, ax_value *v, const ax_array *a, const ax_array *b,
-                          int *ca, int *cb) {
+static int tensordot_axes(ax_interp *in, ax_value *v, const ax_array *a, const ax_array *b, int *ca,
+                          int *cb) {
     if (!v || v->kind == AX_V_ARRAY) {
         int64_t n;
         if (!ax_bi_int(in, v, "axes", 2, &n)) return -1;
@@ -258,6 +259,90 @@ static ax_value *bi_diag(ax_interp *in, ax_value *self, const ax_args *args) {
     return ax_np_wrap(in, r);
 }
 
+/* ---------------------------------------------------------------- jnp.linalg */
+
+/* sum(|x| ** ord) ** (1 / ord) over axes, with the special orders of NumPy's vector norm. */
+static ax_array *vector_norm(ax_ctx *cx, ax_array *x, double ord, int naxes, const int *axes,
+                             bool keepdims) {
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    ax_array *a =
+        ax_scope_own(&s, ax_np_unary(cx, AX_P_ABS, ax_scope_own(&s, ax_np_to_inexact(cx, x))));
+    ax_array *r = NULL;
+    if (isinf(ord)) {
+        r = ax_np_extremum(cx, ord > 0 ? AX_P_REDUCE_MAX : AX_P_REDUCE_MIN, a, naxes, axes,
+                           keepdims);
+    } else if (ord == 0) {
+        ax_array *nz = a ? ax_lax_binary(&s, AX_P_NE, a, ax_lax_scalar_like(&s, a, 0)) : NULL;
+        r = ax_np_sum(cx, AX_P_REDUCE_SUM, ax_lax_convert(&s, nz, a ? a->dtype : AX_F32), naxes,
+                      axes, keepdims, -1);
+    } else if (ord == 1) {
+        r = ax_np_sum(cx, AX_P_REDUCE_SUM, a, naxes, axes, keepdims, -1);
+    } else if (ord == 2) {
+        ax_array *sq =
+            ax_scope_own(&s, ax_np_sum(cx, AX_P_REDUCE_SUM, ax_lax_unary(&s, AX_P_SQUARE, a), naxes,
+                                       axes, keepdims, -1));
+        r = ax_np_unary(cx, AX_P_SQRT, sq);
+    } else {
+        ax_array *p = a ? ax_lax_bind(&s, AX_P_POW, 2,
+                                      (ax_array *[]){a, ax_lax_scalar_like(&s, a, ord)}, NULL)
+                        : NULL;
+        ax_array *sum =
+            ax_scope_own(&s, ax_np_sum(cx, AX_P_REDUCE_SUM, p, naxes, axes, keepdims, -1));
+        ax_array *inv = sum ? ax_lax_scalar_like(&s, sum, 1.0 / ord) : NULL;
+        r = sum && inv ? ax_bind1(cx, AX_P_POW, 2, (ax_array *[]){sum, inv}, &(ax_params){0})
+                       : NULL;
+    }
+    ax_scope_end(&s);
+    return r;
+}
+
+/* norm(x, ord=None, axis=None, keepdims=False): vector norms, and the Frobenius norm. */
+static ax_value *bi_norm(ax_interp *in, ax_value *self, const ax_args *args) {
+    static const char *const names[] = {"x", "ord", "axis", "keepdims", NULL};
+    ax_value *v[4];
+    const char *f = self->builtin->name;
+    bool keepdims;
+    if (!ax_bi_parse(in, args, f, names, 4, v) || !ax_bi_required(in, v[0], f, "x") ||
+        !ax_bi_bool(in, v[3], "keepdims", false, &keepdims))
+        return NULL;
+    ax_ctx *cx = in->cx;
+    bool fro = v[1] && v[1]->kind == AX_V_STR && !strcmp(v[1]->str, "fro");
+    double ord = 2;
+    if (v[1] && !fro && !ax_bi_double(in, v[1], "ord", 2, &ord)) return NULL;
+    ax_array *x = ax_np_asarray(in, v[0], f);
+    int naxes, axes[AX_MAX_RANK];
+    if (!x || !ax_bi_axes(in, v[2], x->ndim, &naxes, axes)) {
+        ax_array_release(x);
+        return NULL;
+    }
+    bool matrix = naxes == 2 && (v[2] || x->ndim == 2);
+    ax_array *r = NULL;
+    if (matrix && !fro && v[1] && v[1]->kind != AX_V_NONE)
+        ax_error(cx, AX_ERR_VALUE, "norm: only the Frobenius norm of matrices is supported");
+    else if (!matrix && fro)
+        ax_error(cx, AX_ERR_VALUE, "norm: 'fro' needs two axes");
+    else if (!matrix && naxes > 1 && v[1] && v[1]->kind != AX_V_NONE)
+        ax_error(cx, AX_ERR_VALUE, "norm: an order needs one axis (or a matrix)");
+    else
+        r = vector_norm(cx, x, matrix ? 2 : ord, naxes, axes, keepdims);
+    ax_array_release(x);
+    return ax_np_wrap(in, r);
+}
+
+static ax_value *bi_cholesky(ax_interp *in, ax_value *self, const ax_args *args) {
+    static const char *const names[] = {"a", NULL};
+    ax_value *v[1];
+    const char *f = self->builtin->name;
+    if (!ax_bi_parse(in, args, f, names, 1, v) || !ax_bi_required(in, v[0], f, "a")) return NULL;
+    ax_array *a = ax_np_asarray(in, v[0], f);
+    ax_array *fa = ax_np_to_inexact(in->cx, a);
+    ax_array *r = fa ? ax_bind_unary(in->cx, AX_P_CHOLESKY, fa) : NULL;
+    ax_array_release(a);
+    ax_array_release(fa);
+    return ax_np_wrap(in, r);
+}
+
 #define NP AX_BI_NP
 
 const ax_builtin_def ax_builtins_linalg[] = {
@@ -272,5 +357,9 @@ const ax_builtin_def ax_builtins_linalg[] = {
     {"diagonal", bi_diagonal, "diagonal(a, offset=0, axis1=0, axis2=1): a diagonal of a", NP},
     {"trace", bi_trace, "trace(a, offset=0, axis1=0, axis2=1): sum along a diagonal", NP},
     {"diag", bi_diag, "diag(v, k=0): the diagonal of a matrix, or a diagonal matrix from v", NP},
+    {"norm", bi_norm,
+     "linalg.norm(x, ord=None, axis=None, keepdims=False): vector or Frobenius norm", AX_BI_LINALG},
+    {"cholesky", bi_cholesky, "linalg.cholesky(a): lower Cholesky factor of positive-definite a",
+     AX_BI_LINALG},
     {NULL, NULL, NULL, 0},
 };

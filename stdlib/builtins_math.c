@@ -4,7 +4,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-static const char *fname_of(ax_value *self) { return self->builtin->name; }
+static const char *fname_of(ax_value *self) {
+    return self->builtin->name;
+}
 
 /* The single array argument `x` of f(x). */
 static ax_array *one_array(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -22,9 +24,9 @@ static ax_value *unary(ax_interp *in, ax_value *self, const ax_args *args, ax_pr
     return ax_np_wrap(in, r);
 }
 
-#define DEF_UNARY(cname, prim)                                                                 \
-    static ax_value *cname(ax_interp *in, ax_value *self, const ax_args *args) {               \
-        return unary(in, self, args, prim);                                                    \
+#define DEF_UNARY(cname, prim)                                                                     \
+    static ax_value *cname(ax_interp *in, ax_value *self, const ax_args *args) {                   \
+        return unary(in, self, args, prim);                                                        \
     }
 
 DEF_UNARY(bi_exp, AX_P_EXP)
@@ -59,8 +61,8 @@ DEF_UNARY(bi_square, AX_P_SQUARE)
 /* Functions that leave integers and bools unchanged (JAX's floor/ceil/trunc/abs of ints). */
 static ax_value *float_only(ax_interp *in, ax_value *self, const ax_args *args, ax_prim p) {
     ax_array *x = one_array(in, self, args);
-    ax_array *r = x && !ax_dtype_is_float(x->dtype) && (p != AX_P_ABS || x->dtype == AX_BOOL ||
-                                                        ax_dtype_is_unsigned(x->dtype))
+    ax_array *r = x && !ax_dtype_is_float(x->dtype) &&
+                          (p != AX_P_ABS || x->dtype == AX_BOOL || ax_dtype_is_unsigned(x->dtype))
                       ? ax_array_retain(x)
                       : ax_np_unary(in->cx, p, x);
     ax_array_release(x);
@@ -246,8 +248,7 @@ static ax_value *bi_isinf(ax_interp *in, ax_value *self, const ax_args *args) {
 
 /* ---------------------------------------------------------------- binary */
 
-typedef ax_array *(*binary_fn)(ax_ctx *cx, ax_prim p, const char *name, ax_array *a,
-                               ax_array *b);
+typedef ax_array *(*binary_fn)(ax_ctx *cx, ax_prim p, const char *name, ax_array *a, ax_array *b);
 
 static bool two_arrays(ax_interp *in, ax_value *self, const ax_args *args, ax_array **a,
                        ax_array **b) {
@@ -272,9 +273,9 @@ static ax_value *binary(ax_interp *in, ax_value *self, const ax_args *args, bina
     return ax_np_wrap(in, r);
 }
 
-#define DEF_BINARY(cname, fn, prim)                                                            \
-    static ax_value *cname(ax_interp *in, ax_value *self, const ax_args *args) {               \
-        return binary(in, self, args, fn, prim);                                               \
+#define DEF_BINARY(cname, fn, prim)                                                                \
+    static ax_value *cname(ax_interp *in, ax_value *self, const ax_args *args) {                   \
+        return binary(in, self, args, fn, prim);                                                   \
     }
 
 DEF_BINARY(bi_add, ax_np_binary, AX_P_ADD)
@@ -298,8 +299,7 @@ DEF_BINARY(bi_logical_and, ax_np_logical, AX_P_AND)
 DEF_BINARY(bi_logical_or, ax_np_logical, AX_P_OR)
 DEF_BINARY(bi_logical_xor, ax_np_logical, AX_P_XOR)
 
-static ax_array *binop_as_fn(ax_ctx *cx, ax_prim p, const char *name, ax_array *a,
-                             ax_array *b) {
+static ax_array *binop_as_fn(ax_ctx *cx, ax_prim p, const char *name, ax_array *a, ax_array *b) {
     (void)name;
     return ax_np_binop(cx, (ax_binop)p, a, b);
 }
@@ -369,8 +369,8 @@ static ax_value *bi_clip(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *x = ax_np_asarray(in, v[0], f);
     ax_array *lo = lo_v && lo_v->kind != AX_V_NONE ? ax_np_asarray(in, lo_v, f) : NULL;
     ax_array *hi = hi_v && hi_v->kind != AX_V_NONE ? ax_np_asarray(in, hi_v, f) : NULL;
-    bool ok = x && (lo || !lo_v || lo_v->kind == AX_V_NONE) &&
-              (hi || !hi_v || hi_v->kind == AX_V_NONE);
+    bool ok =
+        x && (lo || !lo_v || lo_v->kind == AX_V_NONE) && (hi || !hi_v || hi_v->kind == AX_V_NONE);
     ax_array *r = ok ? ax_np_clip(in->cx, x, lo, hi) : NULL;
     ax_array_release(x);
     ax_array_release(lo);
@@ -447,7 +447,8 @@ static ax_value *nonzero_tuple(ax_interp *in, ax_array *x) {
             if (iov) ax_value_release(iov);
             if (!items[d]) break;
         }
-        if (d == x->ndim) r = ax_value_tuple(d, items);
+        if (d == x->ndim)
+            r = ax_value_tuple(d, items);
         else
             for (int j = 0; j < d; j++) ax_value_release(items[j]);
     }
@@ -519,8 +520,7 @@ const ax_builtin_def ax_builtins_math[] = {
     {"trunc", bi_trunc, "trunc(x): x rounded toward zero, elementwise", NP},
     {"fix", bi_trunc, "fix(x): x rounded toward zero, elementwise", NP},
     {"rint", bi_rint, "rint(x): x rounded to the nearest integer (halves to even)", NP},
-    {"round", bi_round, "round(x, decimals=0): rounded to `decimals` places (halves to even)",
-     NP},
+    {"round", bi_round, "round(x, decimals=0): rounded to `decimals` places (halves to even)", NP},
     {"around", bi_round, "around(x, decimals=0): the same as round", NP},
     {"deg2rad", bi_deg2rad, "deg2rad(x): degrees to radians", NP},
     {"radians", bi_deg2rad, "radians(x): degrees to radians", NP},

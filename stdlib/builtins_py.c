@@ -86,9 +86,17 @@ static ax_value *make_seq(ax_interp *in, bool tuple, int n, ax_value **items) {
 /* Python truthiness, with NumPy's rule for arrays (size 1 only). */
 static bool truthy(ax_interp *in, ax_value *v, bool *out) {
     switch (v->kind) {
-    case AX_V_NONE: *out = false; return true;
-    case AX_V_STR: *out = v->str[0] != 0; return true;
-    case AX_V_LIST: case AX_V_TUPLE: case AX_V_DICT: *out = v->n > 0; return true;
+    case AX_V_NONE:
+        *out = false;
+        return true;
+    case AX_V_STR:
+        *out = v->str[0] != 0;
+        return true;
+    case AX_V_LIST:
+    case AX_V_TUPLE:
+    case AX_V_DICT:
+        *out = v->n > 0;
+        return true;
     case AX_V_ARRAY:
         if (v->arr->size != 1) {
             ax_error(in->cx, AX_ERR_VALUE,
@@ -105,7 +113,9 @@ static bool truthy(ax_interp *in, ax_value *v, bool *out) {
         }
         *out = ax_array_get_f64(v->arr, 0) != 0;
         return true;
-    default: *out = true; return true;
+    default:
+        *out = true;
+        return true;
     }
 }
 
@@ -193,7 +203,10 @@ static ax_value *bi_len(ax_interp *in, ax_value *self, const ax_args *args) {
         return NULL;
     ax_value *x = v[0];
     switch (x->kind) {
-    case AX_V_LIST: case AX_V_TUPLE: case AX_V_DICT: return ax_bi_int_value(in, x->n);
+    case AX_V_LIST:
+    case AX_V_TUPLE:
+    case AX_V_DICT:
+        return ax_bi_int_value(in, x->n);
     case AX_V_STR: {
         int64_t n = 0;
         for (const char *p = x->str; *p; p++) n += ((unsigned char)*p & 0xC0) != 0x80;
@@ -386,7 +399,8 @@ static bool dict_from(ax_interp *in, ax_value *src, int *n, ax_value ***keys, ax
 
 static ax_value *bi_dict(ax_interp *in, ax_value *self, const ax_args *args) {
     (void)self;
-    if (args->n > 1) return ax_error(in->cx, AX_ERR_TYPE, "dict() takes at most 1 positional argument");
+    if (args->n > 1)
+        return ax_error(in->cx, AX_ERR_TYPE, "dict() takes at most 1 positional argument");
     int n = 0, cap = 0;
     ax_value **keys = NULL, **vals = NULL;
     bool ok = args->n == 0 || dict_from(in, args->pos[0], &n, &keys, &vals, &cap);
@@ -436,8 +450,9 @@ static ax_value *number(ax_interp *in, ax_value *self, const ax_args *args, bool
         return integer ? ax_bi_int_value(in, i) : ax_bi_float_value(in, d);
     }
     if (v[0]->kind != AX_V_ARRAY || v[0]->arr->size != 1)
-        return ax_error(in->cx, AX_ERR_TYPE, "%s() needs a number, a string or an array of one "
-                                             "element",
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "%s() needs a number, a string or an array of one "
+                        "element",
                         f);
     if (!ax_np_is_concrete(v[0]->arr))
         return ax_error(in->cx, AX_ERR_CONCRETIZATION,
@@ -447,8 +462,8 @@ static ax_value *number(ax_interp *in, ax_value *self, const ax_args *args, bool
     if (isnan(d) || isinf(d))
         return ax_error(in->cx, AX_ERR_VALUE, "cannot convert float %s to integer",
                         isnan(d) ? "NaN" : "infinity");
-    return ax_bi_int_value(in, ax_dtype_is_float(v[0]->arr->dtype) ? (int64_t)d
-                                                                  : ax_array_get_i64(v[0]->arr, 0));
+    return ax_bi_int_value(
+        in, ax_dtype_is_float(v[0]->arr->dtype) ? (int64_t)d : ax_array_get_i64(v[0]->arr, 0));
 }
 
 static ax_value *bi_int(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -518,7 +533,8 @@ static ax_value *bi_sorted(ax_interp *in, ax_value *self, const ax_args *args) {
         return NULL;
     bool has_key = v[1] && v[1]->kind != AX_V_NONE;
     keys = calloc((size_t)(n ? n : 1), sizeof *keys);
-    int *idx = calloc((size_t)(n ? n : 1), sizeof *idx), *tmp = calloc((size_t)(n ? n : 1), sizeof *tmp);
+    int *idx = calloc((size_t)(n ? n : 1), sizeof *idx),
+        *tmp = calloc((size_t)(n ? n : 1), sizeof *tmp);
     bool ok = keys && idx && tmp;
     for (int i = 0; i < n && ok; i++) {
         idx[i] = i;
@@ -570,13 +586,14 @@ static ax_value *bi_filter(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_value *v[2], **items;
     int n, kept = 0;
     if (!ax_bi_parse(in, args, self->builtin->name, names, 2, v) ||
-        !ax_bi_required(in, v[1], "filter", "iterable") || !items_of(in, v[1], "filter", &n, &items))
+        !ax_bi_required(in, v[1], "filter", "iterable") ||
+        !items_of(in, v[1], "filter", &n, &items))
         return NULL;
     bool ok = true;
     for (int i = 0; i < n && ok; i++) {
         bool keep;
-        ax_value *t = v[0] && v[0]->kind != AX_V_NONE ? call1(in, v[0], items[i])
-                                                     : ax_value_retain(items[i]);
+        ax_value *t =
+            v[0] && v[0]->kind != AX_V_NONE ? call1(in, v[0], items[i]) : ax_value_retain(items[i]);
         ok = t && truthy(in, t, &keep);
         if (t) ax_value_release(t);
         if (!ok) break;

@@ -8,9 +8,9 @@ typedef struct reduction {
     ax_array *x; /* owned */
     int naxes;
     int axes[AX_MAX_RANK];
-    int axis;    /* single-axis functions: -1 for None (flattened) */
+    int axis; /* single-axis functions: -1 for None (flattened) */
     bool keepdims;
-    int dtype;   /* -1: default */
+    int dtype; /* -1: default */
     double ddof;
 } reduction;
 
@@ -79,8 +79,8 @@ static const char *const var_names[] = {"a", "axis", "dtype", "ddof", "keepdims"
 static ax_value *var_std(ax_interp *in, ax_value *self, const ax_args *args, bool std) {
     reduction r;
     if (!parse(in, self, args, var_names, 3, false, &r)) return NULL;
-    ax_array *x = r.dtype >= 0 ? ax_np_astype(in->cx, r.x, (ax_dtype)r.dtype, false)
-                               : ax_array_retain(r.x);
+    ax_array *x =
+        r.dtype >= 0 ? ax_np_astype(in->cx, r.x, (ax_dtype)r.dtype, false) : ax_array_retain(r.x);
     ax_array *v = ax_np_var(in->cx, x, r.naxes, r.axes, r.keepdims, r.ddof, std);
     ax_array_release(x);
     return finish(in, &r, v);
@@ -188,8 +188,8 @@ static ax_value *bi_ptp(ax_interp *in, ax_value *self, const ax_args *args) {
     if (!parse(in, self, args, max_names, 2, false, &r)) return NULL;
     ax_ctx *cx = in->cx;
     ax_array *hi = ax_np_extremum(cx, AX_P_REDUCE_MAX, r.x, r.naxes, r.axes, r.keepdims);
-    ax_array *lo = hi ? ax_np_extremum(cx, AX_P_REDUCE_MIN, r.x, r.naxes, r.axes, r.keepdims)
-                      : NULL;
+    ax_array *lo =
+        hi ? ax_np_extremum(cx, AX_P_REDUCE_MIN, r.x, r.naxes, r.axes, r.keepdims) : NULL;
     ax_array *d = lo ? ax_np_binary(cx, AX_P_SUB, "subtract", hi, lo) : NULL;
     ax_array_release(hi);
     ax_array_release(lo);
@@ -200,20 +200,16 @@ static ax_value *bi_ptp(ax_interp *in, ax_value *self, const ax_args *args) {
 
 const ax_builtin_def ax_builtins_reduce[] = {
     {"sum", bi_sum, "sum(a, axis=None, dtype=None, keepdims=False): sum of elements", NP},
-    {"prod", bi_prod, "prod(a, axis=None, dtype=None, keepdims=False): product of elements",
-     NP},
+    {"prod", bi_prod, "prod(a, axis=None, dtype=None, keepdims=False): product of elements", NP},
     {"mean", bi_mean, "mean(a, axis=None, dtype=None, keepdims=False): arithmetic mean", NP},
     {"var", bi_var, "var(a, axis=None, ddof=0, keepdims=False): variance", NP},
     {"std", bi_std, "std(a, axis=None, ddof=0, keepdims=False): standard deviation", NP},
-    {"max", bi_max, "max(a, axis=None, keepdims=False): largest element (max(a, b): larger)",
-     NP},
-    {"min", bi_min, "min(a, axis=None, keepdims=False): smallest element (min(a, b): smaller)",
-     NP},
+    {"max", bi_max, "max(a, axis=None, keepdims=False): largest element (max(a, b): larger)", NP},
+    {"min", bi_min, "min(a, axis=None, keepdims=False): smallest element (min(a, b): smaller)", NP},
     {"amax", bi_max, "amax(a, axis=None, keepdims=False): largest element", NP},
     {"amin", bi_min, "amin(a, axis=None, keepdims=False): smallest element", NP},
     {"ptp", bi_ptp, "ptp(a, axis=None, keepdims=False): max - min", NP},
-    {"argmax", bi_argmax, "argmax(a, axis=None, keepdims=False): index of the largest element",
-     NP},
+    {"argmax", bi_argmax, "argmax(a, axis=None, keepdims=False): index of the largest element", NP},
     {"argmin", bi_argmin, "argmin(a, axis=None, keepdims=False): index of the smallest element",
      NP},
     {"all", bi_all, "all(a, axis=None, keepdims=False): True if every element is true", NP},

@@ -173,8 +173,9 @@ static ax_value *flip_axis(ax_interp *in, ax_value *self, const ax_args *args, i
     ax_array *x = first_array(in, self, args, names, 1, v);
     if (!x) return NULL;
     if (x->ndim <= axis)
-        return done(in, x, ax_error(in->cx, AX_ERR_VALUE, "%s needs an array of rank >= %d",
-                                    self->builtin->name, axis + 1));
+        return done(in, x,
+                    ax_error(in->cx, AX_ERR_VALUE, "%s needs an array of rank >= %d",
+                             self->builtin->name, axis + 1));
     return done(in, x, ax_np_flip(in->cx, x, 1, &axis));
 }
 
@@ -297,8 +298,10 @@ static ax_value *at_least_fn(ax_interp *in, ax_value *self, const ax_args *args,
         if (!outs[i]) break;
     }
     ax_value *r = NULL;
-    if (i == args->n && args->n == 1) r = outs[0];
-    else if (i == args->n) r = ax_value_list(i, outs);
+    if (i == args->n && args->n == 1)
+        r = outs[0];
+    else if (i == args->n)
+        r = ax_value_list(i, outs);
     else
         for (int j = 0; j < i; j++) ax_value_release(outs[j]);
     free(outs);
@@ -330,8 +333,7 @@ static ax_array *slice_axis(ax_ctx *cx, ax_array *x, int axis, int64_t lo, int64
 }
 
 /* split points from sections (an int) or a list of indices. */
-static int split_points(ax_interp *in, ax_value *v, int64_t n, bool even, int64_t *pts,
-                        int cap) {
+static int split_points(ax_interp *in, ax_value *v, int64_t n, bool even, int64_t *pts, int cap) {
     if (v->kind == AX_V_LIST || v->kind == AX_V_TUPLE ||
         (v->kind == AX_V_ARRAY && v->arr->ndim == 1)) {
         int count = v->kind == AX_V_ARRAY ? (int)v->arr->size : v->n;
@@ -371,7 +373,8 @@ static ax_value *split(ax_interp *in, ax_value *self, const ax_args *args, bool 
     int64_t *pts = malloc(CAP * sizeof *pts);
     ax_value **outs = calloc(CAP, sizeof *outs);
     int n = -1, i = 0;
-    if (!pts || !outs) ax_error_oom(in->cx);
+    if (!pts || !outs)
+        ax_error_oom(in->cx);
     else if (ax_bi_required(in, v[1], "split", "indices_or_sections") &&
              ax_bi_axis(in, v[2], x->ndim, 0, false, &axis))
         n = split_points(in, v[1], x->shape[axis], even, pts, CAP);
@@ -408,7 +411,8 @@ static ax_value *bi_tile(ax_interp *in, ax_value *self, const ax_args *args) {
     if (!ax_bi_required(in, v[1], "tile", "reps") || !ax_bi_shape(in, v[1], "reps", &nr, reps))
         return done(in, x, NULL);
     int d = nr > x->ndim ? nr : x->ndim;
-    if (2 * d > AX_MAX_RANK) return done(in, x, ax_error(in->cx, AX_ERR_VALUE, "tile: too many dimensions"));
+    if (2 * d > AX_MAX_RANK)
+        return done(in, x, ax_error(in->cx, AX_ERR_VALUE, "tile: too many dimensions"));
     /* x as (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...), then merged pairwise. */
     int64_t inter[AX_MAX_RANK], wide[AX_MAX_RANK], out[AX_MAX_RANK];
     for (int i = 0; i < d; i++) {
@@ -492,7 +496,10 @@ static ax_value *bi_roll(ax_interp *in, ax_value *self, const ax_args *args) {
         return done(in, x, r);
     }
     if (!axis_list(in, v[2], x->ndim, &na, axes)) return done(in, x, NULL);
-    if (ns != na) return done(in, x, ax_error(in->cx, AX_ERR_VALUE, "roll: shift and axis must have the same length"));
+    if (ns != na)
+        return done(
+            in, x,
+            ax_error(in->cx, AX_ERR_VALUE, "roll: shift and axis must have the same length"));
     ax_array *r = ax_array_retain(x);
     for (int i = 0; i < na && r; i++) {
         ax_array *t = roll_axis(in->cx, r, shifts[i], axes[i]);
@@ -545,13 +552,15 @@ static ax_value *bi_broadcast_arrays(ax_interp *in, ax_value *self, const ax_arg
 /* pad_width: an int, (before, after), or one (before, after) per dimension. */
 static bool pad_widths(ax_interp *in, ax_value *v, int ndim, int64_t *lo, int64_t *hi) {
     bool seq = v->kind == AX_V_TUPLE || v->kind == AX_V_LIST;
-    bool nested = seq && v->n > 0 && (v->items[0]->kind == AX_V_TUPLE || v->items[0]->kind == AX_V_LIST);
+    bool nested =
+        seq && v->n > 0 && (v->items[0]->kind == AX_V_TUPLE || v->items[0]->kind == AX_V_LIST);
+    if (nested && v->n != 1 && v->n != ndim) {
+        ax_error(in->cx, AX_ERR_VALUE, "pad_width has %d entries for an array of rank %d", v->n,
+                 ndim);
+        return false;
+    }
     for (int d = 0; d < ndim; d++) {
-        ax_value *w = !seq ? v : nested ? v->items[v->n == 1 ? 0 : d] : v;
-        if (nested && v->n != 1 && v->n != ndim) {
-            ax_error(in->cx, AX_ERR_VALUE, "pad_width has %d entries for an array of rank %d", v->n, ndim);
-            return false;
-        }
+        ax_value *w = nested ? v->items[v->n == 1 ? 0 : d] : v;
         bool pair = w->kind == AX_V_TUPLE || w->kind == AX_V_LIST;
         if (pair && w->n != 2 && w->n != 1) {
             ax_error(in->cx, AX_ERR_VALUE, "pad_width entries are (before, after) pairs");
@@ -579,7 +588,9 @@ static ax_value *bi_pad(ax_interp *in, ax_value *self, const ax_args *args) {
         !pad_widths(in, v[1], x->ndim, p.lo, p.hi))
         return done(in, x, NULL);
     if (strcmp(mode, "constant"))
-        return done(in, x, ax_error(in->cx, AX_ERR_VALUE, "pad: only mode='constant' is supported, not '%s'", mode));
+        return done(in, x,
+                    ax_error(in->cx, AX_ERR_VALUE,
+                             "pad: only mode='constant' is supported, not '%s'", mode));
     p.ndim = x->ndim;
     ax_array *c = v[3] ? ax_np_asarray(in, v[3], "pad") : ax_np_scalar(in->cx, x->dtype, 0);
     ax_array *cv = c && c->ndim == 0 ? ax_np_astype(in->cx, c, x->dtype, false) : NULL;
@@ -640,8 +651,7 @@ static ax_value *bi_size(ax_interp *in, ax_value *self, const ax_args *args) {
 const ax_builtin_def ax_builtins_shape[] = {
     {"reshape", bi_reshape, "reshape(a, shape): a with a new shape (one entry may be -1)", NP},
     {"ravel", bi_ravel, "ravel(a): a flattened to one dimension", NP},
-    {"transpose", bi_transpose, "transpose(a, axes=None): a with its axes permuted (reversed)",
-     NP},
+    {"transpose", bi_transpose, "transpose(a, axes=None): a with its axes permuted (reversed)", NP},
     {"permute_dims", bi_transpose, "permute_dims(a, axes): a with its axes permuted", NP},
     {"swapaxes", bi_swapaxes, "swapaxes(a, axis1, axis2): a with two axes exchanged", NP},
     {"moveaxis", bi_moveaxis, "moveaxis(a, source, destination): a with axes moved", NP},
@@ -650,8 +660,7 @@ const ax_builtin_def ax_builtins_shape[] = {
     {"flip", bi_flip, "flip(m, axis=None): m with the order of elements reversed along axes", NP},
     {"fliplr", bi_fliplr, "fliplr(m): m reversed along axis 1", NP},
     {"flipud", bi_flipud, "flipud(m): m reversed along axis 0", NP},
-    {"concatenate", bi_concatenate, "concatenate(arrays, axis=0): arrays joined along an axis",
-     NP},
+    {"concatenate", bi_concatenate, "concatenate(arrays, axis=0): arrays joined along an axis", NP},
     {"stack", bi_stack, "stack(arrays, axis=0): arrays joined along a new axis", NP},
     {"vstack", bi_vstack, "vstack(tup): arrays stacked row-wise (along axis 0)", NP},
     {"hstack", bi_hstack, "hstack(tup): arrays stacked column-wise (along axis 1)", NP},
@@ -661,20 +670,17 @@ const ax_builtin_def ax_builtins_shape[] = {
     {"atleast_1d", bi_atleast_1d, "atleast_1d(*arys): arrays of rank at least 1", NP},
     {"atleast_2d", bi_atleast_2d, "atleast_2d(*arys): arrays of rank at least 2", NP},
     {"atleast_3d", bi_atleast_3d, "atleast_3d(*arys): arrays of rank at least 3", NP},
-    {"split", bi_split, "split(ary, sections_or_indices, axis=0): a list of equal sub-arrays",
-     NP},
+    {"split", bi_split, "split(ary, sections_or_indices, axis=0): a list of equal sub-arrays", NP},
     {"array_split", bi_array_split,
      "array_split(ary, sections_or_indices, axis=0): a list of sub-arrays (maybe unequal)", NP},
     {"tile", bi_tile, "tile(A, reps): A repeated reps times along each axis", NP},
     {"repeat", bi_repeat, "repeat(a, repeats, axis=None): each element repeated `repeats` times",
      NP},
     {"roll", bi_roll, "roll(a, shift, axis=None): elements shifted cyclically along axes", NP},
-    {"broadcast_to", bi_broadcast_to, "broadcast_to(array, shape): array broadcast to shape",
-     NP},
+    {"broadcast_to", bi_broadcast_to, "broadcast_to(array, shape): array broadcast to shape", NP},
     {"broadcast_arrays", bi_broadcast_arrays,
      "broadcast_arrays(*args): the arrays broadcast to one shape, as a list", NP},
-    {"pad", bi_pad, "pad(array, pad_width, mode='constant', constant_values=0): padded array",
-     NP},
+    {"pad", bi_pad, "pad(array, pad_width, mode='constant', constant_values=0): padded array", NP},
     {"astype", bi_astype, "astype(x, dtype): x converted to dtype", NP},
     {"shape", bi_shape, "shape(a): the shape of a, as a tuple", NP},
     {"ndim", bi_ndim, "ndim(a): the number of dimensions of a", NP},

@@ -64,8 +64,8 @@ static ax_value *bi_timeit(ax_interp *in, ax_value *self, const ax_args *args) {
         times[i] = t / (double)number;
     }
     qsort(times, (size_t)repeat, sizeof *times, compare_doubles);
-    double median = repeat % 2 ? times[repeat / 2]
-                               : 0.5 * (times[repeat / 2 - 1] + times[repeat / 2]);
+    double median =
+        repeat % 2 ? times[repeat / 2] : 0.5 * (times[repeat / 2 - 1] + times[repeat / 2]);
     free(times);
     return ax_bi_float_value(in, median);
 }

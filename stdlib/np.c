@@ -7,11 +7,17 @@
 
 /* ---------------------------------------------------------------- dtypes */
 
-ax_dtype ax_np_default_float(const ax_ctx *cx) { return ax_dtype_default_float(cx->x64); }
-ax_dtype ax_np_default_int(const ax_ctx *cx) { return ax_dtype_default_int(cx->x64); }
+ax_dtype ax_np_default_float(const ax_ctx *cx) {
+    return ax_dtype_default_float(cx->x64);
+}
+ax_dtype ax_np_default_int(const ax_ctx *cx) {
+    return ax_dtype_default_int(cx->x64);
+}
 
 /* An abstract tracer has no buffer; a concrete one (eager grad) carries its value. */
-bool ax_np_is_concrete(const ax_array *x) { return x->buf != NULL; }
+bool ax_np_is_concrete(const ax_array *x) {
+    return x->buf != NULL;
+}
 
 ax_dtype ax_np_result_type(int n, ax_array *const *xs, bool *weak) {
     ax_dtype t = xs[0]->dtype;
@@ -34,7 +40,9 @@ ax_array *ax_np_to_inexact(ax_ctx *cx, ax_array *x) {
     return ax_np_astype(cx, x, ax_np_default_float(cx), x->weak);
 }
 
-ax_array *ax_np_to_bool(ax_ctx *cx, ax_array *x) { return ax_np_astype(cx, x, AX_BOOL, false); }
+ax_array *ax_np_to_bool(ax_ctx *cx, ax_array *x) {
+    return ax_np_astype(cx, x, AX_BOOL, false);
+}
 
 /* x converted to dtype t inside a scope (x itself when it already has dtype t). Only the dtype
  * matters to elementwise primitives: their result is weak when all value operands are. */
@@ -81,6 +89,22 @@ ax_array *ax_np_broadcast_to(ax_ctx *cx, ax_array *x, int ndim, const int64_t *s
     return r;
 }
 
+/* Arithmetic that NumPy does not define on booleans (add and multiply are or and and). */
+static bool bool_arithmetic(ax_prim p) {
+    return p == AX_P_SUB || p == AX_P_DIV || p == AX_P_FLOOR_DIV || p == AX_P_REM ||
+           p == AX_P_MOD || p == AX_P_POW;
+}
+
+static void *bool_error(ax_ctx *cx, ax_prim p, const char *name, const ax_array *a,
+                        const ax_array *b) {
+    char ta[160], tb[160];
+    ax_array_type_format(ta, sizeof ta, a);
+    ax_array_type_format(tb, sizeof tb, b);
+    return ax_error(cx, AX_ERR_TYPE, "cannot %s %s and %s (%s)", name, ta, tb,
+                    p == AX_P_SUB ? "booleans do not subtract: use ^ or logical_xor"
+                                  : "not defined for booleans: convert with astype(i32)");
+}
+
 /* Converts a and b to dtype t and binds the binary primitive p, broadcasting both to their
  * common shape unless one is rank 0 (which the primitives accept as is). */
 static ax_array *bind_binary(ax_ctx *cx, ax_prim p, const char *name, ax_array *a, ax_array *b,
@@ -89,6 +113,7 @@ static ax_array *bind_binary(ax_ctx *cx, ax_prim p, const char *name, ax_array *
     int64_t shape[AX_MAX_RANK];
     if (!ax_shape_broadcast(a->ndim, a->shape, b->ndim, b->shape, &nd, shape))
         return broadcast_error(cx, name, a, b);
+    if (t == AX_BOOL && bool_arithmetic(p)) return bool_error(cx, p, name, a, b);
     ax_scope s;
     ax_scope_begin(&s, cx);
     ax_array *x = promote_to(&s, a, t, weak), *y = promote_to(&s, b, t, weak);
@@ -108,8 +133,7 @@ ax_array *ax_np_binary(ax_ctx *cx, ax_prim p, const char *name, ax_array *a, ax_
     return bind_binary(cx, p, name, a, b, t, weak);
 }
 
-ax_array *ax_np_binary_inexact(ax_ctx *cx, ax_prim p, const char *name, ax_array *a,
-                               ax_array *b) {
+ax_array *ax_np_binary_inexact(ax_ctx *cx, ax_prim p, const char *name, ax_array *a, ax_array *b) {
     if (!a || !b) return NULL;
     bool weak;
     ax_dtype t = ax_dtype_promote(a->dtype, a->weak, b->dtype, b->weak, &weak);
@@ -128,17 +152,18 @@ ax_array *ax_np_logical(ax_ctx *cx, ax_prim p, const char *name, ax_array *a, ax
 
 /* ---------------------------------------------------------------- unary */
 
+/* Float-only primitives: JAX first promotes integer and bool inputs to the default float. */
 static bool needs_float(ax_prim p) {
-    switch (p) {
-    case AX_P_EXP: case AX_P_EXP2: case AX_P_LOG: case AX_P_LOG1P: case AX_P_EXPM1:
-    case AX_P_SIN: case AX_P_COS: case AX_P_TAN: case AX_P_ASIN: case AX_P_ACOS: case AX_P_ATAN:
-    case AX_P_SINH: case AX_P_COSH: case AX_P_TANH: case AX_P_ASINH: case AX_P_ACOSH:
-    case AX_P_ATANH: case AX_P_LOGISTIC: case AX_P_SQRT: case AX_P_RSQRT: case AX_P_CBRT:
-    case AX_P_FLOOR: case AX_P_CEIL: case AX_P_ROUND: case AX_P_ERF: case AX_P_ERFC:
-    case AX_P_ERF_INV: case AX_P_LGAMMA: case AX_P_DIGAMMA:
-        return true;
-    default: return false;
-    }
+    static const ax_prim float_only[] = {
+        AX_P_EXP,  AX_P_EXP2,  AX_P_LOG,     AX_P_LOG1P,  AX_P_EXPM1,   AX_P_SIN,
+        AX_P_COS,  AX_P_TAN,   AX_P_ASIN,    AX_P_ACOS,   AX_P_ATAN,    AX_P_SINH,
+        AX_P_COSH, AX_P_TANH,  AX_P_ASINH,   AX_P_ACOSH,  AX_P_ATANH,   AX_P_LOGISTIC,
+        AX_P_SQRT, AX_P_RSQRT, AX_P_CBRT,    AX_P_FLOOR,  AX_P_CEIL,    AX_P_ROUND,
+        AX_P_ERF,  AX_P_ERFC,  AX_P_ERF_INV, AX_P_LGAMMA, AX_P_DIGAMMA,
+    };
+    for (size_t i = 0; i < sizeof float_only / sizeof *float_only; i++)
+        if (float_only[i] == p) return true;
+    return false;
 }
 
 ax_array *ax_np_unary(ax_ctx *cx, ax_prim p, ax_array *x) {
@@ -157,7 +182,8 @@ ax_array *ax_np_unop(ax_ctx *cx, ax_unop op, ax_array *a) {
     char ta[160];
     ax_array_type_format(ta, sizeof ta, a);
     switch (op) {
-    case AX_OP_POS: return ax_array_retain(a);
+    case AX_OP_POS:
+        return ax_array_retain(a);
     case AX_OP_NEG:
         if (a->dtype == AX_BOOL)
             return ax_error(cx, AX_ERR_TYPE,
@@ -190,9 +216,8 @@ ax_array *ax_np_power(ax_ctx *cx, ax_array *x, ax_array *y) {
             return ax_error(cx, AX_ERR_VALUE,
                             "integers to negative integer powers are not allowed (%lld)",
                             (long long)k);
-        ax_array *base = x->dtype == AX_BOOL
-                             ? ax_np_astype(cx, x, ax_np_default_int(cx), x->weak)
-                             : ax_array_retain(x);
+        ax_array *base = x->dtype == AX_BOOL ? ax_np_astype(cx, x, ax_np_default_int(cx), x->weak)
+                                             : ax_array_retain(x);
         ax_params p = {.k = k};
         ax_array *r = base ? ax_bind1(cx, AX_P_INTEGER_POW, 1, &base, &p) : NULL;
         ax_array_release(base);
@@ -344,8 +369,8 @@ static ax_array *bitwise(ax_ctx *cx, ax_prim p, const char *name, ax_array *a, a
         char ta[160], tb[160];
         ax_array_type_format(ta, sizeof ta, a);
         ax_array_type_format(tb, sizeof tb, b);
-        return ax_error(cx, AX_ERR_TYPE, "cannot %s %s and %s (needs bool or integer arrays)",
-                        name, ta, tb);
+        return ax_error(cx, AX_ERR_TYPE, "cannot %s %s and %s (needs bool or integer arrays)", name,
+                        ta, tb);
     }
     if (p == AX_P_SHR_ARITH && !ax_dtype_is_signed(t)) p = AX_P_SHR_LOGICAL;
     return bind_binary(cx, p, name, a, b, t, weak);
@@ -354,28 +379,41 @@ static ax_array *bitwise(ax_ctx *cx, ax_prim p, const char *name, ax_array *a, a
 ax_array *ax_np_binop(ax_ctx *cx, ax_binop op, ax_array *a, ax_array *b) {
     if (!a || !b) return NULL;
     switch (op) {
-    case AX_OP_ADD: return ax_np_binary(cx, AX_P_ADD, "add", a, b);
-    case AX_OP_SUB: return ax_np_binary(cx, AX_P_SUB, "subtract", a, b);
-    case AX_OP_MUL: return ax_np_binary(cx, AX_P_MUL, "multiply", a, b);
-    case AX_OP_DIV: return ax_np_binary_inexact(cx, AX_P_DIV, "divide", a, b);
-    case AX_OP_FLOORDIV: return ax_np_binary(cx, AX_P_FLOOR_DIV, "floor_divide", a, b);
-    case AX_OP_MOD: return ax_np_binary(cx, AX_P_MOD, "mod", a, b);
-    case AX_OP_POW: return ax_np_power(cx, a, b);
-    case AX_OP_MATMUL: return ax_np_matmul(cx, a, b);
-    case AX_OP_BITAND: return bitwise(cx, AX_P_AND, "bitwise_and", a, b);
-    case AX_OP_BITOR: return bitwise(cx, AX_P_OR, "bitwise_or", a, b);
-    case AX_OP_BITXOR: return bitwise(cx, AX_P_XOR, "bitwise_xor", a, b);
-    case AX_OP_LSHIFT: return bitwise(cx, AX_P_SHL, "left_shift", a, b);
-    case AX_OP_RSHIFT: return bitwise(cx, AX_P_SHR_ARITH, "right_shift", a, b);
+    case AX_OP_ADD:
+        return ax_np_binary(cx, AX_P_ADD, "add", a, b);
+    case AX_OP_SUB:
+        return ax_np_binary(cx, AX_P_SUB, "subtract", a, b);
+    case AX_OP_MUL:
+        return ax_np_binary(cx, AX_P_MUL, "multiply", a, b);
+    case AX_OP_DIV:
+        return ax_np_binary_inexact(cx, AX_P_DIV, "divide", a, b);
+    case AX_OP_FLOORDIV:
+        return ax_np_binary(cx, AX_P_FLOOR_DIV, "floor_divide", a, b);
+    case AX_OP_MOD:
+        return ax_np_binary(cx, AX_P_MOD, "mod", a, b);
+    case AX_OP_POW:
+        return ax_np_power(cx, a, b);
+    case AX_OP_MATMUL:
+        return ax_np_matmul(cx, a, b);
+    case AX_OP_BITAND:
+        return bitwise(cx, AX_P_AND, "bitwise_and", a, b);
+    case AX_OP_BITOR:
+        return bitwise(cx, AX_P_OR, "bitwise_or", a, b);
+    case AX_OP_BITXOR:
+        return bitwise(cx, AX_P_XOR, "bitwise_xor", a, b);
+    case AX_OP_LSHIFT:
+        return bitwise(cx, AX_P_SHL, "left_shift", a, b);
+    case AX_OP_RSHIFT:
+        return bitwise(cx, AX_P_SHR_ARITH, "right_shift", a, b);
     }
     return ax_error(cx, AX_ERR_TYPE, "unknown binary operator");
 }
 
 ax_array *ax_np_compare(ax_ctx *cx, ax_cmpop op, ax_array *a, ax_array *b) {
     if (!a || !b) return NULL;
-    static const ax_prim prims[] = {[AX_CMP_LT] = AX_P_LT, [AX_CMP_LE] = AX_P_LE,
-                                    [AX_CMP_GT] = AX_P_GT, [AX_CMP_GE] = AX_P_GE,
-                                    [AX_CMP_EQ] = AX_P_EQ, [AX_CMP_NE] = AX_P_NE};
+    static const ax_prim prims[] = {
+        [AX_CMP_LT] = AX_P_LT, [AX_CMP_LE] = AX_P_LE, [AX_CMP_GT] = AX_P_GT,
+        [AX_CMP_GE] = AX_P_GE, [AX_CMP_EQ] = AX_P_EQ, [AX_CMP_NE] = AX_P_NE};
     if (op > AX_CMP_NE)
         return ax_error(cx, AX_ERR_TYPE, "'in' and 'is' do not compare arrays elementwise");
     return ax_np_binary(cx, prims[op], "compare", a, b);

@@ -25,6 +25,10 @@ ax_value *ax_np_getitem(ax_interp *in, ax_value *x, ax_value *index);
  * (x.sum(0), x.reshape(...), x.astype(f64), x.mean(), x.block_until_ready(), ...).
  * Returns NULL with an AttributeError when the array has no such attribute. */
 ax_value *ax_np_getattr(ax_interp *in, ax_value *x, const char *name);
+/* Calling a dtype value: f32(x) (or jnp.float32(x)) is asarray(x, dtype=f32), as in JAX.
+ * One positional argument (default 0); new reference or NULL with a TypeError. */
+ax_value *ax_np_call_dtype(ax_interp *in, ax_dtype dtype, const ax_args *args);
+
 /* Names for completion of `x.` */
 void ax_np_each_attr(void (*fn)(void *arg, const char *name), void *arg);
 

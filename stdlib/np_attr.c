@@ -45,7 +45,9 @@ static ax_value *bind_builtin(ax_value *x, const ax_builtin_def *def) {
 }
 
 /* The array a method was bound to (methods with their own implementation keep it as data). */
-static ax_array *receiver(ax_value *self) { return self->builtin->data->arr; }
+static ax_array *receiver(ax_value *self) {
+    return self->builtin->data->arr;
+}
 
 /* x.reshape(2, 3) or x.reshape((2, 3)) */
 static ax_value *m_reshape(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -78,7 +80,8 @@ static ax_value *m_transpose(ax_interp *in, ax_value *self, const ax_args *args)
                         x->ndim);
     int perm[AX_MAX_RANK];
     for (int i = 0; i < n; i++) {
-        ax_value *item = axes ? (axes->kind == AX_V_ARRAY ? axes : axes->items[i]) : args->pos[i];
+        bool seq = axes && (axes->kind == AX_V_TUPLE || axes->kind == AX_V_LIST);
+        ax_value *item = !axes ? args->pos[i] : seq ? axes->items[i] : axes;
         int64_t a;
         if (!ax_bi_int(in, item, "axis", 0, &a) || !ax_np_axis(in->cx, a, x->ndim, &perm[i]))
             return NULL;
@@ -156,16 +159,14 @@ static const struct {
 static const struct {
     const char *method, *builtin;
 } builtin_methods[] = {
-    {"sum", "sum"},         {"prod", "prod"},       {"mean", "mean"},
-    {"var", "var"},         {"std", "std"},         {"max", "max"},
-    {"min", "min"},         {"argmax", "argmax"},   {"argmin", "argmin"},
-    {"all", "all"},         {"any", "any"},         {"cumsum", "cumsum"},
-    {"cumprod", "cumprod"}, {"ptp", "ptp"},         {"clip", "clip"},
-    {"round", "round"},     {"dot", "dot"},         {"squeeze", "squeeze"},
-    {"ravel", "ravel"},     {"flatten", "ravel"},   {"swapaxes", "swapaxes"},
-    {"take", "take"},       {"repeat", "repeat"},   {"sort", "sort"},
-    {"argsort", "argsort"}, {"nonzero", "nonzero"}, {"astype", "astype"},
-    {"copy", "copy"},       {"diagonal", "diagonal"}, {"trace", "trace"},
+    {"sum", "sum"},           {"prod", "prod"},       {"mean", "mean"},     {"var", "var"},
+    {"std", "std"},           {"max", "max"},         {"min", "min"},       {"argmax", "argmax"},
+    {"argmin", "argmin"},     {"all", "all"},         {"any", "any"},       {"cumsum", "cumsum"},
+    {"cumprod", "cumprod"},   {"ptp", "ptp"},         {"clip", "clip"},     {"round", "round"},
+    {"dot", "dot"},           {"squeeze", "squeeze"}, {"ravel", "ravel"},   {"flatten", "ravel"},
+    {"swapaxes", "swapaxes"}, {"take", "take"},       {"repeat", "repeat"}, {"sort", "sort"},
+    {"argsort", "argsort"},   {"nonzero", "nonzero"}, {"astype", "astype"}, {"copy", "copy"},
+    {"diagonal", "diagonal"}, {"trace", "trace"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
@@ -187,8 +188,7 @@ static ax_value *method(ax_interp *in, ax_value *x, const char *name) {
 /* ---------------------------------------------------------------- attributes */
 
 static ax_value *matrix_transpose(ax_interp *in, ax_array *x) {
-    if (x->ndim < 2)
-        return ax_error(in->cx, AX_ERR_VALUE, "x.mT needs an array of rank 2 or more");
+    if (x->ndim < 2) return ax_error(in->cx, AX_ERR_VALUE, "x.mT needs an array of rank 2 or more");
     int perm[AX_MAX_RANK];
     for (int i = 0; i < x->ndim; i++) perm[i] = i;
     perm[x->ndim - 2] = x->ndim - 1;
@@ -196,9 +196,8 @@ static ax_value *matrix_transpose(ax_interp *in, ax_array *x) {
     return ax_np_wrap(in, ax_np_transpose(in->cx, x, perm));
 }
 
-static const char *const attribute_names[] = {"shape", "dtype",    "ndim",   "size", "T",
-                                              "mT",    "at",       "itemsize", "nbytes",
-                                              "weak_type", NULL};
+static const char *const attribute_names[] = {"shape", "dtype",    "ndim",   "size",      "T", "mT",
+                                              "at",    "itemsize", "nbytes", "weak_type", NULL};
 
 ax_value *ax_np_getattr(ax_interp *in, ax_value *x, const char *name) {
     if (!x || x->kind != AX_V_ARRAY)

@@ -27,6 +27,16 @@ typedef struct ix_list {
     int n;
 } ix_list;
 
+/* Whether an entry indexes a dimension of x (masks: see expand_masks) / makes one of the
+ * result of basic indexing. An Ellipsis left in the list spans no dimension: it only keeps
+ * advanced indices on either side of it apart, as in NumPy. */
+static bool takes_dim(ix_kind k) {
+    return k == IX_INT || k == IX_SLICE || k == IX_ARRAY;
+}
+static bool makes_dim(ix_kind k) {
+    return k == IX_SLICE || k == IX_ARRAY || k == IX_NEWAXIS;
+}
+
 static void ix_free(ix_list *l) {
     for (int i = 0; i < l->n; i++) ax_array_release(l->e[i].arr);
     l->n = 0;
@@ -80,10 +90,14 @@ static bool parse_array(ax_ctx *cx, ax_array *a, ix_list *l) {
 static bool parse_entry(ax_interp *in, ax_value *v, ix_list *l) {
     ax_ctx *cx = in->cx;
     switch (v->kind) {
-    case AX_V_NONE: return ix_add(cx, l, (ix_entry){.kind = IX_NEWAXIS});
-    case AX_V_ELLIPSIS: return ix_add(cx, l, (ix_entry){.kind = IX_ELLIPSIS});
-    case AX_V_SLICE: return ix_add(cx, l, (ix_entry){.kind = IX_SLICE, .slice = v});
-    case AX_V_ARRAY: return parse_array(cx, ax_array_retain(v->arr), l);
+    case AX_V_NONE:
+        return ix_add(cx, l, (ix_entry){.kind = IX_NEWAXIS});
+    case AX_V_ELLIPSIS:
+        return ix_add(cx, l, (ix_entry){.kind = IX_ELLIPSIS});
+    case AX_V_SLICE:
+        return ix_add(cx, l, (ix_entry){.kind = IX_SLICE, .slice = v});
+    case AX_V_ARRAY:
+        return parse_array(cx, ax_array_retain(v->arr), l);
     case AX_V_LIST: {
         ax_array *a = ax_np_asarray(in, v, "index");
         if (a && a->size == 0 && ax_dtype_is_float(a->dtype)) {
@@ -93,7 +107,8 @@ static bool parse_entry(ax_interp *in, ax_value *v, ix_list *l) {
         }
         return a && parse_array(cx, a, l);
     }
-    default: return bad_index(cx, ax_value_kind_name(v->kind));
+    default:
+        return bad_index(cx, ax_value_kind_name(v->kind));
     }
 }
 
@@ -124,8 +139,8 @@ static bool expand_ellipsis(ax_ctx *cx, ix_list *l, int ndim) {
     }
     if (used > ndim) {
         ax_error(cx, AX_ERR_INDEX,
-                 "too many indices for array: array is %d-dimensional, but %d were indexed",
-                 ndim, used);
+                 "too many indices for array: array is %d-dimensional, but %d were indexed", ndim,
+                 used);
         return false;
     }
     int fill = ndim - used, at = ellipsis >= 0 ? ellipsis : l->n;
@@ -134,6 +149,7 @@ static bool expand_ellipsis(ax_ctx *cx, ix_list *l, int ndim) {
         ax_error(cx, AX_ERR_INDEX, "an index has at most %d entries", MAX_ENTRIES);
         return false;
     }
+    if (ellipsis >= 0 && fill == 0) return true; /* stays, as a separator */
     int tail = l->n - at - (ellipsis >= 0);
     memmove(&l->e[at + fill], &l->e[l->n - tail], (size_t)tail * sizeof l->e[0]);
     for (int i = 0; i < fill; i++) l->e[at + i] = (ix_entry){.kind = IX_SLICE};
@@ -194,7 +210,7 @@ static bool expand_masks(ax_ctx *cx, ix_list *l, const ax_array *x) {
     for (int i = 0, dim = 0; i < l->n; i++) {
         ix_entry *e = &l->e[i];
         if (e->kind != IX_MASK) {
-            dim += e->kind != IX_NEWAXIS;
+            dim += takes_dim(e->kind);
             continue;
         }
         int k = e->arr->ndim;
@@ -285,10 +301,8 @@ static ax_array *basic_index(ax_ctx *cx, ax_array *x, const ix_list *l) {
     bool sliced = false;
     for (int i = 0, dim = 0, out = 0; i < l->n; i++) {
         const ix_entry *e = &l->e[i];
-        if (e->kind == IX_NEWAXIS) {
-            ex.axes[ex.naxes++] = out++;
-            continue;
-        }
+        if (e->kind == IX_NEWAXIS) ex.axes[ex.naxes++] = out++;
+        if (!takes_dim(e->kind)) continue;
         int64_t n = x->shape[dim], lo = 0, hi = n, step = 1;
         bool reverse = false;
         if (e->kind == IX_INT) {
@@ -363,13 +377,13 @@ static int advanced_position(const ix_list *l) {
     }
     for (int i = first + 1; i < last; i++)
         if (l->e[i].kind != IX_ARRAY && l->e[i].kind != IX_INT) return 0;
-    for (int i = 0; i < first; i++) out_before += l->e[i].kind != IX_INT;
+    for (int i = 0; i < first; i++) out_before += makes_dim(l->e[i].kind);
     return out_before;
 }
 
 /* Broadcasts the index arrays together and stacks them into one B + (k,) index. */
-static ax_array *stacked_indices(ax_scope *s, const ix_list *l, const ax_array *x,
-                                 const int *dims, int k, ax_dtype t) {
+static ax_array *stacked_indices(ax_scope *s, const ix_list *l, const ax_array *x, const int *dims,
+                                 int k, ax_dtype t) {
     ax_ctx *cx = s->cx;
     int nb = 0;
     int64_t b[AX_MAX_RANK];
@@ -385,7 +399,8 @@ static ax_array *stacked_indices(ax_scope *s, const ix_list *l, const ax_array *
                             ts);
         }
     }
-    if (nb + 1 > AX_MAX_RANK) return ax_error(cx, AX_ERR_INDEX, "index arrays have too many dimensions");
+    if (nb + 1 > AX_MAX_RANK)
+        return ax_error(cx, AX_ERR_INDEX, "index arrays have too many dimensions");
     ax_array *cols[AX_MAX_RANK];
     int64_t col_shape[AX_MAX_RANK];
     memcpy(col_shape, b, (size_t)nb * sizeof *b);
@@ -414,8 +429,8 @@ static ax_array *advanced_index(ax_ctx *cx, ax_array *x, ax_array *y, const ix_l
             x_dims[k] = dim;
             gather_axes[k++] = out;
         }
-        dim += kind != IX_NEWAXIS;
-        out += kind != IX_INT;
+        dim += takes_dim(kind);
+        out += makes_dim(kind);
     }
     ax_scope s;
     ax_scope_begin(&s, cx);
@@ -426,8 +441,7 @@ static ax_array *advanced_index(ax_ctx *cx, ax_array *x, ax_array *y, const ix_l
     int q = advanced_position(l), nb = idx ? idx->ndim - 1 : 0;
     if (g && q > 0 && nb > 0) {
         int perm[AX_MAX_RANK];
-        for (int i = 0; i < g->ndim; i++)
-            perm[i] = i < q ? nb + i : i < q + nb ? i - q : i;
+        for (int i = 0; i < g->ndim; i++) perm[i] = i < q ? nb + i : i < q + nb ? i - q : i;
         g = ax_lax_transpose(&s, g, perm);
     }
     g = ax_scope_keep(&s, g);
@@ -568,8 +582,8 @@ static ax_array *at_scatter(ax_interp *in, ax_array *x, ax_value *index, ax_arra
     return r;
 }
 
-static ax_value *at_method(ax_interp *in, ax_value *self, const ax_args *args,
-                           ax_scatter_mode mode, const char *name) {
+static ax_value *at_method(ax_interp *in, ax_value *self, const ax_args *args, ax_scatter_mode mode,
+                           const char *name) {
     at_state *st = self->builtin->data->obj.payload;
     static const char *const names[] = {"values", NULL};
     if (!ax_args_check(in, args, name, 1, names)) return NULL;
@@ -643,4 +657,6 @@ static ax_value *at_value(ax_interp *in, ax_value *x, ax_value *index) {
     return ax_value_object(&at_type, st); /* frees st on failure */
 }
 
-ax_value *ax_np_at(ax_interp *in, ax_value *x) { return at_value(in, x, NULL); }
+ax_value *ax_np_at(ax_interp *in, ax_value *x) {
+    return at_value(in, x, NULL);
+}

@@ -35,8 +35,7 @@ ax_array *ax_np_broadcast_to(ax_ctx *cx, ax_array *x, int ndim, const int64_t *s
  * used in errors: "cannot <name> f32[3] and f32[4] (shapes do not broadcast)". */
 ax_array *ax_np_binary(ax_ctx *cx, ax_prim p, const char *name, ax_array *a, ax_array *b);
 /* Same, with float results for integer inputs (true division, arctan2, ...). */
-ax_array *ax_np_binary_inexact(ax_ctx *cx, ax_prim p, const char *name, ax_array *a,
-                               ax_array *b);
+ax_array *ax_np_binary_inexact(ax_ctx *cx, ax_prim p, const char *name, ax_array *a, ax_array *b);
 /* A unary primitive; float-only primitives first convert ints and bools to the default float. */
 ax_array *ax_np_unary(ax_ctx *cx, ax_prim p, ax_array *x);
 /* x ** y with JAX's rules (a concrete integer scalar exponent binds integer_pow). */
@@ -60,12 +59,11 @@ bool ax_np_axis(ax_ctx *cx, int64_t axis, int ndim, int *out);
 ax_array *ax_np_reduce(ax_ctx *cx, ax_prim p, ax_array *x, int naxes, const int *axes,
                        bool keepdims);
 /* sum/prod with JAX's accumulation dtype (bools and small ints widen); dtype < 0: default. */
-ax_array *ax_np_sum(ax_ctx *cx, ax_prim p, ax_array *x, int naxes, const int *axes,
-                    bool keepdims, int dtype);
-ax_array *ax_np_mean(ax_ctx *cx, ax_array *x, int naxes, const int *axes, bool keepdims,
-                     int dtype);
-ax_array *ax_np_var(ax_ctx *cx, ax_array *x, int naxes, const int *axes, bool keepdims,
-                    double ddof, bool std);
+ax_array *ax_np_sum(ax_ctx *cx, ax_prim p, ax_array *x, int naxes, const int *axes, bool keepdims,
+                    int dtype);
+ax_array *ax_np_mean(ax_ctx *cx, ax_array *x, int naxes, const int *axes, bool keepdims, int dtype);
+ax_array *ax_np_var(ax_ctx *cx, ax_array *x, int naxes, const int *axes, bool keepdims, double ddof,
+                    bool std);
 /* max/min (p = AX_P_REDUCE_MAX/MIN); ValueError on an empty reduction. */
 ax_array *ax_np_extremum(ax_ctx *cx, ax_prim p, ax_array *x, int naxes, const int *axes,
                          bool keepdims);
@@ -94,8 +92,7 @@ ax_array *ax_np_flip(ax_ctx *cx, ax_array *x, int naxes, const int *axes);
 /* n values from start in steps of step, as NumPy's arange computes them. */
 ax_array *ax_np_arange(ax_ctx *cx, double start, double stop, double step, ax_dtype dtype);
 /* An array of `shape` filled with `value` (a rank-0 or broadcastable array) as dtype. */
-ax_array *ax_np_full(ax_ctx *cx, int ndim, const int64_t *shape, ax_array *value,
-                     ax_dtype dtype);
+ax_array *ax_np_full(ax_ctx *cx, int ndim, const int64_t *shape, ax_array *value, ax_dtype dtype);
 ax_array *ax_np_iota(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape, int dim);
 /* A rank-0 strongly typed constant. */
 ax_array *ax_np_scalar(ax_ctx *cx, ax_dtype dtype, double v);

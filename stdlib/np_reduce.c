@@ -50,8 +50,8 @@ static ax_dtype sum_dtype(const ax_ctx *cx, ax_dtype t) {
     return t;
 }
 
-ax_array *ax_np_sum(ax_ctx *cx, ax_prim p, ax_array *x, int naxes, const int *axes,
-                    bool keepdims, int dtype) {
+ax_array *ax_np_sum(ax_ctx *cx, ax_prim p, ax_array *x, int naxes, const int *axes, bool keepdims,
+                    int dtype) {
     if (!x) return NULL;
     ax_dtype t = dtype >= 0 ? (ax_dtype)dtype : sum_dtype(cx, x->dtype);
     ax_array *c = ax_np_astype(cx, x, t, x->weak && dtype < 0);
@@ -79,8 +79,8 @@ static ax_array *divide_by_count(ax_ctx *cx, ax_array *r, double n) {
 ax_array *ax_np_mean(ax_ctx *cx, ax_array *x, int naxes, const int *axes, bool keepdims,
                      int dtype) {
     if (!x) return NULL;
-    ax_array *f = dtype >= 0 ? ax_np_astype(cx, x, (ax_dtype)dtype, false)
-                             : ax_np_to_inexact(cx, x);
+    ax_array *f =
+        dtype >= 0 ? ax_np_astype(cx, x, (ax_dtype)dtype, false) : ax_np_to_inexact(cx, x);
     if (f && !ax_dtype_is_float(f->dtype)) {
         ax_array *g = ax_np_to_inexact(cx, f);
         ax_array_release(f);
@@ -91,8 +91,8 @@ ax_array *ax_np_mean(ax_ctx *cx, ax_array *x, int naxes, const int *axes, bool k
     return divide_by_count(cx, s, (double)reduced_count(x, naxes, axes));
 }
 
-ax_array *ax_np_var(ax_ctx *cx, ax_array *x, int naxes, const int *axes, bool keepdims,
-                    double ddof, bool std) {
+ax_array *ax_np_var(ax_ctx *cx, ax_array *x, int naxes, const int *axes, bool keepdims, double ddof,
+                    bool std) {
     if (!x) return NULL;
     ax_scope s;
     ax_scope_begin(&s, cx);
@@ -101,8 +101,8 @@ ax_array *ax_np_var(ax_ctx *cx, ax_array *x, int naxes, const int *axes, bool ke
     ax_array *d = ax_scope_own(&s, f && m ? ax_np_binary(cx, AX_P_SUB, "subtract", f, m) : NULL);
     ax_array *sq = ax_lax_unary(&s, AX_P_SQUARE, d);
     ax_array *sum = ax_scope_own(&s, ax_np_reduce(cx, AX_P_REDUCE_SUM, sq, naxes, axes, keepdims));
-    ax_array *v = divide_by_count(cx, ax_scope_keep(&s, sum),
-                                  (double)reduced_count(x, naxes, axes) - ddof);
+    ax_array *v =
+        divide_by_count(cx, ax_scope_keep(&s, sum), (double)reduced_count(x, naxes, axes) - ddof);
     ax_scope_end(&s);
     if (!std || !v) return v;
     ax_array *r = ax_bind_unary(cx, AX_P_SQRT, v);
@@ -125,8 +125,8 @@ ax_array *ax_np_extremum(ax_ctx *cx, ax_prim p, ax_array *x, int naxes, const in
 ax_array *ax_np_all_any(ax_ctx *cx, bool all, ax_array *x, int naxes, const int *axes,
                         bool keepdims) {
     ax_array *b = ax_np_to_bool(cx, x);
-    ax_array *r = ax_np_reduce(cx, all ? AX_P_REDUCE_AND : AX_P_REDUCE_OR, b, naxes, axes,
-                               keepdims);
+    ax_array *r =
+        ax_np_reduce(cx, all ? AX_P_REDUCE_AND : AX_P_REDUCE_OR, b, naxes, axes, keepdims);
     ax_array_release(b);
     return r;
 }

@@ -57,8 +57,7 @@ ax_array *ax_np_transpose(ax_ctx *cx, ax_array *x, const int *perm) {
     for (int i = 0; i < x->ndim; i++) {
         int a = perm ? perm[i] : x->ndim - 1 - i;
         if (a < 0 || a >= x->ndim || seen[a])
-            return shape_value_error(cx, "transpose: axes are not a permutation of those of %s",
-                                     x);
+            return shape_value_error(cx, "transpose: axes are not a permutation of those of %s", x);
         seen[a] = true;
         p.axes[i] = a;
         identity &= a == i;
@@ -76,8 +75,7 @@ ax_array *ax_np_squeeze(ax_ctx *cx, ax_array *x, int naxes, const int *axes) {
         if (!listed) continue;
         if (x->shape[i] != 1)
             return shape_value_error(
-                cx, "cannot select an axis to squeeze out which has size not equal to one (%s)",
-                x);
+                cx, "cannot select an axis to squeeze out which has size not equal to one (%s)", x);
         p.axes[p.naxes++] = i;
     }
     if (p.naxes == 0) return ax_array_retain(x);
@@ -225,8 +223,7 @@ ax_array *ax_np_arange(ax_ctx *cx, double start, double stop, double step, ax_dt
     return r;
 }
 
-ax_array *ax_np_full(ax_ctx *cx, int ndim, const int64_t *shape, ax_array *value,
-                     ax_dtype dtype) {
+ax_array *ax_np_full(ax_ctx *cx, int ndim, const int64_t *shape, ax_array *value, ax_dtype dtype) {
     if (!value) return NULL;
     for (int i = 0; i < ndim; i++)
         if (shape[i] < 0)

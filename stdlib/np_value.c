@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-ax_array *ax_np_value_array(ax_value *v) { return v && v->kind == AX_V_ARRAY ? v->arr : NULL; }
+ax_array *ax_np_value_array(ax_value *v) {
+    return v && v->kind == AX_V_ARRAY ? v->arr : NULL;
+}
 
 ax_value *ax_np_wrap(ax_interp *in, ax_array *a) {
     (void)in;
@@ -16,8 +18,8 @@ ax_value *ax_np_wrap(ax_interp *in, ax_array *a) {
 typedef struct leaves {
     ax_array **items; /* borrowed */
     int n, cap;
-    int depth;        /* list depth of the leaves; -1 before the first leaf */
-    int ndims;        /* list dimensions seen so far */
+    int depth; /* list depth of the leaves; -1 before the first leaf */
+    int ndims; /* list dimensions seen so far */
     int64_t dims[AX_MAX_RANK];
 } leaves;
 
@@ -146,4 +148,12 @@ ax_array *ax_np_array(ax_interp *in, ax_value *v, int dtype, const char *what) {
     ax_array *r = ax_np_astype(in->cx, a, (ax_dtype)dtype, false);
     ax_array_release(a);
     return r;
+}
+
+ax_value *ax_np_call_dtype(ax_interp *in, ax_dtype dtype, const ax_args *args) {
+    if (args->n > 1 || args->nkw)
+        return ax_error(in->cx, AX_ERR_TYPE, "%s() takes one positional argument",
+                        ax_dtype_name(dtype));
+    if (args->n == 0) return ax_np_wrap(in, ax_array_scalar(in->cx, dtype, 0));
+    return ax_np_wrap(in, ax_np_array(in, args->pos[0], (int)dtype, ax_dtype_name(dtype)));
 }

@@ -101,6 +101,11 @@ block("np_arith", "matmul, dot and friends",
        ("inner(A, A)", "np.inner(A, A)"),
        ("tensordot(S, T, axes=((1, 2), (2, 1)))", "np.tensordot(S, T, axes=((1, 2), (2, 1)))"),
        ("jnp.matmul(A, B).shape", "(2, 4)"),
+       ("jnp.linalg.norm(v), linalg.norm(A), jnp.linalg.norm(A, axis=1), jnp.linalg.norm(v, ord=1)",
+        "(np.linalg.norm(v), np.linalg.norm(A), np.linalg.norm(A, axis=1), np.linalg.norm(v, 1))"),
+       ("jnp.linalg.norm(-v, ord=inf), jnp.linalg.norm(v, ord=0), jnp.linalg.norm(v, ord=3), jnp.linalg.norm(A, 'fro', keepdims=True)",
+        "(np.linalg.norm(-v, np.inf), np.linalg.norm(v, 0), np.linalg.norm(v, 3), np.linalg.norm(A, 'fro', keepdims=True))"),
+       ("jnp.linalg.cholesky(array([[4., 2.], [2., 3.]]))", "np.linalg.cholesky(np.array([[4., 2.], [2., 3.]], f32))"),
        ("array([1, 2]) @ array([[1, 2], [3, 4]])", "np.array([1, 2]) @ np.array([[1, 2], [3, 4]])"),
        ])
 
