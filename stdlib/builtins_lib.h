@@ -26,6 +26,7 @@ extern const ax_builtin_def ax_builtins_reduce[];  /* sum, mean, argmax, cumsum,
 extern const ax_builtin_def ax_builtins_shape[];   /* reshape, concatenate, ... */
 extern const ax_builtin_def ax_builtins_linalg[];  /* dot, matmul, outer, ... */
 extern const ax_builtin_def ax_builtins_index[];   /* take, sort, nonzero, one_hot, ... */
+extern const ax_builtin_def ax_builtins_einsum[];  /* einsum */
 extern const ax_builtin_def ax_builtins_compare[]; /* isclose, allclose, array_equal, ... */
 extern const ax_builtin_def ax_builtins_time[];    /* timeit */
 

@@ -348,6 +348,10 @@ static void test_errors(void **state) {
     check_error(fx, "array([[1], [2, 3]])", AX_ERR_VALUE, "inhomogeneous shape");
     check_error(fx, "zeros(3, dtype='float16')", AX_ERR_TYPE, "dtype must be a dtype");
     check_error(fx, "bool(zeros(2))", AX_ERR_VALUE, "ambiguous");
+    check_error(fx, "einsum('ij,jk->ik', zeros((2, 3)), zeros((4, 5)))", AX_ERR_SHAPE,
+                "einsum: label 'j' has sizes 3 and 4");
+    check_error(fx, "einsum('i,,j', zeros(2), zeros(2))", AX_ERR_VALUE,
+                "do not match the 2 operand(s) given");
     check_error(fx, "broadcast_to(zeros(3), (2, 4))", AX_ERR_SHAPE,
                 "cannot broadcast f32[3] to shape (2, 4)");
     check_error(fx, "assert_allclose(array([1., 2.]), array([1., 3.]))", AX_ERR_ASSERTION,
