@@ -534,6 +534,7 @@ ax_value *ax_call(ax_interp *in, ax_value *fn, const ax_args *args) {
     case AX_V_BUILTIN:
     case AX_V_OBJECT:
         break;
+    case AX_V_DTYPE: return ax_np_call_dtype(in, fn->dtype, args); /* f32(x), jnp.int32(3) */
     default:
         ax_value_describe(d, sizeof d, fn);
         return ax_error(in->cx, AX_ERR_TYPE, "%s is not callable", d);

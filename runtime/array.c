@@ -5,12 +5,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#include "strided.h"
+
+/* Buffers this big go on 2 MB pages: on this kind of VM a first touch of each 4 KB page costs
+ * microseconds, which dominated every large kernel. */
+#define HUGE_PAGE (2u << 20)
 
 static ax_buffer *buffer_new(ax_ctx *cx, size_t nbytes) {
     ax_buffer *b = malloc(sizeof *b);
     if (!b) return ax_error_oom(cx);
-    size_t cap = (nbytes + AX_ALIGN - 1) / AX_ALIGN * AX_ALIGN;
-    b->data = aligned_alloc(AX_ALIGN, cap ? cap : AX_ALIGN);
+    size_t align = nbytes >= HUGE_PAGE ? HUGE_PAGE : AX_ALIGN;
+    size_t cap = (nbytes + align - 1) / align * align;
+    b->data = aligned_alloc(align, cap ? cap : AX_ALIGN);
+    if (b->data && align == HUGE_PAGE) madvise(b->data, cap, MADV_HUGEPAGE);
     if (!b->data) {
         free(b);
         return ax_error_oom(cx);
@@ -213,49 +222,13 @@ int64_t ax_array_get_i64(const ax_array *a, int64_t flat) {
     return v;
 }
 
-/* Copies one row of n elements of `es` bytes from a strided source (stride in elements). */
-static void copy_row(char *dst, const char *src, int64_t n, int64_t stride, size_t es) {
-    switch (es) {
-    case 1:
-        for (int64_t i = 0; i < n; i++) dst[i] = src[i * stride];
-        break;
-    case 4: {
-        uint32_t *d = (uint32_t *)dst;
-        const uint32_t *s = (const uint32_t *)src;
-        for (int64_t i = 0; i < n; i++) d[i] = s[i * stride];
-        break;
-    }
-    case 8: {
-        uint64_t *d = (uint64_t *)dst;
-        const uint64_t *s = (const uint64_t *)src;
-        for (int64_t i = 0; i < n; i++) d[i] = s[i * stride];
-        break;
-    }
-    default:
-        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * es, src + i * stride * (int64_t)es, es);
-    }
-}
-
 ax_array *ax_array_copy(ax_ctx *cx, ax_array *a) {
     ax_array *c = ax_array_new(cx, a->dtype, a->ndim, a->shape);
     if (!c || a->size == 0) return c;
     c->weak = a->weak;
-    size_t es = ax_dtype_size(a->dtype);
-    if (ax_array_is_contiguous(a)) {
-        memcpy(c->buf->data, ax_array_data(a), (size_t)a->size * es);
-        return c;
-    }
-    /* Row by row along the last dimension; the outer dimensions by the iterator. */
-    const char *src = ax_array_data(a);
-    char *dst = c->buf->data;
-    int last = a->ndim - 1;
-    int64_t n = a->shape[last], stride = a->strides[last];
-    ax_iter it;
-    ax_iter_init(&it, last, a->shape, 1, (const int64_t *[]){a->strides});
-    do {
-        copy_row(dst, src + it.pos[0] * (int64_t)es, n, stride, es);
-        dst += (size_t)n * es;
-    } while (ax_iter_next(&it));
+    /* merged dimensions and tiles for transposed layouts (runtime/strided.c) */
+    ax_strided_copy(c->buf->data, c->strides, ax_array_data(a), a->strides, a->ndim, a->shape,
+                    ax_dtype_size(a->dtype));
     return c;
 }
 

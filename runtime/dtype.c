@@ -7,33 +7,19 @@ static const struct {
     const char *name, *short_name;
     size_t size;
 } dtype_info[AX_NDTYPES] = {
-    [AX_BOOL] = {"bool", "bool", 1},  [AX_U8] = {"uint8", "u8", 1},
-    [AX_I32] = {"int32", "i32", 4},   [AX_U32] = {"uint32", "u32", 4},
-    [AX_I64] = {"int64", "i64", 8},   [AX_F32] = {"float32", "f32", 4},
+    [AX_BOOL] = {"bool", "bool", 1}, [AX_U8] = {"uint8", "u8", 1},
+    [AX_I32] = {"int32", "i32", 4},  [AX_U32] = {"uint32", "u32", 4},
+    [AX_I64] = {"int64", "i64", 8},  [AX_F32] = {"float32", "f32", 4},
     [AX_F64] = {"float64", "f64", 8},
 };
 
-size_t ax_dtype_size(ax_dtype t) {
-    return dtype_info[t].size;
-}
-const char *ax_dtype_name(ax_dtype t) {
-    return dtype_info[t].name;
-}
-const char *ax_dtype_short(ax_dtype t) {
-    return dtype_info[t].short_name;
-}
-bool ax_dtype_is_float(ax_dtype t) {
-    return t == AX_F32 || t == AX_F64;
-}
-bool ax_dtype_is_int(ax_dtype t) {
-    return t == AX_U8 || t == AX_I32 || t == AX_U32 || t == AX_I64;
-}
-bool ax_dtype_is_signed(ax_dtype t) {
-    return t == AX_I32 || t == AX_I64;
-}
-bool ax_dtype_is_unsigned(ax_dtype t) {
-    return t == AX_U8 || t == AX_U32;
-}
+size_t ax_dtype_size(ax_dtype t) { return dtype_info[t].size; }
+const char *ax_dtype_name(ax_dtype t) { return dtype_info[t].name; }
+const char *ax_dtype_short(ax_dtype t) { return dtype_info[t].short_name; }
+bool ax_dtype_is_float(ax_dtype t) { return t == AX_F32 || t == AX_F64; }
+bool ax_dtype_is_int(ax_dtype t) { return t == AX_U8 || t == AX_I32 || t == AX_U32 || t == AX_I64; }
+bool ax_dtype_is_signed(ax_dtype t) { return t == AX_I32 || t == AX_I64; }
+bool ax_dtype_is_unsigned(ax_dtype t) { return t == AX_U8 || t == AX_U32; }
 
 bool ax_dtype_parse(const char *name, ax_dtype *out) {
     for (int t = 0; t < AX_NDTYPES; t++) {
@@ -49,12 +35,8 @@ bool ax_dtype_parse(const char *name, ax_dtype *out) {
     return false;
 }
 
-ax_dtype ax_dtype_default_float(bool x64) {
-    return x64 ? AX_F64 : AX_F32;
-}
-ax_dtype ax_dtype_default_int(bool x64) {
-    return x64 ? AX_I64 : AX_I32;
-}
+ax_dtype ax_dtype_default_float(bool x64) { return x64 ? AX_F64 : AX_F32; }
+ax_dtype ax_dtype_default_int(bool x64) { return x64 ? AX_I64 : AX_I32; }
 
 /* Join of two integer types in JAX's lattice (u8 < i32 < i64, u8 < u32 < i64). */
 static ax_dtype join_ints(ax_dtype a, ax_dtype b) {
@@ -68,8 +50,7 @@ static ax_dtype join_strong(ax_dtype a, ax_dtype b) {
     if (a == b) return a;
     if (a == AX_BOOL) return b;
     if (b == AX_BOOL) return a;
-    if (ax_dtype_is_float(a) && ax_dtype_is_float(b))
-        return a == AX_F64 || b == AX_F64 ? AX_F64 : AX_F32;
+    if (ax_dtype_is_float(a) && ax_dtype_is_float(b)) return a == AX_F64 || b == AX_F64 ? AX_F64 : AX_F32;
     if (ax_dtype_is_float(a)) return a;
     if (ax_dtype_is_float(b)) return b;
     return join_ints(a, b);
