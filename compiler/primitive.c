@@ -6,6 +6,7 @@
 
 #include "../runtime/creation.h"
 #include "../runtime/dynamic_slice.h"
+#include "../runtime/prng.h"
 #include "../runtime/shape_ops.h"
 #include "../runtime/sort.h"
 #include "ad_rules.h"
@@ -219,6 +220,11 @@ EAGER(argsort) {
     return one(ax_argsort(cx, in[0], p->axes[0], p->flag != 0, p->dtype), out);
 }
 
+EAGER(threefry2x32) {
+    (void)nin, (void)p;
+    return ax_threefry2x32(cx, in[0], in[1], in[2], in[3], &out[0], &out[1]);
+}
+
 /* custom_vjp functions have a backward rule only: their tangents cannot be computed forward. */
 EAGER(custom_linear) {
     (void)nin, (void)in, (void)out;
@@ -364,6 +370,8 @@ static const ax_prim_info table[AX_P_NPRIMS] = {
     ROW(AX_P_ARGSORT, "argsort", 1, ND, argsort, NULL, ax_batch_axes),
     /* no batching rule: vmap of a function's reverse-mode tangent map is not formed here */
     ROW(AX_P_CUSTOM_LINEAR, "custom_linear", -1, LIN, custom_linear, ax_jvp_linear, NULL),
+    [AX_P_THREEFRY2X32] = {"threefry2x32", 4, 2, EW | ND, ax_shape_threefry2x32,
+                           eager_threefry2x32, NULL, NULL, (void *)ax_batch_elementwise, NULL},
 };
 
 const ax_prim_info *ax_prim_get(ax_prim p) {

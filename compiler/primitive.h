@@ -61,6 +61,8 @@ typedef enum {
     /* a user-defined linear map (the tangent of a custom_vjp function): variadic tangents in,
      * one output of type (dtype, shape); params: cb (its transpose), k = output index */
     AX_P_CUSTOM_LINEAR,
+    /* the PRNG's hash: (k0, k1, x0, x1) u32, shapes equal or rank 0 -> (y0, y1) */
+    AX_P_THREEFRY2X32,
     AX_P_NPRIMS
 } ax_prim;
 

@@ -946,3 +946,21 @@ AX_SHAPE_RULE(custom_linear) {
     memcpy(out[0].shape, p->shape, (size_t)p->ndim * sizeof *p->shape);
     return 0;
 }
+
+AX_SHAPE_RULE(threefry2x32) {
+    (void)nin, (void)p;
+    for (int i = 0; i < 4; i++) {
+        if (in[i].dtype != AX_U32) {
+            ax_error(cx, AX_ERR_TYPE, "threefry2x32 requires uint32 operands, got %s", TYPE(&in[i]));
+            return -1;
+        }
+    }
+    const ax_aval *shape = common_shape(4, in);
+    if (!shape) {
+        ax_error(cx, AX_ERR_SHAPE, "threefry2x32: the shapes of %s, %s, %s and %s do not broadcast",
+                 TYPE(&in[0]), TYPE(&in[1]), TYPE(&in[2]), TYPE(&in[3]));
+        return -1;
+    }
+    for (int k = 0; k < 2; k++) set_aval(&out[k], AX_U32, false, shape->ndim, shape->shape);
+    return 0;
+}

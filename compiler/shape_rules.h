@@ -65,6 +65,9 @@ AX_SHAPE_RULE(argsort);
 
 /* user rules */
 AX_SHAPE_RULE(custom_linear);
+
+/* random numbers */
+AX_SHAPE_RULE(threefry2x32);
 // clang-format on
 
 #endif

@@ -390,7 +390,13 @@ static ax_value *eval_call(frame *f, const ax_node *n) {
                         .nkw = c.kwvals.n,
                         .kwnames = c.kwnames,
                         .kwvals = c.kwvals.items};
-        r = ax_call(f->in, callee, &args);
+        ax_interp *in = f->in;
+        int site = in->nsites++;
+        if (site < AX_CALL_SITES)
+            in->sites[site] = (ax_call_site){.file = f->prog ? f->prog->prog->file : NULL,
+                                             .line = n->span.line, .col = n->span.col};
+        r = ax_call(in, callee, &args);
+        in->nsites--;
     }
     call_args_free(&c);
     ax_value_release(callee);

@@ -778,6 +778,7 @@ ax_interp *ax_interp_new(ax_ctx *cx, const char *exe_path) {
 void ax_interp_free(ax_interp *in) {
     if (!in) return;
     ax_interp_impl *ii = impl(in);
+    if (in->free_key_uses) in->free_key_uses(in->key_uses);
     /* Values first (closures point at modules), then the modules themselves. */
     if (in->main) ax_module_clear(in->main);
     for (int i = 0; i < in->nmodules; i++) ax_module_clear(in->modules[i]);

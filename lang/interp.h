@@ -6,6 +6,14 @@
 
 #include "value.h"
 
+/* Where a call was made: the file and the line:col of the call expression. */
+typedef struct ax_call_site {
+    const char *file;
+    int line, col;
+} ax_call_site;
+
+#define AX_CALL_SITES 64
+
 typedef struct ax_interp {
     ax_ctx *cx;
     ax_module *main;            /* the __main__ module (script or REPL) */
@@ -16,6 +24,11 @@ typedef struct ax_interp {
     int npath;
     int depth;                  /* call depth, for RecursionError */
     bool allow_key_reuse;
+    ax_call_site sites[AX_CALL_SITES]; /* the calls being evaluated, innermost last (only the
+                                          outermost AX_CALL_SITES are kept) */
+    int nsites;
+    void *key_uses;             /* the PRNG's record of consumed keys (stdlib/prng.c) */
+    void (*free_key_uses)(void *key_uses);
     const char *current_file;   /* the file being evaluated, for error spans */
     const char *current_source;
 } ax_interp;

@@ -3,6 +3,7 @@
  * members are the array functions (jnp.dot, jnp.float32, jnp.pi, ...). */
 #include "builtins_lib.h"
 #include "custom_rules.h"
+#include "prng.h"
 #include "pytree.h"
 #include "transforms.h"
 
@@ -171,7 +172,7 @@ int ax_builtins_register(ax_interp *in) {
     ax_interp_define_builtin(in, "jnp", module);
     /* The builtins written elsewhere: tree_* (stdlib/pytree.c), grad/jit/... (transforms.c). */
     if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0 ||
-        ax_custom_rules_register(in) < 0)
+        ax_custom_rules_register(in) < 0 || ax_prng_register(in) < 0)
         return -1;
     return 0;
 }

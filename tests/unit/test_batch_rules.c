@@ -207,6 +207,8 @@ static const spec specs[] = {
               .rhs_batch = {0}}}},
     {AX_P_CHOLESKY, 1, {2}, {{2, 2}}, {F}, {0}, {0}, {0}},
     {AX_P_SORT, 1, {2}, {{2, 3}}, {F}, {-2}, {2}, {.naxes = 1, .axes = {1}}},
+    {AX_P_THREEFRY2X32, 4, {0, 0, 1, 1}, {{0}, {0}, {3}, {3}}, {AX_U32, AX_U32, AX_U32, AX_U32},
+     {0, 0, 0, 0}, {9, 9, 9, 9}, {0}},
     {AX_P_ARGSORT, 1, {2}, {{2, 3}}, {F}, {-2}, {2}, {.naxes = 1, .axes = {0}, .dtype = AX_I32}},
 };
 
