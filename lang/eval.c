@@ -24,9 +24,16 @@ typedef enum { EX_OK, EX_BREAK, EX_CONTINUE, EX_ERROR } exec_status;
 static ax_value *eval(frame *f, const ax_node *n);
 static exec_status exec_block(frame *f, const ax_nodelist *body, ax_value **out);
 
+/* Inside the standard library (random.ax, prelude.ax) an error is the caller's: the span goes
+ * on the user's expression that called into it. */
+static bool in_stdlib(const frame *f) {
+    const char *dir = f->in->stdlib_dir, *file = f->prog->prog->file;
+    return dir && file && strncmp(file, dir, strlen(dir)) == 0;
+}
+
 static void attach_span(frame *f, const ax_node *n) {
     ax_ctx *cx = f->in->cx;
-    if (ax_error_pending(cx) && !cx->err.has_span)
+    if (ax_error_pending(cx) && !cx->err.has_span && !in_stdlib(f))
         ax_error_set_span(cx, n->span, f->prog->prog->file, f->prog->prog->source);
 }
 

@@ -746,6 +746,8 @@ static int load_prelude(ax_interp *in) {
         }
         int rc = run_in_module(in, in->builtins, source, path, NULL);
         free(source);
+        free(in->stdlib_dir);
+        in->stdlib_dir = strdup(in->search_path[i]);
         return rc;
     }
     return 0; /* no prelude: nothing to load */
@@ -779,6 +781,7 @@ void ax_interp_free(ax_interp *in) {
     if (!in) return;
     ax_interp_impl *ii = impl(in);
     if (in->free_key_uses) in->free_key_uses(in->key_uses);
+    free(in->stdlib_dir);
     /* Values first (closures point at modules), then the modules themselves. */
     if (in->main) ax_module_clear(in->main);
     for (int i = 0; i < in->nmodules; i++) ax_module_clear(in->modules[i]);

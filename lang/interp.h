@@ -28,6 +28,8 @@ typedef struct ax_interp {
                                           outermost AX_CALL_SITES are kept) */
     int nsites;
     void *key_uses;             /* the PRNG's record of consumed keys (stdlib/prng.c) */
+    char *stdlib_dir;           /* where prelude.ax was found: errors inside the standard
+                                   library point at the user's call instead */
     void (*free_key_uses)(void *key_uses);
     const char *current_file;   /* the file being evaluated, for error spans */
     const char *current_source;

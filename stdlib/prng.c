@@ -122,8 +122,10 @@ static ax_array *key_data_of(ax_interp *in, ax_value *v, const char *fname) {
 
 static ax_value *b_key_data(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
-    if (a->n != 1 || a->nkw) return ax_error(in->cx, AX_ERR_TYPE, "key_data(key) takes one key");
-    ax_array *d = key_data_of(in, a->pos[0], "key_data");
+    /* an optional second argument names the caller in errors (random.normal, ...) */
+    if (a->n < 1 || a->n > 2 || a->nkw || (a->n == 2 && a->pos[1]->kind != AX_V_STR))
+        return ax_error(in->cx, AX_ERR_TYPE, "key_data(key) takes one key");
+    ax_array *d = key_data_of(in, a->pos[0], a->n == 2 ? a->pos[1]->str : "key_data");
     return d ? ax_value_array(d) : NULL;
 }
 
