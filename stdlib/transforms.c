@@ -297,7 +297,19 @@ static ax_value *vjp_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_array **ct_in = calloc((size_t)s->lin->nin + 1, sizeof *ct_in);
     ax_value *result = NULL;
     if (cts && ct_in) {
-        for (int i = 0; i < n; i++) cts[i] = leaves[i]->arr;
+        for (int i = 0; i < n; i++) {
+            const ax_aval *t = &s->lin->out_types[i];
+            ax_array *c = leaves[i]->arr;
+            if (!ax_shape_equal(c->ndim, c->shape, t->ndim, t->shape)) {
+                char got[96], want[96];
+                ax_array_type_format(got, sizeof got, c);
+                ax_type_format(want, sizeof want, t->dtype, t->ndim, t->shape);
+                ax_error(in->cx, AX_ERR_SHAPE,
+                         "vjp_fn: a cotangent of type %s for an output of type %s", got, want);
+                goto done;
+            }
+            cts[i] = c;
+        }
         if (!ax_linear_transpose(in->cx, s->lin, cts, ct_in)) {
             flat_call fc = {.in = in, .ntraced = s->ntraced};
             memcpy(fc.defs, s->defs, sizeof s->defs);
@@ -307,6 +319,7 @@ static ax_value *vjp_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     } else {
         ax_error_oom(in->cx);
     }
+done:
     ax_flat_release_arrays(ct_in, s->lin->nin);
     free(cts);
     ax_values_release(leaves, n);
@@ -924,8 +937,8 @@ static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     if (per_arg && in_axes->n != a->n)
         return ax_error(in->cx, AX_ERR_VALUE,
                         "vmap in_axes has %d entries but the function was called with %d "
-                        "positional arguments",
-                        in_axes->n, a->n);
+                        "positional argument%s",
+                        in_axes->n, a->n, a->n == 1 ? "" : "s");
     for (int i = 0; i < a->n && i < 32; i++) {
         ax_value *spec = per_arg ? in_axes->items[i] : in_axes;
         if (spec->kind == AX_V_NONE) continue; /* passed through untouched */
