@@ -243,36 +243,73 @@ void ax_convert_element(ax_dtype to, void *dst, ax_dtype from, const void *src) 
     double f = 0;
     int64_t i = 0;
     switch (from) {
-    case AX_BOOL: i = *(const uint8_t *)src != 0; break;
-    case AX_U8: i = *(const uint8_t *)src; break;
-    case AX_I32: i = *(const int32_t *)src; break;
-    case AX_U32: i = *(const uint32_t *)src; break;
-    case AX_I64: i = *(const int64_t *)src; break;
-    case AX_F32: f = *(const float *)src; break;
-    case AX_F64: f = *(const double *)src; break;
-    default: break;
+    case AX_BOOL:
+        i = *(const uint8_t *)src != 0;
+        break;
+    case AX_U8:
+        i = *(const uint8_t *)src;
+        break;
+    case AX_I32:
+        i = *(const int32_t *)src;
+        break;
+    case AX_U32:
+        i = *(const uint32_t *)src;
+        break;
+    case AX_I64:
+        i = *(const int64_t *)src;
+        break;
+    case AX_F32:
+        f = *(const float *)src;
+        break;
+    case AX_F64:
+        f = *(const double *)src;
+        break;
+    default:
+        break;
     }
     if (!is_float) f = (double)i;
-    /* float -> int: truncate; NaN/out of range give what C on x86 gives NumPy: INT_MIN. */
+    /* float -> int: truncate toward zero, saturating at the ends of int64, NaN -> 0, as XLA
+     * converts (the kernels in elementwise.c do the same per dtype) */
     if (is_float && to != AX_F32 && to != AX_F64 && to != AX_BOOL) {
-        if (isnan(f) || f >= 9.2233720368547758e18 || f < -9.2233720368547758e18)
+        if (isnan(f))
+            i = 0;
+        else if (f >= 9.2233720368547758e18)
+            i = INT64_MAX;
+        else if (f <= -9.2233720368547758e18)
             i = INT64_MIN;
         else
             i = (int64_t)f;
     }
     switch (to) {
-    case AX_BOOL: *(uint8_t *)dst = is_float ? f != 0 : i != 0; break;
-    case AX_U8: *(uint8_t *)dst = (uint8_t)i; break;
-    case AX_I32:
-        *(int32_t *)dst = is_float && (isnan(f) || f >= 2147483648.0 || f < -2147483648.0)
-                              ? INT32_MIN
-                              : (int32_t)i;
+    case AX_BOOL:
+        *(uint8_t *)dst = is_float ? f != 0 : i != 0;
         break;
-    case AX_U32: *(uint32_t *)dst = (uint32_t)i; break;
-    case AX_I64: *(int64_t *)dst = i; break;
-    case AX_F32: *(float *)dst = is_float ? (float)f : (float)i; break;
-    case AX_F64: *(double *)dst = is_float ? f : (double)i; break;
-    default: break;
+    case AX_U8:
+        *(uint8_t *)dst = !is_float ? (uint8_t)i : i < 0 ? 0 : i > 255 ? 255 : (uint8_t)i;
+        break;
+    case AX_I32:
+        *(int32_t *)dst = !is_float       ? (int32_t)i
+                          : i > INT32_MAX ? INT32_MAX
+                          : i < INT32_MIN ? INT32_MIN
+                                          : (int32_t)i;
+        break;
+    case AX_U32:
+        *(uint32_t *)dst = !is_float        ? (uint32_t)i
+                           : i < 0          ? 0
+                           : i > UINT32_MAX ? UINT32_MAX
+                                            : (uint32_t)i;
+        break;
+    case AX_I64:
+        *(int64_t *)dst = i;
+        break;
+    case AX_F32:
+        *(float *)dst = is_float ? (float)f : (float)i;
+        break;
+    case AX_F64:
+        *(double *)dst = is_float ? f : (double)i;
+        break;
+    default:
+        break;
     }
 }
 

@@ -24,14 +24,19 @@ typedef enum {
 
 typedef enum {
     AX_ADD, AX_SUB, AX_MUL, AX_DIV, /* ints: truncating division (lax.div); x/0 = 0 for ints */
-    AX_FLOOR_DIV,                   /* Python/NumPy floor division; floats: floor(a / b) */
-    AX_REM,                         /* C fmod / truncating remainder (lax.rem), sign of a */
-    AX_MOD,                         /* Python/NumPy modulo, sign of b */
-    AX_POW, AX_MAX, AX_MIN,         /* max/min propagate NaN, as jnp.maximum */
+    AX_FLOOR_DIV,                   /* Python/NumPy floor division; floats: floor(a / b) as
+                                       JAX computes it (x // 0.0 = nan); ints: x // 0 = 0 */
+    AX_REM,                         /* C fmod / truncating remainder (lax.rem), sign of a;
+                                       ints: x % 0 = 0, INT_MIN % -1 = 0 */
+    AX_MOD,                         /* Python/NumPy modulo, sign of b; ints: x % 0 = 0 */
+    AX_POW,                         /* ints: integer power, 0 for negative exponents except
+                                       bases 1 and -1 (lax.pow) */
+    AX_MAX, AX_MIN,                 /* max/min propagate NaN, as jnp.maximum */
     AX_ATAN2, AX_NEXTAFTER,
     AX_EQ, AX_NE, AX_LT, AX_LE, AX_GT, AX_GE, /* -> bool */
     AX_AND, AX_OR, AX_XOR,                    /* logical on bool, bitwise on ints */
-    AX_SHL, AX_SHR_LOGICAL, AX_SHR_ARITH,
+    AX_SHL, AX_SHR_LOGICAL, AX_SHR_ARITH,     /* counts read as unsigned; >= the bit width
+                                                 give 0 (arithmetic: 0 or -1, the sign) */
     AX_NBINARY
 } ax_binary_op;
 
@@ -57,10 +62,13 @@ ax_array *ax_integer_pow(ax_ctx *cx, ax_array *x, int64_t k);
 ax_array *ax_select(ax_ctx *cx, ax_array *pred, ax_array *on_true, ax_array *on_false);
 /* min(max(x, lo), hi), all of one dtype, broadcasting. */
 ax_array *ax_clamp(ax_ctx *cx, ax_array *lo, ax_array *x, ax_array *hi);
-/* Element conversion (float -> int truncates; -> bool is != 0). Result is strongly typed
- * unless `weak` is set. */
+/* Element conversion as XLA does it: float -> int truncates toward zero and saturates (NaN
+ * -> 0, out of range -> the nearest end); int -> int wraps; -> bool is != 0 (NaN -> true).
+ * Result is strongly typed unless `weak` is set. Converting to the same dtype shares x's
+ * buffer. */
 ax_array *ax_convert(ax_ctx *cx, ax_array *x, ax_dtype to, bool weak);
-/* Reinterprets the bits; the dtypes must have equal sizes. */
+/* Reinterprets the bits; the dtypes must have equal sizes and not be bool. Shares x's
+ * buffer. */
 ax_array *ax_bitcast(ax_ctx *cx, ax_array *x, ax_dtype to);
 
 #endif

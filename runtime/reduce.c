@@ -814,7 +814,7 @@ ax_array *ax_reduce(ax_ctx *cx, ax_reduce_op op, ax_array *x, int naxes, const i
 #define ISNAN_F(v) isnan(v)
 #define ISNAN_I(v) 0
 
-/* First index of the max (GT = >) or min (GT = <) of a strided run; the first NaN wins. */
+/* First index of the max (CMP is >) or min (CMP is <) of a strided run; the first NaN wins. */
 #define DEFINE_ARG_LINE(NAME, T, CMP, ISNAN)                                                       \
     static int64_t NAME##_line(const void *src, int64_t n, int64_t s) {                            \
         const T *x = src;                                                                          \

@@ -45,6 +45,15 @@ static double time_memcpy(bench *b) {
     return now() - t;
 }
 
+/* array.c's copy into a new buffer: what a fresh output costs without huge pages. */
+static double time_copy(bench *b) {
+    double t = now();
+    ax_array *y = ax_array_copy(b->cx, b->x);
+    t = now() - t;
+    ax_array_release(y);
+    return t;
+}
+
 static double time_binary(bench *b) {
     double t = now();
     ax_array *y = ax_binary(b->cx, AX_MUL, b->x, b->x);
@@ -112,6 +121,8 @@ int main(int argc, char **argv) {
     printf("n = %lld f32, %d threads\n", (long long)n, ax_pool_threads(cx));
     double t_memcpy = run(&b, time_memcpy);
     printf("memcpy (1 thread, pre-faulted dst)  %7.2f GB/s\n", bytes / t_memcpy / 1e9);
+    double t_copy = run(&b, time_copy);
+    printf("ax_array_copy (1 thread, fresh dst) %7.2f GB/s\n", bytes / t_copy / 1e9);
     double t_mul = run(&b, time_binary);
     printf("x * x  (fresh output)               %7.2f GB/s  (%.2fx memcpy)\n", bytes / t_mul / 1e9,
            t_memcpy / t_mul);

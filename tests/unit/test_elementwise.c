@@ -867,7 +867,9 @@ static ax_array *ramp_f32(ax_ctx *cx, int64_t n) {
 
 static void test_big_arrays(void **state) {
     ax_ctx *cx = *state;
-    int64_t n = 300007; /* several pool chunks, an odd tail */
+    /* transcendental kernels split this over the pool (cheap ones from 4M elements on: see
+     * test_streaming_path); an odd tail */
+    int64_t n = 300007;
     ax_array *x = ramp_f32(cx, n);
     ax_array *xr = ax_array_view(cx, x, 1, VEC(n), SHAPE(-1), n - 1); /* x[::-1] */
     const ax_unary_op ops[] = {AX_EXP, AX_LOGISTIC, AX_SIN,       AX_TANH, AX_LOG1P,
@@ -903,7 +905,8 @@ static void test_big_arrays(void **state) {
     for (size_t k = 0; k < sizeof rs / sizeof *rs; k++) ax_array_release(rs[k]);
 }
 
-/* Outputs of 32 MB and more are written with non-temporal stores, in parallel. */
+/* Outputs of 32 MB and more are written with non-temporal stores, and cheap kernels go
+ * through the pool. */
 static void test_streaming_path(void **state) {
     ax_ctx *cx = *state;
     int64_t n = 9000001;
@@ -914,6 +917,20 @@ static void test_streaming_path(void **state) {
     for (int64_t i = 0; i < n; i++)
         if (py[i] != px[i] * px[i]) fail_msg("element %lld", (long long)i);
     ax_array_release(y);
+    /* a 2-d outer sum: chunks start and end mid-row, rows are streamed through the tile */
+    int64_t rows = 2000, cols = 4500;
+    ax_array *col = ax_array_view(cx, x, 2, SHAPE(rows, 1), SHAPE(3, 0), 0); /* x[::3, None] */
+    ax_array *row = ax_array_view(cx, x, 1, VEC(cols), SHAPE(-1), n - 1);    /* x[::-1][:cols] */
+    ax_array *outer = ax_binary(cx, AX_ADD, col, row);
+    check_shape(outer, AX_F32, 2, SHAPE(rows, cols));
+    const float *po = ax_array_data(outer);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            if (po[i * cols + j] != px[3 * i] + px[n - 1 - j])
+                fail_msg("element (%lld, %lld)", (long long)i, (long long)j);
+    ax_array_release(outer);
+    ax_array_release(row);
+    ax_array_release(col);
     /* in place on a unique array */
     ax_array *c = ax_array_copy(cx, x);
     ax_array_retain(c);
