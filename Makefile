@@ -4,6 +4,7 @@
 #   make test     install missing dependencies, build, run every test (one summary line)
 #   make asan     the same suite on a build with AddressSanitizer + UBSan (build-asan/)
 #   make bench    run the benchmarks in tests/bench
+#   make conformance  run ../shared/conformance/*.ax (make test runs them too)
 #   make install  PREFIX=/usr/local: the binary, the standard library and the man page
 #   make deps     install the Debian packages ax needs (apt-get, through sudo when not root)
 #
@@ -60,7 +61,7 @@ $(BUILD)/runtime/elementwise.o: CFLAGS += -O3 -march=native -fno-math-errno -fno
 DEPS := libreadline-dev libgccjit-12-dev libopenblas-dev libcmocka-dev binutils python3 \
         python3-numpy
 
-.PHONY: all unit benches run test asan bench install uninstall deps clean FORCE
+.PHONY: all unit benches run test asan bench conformance install uninstall deps clean FORCE
 all: $(BUILD)/ax
 
 $(BUILD)/ax: $(OBJS)
@@ -102,6 +103,12 @@ test: deps
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 test
+
+# The shared conformance programs alone (make test runs them too, among every suite).
+conformance: all
+	@if [ -f ../shared/conformance/run.py ]; then \
+	    $(PYTHON) ../shared/conformance/run.py --ax $(BUILD)/ax; \
+	else echo "../shared/conformance is not here: nothing to run"; fi
 
 bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all benches
