@@ -16,10 +16,17 @@
 static ax_buffer *buffer_new(ax_ctx *cx, size_t nbytes) {
     ax_buffer *b = malloc(sizeof *b);
     if (!b) return ax_error_oom(cx);
-    size_t align = nbytes >= HUGE_PAGE ? HUGE_PAGE : AX_ALIGN;
-    size_t cap = (nbytes + align - 1) / align * align;
-    b->data = aligned_alloc(align, cap ? cap : AX_ALIGN);
-    if (b->data && align == HUGE_PAGE) madvise(b->data, cap, MADV_HUGEPAGE);
+    if (nbytes >= HUGE_PAGE) {
+        size_t cap = (nbytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+        b->base = b->data = aligned_alloc(HUGE_PAGE, cap);
+        if (b->data) madvise(b->data, cap, MADV_HUGEPAGE);
+    } else {
+        /* malloc and align by hand: glibc's memalign takes a slow path (consolidating its free
+         * lists) on every request, which dominated small eager operations */
+        b->base = malloc(nbytes + AX_ALIGN);
+        b->data = b->base ? (void *)(((uintptr_t)b->base + AX_ALIGN) & ~(uintptr_t)(AX_ALIGN - 1))
+                          : NULL;
+    }
     if (!b->data) {
         free(b);
         return ax_error_oom(cx);
@@ -31,7 +38,7 @@ static ax_buffer *buffer_new(ax_ctx *cx, size_t nbytes) {
 
 static void buffer_release(ax_buffer *b) {
     if (b && --b->refs == 0) {
-        free(b->data);
+        free(b->base);
         free(b);
     }
 }

@@ -22,6 +22,7 @@ typedef struct ax_buffer {
     int64_t refs;
     size_t nbytes;
     void *data; /* 64-byte aligned */
+    void *base; /* what was allocated (data is inside it); free(base) releases it */
 } ax_buffer;
 
 /* The part of a tracer the runtime knows (compiler/trace.h has the rest). */

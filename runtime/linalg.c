@@ -81,15 +81,17 @@ static int64_t dims_product(const ax_array *x, const int *dims, int n) {
 
 static bool plan_dot(ax_ctx *cx, const ax_array *l, const ax_array *r, const ax_dot_dims *dims,
                      dot_plan *p) {
+    /* the operand types, formatted only when there is an error to report */
     char lt[96], rt[96];
-    ax_array_type_format(lt, sizeof lt, l);
-    ax_array_type_format(rt, sizeof rt, r);
+#define TYPES() (ax_array_type_format(lt, sizeof lt, l), ax_array_type_format(rt, sizeof rt, r))
     if (l->dtype != r->dtype) {
+        TYPES();
         ax_error(cx, AX_ERR_TYPE, "dot_general requires operands of one dtype, got %s and %s", lt,
                  rt);
         return false;
     }
     if (!l->buf || !r->buf) {
+        TYPES();
         ax_error(cx, AX_ERR_RUNTIME, "dot_general needs concrete operands, got %s and %s", lt, rt);
         return false;
     }
@@ -98,6 +100,7 @@ static bool plan_dot(ax_ctx *cx, const ax_array *l, const ax_array *r, const ax_
     p->ncontract = dims->ncontract;
     if (p->nbatch < 0 || p->ncontract < 0 || p->nbatch + p->ncontract > l->ndim ||
         p->nbatch + p->ncontract > r->ndim) {
+        TYPES();
         ax_error(cx, AX_ERR_SHAPE,
                  "dot_general: %d batch and %d contracting dimensions do not fit %s and %s",
                  p->nbatch, p->ncontract, lt, rt);
@@ -123,6 +126,7 @@ static bool plan_dot(ax_ctx *cx, const ax_array *l, const ax_array *r, const ax_
     p->k = dims_product(l, p->lcontract, p->ncontract);
     p->out_ndim = p->nbatch + p->nlfree + p->nrfree;
     if (p->out_ndim > AX_MAX_RANK) {
+        TYPES();
         ax_error(cx, AX_ERR_SHAPE, "dot_general of %s and %s would have rank %d (at most %d)", lt,
                  rt, p->out_ndim, AX_MAX_RANK);
         return false;
@@ -132,6 +136,7 @@ static bool plan_dot(ax_ctx *cx, const ax_array *l, const ax_array *r, const ax_
     for (int i = 0; i < p->nlfree; i++) p->out_shape[o++] = l->shape[p->lfree[i]];
     for (int i = 0; i < p->nrfree; i++) p->out_shape[o++] = r->shape[p->rfree[i]];
     return true;
+#undef TYPES
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -398,22 +403,6 @@ static bool dot_loop(ax_ctx *cx, ax_array *l, ax_array *r, const dot_plan *p, ax
     return ok;
 }
 
-/* Puts a large, freshly made output on transparent huge pages. On VMs where a 4 KiB page
- * fault costs ~12 us (as measured on the reference machine), first touching a 3000x3000 f32
- * result (9000 faults, ~110 ms) took longer than the sgemm that fills it (~70 ms); with 2 MiB
- * pages it takes ~5 ms. The buffer stays malloc-compatible (ax_array_release frees it). */
-#define HUGE_PAGE (2u << 20)
-static void prefer_huge_pages(ax_array *out) {
-    size_t nbytes = out->buf->nbytes;
-    if (nbytes < 2 * HUGE_PAGE) return;
-    size_t cap = (nbytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-    void *p = aligned_alloc(HUGE_PAGE, cap);
-    if (!p) return; /* keep the ordinary buffer */
-    madvise(p, cap, MADV_HUGEPAGE);
-    free(out->buf->data);
-    out->buf->data = p;
-}
-
 ax_array *ax_dot_general(ax_ctx *cx, ax_array *lhs, ax_array *rhs, const ax_dot_dims *dims) {
     dot_plan p;
     if (!plan_dot(cx, lhs, rhs, dims, &p)) return NULL;
@@ -425,7 +414,6 @@ ax_array *ax_dot_general(ax_ctx *cx, ax_array *lhs, ax_array *rhs, const ax_dot_
         memset(ax_array_data(out), 0, (size_t)out->size * ax_dtype_size(out->dtype));
         return out;
     }
-    prefer_huge_pages(out);
     bool ok = ax_dtype_is_float(lhs->dtype) ? dot_gemm(cx, lhs, rhs, &p, out)
                                             : dot_loop(cx, lhs, rhs, &p, out);
     if (!ok) {
