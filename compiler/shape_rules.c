@@ -123,14 +123,22 @@ static int check_dims(ax_ctx *cx, const char *name, int ndim, const int64_t *sha
 }
 
 /* Axes distinct and within [0, ndim). `what` names the array they refer to. */
+/* Axes in [0, ndim), each once. `x` (or, when NULL, an output of rank ndim) names what they
+ * index in errors; the text is made only for an error (this runs on every bind). */
 static int check_axes_in(ax_ctx *cx, const char *name, int naxes, const int *axes, int ndim,
-                         const char *what) {
+                         const ax_aval *x) {
+    char what[400];
+#define WHAT()                                                                                     \
+    (x ? snprintf(what, sizeof what, "%s", TYPE(x))                                                 \
+       : snprintf(what, sizeof what, "an output of rank %d", ndim))
     if (naxes < 0 || naxes > ndim) {
+        WHAT();
         ax_error(cx, AX_ERR_VALUE, "%s: %d axes given for %s", name, naxes, what);
         return -1;
     }
     for (int i = 0; i < naxes; i++) {
         if (axes[i] < 0 || axes[i] >= ndim) {
+            WHAT();
             ax_error(cx, AX_ERR_VALUE, "%s: axis %d is out of bounds for %s", name, axes[i], what);
             return -1;
         }
@@ -141,11 +149,12 @@ static int check_axes_in(ax_ctx *cx, const char *name, int naxes, const int *axe
             return -1;
         }
     }
+#undef WHAT
     return 0;
 }
 
 static int check_axes(ax_ctx *cx, const char *name, int naxes, const int *axes, const ax_aval *x) {
-    return check_axes_in(cx, name, naxes, axes, x->ndim, TYPE(x));
+    return check_axes_in(cx, name, naxes, axes, x->ndim, x);
 }
 
 /* Primitives that work along one axis (params.axes[0]). */
@@ -675,10 +684,8 @@ AX_SHAPE_RULE(expand_dims) {
     (void)nin;
     const ax_aval *x = &in[0];
     int ndim = x->ndim + p->naxes;
-    char what[64];
-    snprintf(what, sizeof what, "an output of rank %d", ndim);
     if (check_rank(cx, "expand_dims", ndim) ||
-        check_axes_in(cx, "expand_dims", p->naxes, p->axes, ndim, what))
+        check_axes_in(cx, "expand_dims", p->naxes, p->axes, ndim, NULL))
         return -1;
     out->dtype = x->dtype;
     out->weak = x->weak;
