@@ -13,6 +13,8 @@ typedef struct rewriter {
     ax_ir_atom *map;  /* old variable -> atom of the new IR */
     ax_array **owned; /* folded literals, released at the end */
     int nowned;
+    int *seen;        /* hash table of equations of the new IR, for CSE: index + 1, 0 = empty */
+    int nseen;        /* its size (a power of two, at least twice the equations) */
 } rewriter;
 
 static bool literal_is(const ax_ir_atom *a, double v) {
@@ -23,8 +25,9 @@ static bool literal_is(const ax_ir_atom *a, double v) {
 static bool same_atom(const ax_ir_atom *x, const ax_ir_atom *y) {
     if (x->var >= 0 || y->var >= 0) return x->var == y->var;
     if (x->lit->dtype != y->lit->dtype || x->lit->weak != y->lit->weak) return false;
+    /* the same bits: 0.0 and -0.0 differ (x * 0.0 is not x * -0.0), NaNs match */
     double a = ax_array_get_f64(x->lit, 0), b = ax_array_get_f64(y->lit, 0);
-    return a == b || (a != a && b != b);
+    return memcmp(&a, &b, sizeof a) == 0 || (a != a && b != b);
 }
 
 static void atom_type(const rewriter *r, const ax_ir_atom *a, ax_aval *t) {
@@ -113,20 +116,45 @@ static bool try_fold(rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in, ax_i
 }
 
 /* An earlier equation of the new IR computing the same thing, or -1. */
-static int find_common(const rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in) {
-    const ax_ir *nir = ax_ir_builder_peek(r->b);
-    for (int k = nir->neqns - 1; k >= 0; k--) {
-        const ax_ir_eqn *f = &nir->eqns[k];
-        if (f->prim != e->prim || f->nin != e->nin || f->nout != 1 || f->nsub || e->nsub) continue;
-        if (memcmp(&f->params, &e->params, sizeof e->params)) continue;
-        bool same = true;
-        for (int i = 0; i < e->nin && same; i++) same = same_atom(&f->in[i], &in[i]);
-        if (same) return f->out[0];
+/* A hash of what an equation computes: primitive and operands (parameters are compared). */
+static unsigned eqn_hash(ax_prim prim, int nin, const ax_ir_atom *in) {
+    unsigned h = 2166136261u ^ (unsigned)prim;
+    for (int i = 0; i < nin; i++) {
+        double v = in[i].var < 0 && in[i].lit->buf ? ax_array_get_f64(in[i].lit, 0) : 0;
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits); /* a literal by its bits (NaN and -0.0 included) */
+        unsigned x = in[i].var >= 0 ? (unsigned)in[i].var * 2654435761u
+                                    : (unsigned)(bits ^ (bits >> 32));
+        h = (h ^ x) * 16777619u;
     }
-    return -1;
+    return h;
+}
+
+static bool same_eqn(const ax_ir_eqn *f, const ax_ir_eqn *e, const ax_ir_atom *in) {
+    if (f->prim != e->prim || f->nin != e->nin || f->nout != 1 || f->nsub || e->nsub) return false;
+    if (memcmp(&f->params, &e->params, sizeof e->params)) return false;
+    for (int i = 0; i < e->nin; i++)
+        if (!same_atom(&f->in[i], &in[i])) return false;
+    return true;
+}
+
+/* An earlier equation of the new IR computing the same thing (its output variable), or -1;
+ * when none, *slot is where the next equation goes in the table. */
+static int find_common(const rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in, int *slot) {
+    const ax_ir *nir = ax_ir_builder_peek(r->b);
+    unsigned mask = (unsigned)r->nseen - 1;
+    for (unsigned h = eqn_hash(e->prim, e->nin, in) & mask;; h = (h + 1) & mask) {
+        if (!r->seen[h]) {
+            *slot = (int)h;
+            return -1;
+        }
+        const ax_ir_eqn *f = &nir->eqns[r->seen[h] - 1];
+        if (same_eqn(f, e, in)) return f->out[0];
+    }
 }
 
 static int rewrite_eqn(rewriter *r, const ax_ir_eqn *e) {
+    int slot = -1;
     ax_ir_atom in[64];
     ax_aval out_types[8];
     int vars[8];
@@ -144,7 +172,7 @@ static int rewrite_eqn(rewriter *r, const ax_ir_eqn *e) {
             r->map[e->out[0]] = folded;
             return 0;
         }
-        int common = find_common(r, e, in);
+        int common = find_common(r, e, in, &slot);
         if (common >= 0) {
             r->map[e->out[0]] = (ax_ir_atom){.var = common};
             return 0;
@@ -153,6 +181,7 @@ static int rewrite_eqn(rewriter *r, const ax_ir_eqn *e) {
     if (ax_ir_add_eqn(r->b, e->prim, &e->params, e->nin, in, e->nout, out_types, vars, e->nsub,
                       e->sub))
         return -1;
+    if (slot >= 0) r->seen[slot] = ax_ir_builder_peek(r->b)->neqns;
     for (int i = 0; i < e->nout; i++) r->map[e->out[i]] = (ax_ir_atom){.var = vars[i]};
     return 0;
 }
@@ -219,8 +248,11 @@ done:
 ax_ir *ax_simplify(ax_ctx *cx, const ax_ir *ir) {
     rewriter r = {.cx = cx, .ir = ir, .b = ax_ir_builder_new()};
     r.map = calloc((size_t)ir->nvars + 1, sizeof *r.map);
+    r.nseen = 16;
+    while (r.nseen < 2 * ir->neqns + 2) r.nseen *= 2;
+    r.seen = calloc((size_t)r.nseen, sizeof *r.seen);
     ax_ir *mid = NULL, *res = NULL;
-    int rc = r.b && r.map ? 0 : -1;
+    int rc = r.b && r.map && r.seen ? 0 : -1;
     for (int i = 0; i < ir->nconsts && !rc; i++) {
         int v = ax_ir_add_const(r.b, ir->consts[i]);
         r.map[ir->constvars[i]] = (ax_ir_atom){.var = v};
@@ -248,6 +280,7 @@ ax_ir *ax_simplify(ax_ctx *cx, const ax_ir *ir) {
     for (int i = 0; i < r.nowned; i++) ax_array_release(r.owned[i]);
     free(r.owned);
     free(r.map);
+    free(r.seen);
     if (!res && !ax_error_pending(cx)) ax_error_oom(cx);
     return res;
 }
