@@ -686,7 +686,7 @@ static bool is_static(const jit_state *s, int pos) {
 }
 
 /* The cache key: the type of every traced leaf and the value of every static argument. */
-static char *cache_key(ax_interp *in, const jit_state *s, const ax_args *a, flat_call *fc) {
+static char *cache_key(const jit_state *s, const ax_args *a, flat_call *fc) {
     ax_strbuf k;
     ax_strbuf_init(&k);
     for (int i = 0; i < fc->nflat; i++) {
@@ -704,7 +704,6 @@ static char *cache_key(ax_interp *in, const jit_state *s, const ax_args *a, flat
         ax_strbuf_appendf(&k, "|%s=", a->kwnames[i]);
         ax_value_format(&k, a->kwvals[i]);
     }
-    (void)in;
     return k.data;
 }
 
@@ -730,7 +729,7 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_array **outs = NULL;
     char *key = NULL;
     if (ax_flat_call_init(&fc, in, "jit", s->fn, a, ntraced, traced, false)) goto done;
-    key = cache_key(in, s, a, &fc);
+    key = cache_key(s, a, &fc);
     jit_entry *e = NULL;
     for (int i = 0; key && i < s->nentries; i++)
         if (!strcmp(s->entries[i].key, key)) e = &s->entries[i];
