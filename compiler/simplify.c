@@ -13,8 +13,8 @@ typedef struct rewriter {
     ax_ir_atom *map;  /* old variable -> atom of the new IR */
     ax_array **owned; /* folded literals, released at the end */
     int nowned;
-    int *seen;        /* hash table of equations of the new IR, for CSE: index + 1, 0 = empty */
-    int nseen;        /* its size (a power of two, at least twice the equations) */
+    int *seen; /* hash table of equations of the new IR, for CSE: index + 1, 0 = empty */
+    int nseen; /* its size (a power of two, at least twice the equations) */
 } rewriter;
 
 static bool literal_is(const ax_ir_atom *a, double v) {
@@ -123,8 +123,8 @@ static unsigned eqn_hash(ax_prim prim, int nin, const ax_ir_atom *in) {
         double v = in[i].var < 0 && in[i].lit->buf ? ax_array_get_f64(in[i].lit, 0) : 0;
         uint64_t bits;
         memcpy(&bits, &v, sizeof bits); /* a literal by its bits (NaN and -0.0 included) */
-        unsigned x = in[i].var >= 0 ? (unsigned)in[i].var * 2654435761u
-                                    : (unsigned)(bits ^ (bits >> 32));
+        unsigned x =
+            in[i].var >= 0 ? (unsigned)in[i].var * 2654435761u : (unsigned)(bits ^ (bits >> 32));
         h = (h ^ x) * 16777619u;
     }
     return h;

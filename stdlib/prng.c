@@ -45,8 +45,10 @@ static ax_value *key_new(ax_interp *in, ax_array *data) {
         char t[96];
         ax_array_type_format(t, sizeof t, data);
         ax_array_release(data);
-        return ax_error(in->cx, AX_ERR_TYPE, "key data must be uint32 with a last dimension of 2 "
-                                              "(u32[..., 2]), got %s", t);
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "key data must be uint32 with a last dimension of 2 "
+                        "(u32[..., 2]), got %s",
+                        t);
     }
     key_obj *k = malloc(sizeof *k);
     if (!k) {
@@ -57,7 +59,9 @@ static ax_value *key_new(ax_interp *in, ax_array *data) {
     return ax_value_object(&key_type, k);
 }
 
-static ax_value *key_leaf(void *p) { return ax_value_array(ax_array_retain(((key_obj *)p)->data)); }
+static ax_value *key_leaf(void *p) {
+    return ax_value_array(ax_array_retain(((key_obj *)p)->data));
+}
 
 static ax_value *key_rebuild(ax_interp *in, ax_value *leaf) {
     if (leaf->kind != AX_V_ARRAY) return ax_error(in->cx, AX_ERR_TYPE, "a key is made of an array");
@@ -73,8 +77,8 @@ static ax_value *key_getitem(ax_interp *in, ax_value *self, ax_value *index) {
     ax_value *r = ax_np_getitem(in, data, index);
     ax_value_release(data);
     if (!r) return NULL;
-    ax_value *key = r->kind == AX_V_ARRAY && is_key_data(r->arr) ? key_new(in, ax_array_retain(r->arr))
-                                                                  : NULL;
+    ax_value *key =
+        r->kind == AX_V_ARRAY && is_key_data(r->arr) ? key_new(in, ax_array_retain(r->arr)) : NULL;
     if (!key && !ax_error_pending(in->cx))
         ax_error(in->cx, AX_ERR_INDEX, "index the leading dimensions of a key array only");
     ax_value_release(r);
@@ -132,8 +136,9 @@ static ax_value *b_key_data(ax_interp *in, ax_value *self, const ax_args *a) {
 static ax_value *b_wrap_key_data(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
     if (a->n != 1 || a->nkw || a->pos[0]->kind != AX_V_ARRAY)
-        return ax_error(in->cx, AX_ERR_TYPE, "wrap_key_data(data) takes a uint32 array of shape "
-                                              "(..., 2)");
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "wrap_key_data(data) takes a uint32 array of shape "
+                        "(..., 2)");
     return key_new(in, ax_array_retain(a->pos[0]->arr));
 }
 
@@ -146,8 +151,9 @@ static ax_value *b_is_typed_key(ax_interp *in, ax_value *self, const ax_args *a)
 static ax_value *b_threefry(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
     if (a->n != 4 || a->nkw)
-        return ax_error(in->cx, AX_ERR_TYPE, "threefry2x32(k0, k1, x0, x1) takes four uint32 "
-                                              "arrays");
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "threefry2x32(k0, k1, x0, x1) takes four uint32 "
+                        "arrays");
     ax_array *args[4] = {0}, *out[2] = {0};
     ax_value *r = NULL;
     int i = 0;
@@ -173,8 +179,9 @@ static ax_value *b_bitcast(ax_interp *in, ax_value *self, const ax_args *a) {
         return NULL;
     ax_value *xv = ax_arg(a, 0, "x"), *tv = ax_arg(a, 1, "new_dtype");
     if (!xv || !tv || tv->kind != AX_V_DTYPE)
-        return ax_error(in->cx, AX_ERR_TYPE, "bitcast_convert_type(x, new_dtype) takes an array "
-                                              "and a dtype");
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "bitcast_convert_type(x, new_dtype) takes an array "
+                        "and a dtype");
     ax_array *x = ax_value_to_array(in, xv, "bitcast_convert_type");
     if (!x) return NULL;
     ax_params p = {.dtype = tv->dtype};
@@ -205,19 +212,52 @@ static ax_value *b_x64(ax_interp *in, ax_value *self, const ax_args *a) {
 
 typedef struct key_use {
     uint32_t w0, w1;
-    char where[192];
+    bool used;
+    char where[176];
 } key_use;
 
+/* Consumed keys: an open-addressing hash set on the key's two words (a training loop samples
+ * millions of times; lookups stay O(1)). */
 typedef struct key_uses {
-    key_use *items;
-    int n, cap;
+    key_use *slots;
+    int64_t n, cap; /* cap is a power of two */
 } key_uses;
 
 static void key_uses_free(void *p) {
     key_uses *u = p;
     if (!u) return;
-    free(u->items);
+    free(u->slots);
     free(u);
+}
+
+static uint64_t key_hash(uint32_t w0, uint32_t w1) {
+    uint64_t h = ((uint64_t)w0 << 32 | w1) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+}
+
+/* The slot of (w0, w1): where it is, or the empty slot where it would go. */
+static key_use *key_slot(key_uses *u, uint32_t w0, uint32_t w1) {
+    uint64_t mask = (uint64_t)u->cap - 1;
+    for (uint64_t i = key_hash(w0, w1) & mask;; i = (i + 1) & mask) {
+        key_use *k = &u->slots[i];
+        if (!k->used || (k->w0 == w0 && k->w1 == w1)) return k;
+    }
+}
+
+static bool key_uses_grow(key_uses *u) {
+    int64_t cap = u->cap ? 2 * u->cap : 256;
+    key_use *old = u->slots;
+    int64_t oldcap = u->cap;
+    u->slots = calloc((size_t)cap, sizeof *u->slots);
+    if (!u->slots) {
+        u->slots = old;
+        return false;
+    }
+    u->cap = cap;
+    for (int64_t i = 0; i < oldcap; i++)
+        if (old[i].used) *key_slot(u, old[i].w0, old[i].w1) = old[i];
+    free(old);
+    return true;
 }
 
 /* "file:line" of the innermost call made outside the standard library (the user's call). */
@@ -225,7 +265,7 @@ static void user_site(ax_interp *in, char *out, size_t cap) {
     int top = in->nsites < AX_CALL_SITES ? in->nsites : AX_CALL_SITES;
     for (int i = top - 1; i >= 0; i--) {
         const char *file = in->sites[i].file;
-        if (file && !strstr(file, "random.ax") && !strstr(file, "prelude.ax")) {
+        if (file && !(in->stdlib_dir && !strncmp(file, in->stdlib_dir, strlen(in->stdlib_dir)))) {
             snprintf(out, cap, "%s:%d:%d", file, in->sites[i].line, in->sites[i].col);
             return;
         }
@@ -256,28 +296,21 @@ static ax_value *b_use_key(ax_interp *in, ax_value *self, const ax_args *a) {
         in->key_uses = u;
         in->free_key_uses = key_uses_free;
     }
+    if (2 * (u->n + 1) > u->cap && !key_uses_grow(u)) return ax_error_oom(in->cx);
     char here[160];
     user_site(in, here, sizeof here);
-    for (int i = 0; i < u->n; i++) {
-        if (u->items[i].w0 == w0 && u->items[i].w1 == w1) {
-            fprintf(stderr,
-                    "warning: PRNG key reused: %s at %s uses the key already used by %s; the two "
-                    "draws are not independent (split the key with random.split; "
-                    "--allow-key-reuse silences this)\n",
-                    a->pos[1]->str, here, u->items[i].where);
-            return ax_none();
-        }
+    key_use *k = key_slot(u, w0, w1);
+    if (k->used) {
+        fprintf(stderr,
+                "warning: PRNG key reused: %s at %s uses the key already used by %s; the two "
+                "draws are not independent (split the key with random.split; "
+                "--allow-key-reuse silences this)\n",
+                a->pos[1]->str, here, k->where);
+        return ax_none();
     }
-    if (u->n == u->cap) {
-        int cap = u->cap ? 2 * u->cap : 32;
-        key_use *items = realloc(u->items, (size_t)cap * sizeof *items);
-        if (!items) return ax_error_oom(in->cx);
-        u->items = items;
-        u->cap = cap;
-    }
-    key_use *k = &u->items[u->n++];
-    k->w0 = w0, k->w1 = w1;
+    *k = (key_use){.w0 = w0, .w1 = w1, .used = true};
     snprintf(k->where, sizeof k->where, "%s at %s", a->pos[1]->str, here);
+    u->n++;
     return ax_none();
 }
 
@@ -286,11 +319,13 @@ int ax_prng_register(ax_interp *in) {
         const char *name, *doc;
         ax_builtin_fn fn;
     } fns[] = {
-        {"threefry2x32", "threefry2x32(k0, k1, x0, x1): the PRNG's hash of uint32 arrays, as a "
-                         "pair (y0, y1)",
+        {"threefry2x32",
+         "threefry2x32(k0, k1, x0, x1): the PRNG's hash of uint32 arrays, as a "
+         "pair (y0, y1)",
          b_threefry},
-        {"bitcast_convert_type", "bitcast_convert_type(x, new_dtype): x's bits read as another "
-                                 "dtype of the same width",
+        {"bitcast_convert_type",
+         "bitcast_convert_type(x, new_dtype): x's bits read as another "
+         "dtype of the same width",
          b_bitcast},
         {"_value_error", "raises a ValueError with the given message", b_value_error},
         {"_is_sequence", "whether a value is a tuple or a list", b_is_sequence},
@@ -299,8 +334,7 @@ int ax_prng_register(ax_interp *in) {
         {"_wrap_key_data", "a typed PRNG key around uint32 data of shape (..., 2)",
          b_wrap_key_data},
         {"_is_typed_key", "whether a value is a typed PRNG key", b_is_typed_key},
-        {"_use_key", "records a key's use for sampling; warns when it was used before",
-         b_use_key},
+        {"_use_key", "records a key's use for sampling; warns when it was used before", b_use_key},
     };
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
         ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);

@@ -502,7 +502,8 @@ static int jacobian_blocks(ax_ctx *cx, ax_linear *lin, int nmain, bool forward, 
     }
     lin_closure lc = {.lin = lin, .forward = forward};
     if (ax_vmap(cx, apply_linear, &lc, nbasis, basis, axes, n, &nres, &res, &bdims)) goto done;
-    for (int r = 0; r < nres; r++) res[r] = ax_scope_own(&s, ax_vmap_place(cx, res[r], bdims[r], n, 0));
+    for (int r = 0; r < nres; r++)
+        res[r] = ax_scope_own(&s, ax_vmap_place(cx, res[r], bdims[r], n, 0));
     /* forward: res[j] stacks output j over input basis vectors; reverse: res[i] stacks input i
      * over output basis vectors */
     for (int j = 0; j < nmain; j++) {
@@ -1192,7 +1193,8 @@ static ax_value *b_is_concrete(ax_interp *in, ax_value *self, const ax_args *a) 
     if (ax_tree_flatten(in, a->pos[0], &leaves, &n, &def)) return NULL;
     bool concrete = true;
     for (int i = 0; i < n; i++)
-        if (leaves[i]->kind == AX_V_ARRAY && !ax_concrete_value(in->cx, leaves[i]->arr)) concrete = false;
+        if (leaves[i]->kind == AX_V_ARRAY && !ax_concrete_value(in->cx, leaves[i]->arr))
+            concrete = false;
     ax_values_release(leaves, n);
     ax_value_release(def);
     return ax_value_bool(in, concrete);
