@@ -18,6 +18,7 @@ Expectations in an .ax program (those of ../shared/conformance/run.py, plus two)
   #* REGEX     REGEX matches somewhere in stdout (consumes no line)
   #! error[KIND]   the program fails: exit status 1 and 'error[KIND]' on stderr
   #@ LINE:COL  stderr contains ' --> FILE:LINE:COL' (FILE: the program's file name)
+  #? REGEX     REGEX matches somewhere in stderr (warnings of a program that succeeds)
   #% OPTIONS   command-line options for ax, e.g. '#% --x64'
 Lines printed beyond the expectations fail, unless all expectations are #*.
 A program runs in its own directory, named by its base name, as run.py does.
@@ -104,7 +105,7 @@ def same_line(want, got):
 
 
 def parse_expectations(lines):
-    exp = {"lines": [], "anywhere": [], "error": None, "spans": [], "options": []}
+    exp = {"lines": [], "anywhere": [], "error": None, "spans": [], "options": [], "stderr": []}
     for line in lines:
         s = line.strip()
         tag, rest = s[:2], s[2:].strip()
@@ -120,6 +121,8 @@ def parse_expectations(lines):
             exp["spans"].append(rest)
         elif tag == "#%":
             exp["options"] += rest.split()
+        elif tag == "#?":
+            exp["stderr"].append(rest)
     return exp
 
 
@@ -173,6 +176,9 @@ def check_program(ctx, path, lines=None):
     for rx in exp["anywhere"]:
         if re.search(rx, stdout) is None:
             return f"no match for {rx!r} in the output:\n{tail(stdout, 800)}"
+    for rx in exp["stderr"]:
+        if re.search(rx, stderr) is None:
+            return f"no match for {rx!r} on stderr:\n{tail(stderr, 800)}"
     if len(out) > len(exp["lines"]) and not (exp["anywhere"] and not exp["lines"]):
         return f"unexpected extra output: {out[len(exp['lines'])]!r}"
     if exp["error"]:
