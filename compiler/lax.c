@@ -116,7 +116,7 @@ ax_array *ax_lax_ones_like(ax_scope *s, const ax_array *x) {
 
 ax_array *ax_lax_reduce(ax_scope *s, ax_prim p, ax_array *x, int naxes, const int *axes) {
     ax_params prm = {.naxes = naxes};
-    memcpy(prm.axes, axes, (size_t)naxes * sizeof *axes);
+    if (naxes) memcpy(prm.axes, axes, (size_t)naxes * sizeof *axes);
     return ax_lax_bind(s, p, 1, &x, &prm);
 }
 
@@ -152,7 +152,7 @@ ax_array *ax_lax_broadcast_in_dim(ax_scope *s, ax_array *x, int ndim, const int6
     if (!x) return NULL;
     ax_params p = {.ndim = ndim, .naxes = x->ndim};
     memcpy(p.shape, shape, (size_t)ndim * sizeof *shape);
-    memcpy(p.axes, bdims, (size_t)x->ndim * sizeof *bdims);
+    if (x->ndim) memcpy(p.axes, bdims, (size_t)x->ndim * sizeof *bdims);
     return ax_lax_bind(s, AX_P_BROADCAST_IN_DIM, 1, &x, &p);
 }
 

@@ -137,7 +137,7 @@ int ax_flat_call_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout
     flat_call *fc = closure;
     ax_value **args = calloc((size_t)fc->nargs + 1, sizeof *args), *built[32] = {0};
     if (!args) return ax_error_oom(cx), -1;
-    memcpy(args, fc->args, (size_t)fc->nargs * sizeof *args);
+    if (fc->nargs) memcpy(args, fc->args, (size_t)fc->nargs * sizeof *args);
     int off = 0, rc = 0;
     for (int k = 0; k < fc->ntraced && !rc; k++) {
         if (!(built[k] = ax_flat_rebuild_arg(fc, k, in + off)))

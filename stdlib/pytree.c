@@ -65,7 +65,7 @@ static int *sorted_order(const ax_value *d) {
         free(order);
         return NULL;
     }
-    memcpy(keys, d->keys, (size_t)d->n * sizeof *keys);
+    if (d->n) memcpy(keys, d->keys, (size_t)d->n * sizeof *keys);
     qsort(keys, (size_t)d->n, sizeof *keys, key_cmp);
     for (int i = 0; i < d->n; i++)
         for (int j = 0; j < d->n; j++)

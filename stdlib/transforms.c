@@ -847,7 +847,7 @@ static int spread_axes(ax_interp *in, const char *what, ax_value *tree, ax_value
         ax_value_release(def);
         ax_value **keys = malloc((size_t)tree->n * sizeof *keys);
         if (!keys) return ax_error_oom(in->cx), -1;
-        memcpy(keys, tree->keys, (size_t)tree->n * sizeof *keys);
+        if (tree->n) memcpy(keys, tree->keys, (size_t)tree->n * sizeof *keys);
         for (int i = 0; i < tree->n; i++)
             for (int j = i + 1; j < tree->n; j++)
                 if (strcmp(keys[j]->str, keys[i]->str) < 0) {
