@@ -14,30 +14,7 @@
 
 #include "../../lang/interp.h"
 
-typedef struct {
-    ax_ctx *cx;
-    ax_interp *in;
-} fixture;
-
-static int setup(void **state) {
-    fixture *fx = calloc(1, sizeof *fx);
-    fx->cx = ax_ctx_new();
-    fx->in = ax_interp_new(fx->cx, NULL);
-    if (!fx->in) {
-        ax_error_print(fx->cx, stderr);
-        return -1;
-    }
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state) {
-    fixture *fx = *state;
-    ax_interp_free(fx->in);
-    ax_ctx_free(fx->cx);
-    free(fx);
-    return 0;
-}
+#include "interp_fixture.h"
 
 /* Runs src; returns what the echo wrote, followed by "error[Kind] L:C: message" on failure.
  * The caller frees the result. */
