@@ -287,6 +287,8 @@ static void cmd_time(ax_interp *in, const char *args, FILE *out);
 static void cmd_vars(ax_interp *in, const char *args, FILE *out);
 static void cmd_load(ax_interp *in, const char *args, FILE *out);
 static void cmd_reset(ax_interp *in, const char *args, FILE *out);
+static void cmd_ir(ax_interp *in, const char *args, FILE *out);
+static void cmd_c(ax_interp *in, const char *args, FILE *out);
 
 static const repl_command commands[] = {
     {"help", "[name]", "this list, or the documentation of a name (:help sum, :help random)",
@@ -298,6 +300,8 @@ static const repl_command commands[] = {
      "and max time",
      cmd_time},
     {"vars", "", "the names you defined, with their types", cmd_vars},
+    {"ir", "f(args)", "the typed IR jit traces the call to, and the loops it fuses", cmd_ir},
+    {"c", "f(args)", "the C-like dump of the native code jit builds for the call", cmd_c},
     {"load", "FILE", "run a file in this session (its definitions stay)", cmd_load},
     {"reset", "", "forget every name you defined", cmd_reset},
     {"quit", "", "leave (also Ctrl-D)", NULL},
@@ -416,6 +420,57 @@ static void cmd_type(ax_interp *in, const char *args, FILE *out) {
     fprintf(out, "%s\n", s.data ? s.data : "");
     ax_strbuf_free(&s);
     ax_value_release(v);
+}
+
+/* Splits "callee(args)" at its last top-level parenthesised group: the callee's text and
+ * the arguments' text. False when the expression is not a call. */
+bool ax_repl_split_call(const char *expr, char *callee, char *args, size_t cap) {
+    size_t n = strlen(expr);
+    while (n && isspace((unsigned char)expr[n - 1])) n--;
+    if (!n || expr[n - 1] != ')') return false;
+    int depth = 0;
+    for (size_t i = n; i-- > 0;) {
+        if (expr[i] == ')' || expr[i] == ']') depth++;
+        if (expr[i] == '(' || expr[i] == '[') depth--;
+        if (depth == 0) {
+            if (expr[i] != '(' || i == 0 || i >= cap || n - i - 2 >= cap) return false;
+            snprintf(callee, cap, "%.*s", (int)i, expr);
+            snprintf(args, cap, "%.*s", (int)(n - i - 2), expr + i + 1);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* :ir and :c: calls jit_ir / jit_c on the call's function and arguments. */
+static void show_jit(ax_interp *in, const char *args, FILE *out, const char *fn) {
+    size_t cap = strlen(args) + 1;
+    char *callee = malloc(cap), *rest = malloc(cap), *expr = malloc(2 * cap + 32);
+    if (!callee || !rest || !expr) {
+        free(callee), free(rest), free(expr);
+        return;
+    }
+    if (!ax_repl_split_call(args, callee, rest, cap)) {
+        fprintf(stderr, ":%s needs a call, like :%s f(x)\n", fn + 4, fn + 4);
+    } else {
+        snprintf(expr, 2 * cap + 32, "%s(%s%s%s)", fn, callee, *rest ? ", " : "", rest);
+        clear_interrupt(in);
+        ax_value *v = ax_interp_eval_expr(in, expr, "<repl>");
+        if (!v)
+            report_error(in);
+        else if (v->kind == AX_V_STR)
+            fputs(v->str, out);
+        ax_value_release(v);
+    }
+    free(callee), free(rest), free(expr);
+}
+
+static void cmd_ir(ax_interp *in, const char *args, FILE *out) {
+    show_jit(in, args, out, "jit_ir");
+}
+
+static void cmd_c(ax_interp *in, const char *args, FILE *out) {
+    show_jit(in, args, out, "jit_c");
 }
 
 const char *ax_repl_parse_time_args(const char *args, int *runs) {

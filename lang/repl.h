@@ -33,6 +33,10 @@ bool ax_repl_line_opens_block(const char *line);
  * the line just read. */
 bool ax_repl_needs_more(const char *entry, const char *line);
 
+/* Splits "callee(args)" at its last top-level parenthesised group (for :ir and :c); false
+ * when the expression is not a call. callee and args hold up to cap bytes. */
+bool ax_repl_split_call(const char *expr, char *callee, char *args, size_t cap);
+
 /* Splits ":time[ N] expr": *runs = N (0 when not given), returns the start of expr. */
 const char *ax_repl_parse_time_args(const char *args, int *runs);
 

@@ -16,6 +16,7 @@ void ax_ctx_free(ax_ctx *cx) {
     ax_error_clear(cx);
     ax_pool_free(cx->pool);
     ax_blas_free(cx->blas);
+    if (cx->jit_free) cx->jit_free(cx->jit);
     free(cx);
 }
 

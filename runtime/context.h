@@ -22,6 +22,8 @@ typedef struct ax_ctx {
     struct ax_trace_state *traces;  /* the stack of active transformations (compiler/) */
     uint64_t trace_ids;              /* source of unique trace ids (compiler/trace.c) */
     int threads;                    /* number of worker threads to use (0: from the machine) */
+    void *jit;                      /* the native compiler's state (compiler/jit.c), or NULL */
+    void (*jit_free)(void *jit);
 } ax_ctx;
 
 ax_ctx *ax_ctx_new(void);

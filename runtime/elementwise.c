@@ -176,6 +176,10 @@ static inline vec_f64 vlogistic_f64(vec_f64 x) {
     }
 #endif
 
+int ax_elementwise_vector_lanes(void) {
+    return HAVE_MVEC ? VW32 : 1;
+}
+
 /* Loads VW32 floats of a strided row into t, padding past the end with a harmless value;
  * returns how many are real. */
 static inline int64_t gather_f32(float *t, const float *x, int64_t s, int64_t i, int64_t n) {

@@ -49,6 +49,9 @@ bool ax_binary_accepts(ax_binary_op op, ax_dtype t);
 ax_dtype ax_binary_result_dtype(ax_binary_op op, ax_dtype t);
 
 ax_array *ax_unary(ax_ctx *cx, ax_unary_op op, ax_array *x);
+/* How many f32 lanes the vector math kernels work on (16 with AVX-512, 8 with AVX2, else 1):
+ * generated code (compiler/codegen.c) calls the same libmvec entry points to get the same bits. */
+int ax_elementwise_vector_lanes(void);
 ax_array *ax_binary(ax_ctx *cx, ax_binary_op op, ax_array *a, ax_array *b);
 /* As ax_unary / ax_binary, but taking over the caller's references to the operands (also
  * on error). When an operand is held only by those references and has the output's dtype and

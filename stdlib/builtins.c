@@ -5,6 +5,7 @@
 #include "custom_rules.h"
 #include "prng.h"
 #include "pytree.h"
+#include "jit_builtin.h"
 #include "transforms.h"
 
 #include <math.h>
@@ -170,9 +171,10 @@ int ax_builtins_register(ax_interp *in) {
     if (!module) return -1;
     ax_interp_define_builtin(in, "np", ax_value_retain(module));
     ax_interp_define_builtin(in, "jnp", module);
-    /* The builtins written elsewhere: tree_* (stdlib/pytree.c), grad/jit/... (transforms.c). */
+    /* The builtins written elsewhere: tree_* (stdlib/pytree.c), grad/vmap/... (transforms.c),
+     * jit (jit_builtin.c). */
     if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0 ||
-        ax_custom_rules_register(in) < 0 || ax_prng_register(in) < 0)
+        ax_jit_register(in) < 0 || ax_custom_rules_register(in) < 0 || ax_prng_register(in) < 0)
         return -1;
     return 0;
 }

@@ -17,8 +17,7 @@
 
 /* ---------------------------------------------------------------- argnums */
 
-/* Reads argnums (an int or a tuple of ints) into out; *as_tuple says which form. */
-static int read_argnums(ax_interp *in, const char *what, ax_value *v, int *out, int *n,
+int ax_read_argnums(ax_interp *in, const char *what, ax_value *v, int *out, int *n,
                         bool *as_tuple) {
     *as_tuple = false;
     if (!v || v->kind == AX_V_NONE) {
@@ -94,7 +93,7 @@ static ax_value *grad_call(ax_interp *in, ax_value *self, const ax_args *a, bool
     int argnums[32], nargnums;
     bool as_tuple;
     const char *what = with_value ? "value_and_grad" : "grad";
-    if (read_argnums(in, what, state->items[1], argnums, &nargnums, &as_tuple)) return NULL;
+    if (ax_read_argnums(in, what, state->items[1], argnums, &nargnums, &as_tuple)) return NULL;
     normalize_argnums(argnums, nargnums, a->n);
     flat_call fc;
     ax_value *result = NULL;
@@ -538,7 +537,7 @@ static ax_value *jacobian_call(ax_interp *in, ax_value *self, const ax_args *a, 
     const char *what = forward ? "jacfwd" : "jacrev";
     int argnums[32], nargnums;
     bool as_tuple;
-    if (read_argnums(in, what, state->items[1], argnums, &nargnums, &as_tuple)) return NULL;
+    if (ax_read_argnums(in, what, state->items[1], argnums, &nargnums, &as_tuple)) return NULL;
     normalize_argnums(argnums, nargnums, a->n);
     flat_call fc;
     ax_array **outs = NULL, **J = NULL;
@@ -648,152 +647,6 @@ static ax_value *b_make_jaxpr(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
     return make_transform(in, a, "make_jaxpr", "the typed IR of a function for given arguments",
                           jaxpr_fn_call, NULL);
-}
-
-/* ---------------------------------------------------------------- jit */
-
-typedef struct jit_entry {
-    char *key;
-    ax_ir *ir;
-    ax_value *out_def;
-    int nmain;
-} jit_entry;
-
-typedef struct jit_state {
-    ax_value *fn;
-    int nstatic;
-    int statics[32];
-    jit_entry *entries;
-    int nentries, cap;
-} jit_state;
-
-static void jit_state_free(void *p) {
-    jit_state *s = p;
-    ax_value_release(s->fn);
-    for (int i = 0; i < s->nentries; i++) {
-        free(s->entries[i].key);
-        ax_ir_release(s->entries[i].ir);
-        ax_value_release(s->entries[i].out_def);
-    }
-    free(s->entries);
-    free(s);
-}
-static const ax_object_type jit_state_type = {.name = "jit", .free = jit_state_free};
-
-static bool is_static(const jit_state *s, int pos) {
-    for (int i = 0; i < s->nstatic; i++)
-        if (s->statics[i] == pos) return true;
-    return false;
-}
-
-/* The cache key: the type of every traced leaf and the value of every static argument. */
-static char *cache_key(const jit_state *s, const ax_args *a, flat_call *fc) {
-    ax_strbuf k;
-    ax_strbuf_init(&k);
-    for (int i = 0; i < fc->nflat; i++) {
-        char t[128];
-        ax_array_type_format(t, sizeof t, fc->flat[i]);
-        ax_strbuf_appendf(&k, "%s%s;", t, fc->flat[i]->weak ? "w" : "");
-    }
-    for (int k2 = 0; k2 < fc->ntraced; k2++) ax_value_format(&k, fc->defs[k2]);
-    for (int i = 0; i < a->n; i++) {
-        if (!is_static(s, i)) continue;
-        ax_strbuf_appendf(&k, "|%d=", i);
-        ax_value_format(&k, a->pos[i]);
-    }
-    for (int i = 0; i < a->nkw; i++) {
-        ax_strbuf_appendf(&k, "|%s=", a->kwnames[i]);
-        ax_value_format(&k, a->kwvals[i]);
-    }
-    return k.data;
-}
-
-static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
-    jit_state *s = self->builtin->data->obj.payload;
-    for (int i = 0; i < a->nkw; i++)
-        if (a->kwvals[i]->kind == AX_V_ARRAY)
-            return ax_error(in->cx, AX_ERR_TYPE,
-                            "pass arrays to a jit-compiled function "
-                            "positionally (keyword '%s')",
-                            a->kwnames[i]);
-    for (int i = 0; i < s->nstatic; i++)
-        if (s->statics[i] >= a->n)
-            return ax_error(in->cx, AX_ERR_VALUE,
-                            "jit: static_argnums names argument %d but "
-                            "only %d were given",
-                            s->statics[i], a->n);
-    int traced[32], ntraced = 0;
-    for (int i = 0; i < a->n && ntraced < 32; i++)
-        if (!is_static(s, i)) traced[ntraced++] = i;
-    flat_call fc;
-    ax_value *result = NULL;
-    ax_array **outs = NULL;
-    char *key = NULL;
-    if (ax_flat_call_init(&fc, in, "jit", s->fn, a, ntraced, traced, false)) goto done;
-    key = cache_key(s, a, &fc);
-    jit_entry *e = NULL;
-    for (int i = 0; key && i < s->nentries; i++)
-        if (!strcmp(s->entries[i].key, key)) e = &s->entries[i];
-    if (!e) {
-        ax_aval *types = calloc((size_t)fc.nflat + 1, sizeof *types);
-        if (!types) goto done;
-        for (int i = 0; i < fc.nflat; i++) ax_aval_of(&types[i], fc.flat[i]);
-        int nout = 0;
-        ax_ir *ir = simplified(
-            in->cx, ax_trace_to_ir(in->cx, ax_flat_call_fn, &fc, fc.nflat, types, &nout));
-        free(types);
-        if (!ir) goto done;
-        if (s->nentries == s->cap) {
-            int cap = s->cap ? 2 * s->cap : 4;
-            jit_entry *grown = realloc(s->entries, (size_t)cap * sizeof *grown);
-            if (!grown) {
-                ax_ir_release(ir);
-                ax_error_oom(in->cx);
-                goto done;
-            }
-            s->entries = grown;
-            s->cap = cap;
-        }
-        e = &s->entries[s->nentries++];
-        *e = (jit_entry){
-            .key = key, .ir = ir, .out_def = ax_value_retain(fc.out_def), .nmain = fc.nmain};
-        key = NULL;
-    }
-    outs = calloc((size_t)e->ir->nout + 1, sizeof *outs);
-    if (!outs || ax_ir_eval(in->cx, e->ir, fc.flat, outs)) goto done;
-    ax_value **vals = ax_flat_wrap_arrays(in->cx, e->nmain, outs);
-    if (vals) {
-        result = ax_tree_unflatten(in, e->out_def, vals, e->nmain);
-        ax_values_release(vals, e->nmain);
-    }
-    ax_flat_release_arrays(outs, e->ir->nout);
-    outs = NULL;
-done:
-    free(outs);
-    free(key);
-    ax_flat_call_free(&fc);
-    return result;
-}
-
-static ax_value *b_jit(ax_interp *in, ax_value *self, const ax_args *a) {
-    (void)self;
-    if (!ax_args_check(in, a, "jit", 2, (const char *[]){"fun", "static_argnums", NULL}))
-        return NULL;
-    ax_value *fn = ax_arg(a, 0, "fun"), *statics = ax_arg(a, 1, "static_argnums");
-    if (!fn) return ax_error(in->cx, AX_ERR_TYPE, "jit() missing the function to compile");
-    jit_state *s = calloc(1, sizeof *s);
-    if (!s) return ax_error_oom(in->cx);
-    s->fn = ax_value_retain(fn);
-    if (statics && statics->kind != AX_V_NONE) {
-        bool as_tuple;
-        if (read_argnums(in, "jit", statics, s->statics, &s->nstatic, &as_tuple)) {
-            jit_state_free(s);
-            return NULL;
-        }
-    }
-    ax_value *state = ax_value_object(&jit_state_type, s); /* frees s on failure */
-    if (!state) return NULL;
-    return ax_value_builtin("jit", "a jit-compiled function", jit_fn_call, state);
 }
 
 /* ---------------------------------------------------------------- vmap */
@@ -1222,7 +1075,6 @@ int ax_transforms_register(ax_interp *in) {
         {"jacobian", "jacobian(f, argnums=0): the Jacobian (reverse mode)", b_jacrev},
         {"hessian", "hessian(f, argnums=0): the matrix of second derivatives", b_hessian},
         {"make_jaxpr", "make_jaxpr(f)(*args): the typed IR that f traces to", b_make_jaxpr},
-        {"jit", "jit(f, static_argnums=()): f compiled for each new argument type", b_jit},
         {"vmap", "vmap(f, in_axes=0, out_axes=0, axis_size=None): f mapped over an axis", b_vmap},
         {"is_concrete", "is_concrete(x): whether x's values are known (not traced by jit or vmap)",
          b_is_concrete},

@@ -423,6 +423,17 @@ class Context:
         self.sessions = []
 
 
+@check
+def ir_and_c_of_a_jitted_call(ctx):
+    s = session(ctx)
+    s.run("f = jit(lambda x: sum(exp(x) * 2.0, axis=1))", r"")
+    s.run(":ir f(ones((4, 3)))", r"lambda ; a:f32\[4,3\]\. let[\s\S]*exp[\s\S]*fused into:\s+loop\[4,\+3\]: exp mul reduce_sum")
+    s.run(":c f(ones((4, 3)))", r"extern void\s+s0 \(char \* \* bufs")
+    s.run(":ir 3", r":ir needs a call")
+    s.run(":c nothere(1)", r"error\[NameError\][^\n]*nothere")
+    s.run("1 + 1", r"\b2 : i32\[\]")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ax", default=os.path.join(os.path.dirname(__file__), "..", "build", "ax"))

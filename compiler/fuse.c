@@ -1,0 +1,475 @@
+/* Fusion: a greedy pass over the equations in program order (see fuse.h).
+ *
+ * Every variable is in one of three states while the pass runs:
+ *   - materialized: a buffer that exists once step `ready` has run (inputs and constants: -1);
+ *   - in a kernel: a value computed inside LOOP step `kern` (node `node`), not stored yet;
+ *   - a view: a broadcast / transpose / reshape of a materialized buffer, i.e. that buffer read
+ *     with other strides, which any kernel can fold into its loads.
+ * An elementwise equation joins the kernel of its operands when they agree on the iteration
+ * shape and everything else it reads is ready before that kernel runs; otherwise it starts a
+ * new kernel. A value is stored (materialized) only when something outside its kernel needs it:
+ * an eager step, a matrix product, another kernel, or the program's outputs. */
+#include "fuse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen.h"
+
+enum { ST_MAT, ST_KERNEL, ST_VIEW };
+
+typedef struct var_state {
+    int state;
+    int ready;                   /* ST_MAT: the step after which the buffer exists */
+    int kern, node;              /* ST_KERNEL: step index and node */
+    int src;                     /* ST_VIEW: the materialized variable read */
+    int64_t stride[AX_MAX_RANK]; /* ST_VIEW: strides over this variable's shape */
+    int view_eqn; /* ST_VIEW: the equation that made the view (run eagerly if needed) */
+} var_state;
+
+typedef struct fuser {
+    ax_plan *plan;
+    const ax_ir *ir;
+    var_state *vs;
+    bool oom;
+} fuser;
+
+static const ax_aval *type_of(const fuser *f, int var) {
+    return &f->ir->types[var];
+}
+
+static void contiguous_strides(const ax_aval *t, int64_t *stride) {
+    int64_t s = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        stride[d] = t->shape[d] == 1 ? 0 : s;
+        s *= t->shape[d];
+    }
+}
+
+static bool same_shape(const ax_aval *a, int ndim, const int64_t *shape) {
+    if (a->ndim != ndim) return false;
+    for (int d = 0; d < ndim; d++)
+        if (a->shape[d] != shape[d]) return false;
+    return true;
+}
+
+static int add_step(fuser *f, ax_step step) {
+    ax_plan *p = f->plan;
+    if (p->nsteps == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 16;
+        ax_step *grown = realloc(p->steps, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            f->oom = true;
+            return -1;
+        }
+        p->steps = grown;
+        p->cap = cap;
+    }
+    p->steps[p->nsteps] = step;
+    return p->nsteps++;
+}
+
+static int add_node(fuser *f, ax_kernel *k, ax_knode node) {
+    if (k->nnodes == k->cap) {
+        int cap = k->cap ? 2 * k->cap : 8;
+        ax_knode *grown = realloc(k->nodes, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            f->oom = true;
+            return -1;
+        }
+        k->nodes = grown;
+        k->cap = cap;
+    }
+    k->nodes[k->nnodes] = node;
+    return k->nnodes++;
+}
+
+static ax_kernel *kernel_at(fuser *f, int step) {
+    return f->plan->steps[step].k;
+}
+
+static int new_kernel(fuser *f, int ndim, const int64_t *shape) {
+    ax_kernel *k = calloc(1, sizeof *k);
+    if (!k) {
+        f->oom = true;
+        return -1;
+    }
+    k->ndim = ndim;
+    memcpy(k->shape, shape, (size_t)ndim * sizeof *shape);
+    int s = add_step(f, (ax_step){.kind = AX_STEP_LOOP, .eqn = -1, .k = k});
+    if (s < 0) free(k);
+    return s;
+}
+
+static void materialize(fuser *f, int var);
+
+/* Runs the equation that made a view eagerly, so that its variable becomes a buffer. */
+static void materialize_view(fuser *f, int var) {
+    var_state *v = &f->vs[var];
+    const ax_ir_eqn *e = &f->ir->eqns[v->view_eqn];
+    for (int i = 0; i < e->nin; i++)
+        if (e->in[i].var >= 0) materialize(f, e->in[i].var);
+    int s = add_step(f, (ax_step){.kind = AX_STEP_EAGER, .eqn = v->view_eqn});
+    *v = (var_state){.state = ST_MAT, .ready = s};
+}
+
+/* Makes `var` a buffer: a kernel value is stored by its kernel, a view is computed eagerly. */
+static void materialize(fuser *f, int var) {
+    var_state *v = &f->vs[var];
+    if (v->state == ST_KERNEL) {
+        ax_kernel *k = kernel_at(f, v->kern);
+        k->nodes[v->node].store = true;
+        *v = (var_state){.state = ST_MAT, .ready = v->kern};
+    } else if (v->state == ST_VIEW) {
+        materialize_view(f, var);
+    }
+}
+
+/* The step after which `var`'s data can be read by a new reader (a view reads its source). */
+static int ready_step(const fuser *f, int var) {
+    const var_state *v = &f->vs[var];
+    if (v->state == ST_VIEW) return f->vs[v->src].ready;
+    if (v->state == ST_KERNEL) return v->kern;
+    return v->ready;
+}
+
+/* A LOAD node in kernel `ks` reading `var` (a buffer or a view) broadcast to the kernel shape:
+ * rank-0 variables are read with stride 0. Reuses an identical load. */
+static int load_node(fuser *f, int ks, int var) {
+    ax_kernel *k = kernel_at(f, ks);
+    const var_state *v = &f->vs[var];
+    ax_knode n = {.kind = AX_KN_LOAD, .dtype = type_of(f, var)->dtype, .eqn = -1};
+    const ax_aval *t = type_of(f, var);
+    if (t->ndim == 0) {
+        n.var = v->state == ST_VIEW ? v->src : var;
+    } else if (v->state == ST_VIEW) {
+        n.var = v->src;
+        memcpy(n.stride, v->stride, sizeof n.stride);
+    } else {
+        n.var = var;
+        contiguous_strides(t, n.stride);
+    }
+    for (int i = 0; i < k->nnodes; i++) {
+        const ax_knode *m = &k->nodes[i];
+        if (m->kind == AX_KN_LOAD && m->var == n.var &&
+            !memcmp(m->stride, n.stride, (size_t)k->ndim * sizeof *n.stride))
+            return i;
+    }
+    return add_node(f, k, n);
+}
+
+/* The node of kernel `ks` giving operand `a`, adding a load or a constant when needed. */
+static int operand_node(fuser *f, int ks, const ax_ir_atom *a) {
+    if (a->var < 0)
+        return add_node(
+            f, kernel_at(f, ks),
+            (ax_knode){
+                .kind = AX_KN_CONST, .dtype = a->lit->dtype, .lit = a->lit, .var = -1, .eqn = -1});
+    const var_state *v = &f->vs[a->var];
+    if (v->state == ST_KERNEL && v->kern == ks) return v->node;
+    return load_node(f, ks, a->var);
+}
+
+/* Whether operand `a` can be read inside kernel `ks` without reordering steps. */
+static bool readable_in(const fuser *f, int ks, const ax_ir_atom *a) {
+    if (a->var < 0) return true;
+    const var_state *v = &f->vs[a->var];
+    if (v->state == ST_KERNEL) return v->kern == ks || v->kern < ks;
+    return ready_step(f, a->var) < ks;
+}
+
+/* Operands that live in another kernel must be stored there to be read here. */
+static void prepare_operands(fuser *f, int ks, const ax_ir_eqn *e) {
+    for (int i = 0; i < e->nin; i++) {
+        int var = e->in[i].var;
+        if (var < 0) continue;
+        var_state *v = &f->vs[var];
+        if (v->state == ST_KERNEL && v->kern != ks) materialize(f, var);
+    }
+}
+
+/* The latest kernel holding one of e's operands with the same iteration shape, or -1. */
+static int candidate_kernel(const fuser *f, const ax_ir_eqn *e, const ax_aval *shape) {
+    int best = -1;
+    for (int i = 0; i < e->nin; i++) {
+        int var = e->in[i].var;
+        if (var < 0 || f->vs[var].state != ST_KERNEL) continue;
+        int ks = f->vs[var].kern;
+        const ax_kernel *k = f->plan->steps[ks].k;
+        if (same_shape(shape, k->ndim, k->shape) && ks > best) best = ks;
+    }
+    if (best >= 0) {
+        for (int i = 0; i < e->nin; i++)
+            if (!readable_in(f, best, &e->in[i])) return -1;
+        return best;
+    }
+    /* no operand is in a kernel: join the latest kernel of this shape that can read them all
+     * (x * x and x * 2.0 then share one loop) */
+    for (int ks = f->plan->nsteps - 1; ks >= 0; ks--) {
+        const ax_kernel *k = f->plan->steps[ks].k;
+        if (!k || !same_shape(shape, k->ndim, k->shape)) continue;
+        bool ok = true;
+        for (int i = 0; i < e->nin; i++) ok &= readable_in(f, ks, &e->in[i]);
+        if (ok) return ks;
+    }
+    return -1;
+}
+
+static void fuse_elementwise(fuser *f, int eqn) {
+    const ax_ir_eqn *e = &f->ir->eqns[eqn];
+    const ax_aval *t = type_of(f, e->out[0]);
+    int ks = candidate_kernel(f, e, t);
+    if (ks < 0) ks = new_kernel(f, t->ndim, t->shape);
+    if (ks < 0) return;
+    prepare_operands(f, ks, e);
+    ax_knode n = {.kind = AX_KN_OP, .dtype = t->dtype, .var = e->out[0], .eqn = eqn, .nin = e->nin};
+    if (e->prim == AX_P_IOTA) {
+        n.kind = AX_KN_INDEX;
+        int64_t strides[AX_MAX_RANK] = {0};
+        n.stride[e->params.axes[0]] = 1;
+        (void)strides;
+    }
+    for (int i = 0; i < e->nin; i++) {
+        n.in[i] = operand_node(f, ks, &e->in[i]);
+        if (n.in[i] < 0) return;
+    }
+    int node = add_node(f, kernel_at(f, ks), n);
+    if (node < 0) return;
+    f->vs[e->out[0]] = (var_state){.state = ST_KERNEL, .kern = ks, .node = node};
+}
+
+static bool same_axes(const ax_kernel *k, const ax_params *p) {
+    if (k->nreduce != p->naxes) return false;
+    for (int i = 0; i < p->naxes; i++)
+        if (k->reduce_axes[i] != p->axes[i]) return false;
+    return true;
+}
+
+static void fuse_reduce(fuser *f, int eqn) {
+    const ax_ir_eqn *e = &f->ir->eqns[eqn];
+    const ax_aval *in = e->in[0].var >= 0 ? type_of(f, e->in[0].var) : NULL;
+    int ks = -1;
+    if (in && f->vs[e->in[0].var].state == ST_KERNEL) {
+        ks = f->vs[e->in[0].var].kern;
+        const ax_kernel *k = kernel_at(f, ks);
+        if (!same_shape(in, k->ndim, k->shape) || (k->nreduce && !same_axes(k, &e->params)))
+            ks = -1;
+    }
+    if (ks < 0) {
+        if (!in) return; /* reductions of literals were folded away by simplify */
+        if (f->vs[e->in[0].var].state == ST_KERNEL) materialize(f, e->in[0].var);
+        ks = new_kernel(f, in->ndim, in->shape);
+        if (ks < 0) return;
+    }
+    ax_kernel *k = kernel_at(f, ks);
+    k->nreduce = e->params.naxes;
+    memcpy(k->reduce_axes, e->params.axes, sizeof k->reduce_axes);
+    for (int i = 0; i < e->params.naxes; i++) k->reduced[e->params.axes[i]] = true;
+    int src = operand_node(f, ks, &e->in[0]);
+    if (src < 0) return;
+    k = kernel_at(f, ks);
+    ax_knode n = {.kind = AX_KN_REDUCE,
+                  .dtype = type_of(f, e->out[0])->dtype,
+                  .var = e->out[0],
+                  .eqn = eqn,
+                  .nin = 1,
+                  .in = {src},
+                  .store = true};
+    if (add_node(f, k, n) < 0) return;
+    f->vs[e->out[0]] = (var_state){.state = ST_MAT, .ready = ks};
+}
+
+/* broadcast_in_dim, transpose and reshapes of buffers become views; of anything else (a view
+ * of a view that is not a plain composition, a literal) they run eagerly. */
+static bool make_view(fuser *f, int eqn) {
+    const ax_ir_eqn *e = &f->ir->eqns[eqn];
+    int x = e->in[0].var;
+    if (x < 0) return false;
+    var_state *src = &f->vs[x];
+    const ax_aval *in = type_of(f, x), *out = type_of(f, e->out[0]);
+    if (src->state == ST_KERNEL) materialize(f, x);
+    int64_t base[AX_MAX_RANK];
+    int src_var = x;
+    if (src->state == ST_VIEW) {
+        if (e->prim != AX_P_BROADCAST_IN_DIM && e->prim != AX_P_TRANSPOSE) return false;
+        memcpy(base, src->stride, sizeof base);
+        src_var = src->src;
+    } else {
+        contiguous_strides(in, base);
+    }
+    var_state v = {.state = ST_VIEW, .src = src_var, .view_eqn = eqn};
+    switch (e->prim) {
+    case AX_P_BROADCAST_IN_DIM:
+        for (int i = 0; i < in->ndim; i++)
+            v.stride[e->params.axes[i]] = in->shape[i] == 1 ? 0 : base[i];
+        break;
+    case AX_P_TRANSPOSE:
+        for (int d = 0; d < out->ndim; d++) v.stride[d] = base[e->params.axes[d]];
+        break;
+    default: /* reshape, squeeze, expand_dims of a contiguous buffer */
+        contiguous_strides(out, v.stride);
+        break;
+    }
+    f->vs[e->out[0]] = v;
+    return true;
+}
+
+static void run_eagerly(fuser *f, int eqn, ax_step_kind kind) {
+    const ax_ir_eqn *e = &f->ir->eqns[eqn];
+    for (int i = 0; i < e->nin; i++)
+        if (e->in[i].var >= 0) materialize(f, e->in[i].var);
+    int s = add_step(f, (ax_step){.kind = kind, .eqn = eqn});
+    for (int i = 0; i < e->nout; i++) f->vs[e->out[i]] = (var_state){.state = ST_MAT, .ready = s};
+}
+
+static void fuse_eqn(fuser *f, int eqn) {
+    const ax_ir_eqn *e = &f->ir->eqns[eqn];
+    ax_aval in[4];
+    int nin = e->nin < 4 ? e->nin : 4;
+    for (int i = 0; i < nin; i++) {
+        if (e->in[i].var >= 0)
+            in[i] = *type_of(f, e->in[i].var);
+        else
+            ax_aval_of(&in[i], e->in[i].lit);
+    }
+    const ax_aval *out = type_of(f, e->out[0]);
+    if (e->nin <= 3 && ax_codegen_fusable(e, in, out)) {
+        switch (e->prim) {
+        case AX_P_REDUCE_SUM:
+        case AX_P_REDUCE_PROD:
+        case AX_P_REDUCE_MAX:
+        case AX_P_REDUCE_MIN:
+        case AX_P_REDUCE_AND:
+        case AX_P_REDUCE_OR:
+            fuse_reduce(f, eqn);
+            return;
+        case AX_P_BROADCAST_IN_DIM:
+        case AX_P_TRANSPOSE:
+        case AX_P_RESHAPE:
+        case AX_P_SQUEEZE:
+        case AX_P_EXPAND_DIMS:
+            if (!make_view(f, eqn)) run_eagerly(f, eqn, AX_STEP_EAGER);
+            return;
+        default:
+            fuse_elementwise(f, eqn);
+            return;
+        }
+    }
+    run_eagerly(f, eqn,
+                e->nin == 2 && ax_codegen_gemm(e, &in[0], &in[1]) ? AX_STEP_GEMM : AX_STEP_EAGER);
+}
+
+/* ---- finishing: merge dims that every access walks contiguously, and set store strides ---- */
+
+static void store_strides(const ax_kernel *k, ax_knode *n) {
+    int64_t s = 1;
+    for (int d = k->ndim - 1; d >= 0; d--) {
+        bool skip = n->kind == AX_KN_REDUCE && k->reduced[d];
+        n->stride[d] = skip || k->shape[d] == 1 ? 0 : s;
+        if (!skip) s *= k->shape[d];
+    }
+}
+
+static bool has_strides(const ax_knode *n) {
+    return n->kind == AX_KN_LOAD || n->kind == AX_KN_INDEX || n->store;
+}
+
+/* Dims d and d+1 merge when both are reduced or both kept and every access steps over d as
+ * over a whole run of d+1. */
+static bool mergeable(const ax_kernel *k, int d) {
+    if (k->reduced[d] != k->reduced[d + 1]) return false;
+    for (int i = 0; i < k->nnodes; i++) {
+        const ax_knode *n = &k->nodes[i];
+        if (has_strides(n) && n->stride[d] != n->stride[d + 1] * k->shape[d + 1]) return false;
+    }
+    return true;
+}
+
+static void drop_dim(ax_kernel *k, int d) {
+    for (int i = 0; i < k->nnodes; i++)
+        memmove(&k->nodes[i].stride[d], &k->nodes[i].stride[d + 1],
+                (size_t)(k->ndim - d - 1) * sizeof(int64_t));
+    memmove(&k->shape[d], &k->shape[d + 1], (size_t)(k->ndim - d - 1) * sizeof(int64_t));
+    memmove(&k->reduced[d], &k->reduced[d + 1], (size_t)(k->ndim - d - 1) * sizeof(bool));
+    k->ndim--;
+}
+
+static void finish_kernel(ax_kernel *k) {
+    for (int i = 0; i < k->nnodes; i++)
+        if (k->nodes[i].store) store_strides(k, &k->nodes[i]);
+    for (int d = k->ndim - 1; d >= 0 && k->ndim > 1; d--)
+        if (k->shape[d] == 1) drop_dim(k, d);
+    for (int d = k->ndim - 2; d >= 0; d--) {
+        if (!mergeable(k, d)) continue;
+        k->shape[d] *= k->shape[d + 1];
+        for (int i = 0; i < k->nnodes; i++)
+            if (has_strides(&k->nodes[i])) k->nodes[i].stride[d] = k->nodes[i].stride[d + 1];
+        drop_dim(k, d + 1);
+    }
+    if (k->ndim == 0) { /* a scalar kernel: one iteration */
+        k->ndim = 1;
+        k->shape[0] = 1;
+        k->reduced[0] = false;
+        for (int i = 0; i < k->nnodes; i++) k->nodes[i].stride[0] = 0;
+    }
+}
+
+ax_plan *ax_fuse(const ax_ir *ir) {
+    fuser f = {.ir = ir};
+    f.plan = calloc(1, sizeof *f.plan);
+    f.vs = calloc((size_t)ir->nvars + 1, sizeof *f.vs);
+    if (!f.plan || !f.vs) {
+        free(f.vs);
+        free(f.plan);
+        return NULL;
+    }
+    f.plan->ir = ir;
+    for (int v = 0; v < ir->nvars; v++) f.vs[v] = (var_state){.state = ST_MAT, .ready = -1};
+    for (int k = 0; k < ir->neqns && !f.oom; k++) fuse_eqn(&f, k);
+    for (int i = 0; i < ir->nout && !f.oom; i++)
+        if (ir->outs[i].var >= 0) materialize(&f, ir->outs[i].var);
+    free(f.vs);
+    if (f.oom) {
+        ax_plan_free(f.plan);
+        return NULL;
+    }
+    for (int s = 0; s < f.plan->nsteps; s++)
+        if (f.plan->steps[s].kind == AX_STEP_LOOP) finish_kernel(f.plan->steps[s].k);
+    return f.plan;
+}
+
+void ax_plan_free(ax_plan *plan) {
+    if (!plan) return;
+    for (int s = 0; s < plan->nsteps; s++)
+        if (plan->steps[s].k) {
+            free(plan->steps[s].k->nodes);
+            free(plan->steps[s].k);
+        }
+    free(plan->steps);
+    free(plan);
+}
+
+static void format_kernel(ax_strbuf *out, const ax_plan *plan, const ax_kernel *k) {
+    ax_strbuf_appendf(out, "loop[");
+    for (int d = 0; d < k->ndim; d++)
+        ax_strbuf_appendf(out, "%s%s%lld", d ? "," : "", k->reduced[d] ? "+" : "",
+                          (long long)k->shape[d]);
+    ax_strbuf_appendf(out, "]:");
+    for (int i = 0; i < k->nnodes; i++) {
+        const ax_knode *n = &k->nodes[i];
+        if (n->kind == AX_KN_OP || n->kind == AX_KN_REDUCE || n->kind == AX_KN_INDEX)
+            ax_strbuf_appendf(out, " %s", ax_prim_get(plan->ir->eqns[n->eqn].prim)->name);
+    }
+}
+
+void ax_plan_format(ax_strbuf *out, const ax_plan *plan) {
+    for (int s = 0; s < plan->nsteps; s++) {
+        const ax_step *st = &plan->steps[s];
+        if (st->kind == AX_STEP_LOOP)
+            format_kernel(out, plan, st->k);
+        else
+            ax_strbuf_appendf(out, "%s %s", st->kind == AX_STEP_GEMM ? "gemm" : "eager",
+                              ax_prim_get(plan->ir->eqns[st->eqn].prim)->name);
+        ax_strbuf_appendf(out, "\n");
+    }
+}

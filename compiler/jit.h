@@ -1,0 +1,37 @@
+/* Native programs: a simplified IR fused (compiler/fuse.h), compiled with libgccjit
+ * (compiler/codegen.h) or loaded from the disk cache (compiler/jit_cache.h), and run.
+ *
+ * When native code cannot be built (no assembler on PATH, a libgccjit error) ax warns once
+ * and the program runs its IR on the eager kernels instead: same results, slower. */
+#ifndef AX_JIT_H
+#define AX_JIT_H
+
+#include "../runtime/format.h"
+#include "ir.h"
+
+typedef struct ax_jit_program ax_jit_program;
+
+/* How a program came to be, for AX_LOG_COMPILES and tests. */
+typedef struct ax_jit_info {
+    bool native;     /* false: runs on the eager kernels */
+    bool from_disk;  /* loaded from the disk cache */
+    double build_ms; /* fusing + code generation + compiling or loading */
+    int nsteps, nloops, ngemms, neager;
+    uint64_t key;
+} ax_jit_info;
+
+/* Builds the program for `ir` (retained). NULL only when out of memory. */
+ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir);
+void ax_jit_free(ax_jit_program *p);
+const ax_jit_info *ax_jit_program_info(const ax_jit_program *p);
+/* Runs on concrete arrays (nin of them); fills outs[0..nout) with new references. */
+int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs);
+/* Appends the steps of the program (fusion groups) to `out`. */
+void ax_jit_format_plan(ax_strbuf *out, const ax_jit_program *p);
+/* Appends the C-like dump of the generated code (gcc_jit_context_dump_to_file). 0, or -1 with
+ * an error when there is no native code to show. */
+int ax_jit_dump_c(ax_ctx *cx, const ax_jit_program *p, ax_strbuf *out);
+/* Whether AX_LOG_COMPILES is set (read once per context). */
+bool ax_jit_logging(ax_ctx *cx);
+
+#endif

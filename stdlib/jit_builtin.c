@@ -1,0 +1,359 @@
+/* jit as a builtin (see jit_builtin.h): per argument signature, trace once, simplify, and
+ * build a native program (compiler/jit.c); later calls with the same signature run it.
+ *
+ * Under an enclosing transformation (grad(jit(f)), vmap(jit(f))) the arguments are tracers:
+ * the cached IR is then evaluated through bind, so the outer transformation sees every
+ * equation, exactly as if f had not been jitted. */
+#include "jit_builtin.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../compiler/jit.h"
+#include "../compiler/simplify.h"
+#include "flat_call.h"
+#include "pytree.h"
+#include "transforms.h"
+
+typedef struct jit_entry {
+    char *types;   /* the traced leaves' types, ";"-separated */
+    char *statics; /* the static arguments' values */
+    ax_ir *ir;
+    ax_jit_program *prog; /* built on the first call with concrete arguments */
+    ax_value *out_def;
+    int nmain;
+} jit_entry;
+
+typedef struct jit_state {
+    ax_value *fn;
+    int nstatic;
+    int statics[32];
+    jit_entry *entries;
+    int nentries, cap;
+} jit_state;
+
+static void jit_state_free(void *p) {
+    jit_state *s = p;
+    ax_value_release(s->fn);
+    for (int i = 0; i < s->nentries; i++) {
+        free(s->entries[i].types);
+        free(s->entries[i].statics);
+        ax_ir_release(s->entries[i].ir);
+        ax_jit_free(s->entries[i].prog);
+        ax_value_release(s->entries[i].out_def);
+    }
+    free(s->entries);
+    free(s);
+}
+static const ax_object_type jit_state_type = {.name = "jit", .free = jit_state_free};
+
+static bool is_static(const jit_state *s, int pos) {
+    for (int i = 0; i < s->nstatic; i++)
+        if (s->statics[i] == pos) return true;
+    return false;
+}
+
+static const char *fn_name(const ax_value *fn) {
+    if (fn->kind == AX_V_FUNC && fn->fn->name) return fn->fn->name;
+    if (fn->kind == AX_V_BUILTIN) return fn->builtin->name;
+    return "<function>";
+}
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* The signature of a call: every traced leaf's type (and the trees' structure), and the value
+ * of every static argument. */
+static char *types_key(const flat_call *fc) {
+    ax_strbuf k;
+    ax_strbuf_init(&k);
+    for (int i = 0; i < fc->nflat; i++) {
+        char t[128];
+        ax_array_type_format(t, sizeof t, fc->flat[i]);
+        ax_strbuf_appendf(&k, "%s%s;", t, fc->flat[i]->weak ? "~" : "");
+    }
+    ax_strbuf_appendf(&k, "|");
+    for (int k2 = 0; k2 < fc->ntraced; k2++) ax_value_format(&k, fc->defs[k2]);
+    return k.data;
+}
+
+static char *statics_key(const jit_state *s, const ax_args *a) {
+    ax_strbuf k;
+    ax_strbuf_init(&k);
+    for (int i = 0; i < a->n; i++) {
+        if (!is_static(s, i)) continue;
+        ax_strbuf_appendf(&k, "|%d=", i);
+        ax_value_format(&k, a->pos[i]);
+    }
+    for (int i = 0; i < a->nkw; i++) {
+        ax_strbuf_appendf(&k, "|%s=", a->kwnames[i]);
+        ax_value_format(&k, a->kwvals[i]);
+    }
+    return k.data ? k.data : strdup("");
+}
+
+/* Why a call missed the cache, for AX_LOG_COMPILES: what differs from the last entry. */
+static void miss_reason(const jit_state *s, const char *types, const char *statics, char *out,
+                        size_t n) {
+    if (!s->nentries) {
+        snprintf(out, n, "first call");
+        return;
+    }
+    const jit_entry *last = &s->entries[s->nentries - 1];
+    if (strcmp(last->statics, statics)) {
+        snprintf(out, n, "new static argument: %s (was %s)", statics, last->statics);
+        return;
+    }
+    /* compare leaf by leaf: same dtype prefix means the shape changed */
+    const char *a = types, *b = last->types;
+    while (*a && *b) {
+        size_t la = strcspn(a, ";|"), lb = strcspn(b, ";|");
+        if (la != lb || strncmp(a, b, la)) {
+            size_t da = strcspn(a, "["), db = strcspn(b, "[");
+            bool same_dtype = da == db && !strncmp(a, b, da);
+            snprintf(out, n, "new %s: %.*s (was %.*s)", same_dtype ? "shape" : "dtype", (int)la, a,
+                     (int)lb, b);
+            return;
+        }
+        a += la + (a[la] != 0);
+        b += lb + (b[lb] != 0);
+    }
+    snprintf(out, n, "new argument structure");
+}
+
+static jit_entry *find_entry(jit_state *s, const char *types, const char *statics) {
+    for (int i = 0; i < s->nentries; i++)
+        if (!strcmp(s->entries[i].types, types) && !strcmp(s->entries[i].statics, statics))
+            return &s->entries[i];
+    return NULL;
+}
+
+/* Traces and simplifies fn for this signature and adds the entry (taking the keys). */
+static jit_entry *add_entry(ax_interp *in, jit_state *s, flat_call *fc, char **types,
+                            char **statics) {
+    bool log = ax_jit_logging(in->cx);
+    char why[512] = "";
+    if (log) miss_reason(s, *types, *statics, why, sizeof why);
+    double t0 = now_ms();
+    ax_aval *avals = calloc((size_t)fc->nflat + 1, sizeof *avals);
+    if (!avals) return ax_error_oom(in->cx);
+    for (int i = 0; i < fc->nflat; i++) ax_aval_of(&avals[i], fc->flat[i]);
+    int nout = 0;
+    ax_ir *traced = ax_trace_to_ir(in->cx, ax_flat_call_fn, fc, fc->nflat, avals, &nout);
+    free(avals);
+    ax_ir *ir = traced ? ax_simplify(in->cx, traced) : NULL;
+    ax_ir_release(traced);
+    if (!ir) return NULL;
+    if (s->nentries == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 4;
+        jit_entry *grown = realloc(s->entries, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            ax_ir_release(ir);
+            return ax_error_oom(in->cx);
+        }
+        s->entries = grown;
+        s->cap = cap;
+    }
+    if (log)
+        fprintf(stderr, "ax: jit: traced %s in %.2f ms (%s): %d equations\n", fn_name(s->fn),
+                now_ms() - t0, why, ir->neqns);
+    jit_entry *e = &s->entries[s->nentries++];
+    *e = (jit_entry){.types = *types,
+                     .statics = *statics,
+                     .ir = ir,
+                     .out_def = ax_value_retain(fc->out_def),
+                     .nmain = fc->nmain};
+    *types = *statics = NULL;
+    return e;
+}
+
+/* Whether every input (and every constant the trace captured) holds values: only then can
+ * native code run; otherwise an outer transformation must see the equations. */
+static bool all_concrete(const flat_call *fc, const ax_ir *ir) {
+    for (int i = 0; i < fc->nflat; i++)
+        if (fc->flat[i]->tracer) return false;
+    for (int i = 0; i < ir->nconsts; i++)
+        if (ir->consts[i]->tracer) return false;
+    return true;
+}
+
+static int build_program(ax_interp *in, const jit_state *s, jit_entry *e) {
+    if (e->prog) return 0;
+    e->prog = ax_jit_build(in->cx, e->ir);
+    if (!e->prog) return -1;
+    if (ax_jit_logging(in->cx)) {
+        const ax_jit_info *info = ax_jit_program_info(e->prog);
+        fprintf(stderr,
+                "ax: jit: %s %s in %.2f ms: %d fused loops, %d matrix products, %d eager "
+                "steps\n",
+                info->from_disk ? "loaded"
+                : info->native  ? "compiled"
+                                : "prepared (no native code)",
+                fn_name(s->fn), info->build_ms, info->nloops, info->ngemms, info->neager);
+    }
+    return 0;
+}
+
+static int check_call(ax_interp *in, const jit_state *s, const ax_args *a) {
+    for (int i = 0; i < a->nkw; i++)
+        if (a->kwvals[i]->kind == AX_V_ARRAY)
+            return ax_error(in->cx, AX_ERR_TYPE,
+                            "pass arrays to a jit-compiled function positionally (keyword '%s')",
+                            a->kwnames[i]),
+                   -1;
+    for (int i = 0; i < s->nstatic; i++)
+        if (s->statics[i] >= a->n)
+            return ax_error(in->cx, AX_ERR_VALUE,
+                            "jit: static_argnums names argument %d but only %d were given",
+                            s->statics[i], a->n),
+                   -1;
+    return 0;
+}
+
+/* The cache entry for this call (tracing on a miss); fc is initialised for the call. */
+static jit_entry *entry_for(ax_interp *in, jit_state *s, const ax_args *a, flat_call *fc) {
+    int traced[32], ntraced = 0;
+    for (int i = 0; i < a->n && ntraced < 32; i++)
+        if (!is_static(s, i)) traced[ntraced++] = i;
+    if (ax_flat_call_init(fc, in, "jit", s->fn, a, ntraced, traced, false)) return NULL;
+    char *types = types_key(fc), *statics = statics_key(s, a);
+    jit_entry *e = NULL;
+    if (!types || !statics)
+        ax_error_oom(in->cx);
+    else if (!(e = find_entry(s, types, statics)))
+        e = add_entry(in, s, fc, &types, &statics);
+    free(types);
+    free(statics);
+    return e;
+}
+
+static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    jit_state *s = self->builtin->data->obj.payload;
+    if (check_call(in, s, a)) return NULL;
+    flat_call fc;
+    ax_value *result = NULL;
+    ax_array **outs = NULL;
+    jit_entry *e = entry_for(in, s, a, &fc);
+    if (!e) goto done;
+    outs = calloc((size_t)e->ir->nout + 1, sizeof *outs);
+    if (!outs) goto done;
+    int rc;
+    if (all_concrete(&fc, e->ir))
+        rc = build_program(in, s, e) ? -1 : ax_jit_run(in->cx, e->prog, fc.flat, outs);
+    else
+        rc = ax_ir_eval(in->cx, e->ir, fc.flat, outs);
+    if (rc) goto done;
+    ax_value **vals = ax_flat_wrap_arrays(in->cx, e->nmain, outs);
+    if (vals) {
+        result = ax_tree_unflatten(in, e->out_def, vals, e->nmain);
+        ax_values_release(vals, e->nmain);
+    }
+    ax_flat_release_arrays(outs, e->ir->nout);
+    outs = NULL;
+done:
+    free(outs);
+    ax_flat_call_free(&fc);
+    return result;
+}
+
+static ax_value *b_jit(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    if (!ax_args_check(in, a, "jit", 2, (const char *[]){"fun", "static_argnums", NULL}))
+        return NULL;
+    ax_value *fn = ax_arg(a, 0, "fun"), *statics = ax_arg(a, 1, "static_argnums");
+    if (!fn) return ax_error(in->cx, AX_ERR_TYPE, "jit() missing the function to compile");
+    jit_state *s = calloc(1, sizeof *s);
+    if (!s) return ax_error_oom(in->cx);
+    s->fn = ax_value_retain(fn);
+    if (statics && statics->kind != AX_V_NONE) {
+        bool as_tuple;
+        if (ax_read_argnums(in, "jit", statics, s->statics, &s->nstatic, &as_tuple)) {
+            jit_state_free(s);
+            return NULL;
+        }
+    }
+    ax_value *state = ax_value_object(&jit_state_type, s); /* frees s on failure */
+    if (!state) return NULL;
+    return ax_value_builtin("jit", "a jit-compiled function", jit_fn_call, state);
+}
+
+static bool is_jitted(const ax_value *fn) {
+    return fn->kind == AX_V_BUILTIN && fn->builtin->fn == jit_fn_call;
+}
+
+ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool want_c) {
+    ax_value *wrapped = NULL;
+    if (!is_jitted(fn)) { /* `:c f(x)` of a plain function shows what jit(f) would build */
+        ax_value *arg = fn;
+        ax_args wa = {.n = 1, .pos = &arg};
+        wrapped = b_jit(in, NULL, &wa);
+        if (!wrapped) return NULL;
+        fn = wrapped;
+    }
+    jit_state *s = fn->builtin->data->obj.payload;
+    flat_call fc;
+    ax_value *text = NULL;
+    bool checked = !check_call(in, s, a);
+    jit_entry *e = checked ? entry_for(in, s, a, &fc) : NULL;
+    ax_strbuf out;
+    ax_strbuf_init(&out);
+    if (e && !build_program(in, s, e)) {
+        if (!want_c) {
+            ax_ir_format(&out, e->ir);
+            ax_strbuf_appendf(&out, "\n-- fused into:\n");
+            ax_jit_format_plan(&out, e->prog);
+            text = ax_value_str(out.data ? out.data : "");
+        } else if (!ax_jit_dump_c(in->cx, e->prog, &out)) {
+            text = ax_value_str(out.data ? out.data : "");
+        }
+    }
+    free(out.data);
+    if (checked) ax_flat_call_free(&fc);
+    ax_value_release(wrapped);
+    return text;
+}
+
+/* jit_ir(f, *args) and jit_c(f, *args): the REPL's :ir and :c as functions. */
+static ax_value *explain(ax_interp *in, const ax_args *a, const char *what, bool want_c) {
+    if (a->n < 1)
+        return ax_error(in->cx, AX_ERR_TYPE, "%s(f, *args) needs the function to show", what);
+    ax_args rest = *a;
+    rest.n--;
+    rest.pos++;
+    return ax_jit_explain(in, a->pos[0], &rest, want_c);
+}
+
+static ax_value *b_jit_ir(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    return explain(in, a, "jit_ir", false);
+}
+
+static ax_value *b_jit_c(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    return explain(in, a, "jit_c", true);
+}
+
+int ax_jit_register(ax_interp *in) {
+    static const struct {
+        const char *name, *doc;
+        ax_builtin_fn fn;
+    } fns[] = {
+        {"jit", "jit(f, static_argnums=()): f compiled to native code for each new argument type",
+         b_jit},
+        {"jit_ir", "jit_ir(f, *args): the typed IR jit traces f(*args) to, and its fused loops",
+         b_jit_ir},
+        {"jit_c", "jit_c(f, *args): the C-like dump of the native code jit builds for f(*args)",
+         b_jit_c},
+    };
+    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
+        ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
+        if (!v) return -1;
+        ax_interp_define_builtin(in, fns[i].name, v);
+    }
+    return 0;
+}
