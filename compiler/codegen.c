@@ -1021,9 +1021,16 @@ static void block_body(cg *g) {
     }
 }
 
+/* Lanes the accumulators use: all B, or fewer when a reduced innermost dim is shorter. */
+static int64_t acc_lanes(const cg *g) {
+    const ax_kernel *k = g->k;
+    int64_t e = k->shape[k->ndim - 1];
+    return k->reduced[k->ndim - 1] && e < g->B ? (e > 0 ? e : 1) : g->B;
+}
+
 static void init_accumulators(cg *g) {
     gcc_jit_rvalue *saveL = g->L;
-    g->L = i64c(g, g->B);
+    g->L = i64c(g, acc_lanes(g));
     loop l = lanes_begin(g);
     for (int i = 0; i < g->k->nnodes; i++)
         if (g->acc[i])
@@ -1052,7 +1059,7 @@ static void finish_accumulators(cg *g) {
         gcc_jit_lvalue *r = local(g, g->st[t], "r");
         assign(g, r, rv(at(g, rv(g->acc[i]), i64c(g, 0))));
         gcc_jit_rvalue *saveL = g->L;
-        g->L = i64c(g, g->B);
+        g->L = i64c(g, acc_lanes(g));
         loop l = loop_begin(g, g->j, i64c(g, 1), g->L, i64c(g, 1));
         assign(g, r, reduce_step(g, p, t, rv(r), rv(lane(g, g->acc[i]))));
         loop_end(g, &l);
@@ -1063,9 +1070,34 @@ static void finish_accumulators(cg *g) {
 
 static void nest(cg *g, int pos);
 
+/* The blocked innermost dim over its whole extent E: E / B full blocks, then a tail of the
+ * constant length E % B (short rows then get loops of known trip count, with no run-time
+ * bounds to test). */
+static void blocked_whole(cg *g, int pos) {
+    int d = g->k->ndim - 1;
+    int64_t extent = g->k->shape[d], full = extent / g->B * g->B;
+    if (full > 0) {
+        g->L = i64c(g, g->B);
+        g->tail = false;
+        loop l = loop_begin(g, g->idx[d], i64c(g, 0), i64c(g, full), i64c(g, g->B));
+        nest(g, pos + 1);
+        loop_end(g, &l);
+    }
+    if (extent > full) {
+        assign(g, g->idx[d], i64c(g, full));
+        g->L = i64c(g, extent - full);
+        g->tail = true;
+        nest(g, pos + 1);
+    }
+}
+
 /* The blocked innermost dim: full blocks of B lanes, then the tail. */
 static void blocked(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
     int d = g->k->ndim - 1;
+    if (pos > 0) { /* the whole dim: block counts and the tail's length are constants */
+        blocked_whole(g, pos);
+        return;
+    }
     gcc_jit_lvalue *i = g->idx[d];
     gcc_jit_rvalue *B = i64c(g, g->B);
     assign(g, i, from);

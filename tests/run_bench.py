@@ -4,6 +4,8 @@
   tests/bench/bench_*.c   built by make into BUILD/bench/bench_*; run as they are (they print
                           their own measurements). Arguments for one: a comment line
                           `// bench-args: ...` in its source.
+  tests/bench/*_compare.py  run with /usr/bin/python3 --ax BUILD/ax (jit against NumPy and
+                          PyTorch side by side; jit.ax is its ax side).
   tests/bench/*.ax        run with BUILD/ax, best wall time of --repeat runs (start-up
                           included), followed by what the program printed last.
 Usage: tests/run_bench.py [--build build] [--repeat 3] [NAME ...]   (NAME filters by substring)
@@ -51,6 +53,14 @@ def run_ax(build, name, repeat):
     return None
 
 
+def run_compare(build, name):
+    """A *_compare.py script: ax against NumPy/PyTorch in one run (Debian's /usr/bin/python3)."""
+    print(f"== {name}.py", flush=True)
+    p = subprocess.run(["/usr/bin/python3", os.path.join(BENCH, name + ".py"), "--ax",
+                        os.path.join(build, "ax")], cwd=ROOT)
+    return None if p.returncode == 0 else f"exit status {p.returncode}"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -63,10 +73,13 @@ def main():
     failures = 0
     for f in files:
         name, ext = os.path.splitext(f)
-        if not wanted(name) or (ext == ".c" and not name.startswith("bench_")) or \
-                ext not in (".c", ".ax"):
+        if ext == ".py" and name.endswith("_compare") and wanted(name):
+            why = run_compare(build, name)
+        elif not wanted(name) or (ext == ".c" and not name.startswith("bench_")) or \
+                ext not in (".c", ".ax") or name == "jit":
             continue
-        why = run_c(build, name) if ext == ".c" else run_ax(build, name, a.repeat)
+        else:
+            why = run_c(build, name) if ext == ".c" else run_ax(build, name, a.repeat)
         if why:
             failures += 1
             print(f"FAIL {f}: {why}", flush=True)
