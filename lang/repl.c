@@ -459,7 +459,7 @@ static void show_jit(ax_interp *in, const char *args, FILE *out, const char *fn)
         if (!v)
             report_error(in);
         else if (v->kind == AX_V_STR)
-            fputs(v->str, out);
+            fprintf(out, "%s\n", v->str);
         ax_value_release(v);
     }
     free(callee), free(rest), free(expr);

@@ -314,6 +314,10 @@ ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool wan
     }
     free(out.data);
     if (checked) ax_flat_call_free(&fc);
+    if (text && text->kind == AX_V_STR) { /* no final newline: print adds one */
+        size_t n = strlen(text->str);
+        while (n && text->str[n - 1] == '\n') text->str[--n] = 0;
+    }
     ax_value_release(wrapped);
     return text;
 }
