@@ -107,25 +107,35 @@ static uint64_t hash_str(uint64_t h, const char *s) {
     return ax_hash_bytes(h, s, strlen(s) + 1);
 }
 
+static int clamp_rank(int n) {
+    return n < 0 ? 0 : n > AX_MAX_RANK ? AX_MAX_RANK : n;
+}
+
 static uint64_t hash_params(uint64_t h, const ax_params *p) {
     h = ax_hash_bytes(h, &p->dtype, sizeof p->dtype);
     h = ax_hash_bytes(h, &p->k, sizeof p->k);
     h = ax_hash_bytes(h, &p->naxes, sizeof p->naxes);
-    h = ax_hash_bytes(h, p->axes, sizeof p->axes);
-    h = ax_hash_bytes(h, &p->dot, sizeof p->dot);
+    const ax_dot_dims *d = &p->dot; /* only the entries in use: the rest may be anything */
+    int counts[3] = {clamp_rank(p->naxes), clamp_rank(d->ncontract), clamp_rank(d->nbatch)};
+    h = ax_hash_bytes(h, p->axes, (size_t)counts[0] * sizeof *p->axes);
+    h = ax_hash_bytes(h, counts, sizeof counts);
+    h = ax_hash_bytes(h, d->lhs_contract, (size_t)counts[1] * sizeof(int));
+    h = ax_hash_bytes(h, d->rhs_contract, (size_t)counts[1] * sizeof(int));
+    h = ax_hash_bytes(h, d->lhs_batch, (size_t)counts[2] * sizeof(int));
+    h = ax_hash_bytes(h, d->rhs_batch, (size_t)counts[2] * sizeof(int));
     return h;
 }
 
 static uint64_t hash_kernel(uint64_t h, const ax_plan *plan, const ax_kernel *k) {
     h = ax_hash_bytes(h, &k->ndim, sizeof k->ndim);
-    h = ax_hash_bytes(h, k->shape, sizeof k->shape);
-    h = ax_hash_bytes(h, k->reduced, sizeof k->reduced);
+    h = ax_hash_bytes(h, k->shape, (size_t)k->ndim * sizeof *k->shape);
+    h = ax_hash_bytes(h, k->reduced, (size_t)k->ndim * sizeof *k->reduced);
     for (int i = 0; i < k->nnodes; i++) {
         const ax_knode *n = &k->nodes[i];
         int fields[6] = {n->kind, n->dtype, n->nin, n->in[0], n->in[1], n->in[2]};
         h = ax_hash_bytes(h, fields, sizeof fields);
         h = ax_hash_bytes(h, &n->store, sizeof n->store);
-        h = ax_hash_bytes(h, n->stride, sizeof n->stride);
+        h = ax_hash_bytes(h, n->stride, (size_t)k->ndim * sizeof *n->stride);
         if (n->kind == AX_KN_CONST)
             h = ax_hash_bytes(h, ax_array_data(n->lit), ax_dtype_size(n->dtype));
         if (n->kind == AX_KN_OP || n->kind == AX_KN_REDUCE) {
@@ -163,7 +173,7 @@ static uint64_t plan_key(const ax_plan *plan) {
                 const ax_aval *t = &plan->ir->types[e->in[i].var];
                 h = ax_hash_bytes(h, &t->dtype, sizeof t->dtype);
                 h = ax_hash_bytes(h, &t->ndim, sizeof t->ndim);
-                h = ax_hash_bytes(h, t->shape, sizeof t->shape);
+                h = ax_hash_bytes(h, t->shape, (size_t)t->ndim * sizeof *t->shape);
             }
         }
     }

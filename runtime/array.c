@@ -13,34 +13,107 @@
  * microseconds, which dominated every large kernel. */
 #define HUGE_PAGE (2u << 20)
 
-static ax_buffer *buffer_new(ax_ctx *cx, size_t nbytes) {
-    ax_buffer *b = malloc(sizeof *b);
-    if (!b) return ax_error_oom(cx);
-    if (nbytes >= HUGE_PAGE) {
-        size_t cap = (nbytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-        b->base = b->data = aligned_alloc(HUGE_PAGE, cap);
-        if (b->data) madvise(b->data, cap, MADV_HUGEPAGE);
-    } else {
-        /* malloc and align by hand: glibc's memalign takes a slow path (consolidating its free
-         * lists) on every request, which dominated small eager operations */
-        b->base = malloc(nbytes + AX_ALIGN);
-        b->data = b->base ? (void *)(((uintptr_t)b->base + AX_ALIGN) & ~(uintptr_t)(AX_ALIGN - 1))
-                          : NULL;
+/* ---- the allocation cache ---- */
+
+enum {
+    CACHED_HEADERS = 512,
+    SIZE_CLASSES = 8, /* buffers of 64 B .. 8 KB (powers of two) */
+    CACHED_BUFFERS = 64,
+};
+
+struct ax_alloc_cache {
+    int64_t refs; /* the context's, plus one per header or buffer taken from it */
+    bool closed;
+    int nheaders;
+    ax_array *headers[CACHED_HEADERS];
+    int nbuffers[SIZE_CLASSES];
+    ax_buffer *buffers[SIZE_CLASSES][CACHED_BUFFERS];
+};
+
+struct ax_alloc_cache *ax_alloc_cache_new(void) {
+    struct ax_alloc_cache *c = calloc(1, sizeof *c);
+    if (c) c->refs = 1;
+    return c;
+}
+
+static void free_cached(struct ax_alloc_cache *c) {
+    for (int i = 0; i < c->nheaders; i++) free(c->headers[i]);
+    c->nheaders = 0;
+    for (int k = 0; k < SIZE_CLASSES; k++) {
+        for (int i = 0; i < c->nbuffers[k]; i++) {
+            free(c->buffers[k][i]->base);
+            free(c->buffers[k][i]);
+        }
+        c->nbuffers[k] = 0;
     }
-    if (!b->data) {
-        free(b);
-        return ax_error_oom(cx);
+}
+
+static void cache_unref(struct ax_alloc_cache *c) {
+    if (c && --c->refs == 0) {
+        free_cached(c);
+        free(c);
+    }
+}
+
+void ax_alloc_cache_close(struct ax_alloc_cache *c) {
+    if (!c) return;
+    c->closed = true;
+    free_cached(c);
+    cache_unref(c);
+}
+
+/* The class of a small buffer (capacity 64 << class), or -1 for one the cache does not keep. */
+static int size_class(size_t nbytes) {
+    int k = 0;
+    while (k < SIZE_CLASSES && ((size_t)64 << k) < nbytes) k++;
+    return k < SIZE_CLASSES ? k : -1;
+}
+
+static ax_buffer *buffer_new(ax_ctx *cx, size_t nbytes) {
+    struct ax_alloc_cache *c = cx ? cx->alloc : NULL;
+    int k = size_class(nbytes);
+    ax_buffer *b = NULL;
+    if (c && k >= 0 && c->nbuffers[k] > 0) {
+        b = c->buffers[k][--c->nbuffers[k]];
+    } else {
+        b = malloc(sizeof *b);
+        if (!b) return ax_error_oom(cx);
+        if (nbytes >= HUGE_PAGE) {
+            size_t cap = (nbytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+            b->base = b->data = aligned_alloc(HUGE_PAGE, cap);
+            if (b->data) madvise(b->data, cap, MADV_HUGEPAGE);
+        } else {
+            /* malloc and align by hand: glibc's memalign takes a slow path (consolidating
+             * its free lists) on every request, which dominated small eager operations */
+            size_t cap = k >= 0 ? (size_t)64 << k : nbytes;
+            b->base = malloc(cap + AX_ALIGN);
+            b->data = b->base
+                          ? (void *)(((uintptr_t)b->base + AX_ALIGN) & ~(uintptr_t)(AX_ALIGN - 1))
+                          : NULL;
+        }
+        if (!b->data) {
+            free(b);
+            return ax_error_oom(cx);
+        }
     }
     b->refs = 1;
     b->nbytes = nbytes;
+    b->size_class = c && nbytes < HUGE_PAGE ? k : -1;
+    b->cache = b->size_class >= 0 ? c : NULL;
+    if (b->cache) c->refs++;
     return b;
 }
 
 static void buffer_release(ax_buffer *b) {
-    if (b && --b->refs == 0) {
+    if (!b || --b->refs > 0) return;
+    struct ax_alloc_cache *c = b->cache;
+    if (c && !c->closed && c->nbuffers[b->size_class] < CACHED_BUFFERS) {
+        c->buffers[b->size_class][c->nbuffers[b->size_class]++] = b;
+    } else {
         free(b->base);
         free(b);
     }
+    cache_unref(c);
 }
 
 int64_t ax_shape_size(int ndim, const int64_t *shape) {
@@ -103,8 +176,16 @@ static ax_array *header_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t 
         if (shape[i] < 0)
             return ax_error(cx, AX_ERR_VALUE, "negative dimension %lld in a shape",
                             (long long)shape[i]);
-    ax_array *a = calloc(1, sizeof *a);
-    if (!a) return ax_error_oom(cx);
+    struct ax_alloc_cache *c = cx ? cx->alloc : NULL;
+    ax_array *a;
+    if (c && c->nheaders > 0) {
+        a = c->headers[--c->nheaders];
+        memset(a, 0, sizeof *a);
+    } else if (!(a = calloc(1, sizeof *a))) {
+        return ax_error_oom(cx);
+    }
+    a->cache = c;
+    if (c) c->refs++;
     a->refs = 1;
     a->dtype = dtype;
     a->ndim = ndim;
@@ -170,7 +251,12 @@ void ax_array_release(ax_array *a) {
         if (a->tracer->free_data) a->tracer->free_data(a->tracer->data);
         free(a->tracer);
     }
-    free(a);
+    struct ax_alloc_cache *c = a->cache;
+    if (c && !c->closed && c->nheaders < CACHED_HEADERS)
+        c->headers[c->nheaders++] = a;
+    else
+        free(a);
+    cache_unref(c);
 }
 
 ax_array *ax_array_view(ax_ctx *cx, ax_array *a, int ndim, const int64_t *shape,

@@ -18,11 +18,15 @@
 #define AX_MAX_RANK 16
 #define AX_ALIGN    64
 
+struct ax_alloc_cache;
+
 typedef struct ax_buffer {
     int64_t refs;
     size_t nbytes;
     void *data; /* 64-byte aligned */
     void *base; /* what was allocated (data is inside it); free(base) releases it */
+    struct ax_alloc_cache *cache; /* the context's cache it returns to, or NULL */
+    int size_class;               /* its capacity class in that cache, or -1 */
 } ax_buffer;
 
 /* The part of a tracer the runtime knows (compiler/trace.h has the rest). */
@@ -44,7 +48,16 @@ typedef struct ax_array {
     int64_t offset;               /* in elements, from buf->data to element [0, 0, ...] */
     ax_buffer *buf;               /* NULL for an abstract tracer */
     struct ax_tracer *tracer;     /* NULL for a concrete array */
+    struct ax_alloc_cache *cache; /* the context's cache the header returns to, or NULL */
 } ax_array;
+
+/* Recently released array headers and small buffers, kept for reuse: transformations make
+ * and drop many small arrays per call, and malloc's own caches are too small for that. Owned
+ * by the context (ax_ctx.alloc); every header and buffer taken from it holds a reference, so
+ * arrays released after the context is gone still free correctly. */
+struct ax_alloc_cache *ax_alloc_cache_new(void);
+/* The context's reference: frees what is cached; the rest goes when its arrays do. */
+void ax_alloc_cache_close(struct ax_alloc_cache *c);
 
 /* A new contiguous (row-major) array with uninitialised contents. */
 ax_array *ax_array_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape);

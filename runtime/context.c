@@ -3,11 +3,13 @@
 
 #include <stdlib.h>
 
+#include "array.h"
 #include "blas.h"
 #include "pool.h"
 
 ax_ctx *ax_ctx_new(void) {
     ax_ctx *cx = calloc(1, sizeof *cx);
+    if (cx) cx->alloc = ax_alloc_cache_new(); /* NULL only makes allocation slower */
     return cx;
 }
 
@@ -17,6 +19,7 @@ void ax_ctx_free(ax_ctx *cx) {
     ax_pool_free(cx->pool);
     ax_blas_free(cx->blas);
     if (cx->jit_free) cx->jit_free(cx->jit);
+    ax_alloc_cache_close(cx->alloc);
     free(cx);
 }
 

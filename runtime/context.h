@@ -15,14 +15,15 @@ struct ax_trace_state;
 
 typedef struct ax_ctx {
     ax_error_info err;
-    bool x64;                       /* default float f64 and default int i64, like jax_enable_x64 */
+    bool x64; /* default float f64 and default int i64, like jax_enable_x64 */
     volatile sig_atomic_t interrupt; /* set by the SIGINT handler; polled by loops and kernels */
-    struct ax_pool *pool;           /* worker threads, created on first large kernel */
-    struct ax_blas *blas;           /* OpenBLAS, opened on first matrix product */
-    struct ax_trace_state *traces;  /* the stack of active transformations (compiler/) */
+    struct ax_pool *pool;            /* worker threads, created on first large kernel */
+    struct ax_blas *blas;            /* OpenBLAS, opened on first matrix product */
+    struct ax_trace_state *traces;   /* the stack of active transformations (compiler/) */
     uint64_t trace_ids;              /* source of unique trace ids (compiler/trace.c) */
-    int threads;                    /* number of worker threads to use (0: from the machine) */
-    void *jit;                      /* the native compiler's state (compiler/jit.c), or NULL */
+    int threads;                     /* number of worker threads to use (0: from the machine) */
+    struct ax_alloc_cache *alloc;    /* reused array headers and small buffers (array.c) */
+    void *jit;                       /* the native compiler's state (compiler/jit.c), or NULL */
     void (*jit_free)(void *jit);
 } ax_ctx;
 
