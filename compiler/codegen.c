@@ -1267,22 +1267,40 @@ static void build_gemm(cg *g, int step) {
 #define PLUS(p, n)                                                                                 \
     gcc_jit_lvalue_get_address(                                                                    \
         at(g, p, bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, rv(bi), i64c(g, n))), NULL)
-    gcc_jit_rvalue *call_args[14] = {
-        INT(101),
-        INT(s.trans_a ? 112 : 111),
-        INT(s.trans_b ? 112 : 111),
-        INT(s.m),
-        INT(s.n),
-        INT(s.k),
-        fconst(g, t, 1.0),
-        PLUS(a, s.m * s.k),
-        INT(s.lda),
-        PLUS(b, s.k * s.n),
-        INT(s.ldb),
-        fconst(g, t, 0.0),
-        PLUS(c, s.m * s.n),
-        INT(s.n),
-    };
+    gcc_jit_rvalue *call_args[14];
+    if (!g->plan->steps[step].transposed) { /* C = op(A) op(B), m x n */
+        gcc_jit_rvalue *args_ab[14] = {INT(101),
+                                       INT(s.trans_a ? 112 : 111),
+                                       INT(s.trans_b ? 112 : 111),
+                                       INT(s.m),
+                                       INT(s.n),
+                                       INT(s.k),
+                                       fconst(g, t, 1.0),
+                                       PLUS(a, s.m * s.k),
+                                       INT(s.lda),
+                                       PLUS(b, s.k * s.n),
+                                       INT(s.ldb),
+                                       fconst(g, t, 0.0),
+                                       PLUS(c, s.m * s.n),
+                                       INT(s.n)};
+        memcpy(call_args, args_ab, sizeof call_args);
+    } else { /* C^T = op(B)^T op(A)^T, n x m */
+        gcc_jit_rvalue *args_ba[14] = {INT(101),
+                                       INT(s.trans_b ? 111 : 112),
+                                       INT(s.trans_a ? 111 : 112),
+                                       INT(s.n),
+                                       INT(s.m),
+                                       INT(s.k),
+                                       fconst(g, t, 1.0),
+                                       PLUS(b, s.k * s.n),
+                                       INT(s.ldb),
+                                       PLUS(a, s.m * s.k),
+                                       INT(s.lda),
+                                       fconst(g, t, 0.0),
+                                       PLUS(c, s.m * s.n),
+                                       INT(s.m)};
+        memcpy(call_args, args_ba, sizeof call_args);
+    }
 #undef INT
 #undef PLUS
     gcc_jit_block_add_eval(g->blk, NULL,

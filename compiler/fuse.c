@@ -31,6 +31,8 @@ typedef struct fuser {
     ax_plan *plan;
     const ax_ir *ir;
     var_state *vs;
+    int *uses;      /* per variable: operand uses by equations and outputs */
+    int *gemm_step; /* per variable: the GEMM step that made it, or -1 */
     bool oom;
 } fuser;
 
@@ -318,8 +320,25 @@ static void run_eagerly(fuser *f, int eqn, ax_step_kind kind) {
     const ax_ir_eqn *e = &f->ir->eqns[eqn];
     for (int i = 0; i < e->nin; i++)
         if (e->in[i].var >= 0) materialize(f, e->in[i].var);
-    int s = add_step(f, (ax_step){.kind = kind, .eqn = eqn});
+    int s = add_step(f, (ax_step){.kind = kind, .eqn = eqn, .out = e->out[0]});
     for (int i = 0; i < e->nout; i++) f->vs[e->out[i]] = (var_state){.state = ST_MAT, .ready = s};
+    if (s >= 0 && kind == AX_STEP_GEMM) f->gemm_step[e->out[0]] = s;
+}
+
+/* A 2-d transpose whose operand is a matrix product used nowhere else: the product is
+ * computed transposed instead (reverse mode makes many of these). */
+static bool fold_into_gemm(fuser *f, int eqn) {
+    const ax_ir_eqn *e = &f->ir->eqns[eqn];
+    int x = e->in[0].var;
+    if (x < 0 || f->gemm_step[x] < 0 || f->uses[x] != 1 || type_of(f, x)->ndim != 2 ||
+        e->params.axes[0] != 1)
+        return false;
+    ax_step *st = &f->plan->steps[f->gemm_step[x]];
+    if (st->transposed || f->ir->eqns[st->eqn].params.dot.nbatch) return false;
+    st->transposed = true;
+    st->out = e->out[0];
+    f->vs[e->out[0]] = (var_state){.state = ST_MAT, .ready = f->gemm_step[x]};
+    return true;
 }
 
 static void fuse_eqn(fuser *f, int eqn) {
@@ -343,8 +362,11 @@ static void fuse_eqn(fuser *f, int eqn) {
         case AX_P_REDUCE_OR:
             fuse_reduce(f, eqn);
             return;
-        case AX_P_BROADCAST_IN_DIM:
         case AX_P_TRANSPOSE:
+            if (fold_into_gemm(f, eqn)) return;
+            if (!make_view(f, eqn)) run_eagerly(f, eqn, AX_STEP_EAGER);
+            return;
+        case AX_P_BROADCAST_IN_DIM:
         case AX_P_RESHAPE:
         case AX_P_SQUEEZE:
         case AX_P_EXPAND_DIMS:
@@ -414,21 +436,36 @@ static void finish_kernel(ax_kernel *k) {
     }
 }
 
+static void count_uses(fuser *f) {
+    const ax_ir *ir = f->ir;
+    for (int k = 0; k < ir->neqns; k++)
+        for (int i = 0; i < ir->eqns[k].nin; i++)
+            if (ir->eqns[k].in[i].var >= 0) f->uses[ir->eqns[k].in[i].var]++;
+    for (int i = 0; i < ir->nout; i++)
+        if (ir->outs[i].var >= 0) f->uses[ir->outs[i].var]++;
+}
+
 ax_plan *ax_fuse(const ax_ir *ir) {
     fuser f = {.ir = ir};
     f.plan = calloc(1, sizeof *f.plan);
     f.vs = calloc((size_t)ir->nvars + 1, sizeof *f.vs);
-    if (!f.plan || !f.vs) {
-        free(f.vs);
+    f.uses = calloc((size_t)ir->nvars + 1, sizeof *f.uses);
+    f.gemm_step = malloc(((size_t)ir->nvars + 1) * sizeof *f.gemm_step);
+    if (!f.plan || !f.vs || !f.uses || !f.gemm_step) {
+        free(f.vs), free(f.uses), free(f.gemm_step);
         free(f.plan);
         return NULL;
     }
     f.plan->ir = ir;
-    for (int v = 0; v < ir->nvars; v++) f.vs[v] = (var_state){.state = ST_MAT, .ready = -1};
+    count_uses(&f);
+    for (int v = 0; v < ir->nvars; v++) {
+        f.vs[v] = (var_state){.state = ST_MAT, .ready = -1};
+        f.gemm_step[v] = -1;
+    }
     for (int k = 0; k < ir->neqns && !f.oom; k++) fuse_eqn(&f, k);
     for (int i = 0; i < ir->nout && !f.oom; i++)
         if (ir->outs[i].var >= 0) materialize(&f, ir->outs[i].var);
-    free(f.vs);
+    free(f.vs), free(f.uses), free(f.gemm_step);
     if (f.oom) {
         ax_plan_free(f.plan);
         return NULL;
@@ -468,8 +505,9 @@ void ax_plan_format(ax_strbuf *out, const ax_plan *plan) {
         if (st->kind == AX_STEP_LOOP)
             format_kernel(out, plan, st->k);
         else
-            ax_strbuf_appendf(out, "%s %s", st->kind == AX_STEP_GEMM ? "gemm" : "eager",
-                              ax_prim_get(plan->ir->eqns[st->eqn].prim)->name);
+            ax_strbuf_appendf(out, "%s %s%s", st->kind == AX_STEP_GEMM ? "gemm" : "eager",
+                              ax_prim_get(plan->ir->eqns[st->eqn].prim)->name,
+                              st->transposed ? " (transposed)" : "");
         ax_strbuf_appendf(out, "\n");
     }
 }

@@ -47,6 +47,9 @@ typedef struct ax_step {
     ax_step_kind kind;
     int eqn;      /* GEMM, EAGER */
     ax_kernel *k; /* LOOP */
+    int out;      /* GEMM: the variable written: the product's, or the transpose's that was its
+                     only use (then `transposed`: the step computes (A B)^T = B^T A^T) */
+    bool transposed;
 } ax_step;
 
 typedef struct ax_plan {

@@ -168,6 +168,7 @@ static uint64_t plan_key(const ax_plan *plan) {
         if (st->kind == AX_STEP_LOOP) h = hash_kernel(h, plan, st->k);
         if (st->kind == AX_STEP_GEMM) {
             const ax_ir_eqn *e = &plan->ir->eqns[st->eqn];
+            h = ax_hash_bytes(h, &st->transposed, sizeof st->transposed);
             h = hash_params(h, &e->params);
             for (int i = 0; i < 2; i++) {
                 const ax_aval *t = &plan->ir->types[e->in[i].var];
@@ -442,10 +443,11 @@ static int run_loop_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env, v
 }
 
 static int run_gemm_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env, void *const *fns) {
-    const ax_ir_eqn *e = &p->ir->eqns[p->plan->steps[s].eqn];
-    if (new_output(cx, env, p->ir, e->out[0])) return -1;
+    const ax_step *st = &p->plan->steps[s];
+    const ax_ir_eqn *e = &p->ir->eqns[st->eqn];
+    if (new_output(cx, env, p->ir, st->out)) return -1;
     char *bufs[3] = {buffer_of(cx, env, e->in[0].var), buffer_of(cx, env, e->in[1].var),
-                     buffer_of(cx, env, e->out[0])};
+                     buffer_of(cx, env, st->out)};
     if (!bufs[0] || !bufs[1] || !bufs[2]) return -1;
     p->fn[s](bufs, fns, 0, ax_gemm_batches(p->plan, s));
     return 0;
