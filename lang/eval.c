@@ -16,6 +16,7 @@ typedef struct frame {
     ax_env *env;
     ax_module *module;
     struct ax_program_ref *prog;
+    const char *fn_name; /* the function being run, or NULL at module level */
 } frame;
 
 /* How a statement ended. */
@@ -105,11 +106,13 @@ static bool truthy_at(frame *f, const ax_node *n, ax_value *v, bool *out) {
             span_text(f, n->span, text, sizeof text);
             ax_array_type_format(type, sizeof type, v->arr);
             ax_trace *t = ax_trace_top(f->in->cx);
+            char where[96] = "";
+            if (f->fn_name) snprintf(where, sizeof where, " in %s()", f->fn_name);
             ax_error(f->in->cx, AX_ERR_CONCRETIZATION,
-                     "`%s` is a traced %s value under %s, so it cannot choose a branch; use "
+                     "`%s` is a traced %s value under %s%s, so it cannot choose a branch; use "
                      "where(%s, if_true, if_false) or cond(pred, true_fn, false_fn) instead",
                      text[0] ? text : "the condition", type,
-                     t && t->name ? t->name : "a transformation", text[0] ? text : "cond");
+                     t && t->name ? t->name : "a transformation", where, text[0] ? text : "cond");
             return false;
         }
     }
@@ -401,7 +404,8 @@ static ax_value *eval_call(frame *f, const ax_node *n) {
         int site = in->nsites++;
         if (site < AX_CALL_SITES)
             in->sites[site] = (ax_call_site){.file = f->prog ? f->prog->prog->file : NULL,
-                                             .line = n->span.line, .col = n->span.col};
+                                             .line = n->span.line,
+                                             .col = n->span.col};
         r = ax_call(in, callee, &args);
         in->nsites--;
     }
@@ -686,7 +690,7 @@ ax_value *ax_call_closure(ax_interp *in, ax_value *fnval, const ax_args *args) {
         }
         slots[i] = NULL;
     }
-    frame f = {.in = in, .env = env, .module = c->module, .prog = c->program};
+    frame f = {.in = in, .env = env, .module = c->module, .prog = c->program, .fn_name = c->name};
     const char *saved_file = in->current_file, *saved_source = in->current_source;
     in->current_file = c->program->prog->file;
     in->current_source = c->program->prog->source;
