@@ -20,7 +20,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread -MMD -MP
 LDFLAGS ?=
 # --as-needed: libraries nobody references (e.g. libgccjit before the jit lands) are dropped,
 # so they cost nothing at start-up.
-LDLIBS  := -Wl,--as-needed -lreadline -lgccjit -ldl -lm -pthread
+LDLIBS  := -Wl,--as-needed -lreadline -ldl -lm -pthread
 BUILD   ?= build
 PREFIX  ?= /usr/local
 PYTHON  ?= python3

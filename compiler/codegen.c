@@ -17,6 +17,9 @@
 
 #include "../runtime/elementwise.h"
 
+/* libgccjit through the table of the generator in scope (compiler/gccjit.h) */
+#define GJ(name) (g->api->name)
+
 /* ---------------------------------------------------------------- what is supported */
 
 static bool is_float(ax_dtype t) {
@@ -328,6 +331,7 @@ int ax_kernel_buffers(const ax_kernel *k, int *vars) {
 /* ---------------------------------------------------------------- the generator */
 
 typedef struct cg {
+    const ax_gccjit *api;
     gcc_jit_context *c;
     const ax_plan *plan;
     int B; /* lanes per block */
@@ -364,86 +368,88 @@ static char *fresh(cg *g, const char *base, char *buf, size_t n) {
 
 static gcc_jit_lvalue *local(cg *g, gcc_jit_type *t, const char *base) {
     char name[32];
-    return gcc_jit_function_new_local(g->fn, NULL, t, fresh(g, base, name, sizeof name));
+    return GJ(gcc_jit_function_new_local)(g->fn, NULL, t, fresh(g, base, name, sizeof name));
 }
 
 static gcc_jit_block *block(cg *g, const char *base) {
     char name[32];
-    return gcc_jit_function_new_block(g->fn, fresh(g, base, name, sizeof name));
+    return GJ(gcc_jit_function_new_block)(g->fn, fresh(g, base, name, sizeof name));
 }
 
 static gcc_jit_rvalue *i64c(cg *g, int64_t v) {
-    return gcc_jit_context_new_rvalue_from_long(g->c, g->t_i64, (long)v);
+    return GJ(gcc_jit_context_new_rvalue_from_long)(g->c, g->t_i64, (long)v);
 }
 
-static gcc_jit_rvalue *rv(gcc_jit_lvalue *l) {
-    return gcc_jit_lvalue_as_rvalue(l);
+static gcc_jit_rvalue *rv(cg *g, gcc_jit_lvalue *l) {
+    return GJ(gcc_jit_lvalue_as_rvalue)(l);
 }
 
 static gcc_jit_rvalue *bin(cg *g, enum gcc_jit_binary_op op, gcc_jit_type *t, gcc_jit_rvalue *a,
                            gcc_jit_rvalue *b) {
-    return gcc_jit_context_new_binary_op(g->c, NULL, op, t, a, b);
+    return GJ(gcc_jit_context_new_binary_op)(g->c, NULL, op, t, a, b);
 }
 
 static gcc_jit_rvalue *cmp(cg *g, enum gcc_jit_comparison op, gcc_jit_rvalue *a,
                            gcc_jit_rvalue *b) {
-    return gcc_jit_context_new_comparison(g->c, NULL, op, a, b);
+    return GJ(gcc_jit_context_new_comparison)(g->c, NULL, op, a, b);
 }
 
 static gcc_jit_rvalue *cast(cg *g, gcc_jit_rvalue *v, gcc_jit_type *t) {
-    return gcc_jit_context_new_cast(g->c, NULL, v, t);
+    return GJ(gcc_jit_context_new_cast)(g->c, NULL, v, t);
 }
 
 static gcc_jit_rvalue *bitcast(cg *g, gcc_jit_rvalue *v, gcc_jit_type *t) {
-    return gcc_jit_context_new_bitcast(g->c, NULL, v, t);
+    return GJ(gcc_jit_context_new_bitcast)(g->c, NULL, v, t);
 }
 
 static void assign(cg *g, gcc_jit_lvalue *l, gcc_jit_rvalue *v) {
-    gcc_jit_block_add_assignment(g->blk, NULL, l, v);
+    GJ(gcc_jit_block_add_assignment)(g->blk, NULL, l, v);
 }
 
 static gcc_jit_lvalue *at(cg *g, gcc_jit_rvalue *ptr, gcc_jit_rvalue *i) {
-    return gcc_jit_context_new_array_access(g->c, NULL, ptr, i);
+    return GJ(gcc_jit_context_new_array_access)(g->c, NULL, ptr, i);
 }
 
 /* A value held in a local, so later code refers to it by name rather than re-evaluating. */
 static gcc_jit_rvalue *hold(cg *g, gcc_jit_type *t, gcc_jit_rvalue *v) {
     gcc_jit_lvalue *l = local(g, t, "t");
     assign(g, l, v);
-    return rv(l);
+    return rv(g, l);
 }
 
 static gcc_jit_function *builtin(cg *g, const char *name) {
-    return gcc_jit_context_get_builtin_function(g->c, name);
+    return GJ(gcc_jit_context_get_builtin_function)(g->c, name);
 }
 
 static gcc_jit_rvalue *call1(cg *g, gcc_jit_function *f, gcc_jit_rvalue *a) {
-    return gcc_jit_context_new_call(g->c, NULL, f, 1, &a);
+    return GJ(gcc_jit_context_new_call)(g->c, NULL, f, 1, &a);
 }
 
 static gcc_jit_rvalue *call2(cg *g, gcc_jit_function *f, gcc_jit_rvalue *a, gcc_jit_rvalue *b) {
     gcc_jit_rvalue *args[2] = {a, b};
-    return gcc_jit_context_new_call(g->c, NULL, f, 2, args);
+    return GJ(gcc_jit_context_new_call)(g->c, NULL, f, 2, args);
 }
 
 /* An imported function (libm, libmvec) taking n values of type `arg`. */
 static gcc_jit_function *import(cg *g, const char *name, gcc_jit_type *ret, gcc_jit_type *arg,
                                 int n) {
     gcc_jit_param *p[2];
-    for (int i = 0; i < n; i++) p[i] = gcc_jit_context_new_param(g->c, NULL, arg, i ? "b" : "a");
-    return gcc_jit_context_new_function(g->c, NULL, GCC_JIT_FUNCTION_IMPORTED, ret, name, n, p, 0);
+    for (int i = 0; i < n; i++)
+        p[i] = GJ(gcc_jit_context_new_param)(g->c, NULL, arg, i ? "b" : "a");
+    return GJ(gcc_jit_context_new_function)(g->c, NULL, GCC_JIT_FUNCTION_IMPORTED, ret, name, n, p,
+                                            0);
 }
 
 /* cond ? a : b without a branch: the bits of a and b blended by a mask, which vectorises. */
 static gcc_jit_rvalue *sel(cg *g, ax_dtype t, gcc_jit_rvalue *cond, gcc_jit_rvalue *a,
                            gcc_jit_rvalue *b) {
     gcc_jit_type *u = g->ut[t];
-    gcc_jit_rvalue *mask = bin(g, GCC_JIT_BINARY_OP_MINUS, u, gcc_jit_context_zero(g->c, u),
+    gcc_jit_rvalue *mask = bin(g, GCC_JIT_BINARY_OP_MINUS, u, GJ(gcc_jit_context_zero)(g->c, u),
                                cast(g, cast(g, cond, g->t_int), u));
     gcc_jit_rvalue *ua = is_float(t) ? bitcast(g, a, u) : cast(g, a, u);
     gcc_jit_rvalue *ub = is_float(t) ? bitcast(g, b, u) : cast(g, b, u);
     gcc_jit_rvalue *notmask =
-        gcc_jit_context_new_unary_op(g->c, NULL, GCC_JIT_UNARY_OP_BITWISE_NEGATE, u, mask);
+        GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_BITWISE_NEGATE, u, mask);
     gcc_jit_rvalue *r =
         bin(g, GCC_JIT_BINARY_OP_BITWISE_OR, u, bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, u, ua, mask),
             bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, u, ub, notmask));
@@ -464,24 +470,25 @@ static gcc_jit_rvalue *literal(cg *g, ax_dtype t, const void *data) {
     switch (t) {
     case AX_BOOL:
     case AX_U8:
-        return gcc_jit_context_new_rvalue_from_int(
+        return GJ(gcc_jit_context_new_rvalue_from_int)(
             g->c, g->st[t],
             *(const uint8_t *)data != 0 && t == AX_BOOL ? 1 : *(const uint8_t *)data);
     case AX_I32:
-        return gcc_jit_context_new_rvalue_from_int(g->c, g->st[t], *(const int32_t *)data);
+        return GJ(gcc_jit_context_new_rvalue_from_int)(g->c, g->st[t], *(const int32_t *)data);
     case AX_U32:
-        return gcc_jit_context_new_rvalue_from_long(g->c, g->st[t], *(const uint32_t *)data);
+        return GJ(gcc_jit_context_new_rvalue_from_long)(g->c, g->st[t], *(const uint32_t *)data);
     case AX_I64:
-        return gcc_jit_context_new_rvalue_from_long(g->c, g->st[t], (long)*(const int64_t *)data);
+        return GJ(gcc_jit_context_new_rvalue_from_long)(g->c, g->st[t],
+                                                        (long)*(const int64_t *)data);
     case AX_F32: {
         uint32_t bits;
         memcpy(&bits, data, 4);
-        return bitcast(g, gcc_jit_context_new_rvalue_from_long(g->c, g->ut[t], bits), g->st[t]);
+        return bitcast(g, GJ(gcc_jit_context_new_rvalue_from_long)(g->c, g->ut[t], bits), g->st[t]);
     }
     default: {
         uint64_t bits;
         memcpy(&bits, data, 8);
-        return bitcast(g, gcc_jit_context_new_rvalue_from_long(g->c, g->ut[t], (long)bits),
+        return bitcast(g, GJ(gcc_jit_context_new_rvalue_from_long)(g->c, g->ut[t], (long)bits),
                        g->st[t]);
     }
     }
@@ -493,7 +500,7 @@ static gcc_jit_rvalue *fconst(cg *g, ax_dtype t, double v) {
         return literal(g, t, &f);
     }
     if (t == AX_F64) return literal(g, t, &v);
-    return gcc_jit_context_new_rvalue_from_long(g->c, g->st[t], (long)v);
+    return GJ(gcc_jit_context_new_rvalue_from_long)(g->c, g->st[t], (long)v);
 }
 
 /* ---- loops ---- */
@@ -509,16 +516,16 @@ static loop loop_begin(cg *g, gcc_jit_lvalue *var, gcc_jit_rvalue *from, gcc_jit
     loop l = {.head = block(g, "head"), .after = block(g, "after"), .var = var, .step = step};
     gcc_jit_block *body = block(g, "body");
     assign(g, var, from);
-    gcc_jit_block_end_with_jump(g->blk, NULL, l.head);
-    gcc_jit_block_end_with_conditional(l.head, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(var), to),
-                                       body, l.after);
+    GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, l.head);
+    GJ(gcc_jit_block_end_with_conditional)
+    (l.head, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(g, var), to), body, l.after);
     g->blk = body;
     return l;
 }
 
 static void loop_end(cg *g, const loop *l) {
-    gcc_jit_block_add_assignment_op(g->blk, NULL, l->var, GCC_JIT_BINARY_OP_PLUS, l->step);
-    gcc_jit_block_end_with_jump(g->blk, NULL, l->head);
+    GJ(gcc_jit_block_add_assignment_op)(g->blk, NULL, l->var, GCC_JIT_BINARY_OP_PLUS, l->step);
+    GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, l->head);
     g->blk = l->after;
 }
 
@@ -529,12 +536,12 @@ static loop lanes_begin(cg *g) {
 
 /* A lane array of B elements of type t, aligned for vector loads. */
 static gcc_jit_lvalue *lane_array(cg *g, gcc_jit_type *t, const char *base) {
-    gcc_jit_type *arr = gcc_jit_context_new_array_type(g->c, NULL, t, g->B);
-    return local(g, gcc_jit_type_get_aligned(arr, 64), base);
+    gcc_jit_type *arr = GJ(gcc_jit_context_new_array_type)(g->c, NULL, t, g->B);
+    return local(g, GJ(gcc_jit_type_get_aligned)(arr, 64), base);
 }
 
 static gcc_jit_lvalue *lane(cg *g, gcc_jit_lvalue *arr) {
-    return at(g, rv(arr), rv(g->j));
+    return at(g, rv(g, arr), rv(g, g->j));
 }
 
 /* ---- values ---- */
@@ -546,8 +553,9 @@ static gcc_jit_rvalue *offset(cg *g, const ax_knode *n, bool with_lane) {
     gcc_jit_rvalue *off = NULL;
     for (int d = 0; d < k->ndim; d++) {
         if (!n->stride[d]) continue;
-        gcc_jit_rvalue *pos = rv(g->idx[d]);
-        if (d == inner && with_lane) pos = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, pos, rv(g->j));
+        gcc_jit_rvalue *pos = rv(g, g->idx[d]);
+        if (d == inner && with_lane)
+            pos = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, pos, rv(g, g->j));
         gcc_jit_rvalue *term = bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, pos, i64c(g, n->stride[d]));
         off = off ? bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, off, term) : term;
     }
@@ -561,7 +569,7 @@ static gcc_jit_rvalue *compute(cg *g, int i) {
     const ax_knode *n = &g->k->nodes[i];
     switch (n->kind) {
     case AX_KN_LOAD:
-        return cast(g, rv(at(g, g->ptr[i], offset(g, n, true))), g->st[n->dtype]);
+        return cast(g, rv(g, at(g, g->ptr[i], offset(g, n, true))), g->st[n->dtype]);
     case AX_KN_CONST:
         return literal(g, n->dtype, ax_array_data(n->lit));
     case AX_KN_INDEX:
@@ -578,7 +586,7 @@ static gcc_jit_rvalue *value(cg *g, int i) {
     const ax_knode *n = &g->k->nodes[i];
     gcc_jit_rvalue *v;
     if (g->mathin[i] || (n->kind == AX_KN_OP && g->seg[i] != g->cur))
-        v = rv(lane(g, g->spill[i]));
+        v = rv(g, lane(g, g->spill[i]));
     else
         v = hold(g, g->st[n->dtype], compute(g, i));
     g->val[i] = v;
@@ -647,9 +655,9 @@ static gcc_jit_rvalue *scalar_math(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue 
                    : p == AX_P_LGAMMA ? AX_FN_LGAMMA_F32
                                       : AX_FN_DIGAMMA_F32;
         if (t == AX_F64) slot++;
-        gcc_jit_type *fp = gcc_jit_context_new_function_ptr_type(g->c, NULL, ft, 1, &ft, 0);
-        gcc_jit_rvalue *f = cast(g, rv(at(g, g->fns, i64c(g, slot))), fp);
-        return gcc_jit_context_new_call_through_ptr(g->c, NULL, f, 1, &a);
+        gcc_jit_type *fp = GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, ft, 1, &ft, 0);
+        gcc_jit_rvalue *f = cast(g, rv(g, at(g, g->fns, i64c(g, slot))), fp);
+        return GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, f, 1, &a);
     }
     if (p == AX_P_LOGISTIC) { /* 1/(1+e) or e/(1+e) with e = exp(-|x|), in f64 */
         gcc_jit_type *d = g->st[AX_F64];
@@ -657,8 +665,8 @@ static gcc_jit_rvalue *scalar_math(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue 
         gcc_jit_rvalue *e =
             hold(g, d,
                  call1(g, import(g, "exp", d, d, 1),
-                       gcc_jit_context_new_unary_op(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, d,
-                                                    fbuiltin(g, "fabs", AX_F64, x))));
+                       GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, d,
+                                                        fbuiltin(g, "fabs", AX_F64, x))));
         gcc_jit_rvalue *q = bin(g, GCC_JIT_BINARY_OP_PLUS, d, fconst(g, AX_F64, 1.0), e);
         gcc_jit_rvalue *r = sel(g, AX_F64, cmp(g, GCC_JIT_COMPARISON_GE, x, fconst(g, AX_F64, 0)),
                                 bin(g, GCC_JIT_BINARY_OP_DIVIDE, d, fconst(g, AX_F64, 1.0), q),
@@ -680,26 +688,28 @@ static gcc_jit_rvalue *unary_value(cg *g, const ax_ir_eqn *e, ax_dtype t, gcc_ji
     gcc_jit_type *ty = g->st[t];
     switch (e->prim) {
     case AX_P_NEG:
-        return wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, gcc_jit_context_zero(g->c, ty), v);
+        return wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), v);
     case AX_P_STOP_GRADIENT:
         return v;
     case AX_P_ABS:
         if (is_float(t)) return fbuiltin(g, "fabs", t, v);
-        return sel(g, t, cmp(g, GCC_JIT_COMPARISON_LT, v, gcc_jit_context_zero(g->c, ty)),
-                   wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, gcc_jit_context_zero(g->c, ty), v), v);
+        return sel(g, t, cmp(g, GCC_JIT_COMPARISON_LT, v, GJ(gcc_jit_context_zero)(g->c, ty)),
+                   wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), v),
+                   v);
     case AX_P_SIGN:
         if (is_float(t)) return float_sign(g, t, v);
         return cast(
             g,
             bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_int,
-                cast(g, cmp(g, GCC_JIT_COMPARISON_GT, v, gcc_jit_context_zero(g->c, ty)), g->t_int),
-                cast(g, cmp(g, GCC_JIT_COMPARISON_LT, v, gcc_jit_context_zero(g->c, ty)),
+                cast(g, cmp(g, GCC_JIT_COMPARISON_GT, v, GJ(gcc_jit_context_zero)(g->c, ty)),
+                     g->t_int),
+                cast(g, cmp(g, GCC_JIT_COMPARISON_LT, v, GJ(gcc_jit_context_zero)(g->c, ty)),
                      g->t_int)),
             ty);
     case AX_P_NOT:
         if (t == AX_BOOL)
-            return bin(g, GCC_JIT_BINARY_OP_BITWISE_XOR, ty, v, gcc_jit_context_one(g->c, ty));
-        return gcc_jit_context_new_unary_op(g->c, NULL, GCC_JIT_UNARY_OP_BITWISE_NEGATE, ty, v);
+            return bin(g, GCC_JIT_BINARY_OP_BITWISE_XOR, ty, v, GJ(gcc_jit_context_one)(g->c, ty));
+        return GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_BITWISE_NEGATE, ty, v);
     case AX_P_SQRT:
         return fbuiltin(g, "sqrt", t, v);
     case AX_P_RSQRT:
@@ -715,8 +725,8 @@ static gcc_jit_rvalue *unary_value(cg *g, const ax_ir_eqn *e, ax_dtype t, gcc_ji
     case AX_P_IS_FINITE: {
         gcc_jit_type *u = g->ut[t];
         gcc_jit_rvalue *expo =
-            t == AX_F32 ? gcc_jit_context_new_rvalue_from_long(g->c, u, 0x7f800000L)
-                        : gcc_jit_context_new_rvalue_from_long(g->c, u, 0x7ff0000000000000L);
+            t == AX_F32 ? GJ(gcc_jit_context_new_rvalue_from_long)(g->c, u, 0x7f800000L)
+                        : GJ(gcc_jit_context_new_rvalue_from_long)(g->c, u, 0x7ff0000000000000L);
         return to_bool_storage(
             g, cmp(g, GCC_JIT_COMPARISON_NE,
                    bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, u, bitcast(g, v, u), expo), expo));
@@ -732,10 +742,10 @@ static gcc_jit_rvalue *shift(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *a, gc
     gcc_jit_type *u = g->ut[t];
     int bits = (int)ax_dtype_size(t) * 8;
     gcc_jit_rvalue *big = cmp(g, GCC_JIT_COMPARISON_GE, cast(g, b, u),
-                              gcc_jit_context_new_rvalue_from_int(g->c, u, bits));
+                              GJ(gcc_jit_context_new_rvalue_from_int)(g->c, u, bits));
     gcc_jit_rvalue *amount = bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, u, cast(g, b, u),
-                                 gcc_jit_context_new_rvalue_from_int(g->c, u, bits - 1));
-    gcc_jit_rvalue *zero = gcc_jit_context_zero(g->c, g->st[t]);
+                                 GJ(gcc_jit_context_new_rvalue_from_int)(g->c, u, bits - 1));
+    gcc_jit_rvalue *zero = GJ(gcc_jit_context_zero)(g->c, g->st[t]);
     if (p == AX_P_SHL)
         return sel(g, t, big, zero,
                    cast(g, bin(g, GCC_JIT_BINARY_OP_LSHIFT, u, cast(g, a, u), amount), g->st[t]));
@@ -746,7 +756,7 @@ static gcc_jit_rvalue *shift(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *a, gc
     gcc_jit_type *s = t == AX_I64 ? g->st[AX_I64] : g->st[AX_I32];
     gcc_jit_rvalue *clamped =
         sel(g, t == AX_I64 ? AX_U32 : AX_U32, big,
-            gcc_jit_context_new_rvalue_from_int(g->c, g->st[AX_U32], bits - 1),
+            GJ(gcc_jit_context_new_rvalue_from_int)(g->c, g->st[AX_U32], bits - 1),
             cast(g, amount, g->st[AX_U32]));
     return cast(g, bin(g, GCC_JIT_BINARY_OP_RSHIFT, s, cast(g, a, s), cast(g, clamped, s)),
                 g->st[t]);
@@ -811,7 +821,7 @@ static gcc_jit_rvalue *op_value(cg *g, int i) {
     case AX_P_SELECT: {
         gcc_jit_rvalue *pred = value(g, n->in[0]);
         gcc_jit_rvalue *cond =
-            cmp(g, GCC_JIT_COMPARISON_NE, pred, gcc_jit_context_zero(g->c, g->st[AX_BOOL]));
+            cmp(g, GCC_JIT_COMPARISON_NE, pred, GJ(gcc_jit_context_zero)(g->c, g->st[AX_BOOL]));
         return sel(g, n->dtype, cond, value(g, n->in[1]), value(g, n->in[2]));
     }
     case AX_P_CLAMP: { /* min(max(x, lo), hi), as the eager kernel */
@@ -823,7 +833,7 @@ static gcc_jit_rvalue *op_value(cg *g, int i) {
         gcc_jit_rvalue *v = value(g, n->in[0]);
         if (n->dtype == AX_BOOL)
             return to_bool_storage(
-                g, cmp(g, GCC_JIT_COMPARISON_NE, v, gcc_jit_context_zero(g->c, g->st[in_t])));
+                g, cmp(g, GCC_JIT_COMPARISON_NE, v, GJ(gcc_jit_context_zero)(g->c, g->st[in_t])));
         return cast(g, v, g->st[n->dtype]);
     }
     default:
@@ -846,19 +856,22 @@ static bool is_math_node(const cg *g, int i) {
  * elements of type t, writing `out`. */
 static void vector_calls(cg *g, const char *name, gcc_jit_type *t, int width, int nargs,
                          gcc_jit_lvalue *out, gcc_jit_lvalue *in, gcc_jit_lvalue *in2) {
-    gcc_jit_type *vt = gcc_jit_type_get_vector(t, (size_t)width);
-    gcc_jit_type *vp = gcc_jit_type_get_pointer(vt);
+    gcc_jit_type *vt = GJ(gcc_jit_type_get_vector)(t, (size_t)width);
+    gcc_jit_type *vp = GJ(gcc_jit_type_get_pointer)(vt);
     gcc_jit_function *f = import(g, name, vt, vt, nargs);
     for (int h = 0; h < g->B; h += width) {
         gcc_jit_lvalue *src[2] = {in, in2};
         gcc_jit_rvalue *args[2];
         for (int a = 0; a < nargs; a++)
-            args[a] = rv(gcc_jit_rvalue_dereference(
-                cast(g, gcc_jit_lvalue_get_address(at(g, rv(src[a]), i64c(g, h)), NULL), vp),
-                NULL));
-        gcc_jit_lvalue *dst = gcc_jit_rvalue_dereference(
-            cast(g, gcc_jit_lvalue_get_address(at(g, rv(out), i64c(g, h)), NULL), vp), NULL);
-        assign(g, dst, gcc_jit_context_new_call(g->c, NULL, f, nargs, args));
+            args[a] = rv(
+                g,
+                GJ(gcc_jit_rvalue_dereference)(
+                    cast(g, GJ(gcc_jit_lvalue_get_address)(at(g, rv(g, src[a]), i64c(g, h)), NULL),
+                         vp),
+                    NULL));
+        gcc_jit_lvalue *dst = GJ(gcc_jit_rvalue_dereference)(
+            cast(g, GJ(gcc_jit_lvalue_get_address)(at(g, rv(g, out), i64c(g, h)), NULL), vp), NULL);
+        assign(g, dst, GJ(gcc_jit_context_new_call)(g->c, NULL, f, nargs, args));
     }
 }
 
@@ -868,10 +881,10 @@ static void lane_convert(cg *g, gcc_jit_lvalue *dst, gcc_jit_lvalue *src, gcc_ji
     gcc_jit_rvalue *saveL = g->L;
     g->L = i64c(g, g->B);
     loop l = lanes_begin(g);
-    gcc_jit_rvalue *v = cast(g, rv(lane(g, src)), t);
+    gcc_jit_rvalue *v = cast(g, rv(g, lane(g, src)), t);
     if (negabs)
-        v = gcc_jit_context_new_unary_op(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, t,
-                                         call1(g, builtin(g, "__builtin_fabs"), v));
+        v = GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, t,
+                                             call1(g, builtin(g, "__builtin_fabs"), v));
     assign(g, lane(g, dst), v);
     loop_end(g, &l);
     g->L = saveL;
@@ -903,9 +916,9 @@ static void math_call(cg *g, int i) {
     gcc_jit_rvalue *saveL = g->L;
     g->L = i64c(g, g->B);
     loop l = lanes_begin(g);
-    gcc_jit_rvalue *r = rv(lane(g, dout));
+    gcc_jit_rvalue *r = rv(g, lane(g, dout));
     if (m == M_LOGISTIC) { /* the eager kernel's vlogistic_f64 */
-        gcc_jit_rvalue *x = cast(g, rv(lane(g, g->mathin[i])), d);
+        gcc_jit_rvalue *x = cast(g, rv(g, lane(g, g->mathin[i])), d);
         gcc_jit_rvalue *q = bin(g, GCC_JIT_BINARY_OP_PLUS, d, fconst(g, AX_F64, 1.0), r);
         r = sel(g, AX_F64, cmp(g, GCC_JIT_COMPARISON_GE, x, fconst(g, AX_F64, 0.0)),
                 bin(g, GCC_JIT_BINARY_OP_DIVIDE, d, fconst(g, AX_F64, 1.0), q),
@@ -926,10 +939,10 @@ static gcc_jit_rvalue *reduce_identity(cg *g, ax_prim p, ax_dtype t) {
     switch (p) {
     case AX_P_REDUCE_SUM:
     case AX_P_REDUCE_OR:
-        return gcc_jit_context_zero(g->c, g->st[t]);
+        return GJ(gcc_jit_context_zero)(g->c, g->st[t]);
     case AX_P_REDUCE_PROD:
     case AX_P_REDUCE_AND:
-        return gcc_jit_context_one(g->c, g->st[t]);
+        return GJ(gcc_jit_context_one)(g->c, g->st[t]);
     default:
         break;
     }
@@ -950,7 +963,7 @@ static gcc_jit_rvalue *reduce_identity(cg *g, ax_prim p, ax_dtype t) {
         lo = INT64_MIN, hi = INT64_MAX;
         break;
     }
-    return gcc_jit_context_new_rvalue_from_long(g->c, g->st[t], (long)(is_max ? lo : hi));
+    return GJ(gcc_jit_context_new_rvalue_from_long)(g->c, g->st[t], (long)(is_max ? lo : hi));
 }
 
 static gcc_jit_rvalue *reduce_step(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *acc,
@@ -1007,7 +1020,7 @@ static void block_body(cg *g) {
         } else if (n->kind == AX_KN_REDUCE) {
             ax_prim p = eqn_of(g, i)->prim;
             gcc_jit_lvalue *a = lane(g, g->acc[i]);
-            assign(g, a, reduce_step(g, p, n->dtype, rv(a), value(g, n->in[0])));
+            assign(g, a, reduce_step(g, p, n->dtype, rv(g, a), value(g, n->in[0])));
         }
     }
     loop_end(g, &l);
@@ -1016,7 +1029,7 @@ static void block_body(cg *g) {
     for (int i = 0; i < k->nnodes; i++) {
         if (k->nodes[i].kind != AX_KN_OP || !k->nodes[i].store) continue;
         l = lanes_begin(g);
-        store_node(g, i, rv(lane(g, g->spill[i])));
+        store_node(g, i, rv(g, lane(g, g->spill[i])));
         loop_end(g, &l);
     }
 }
@@ -1050,21 +1063,21 @@ static void finish_accumulators(cg *g) {
         if (!g->acc[i]) continue;
         if (inner_kept) {
             loop l = lanes_begin(g);
-            store_node(g, i, rv(lane(g, g->acc[i])));
+            store_node(g, i, rv(g, lane(g, g->acc[i])));
             loop_end(g, &l);
             continue;
         }
         ax_dtype t = reduce_dtype(g, i);
         ax_prim p = eqn_of(g, i)->prim;
         gcc_jit_lvalue *r = local(g, g->st[t], "r");
-        assign(g, r, rv(at(g, rv(g->acc[i]), i64c(g, 0))));
+        assign(g, r, rv(g, at(g, rv(g, g->acc[i]), i64c(g, 0))));
         gcc_jit_rvalue *saveL = g->L;
         g->L = i64c(g, acc_lanes(g));
         loop l = loop_begin(g, g->j, i64c(g, 1), g->L, i64c(g, 1));
-        assign(g, r, reduce_step(g, p, t, rv(r), rv(lane(g, g->acc[i]))));
+        assign(g, r, reduce_step(g, p, t, rv(g, r), rv(g, lane(g, g->acc[i]))));
         loop_end(g, &l);
         g->L = saveL;
-        assign(g, at(g, g->ptr[i], offset(g, &k->nodes[i], false)), cast(g, rv(r), g->mt[t]));
+        assign(g, at(g, g->ptr[i], offset(g, &k->nodes[i], false)), cast(g, rv(g, r), g->mt[t]));
     }
 }
 
@@ -1102,26 +1115,26 @@ static void blocked(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
     gcc_jit_rvalue *B = i64c(g, g->B);
     assign(g, i, from);
     gcc_jit_block *head = block(g, "bhead"), *body = block(g, "bbody"), *rest = block(g, "tail");
-    gcc_jit_block_end_with_jump(g->blk, NULL, head);
-    gcc_jit_block_end_with_conditional(
-        head, NULL,
-        cmp(g, GCC_JIT_COMPARISON_LE, bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(i), B), to), body,
-        rest);
+    GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, head);
+    GJ(gcc_jit_block_end_with_conditional)
+    (head, NULL,
+     cmp(g, GCC_JIT_COMPARISON_LE, bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, i), B), to), body,
+     rest);
     g->blk = body;
     g->L = B;
     g->tail = false;
     nest(g, pos + 1);
-    gcc_jit_block_add_assignment_op(g->blk, NULL, i, GCC_JIT_BINARY_OP_PLUS, B);
-    gcc_jit_block_end_with_jump(g->blk, NULL, head);
+    GJ(gcc_jit_block_add_assignment_op)(g->blk, NULL, i, GCC_JIT_BINARY_OP_PLUS, B);
+    GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, head);
     g->blk = rest;
     gcc_jit_block *tail = block(g, "tbody"), *done = block(g, "done");
-    gcc_jit_block_end_with_conditional(rest, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(i), to), tail,
-                                       done);
+    GJ(gcc_jit_block_end_with_conditional)
+    (rest, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(g, i), to), tail, done);
     g->blk = tail;
-    g->L = hold(g, g->t_i64, bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64, to, rv(i)));
+    g->L = hold(g, g->t_i64, bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64, to, rv(g, i)));
     g->tail = true;
     nest(g, pos + 1);
-    gcc_jit_block_end_with_jump(g->blk, NULL, done);
+    GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, done);
     g->blk = done;
 }
 
@@ -1180,27 +1193,27 @@ static void plan_segments(cg *g) {
 
 static gcc_jit_function *new_step_function(cg *g, int step) {
     gcc_jit_param *p[4] = {
-        gcc_jit_context_new_param(g->c, NULL, g->t_charpp, "bufs"),
-        gcc_jit_context_new_param(g->c, NULL, g->t_voidpp, "fns"),
-        gcc_jit_context_new_param(g->c, NULL, g->t_i64, "lo"),
-        gcc_jit_context_new_param(g->c, NULL, g->t_i64, "hi"),
+        GJ(gcc_jit_context_new_param)(g->c, NULL, g->t_charpp, "bufs"),
+        GJ(gcc_jit_context_new_param)(g->c, NULL, g->t_voidpp, "fns"),
+        GJ(gcc_jit_context_new_param)(g->c, NULL, g->t_i64, "lo"),
+        GJ(gcc_jit_context_new_param)(g->c, NULL, g->t_i64, "hi"),
     };
     char name[32];
     snprintf(name, sizeof name, "s%d", step);
-    g->fn = gcc_jit_context_new_function(g->c, NULL, GCC_JIT_FUNCTION_EXPORTED, g->t_void, name, 4,
-                                         p, 0);
-    g->bufs = gcc_jit_param_as_rvalue(p[0]);
-    g->fns = gcc_jit_param_as_rvalue(p[1]);
-    g->lo = gcc_jit_param_as_rvalue(p[2]);
-    g->hi = gcc_jit_param_as_rvalue(p[3]);
+    g->fn = GJ(gcc_jit_context_new_function)(g->c, NULL, GCC_JIT_FUNCTION_EXPORTED, g->t_void, name,
+                                             4, p, 0);
+    g->bufs = GJ(gcc_jit_param_as_rvalue)(p[0]);
+    g->fns = GJ(gcc_jit_param_as_rvalue)(p[1]);
+    g->lo = GJ(gcc_jit_param_as_rvalue)(p[2]);
+    g->hi = GJ(gcc_jit_param_as_rvalue)(p[3]);
     g->blk = block(g, "entry");
     return g->fn;
 }
 
 /* bufs[b] as a T* local. */
 static gcc_jit_rvalue *buffer_ptr(cg *g, int b, ax_dtype t) {
-    gcc_jit_type *pt = gcc_jit_type_get_pointer(g->mt[t]);
-    return hold(g, pt, cast(g, rv(at(g, g->bufs, i64c(g, b))), pt));
+    gcc_jit_type *pt = GJ(gcc_jit_type_get_pointer)(g->mt[t]);
+    return hold(g, pt, cast(g, rv(g, at(g, g->bufs, i64c(g, b))), pt));
 }
 
 static void build_loop(cg *g, int step) {
@@ -1240,7 +1253,7 @@ static void build_loop(cg *g, int step) {
     plan_segments(g);
     g->L = i64c(g, g->B);
     nest(g, 0);
-    gcc_jit_block_end_with_void_return(g->blk, NULL);
+    GJ(gcc_jit_block_end_with_void_return)(g->blk, NULL);
     free(bp);
     free(vars);
     free(g->ptr), free(g->acc), free(g->spill), free(g->mathin), free(g->mathin2);
@@ -1255,18 +1268,20 @@ static void build_gemm(cg *g, int step) {
     gemm_layout(&e->params.dot, lt, &g->plan->ir->types[e->in[1].var], &s);
     new_step_function(g, step);
     ax_dtype t = lt->dtype;
-    gcc_jit_type *ft = g->st[t], *fp = gcc_jit_type_get_pointer(ft), *it = g->t_int;
+    gcc_jit_type *ft = g->st[t], *fp = GJ(gcc_jit_type_get_pointer)(ft), *it = g->t_int;
     gcc_jit_type *args[14] = {it, it, it, it, it, it, ft, fp, it, fp, it, ft, fp, it};
-    gcc_jit_type *fnt = gcc_jit_context_new_function_ptr_type(g->c, NULL, g->t_void, 14, args, 0);
-    gcc_jit_rvalue *gemm = hold(
-        g, fnt, cast(g, rv(at(g, g->fns, i64c(g, t == AX_F32 ? AX_FN_SGEMM : AX_FN_DGEMM))), fnt));
+    gcc_jit_type *fnt =
+        GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, g->t_void, 14, args, 0);
+    gcc_jit_rvalue *gemm =
+        hold(g, fnt,
+             cast(g, rv(g, at(g, g->fns, i64c(g, t == AX_F32 ? AX_FN_SGEMM : AX_FN_DGEMM))), fnt));
     gcc_jit_rvalue *a = buffer_ptr(g, 0, t), *b = buffer_ptr(g, 1, t), *c = buffer_ptr(g, 2, t);
     gcc_jit_lvalue *bi = local(g, g->t_i64, "b");
     loop l = loop_begin(g, bi, g->lo, g->hi, i64c(g, 1));
-#define INT(v) gcc_jit_context_new_rvalue_from_int(g->c, it, (int)(v))
+#define INT(v) GJ(gcc_jit_context_new_rvalue_from_int)(g->c, it, (int)(v))
 #define PLUS(p, n)                                                                                 \
-    gcc_jit_lvalue_get_address(                                                                    \
-        at(g, p, bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, rv(bi), i64c(g, n))), NULL)
+    GJ(gcc_jit_lvalue_get_address)                                                                 \
+    (at(g, p, bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, rv(g, bi), i64c(g, n))), NULL)
     gcc_jit_rvalue *call_args[14];
     if (!g->plan->steps[step].transposed) { /* C = op(A) op(B), m x n */
         gcc_jit_rvalue *args_ab[14] = {INT(101),
@@ -1303,38 +1318,38 @@ static void build_gemm(cg *g, int step) {
     }
 #undef INT
 #undef PLUS
-    gcc_jit_block_add_eval(g->blk, NULL,
-                           gcc_jit_context_new_call_through_ptr(g->c, NULL, gemm, 14, call_args));
+    GJ(gcc_jit_block_add_eval)
+    (g->blk, NULL, GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, gemm, 14, call_args));
     loop_end(g, &l);
-    gcc_jit_block_end_with_void_return(g->blk, NULL);
+    GJ(gcc_jit_block_end_with_void_return)(g->blk, NULL);
 }
 
 static void init_types(cg *g) {
     gcc_jit_context *c = g->c;
-    g->t_void = gcc_jit_context_get_type(c, GCC_JIT_TYPE_VOID);
-    g->t_i64 = gcc_jit_context_get_type(c, GCC_JIT_TYPE_INT64_T);
-    g->t_int = gcc_jit_context_get_type(c, GCC_JIT_TYPE_INT);
-    g->t_bool = gcc_jit_context_get_type(c, GCC_JIT_TYPE_BOOL);
-    g->t_voidp = gcc_jit_context_get_type(c, GCC_JIT_TYPE_VOID_PTR);
-    g->t_voidpp = gcc_jit_type_get_pointer(g->t_voidp);
-    g->t_charp = gcc_jit_type_get_pointer(gcc_jit_context_get_type(c, GCC_JIT_TYPE_CHAR));
-    g->t_charpp = gcc_jit_type_get_pointer(g->t_charp);
-    gcc_jit_type *u8 = gcc_jit_context_get_type(c, GCC_JIT_TYPE_UINT8_T);
-    gcc_jit_type *u32 = gcc_jit_context_get_type(c, GCC_JIT_TYPE_UINT32_T);
-    gcc_jit_type *u64 = gcc_jit_context_get_type(c, GCC_JIT_TYPE_UINT64_T);
+    g->t_void = GJ(gcc_jit_context_get_type)(c, GCC_JIT_TYPE_VOID);
+    g->t_i64 = GJ(gcc_jit_context_get_type)(c, GCC_JIT_TYPE_INT64_T);
+    g->t_int = GJ(gcc_jit_context_get_type)(c, GCC_JIT_TYPE_INT);
+    g->t_bool = GJ(gcc_jit_context_get_type)(c, GCC_JIT_TYPE_BOOL);
+    g->t_voidp = GJ(gcc_jit_context_get_type)(c, GCC_JIT_TYPE_VOID_PTR);
+    g->t_voidpp = GJ(gcc_jit_type_get_pointer)(g->t_voidp);
+    g->t_charp = GJ(gcc_jit_type_get_pointer)(GJ(gcc_jit_context_get_type)(c, GCC_JIT_TYPE_CHAR));
+    g->t_charpp = GJ(gcc_jit_type_get_pointer)(g->t_charp);
+    gcc_jit_type *u8 = GJ(gcc_jit_context_get_type)(c, GCC_JIT_TYPE_UINT8_T);
+    gcc_jit_type *u32 = GJ(gcc_jit_context_get_type)(c, GCC_JIT_TYPE_UINT32_T);
+    gcc_jit_type *u64 = GJ(gcc_jit_context_get_type)(c, GCC_JIT_TYPE_UINT64_T);
     g->st[AX_BOOL] = u32, g->ut[AX_BOOL] = u32;
     g->st[AX_U8] = u8, g->ut[AX_U8] = u8;
-    g->st[AX_I32] = gcc_jit_context_get_type(c, GCC_JIT_TYPE_INT32_T), g->ut[AX_I32] = u32;
+    g->st[AX_I32] = GJ(gcc_jit_context_get_type)(c, GCC_JIT_TYPE_INT32_T), g->ut[AX_I32] = u32;
     g->st[AX_U32] = u32, g->ut[AX_U32] = u32;
     g->st[AX_I64] = g->t_i64, g->ut[AX_I64] = u64;
-    g->st[AX_F32] = gcc_jit_context_get_type(c, GCC_JIT_TYPE_FLOAT), g->ut[AX_F32] = u32;
-    g->st[AX_F64] = gcc_jit_context_get_type(c, GCC_JIT_TYPE_DOUBLE), g->ut[AX_F64] = u64;
+    g->st[AX_F32] = GJ(gcc_jit_context_get_type)(c, GCC_JIT_TYPE_FLOAT), g->ut[AX_F32] = u32;
+    g->st[AX_F64] = GJ(gcc_jit_context_get_type)(c, GCC_JIT_TYPE_DOUBLE), g->ut[AX_F64] = u64;
     for (int t = 0; t < AX_NDTYPES; t++) g->mt[t] = g->st[t];
     g->mt[AX_BOOL] = u8;
 }
 
-void ax_codegen_build(gcc_jit_context *ctx, const ax_plan *plan) {
-    cg g = {.c = ctx, .plan = plan, .B = lanes()};
+void ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_plan *plan) {
+    cg g = {.api = api, .c = ctx, .plan = plan, .B = lanes()};
     init_types(&g);
     for (int s = 0; s < plan->nsteps; s++) {
         if (plan->steps[s].kind == AX_STEP_LOOP) build_loop(&g, s);
@@ -1366,15 +1381,15 @@ const char *ax_codegen_target(void) {
     return "x86-64";
 }
 
-void ax_codegen_options(gcc_jit_context *ctx) {
+void ax_codegen_options(const ax_gccjit *api, gcc_jit_context *ctx) {
     char march[64];
     snprintf(march, sizeof march, "-march=%s", ax_codegen_target());
-    gcc_jit_context_set_int_option(ctx, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL,
-                                   ax_codegen_opt_level());
-    gcc_jit_context_add_command_line_option(ctx, march);
+    GCCJIT(gcc_jit_context_set_int_option)
+    (ctx, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, ax_codegen_opt_level());
+    GCCJIT(gcc_jit_context_add_command_line_option)(ctx, march);
     if (!strcmp(ax_codegen_target(), "x86-64-v4"))
-        gcc_jit_context_add_command_line_option(ctx, "-mprefer-vector-width=512");
-    gcc_jit_context_add_command_line_option(ctx, "-fno-math-errno");
-    gcc_jit_context_add_command_line_option(ctx, "-fno-trapping-math");
-    gcc_jit_context_add_command_line_option(ctx, "-ffp-contract=off");
+        GCCJIT(gcc_jit_context_add_command_line_option)(ctx, "-mprefer-vector-width=512");
+    GCCJIT(gcc_jit_context_add_command_line_option)(ctx, "-fno-math-errno");
+    GCCJIT(gcc_jit_context_add_command_line_option)(ctx, "-fno-trapping-math");
+    GCCJIT(gcc_jit_context_add_command_line_option)(ctx, "-ffp-contract=off");
 }

@@ -8,7 +8,7 @@
 #ifndef AX_CODEGEN_H
 #define AX_CODEGEN_H
 
-#include <libgccjit.h>
+#include "gccjit.h"
 
 #include "fuse.h"
 
@@ -52,10 +52,10 @@ int64_t ax_gemm_batches(const ax_plan *plan, int step);
 int ax_codegen_opt_level(void);
 /* Sets the options generated code is compiled with: -O2, -march for this CPU, no errno,
  * no trapping math, no FMA contraction (so results equal the eager kernels'). */
-void ax_codegen_options(gcc_jit_context *ctx);
+void ax_codegen_options(const ax_gccjit *api, gcc_jit_context *ctx);
 /* The target the options select ("x86-64-v4"...), for cache keys and logs. */
 const char *ax_codegen_target(void);
 /* Adds the function "s<N>" for every LOOP and GEMM step N of `plan` to `ctx`. */
-void ax_codegen_build(gcc_jit_context *ctx, const ax_plan *plan);
+void ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_plan *plan);
 
 #endif

@@ -2,7 +2,6 @@
 #include "jit.h"
 
 #include <dlfcn.h>
-#include <libgccjit.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "../runtime/pool.h"
 #include "../runtime/special.h"
 #include "codegen.h"
+#include "gccjit.h"
 #include "fuse.h"
 #include "jit_cache.h"
 
@@ -34,12 +34,27 @@ struct ax_jit_program {
 typedef struct jit_state {
     bool tools_checked, tools_ok, warned, log;
     char *cache_dir;
+    ax_gccjit *api; /* opened on the first compile */
+    bool api_failed;
+    char api_why[256];
 } jit_state;
 
 static void jit_state_free(void *p) {
     jit_state *s = p;
-    if (s) free(s->cache_dir);
+    if (s) {
+        free(s->cache_dir);
+        ax_gccjit_close(s->api);
+    }
     free(s);
+}
+
+/* libgccjit, opened the first time it is needed; NULL (reason in s->api_why) if it cannot. */
+static const ax_gccjit *gccjit(jit_state *s) {
+    if (!s->api && !s->api_failed) {
+        s->api = ax_gccjit_open(s->api_why, sizeof s->api_why);
+        s->api_failed = s->api == NULL;
+    }
+    return s->api;
 }
 
 static jit_state *state(ax_ctx *cx) {
@@ -183,22 +198,25 @@ static uint64_t plan_key(const ax_plan *plan) {
 
 /* ---- building ---- */
 
-static gcc_jit_context *new_context(const ax_plan *plan) {
-    gcc_jit_context *ctx = gcc_jit_context_acquire();
+static gcc_jit_context *new_context(const ax_gccjit *api, const ax_plan *plan) {
+    gcc_jit_context *ctx = GCCJIT(gcc_jit_context_acquire)();
     if (!ctx) return NULL;
-    gcc_jit_context_set_bool_print_errors_to_stderr(ctx, 0);
-    ax_codegen_options(ctx);
-    gcc_jit_context_add_driver_option(ctx, "-nostdlib");
-    ax_codegen_build(ctx, plan);
+    GCCJIT(gcc_jit_context_set_bool_print_errors_to_stderr)(ctx, 0);
+    ax_codegen_options(api, ctx);
+    /* the shared object's undefined symbols (libm, libmvec) resolve against ax itself, so
+     * the link needs no C library: half the link time */
+    GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-nostdlib");
+    ax_codegen_build(api, ctx, plan);
     return ctx;
 }
 
 /* Compiles into the cache directory (or a private temporary one) and loads the result. */
 static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, char *why,
                               size_t whylen) {
-    gcc_jit_context *ctx = new_context(plan);
+    const ax_gccjit *api = gccjit(s);
+    gcc_jit_context *ctx = api ? new_context(api, plan) : NULL;
     if (!ctx) {
-        snprintf(why, whylen, "libgccjit unavailable");
+        snprintf(why, whylen, "%s", api ? "libgccjit cannot make a context" : s->api_why);
         return NULL;
     }
     char tmpdir[] = "/tmp/ax-jit-XXXXXX";
@@ -216,8 +234,8 @@ static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, c
     if (!tmp) {
         snprintf(why, whylen, "no directory to compile in");
     } else {
-        gcc_jit_context_compile_to_file(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, tmp);
-        const char *err = gcc_jit_context_get_first_error(ctx);
+        GCCJIT(gcc_jit_context_compile_to_file)(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, tmp);
+        const char *err = GCCJIT(gcc_jit_context_get_first_error)(ctx);
         if (err) {
             snprintf(why, whylen, "libgccjit: %s", err);
             unlink(tmp);
@@ -233,7 +251,7 @@ static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, c
     if (!s->cache_dir && dir) rmdir(dir);
     free(tmp);
     free(final);
-    gcc_jit_context_release(ctx);
+    GCCJIT(gcc_jit_context_release)(ctx);
     return dl;
 }
 
@@ -346,9 +364,11 @@ int ax_jit_dump_c(ax_ctx *cx, const ax_jit_program *p, ax_strbuf *out) {
         ax_strbuf_appendf(out, "/* no native code: every step runs on an eager kernel */\n");
         return 0;
     }
+    jit_state *s = state(cx);
+    const ax_gccjit *api = s ? gccjit(s) : NULL;
     char path[] = "/tmp/ax-dump-XXXXXX";
-    int fd = mkstemp(path);
-    gcc_jit_context *ctx = fd >= 0 ? new_context(p->plan) : NULL;
+    int fd = api ? mkstemp(path) : -1;
+    gcc_jit_context *ctx = fd >= 0 ? new_context(api, p->plan) : NULL;
     if (!ctx) {
         if (fd >= 0) {
             close(fd);
@@ -358,8 +378,8 @@ int ax_jit_dump_c(ax_ctx *cx, const ax_jit_program *p, ax_strbuf *out) {
         return -1;
     }
     close(fd);
-    gcc_jit_context_dump_to_file(ctx, path, 0);
-    gcc_jit_context_release(ctx);
+    GCCJIT(gcc_jit_context_dump_to_file)(ctx, path, 0);
+    GCCJIT(gcc_jit_context_release)(ctx);
     FILE *f = fopen(path, "r");
     char buf[4096];
     size_t got;

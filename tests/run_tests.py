@@ -376,6 +376,10 @@ def main():
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
     ctx = Context(a)
+    # jit's disk cache goes to a directory of this run's own: tests neither read entries an
+    # earlier build left nor leave any behind
+    cache = tempfile.TemporaryDirectory(prefix="ax-test-cache-")
+    os.environ["XDG_CACHE_HOME"] = cache.name
     if a.sanitized:
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
