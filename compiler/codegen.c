@@ -546,17 +546,18 @@ static gcc_jit_lvalue *lane(cg *g, gcc_jit_lvalue *arr) {
 
 /* ---- values ---- */
 
-/* The element offset of node n at lane j: sum of index * stride over the loop dims. */
-static gcc_jit_rvalue *offset(cg *g, const ax_knode *n, bool with_lane) {
+/* The element offset at lane j of an access with these strides: sum of index * stride over
+ * the loop dims. */
+static gcc_jit_rvalue *offset(cg *g, const int64_t *stride, bool with_lane) {
     const ax_kernel *k = g->k;
     int inner = k->ndim - 1;
     gcc_jit_rvalue *off = NULL;
     for (int d = 0; d < k->ndim; d++) {
-        if (!n->stride[d]) continue;
+        if (!stride[d]) continue;
         gcc_jit_rvalue *pos = rv(g, g->idx[d]);
         if (d == inner && with_lane)
             pos = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, pos, rv(g, g->j));
-        gcc_jit_rvalue *term = bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, pos, i64c(g, n->stride[d]));
+        gcc_jit_rvalue *term = bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, pos, i64c(g, stride[d]));
         off = off ? bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, off, term) : term;
     }
     return off ? off : i64c(g, 0);
@@ -569,11 +570,11 @@ static gcc_jit_rvalue *compute(cg *g, int i) {
     const ax_knode *n = &g->k->nodes[i];
     switch (n->kind) {
     case AX_KN_LOAD:
-        return cast(g, rv(g, at(g, g->ptr[i], offset(g, n, true))), g->st[n->dtype]);
+        return cast(g, rv(g, at(g, g->ptr[i], offset(g, n->stride, true))), g->st[n->dtype]);
     case AX_KN_CONST:
         return literal(g, n->dtype, ax_array_data(n->lit));
     case AX_KN_INDEX:
-        return cast(g, offset(g, n, true), g->st[n->dtype]);
+        return cast(g, offset(g, n->stride, true), g->st[n->dtype]);
     default:
         return op_value(g, i);
     }
@@ -985,7 +986,7 @@ static gcc_jit_rvalue *reduce_step(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue 
 }
 
 static void store_node(cg *g, int i, gcc_jit_rvalue *v) {
-    assign(g, at(g, g->ptr[i], offset(g, &g->k->nodes[i], true)),
+    assign(g, at(g, g->ptr[i], offset(g, g->k->nodes[i].ostride, true)),
            cast(g, v, g->mt[g->k->nodes[i].dtype]));
 }
 
@@ -1027,9 +1028,10 @@ static void block_body(cg *g) {
     /* Stores last, one loop per output: a loop that loads from one buffer and stores to
      * another would need a run-time alias check before GCC vectorises it. */
     for (int i = 0; i < k->nnodes; i++) {
-        if (k->nodes[i].kind != AX_KN_OP || !k->nodes[i].store) continue;
+        const ax_knode *n = &k->nodes[i];
+        if (!n->store || n->kind == AX_KN_REDUCE) continue;
         l = lanes_begin(g);
-        store_node(g, i, rv(g, lane(g, g->spill[i])));
+        store_node(g, i, n->kind == AX_KN_OP ? rv(g, lane(g, g->spill[i])) : value(g, i));
         loop_end(g, &l);
     }
 }
@@ -1077,7 +1079,8 @@ static void finish_accumulators(cg *g) {
         assign(g, r, reduce_step(g, p, t, rv(g, r), rv(g, lane(g, g->acc[i]))));
         loop_end(g, &l);
         g->L = saveL;
-        assign(g, at(g, g->ptr[i], offset(g, &k->nodes[i], false)), cast(g, rv(g, r), g->mt[t]));
+        assign(g, at(g, g->ptr[i], offset(g, k->nodes[i].ostride, false)),
+               cast(g, rv(g, r), g->mt[t]));
     }
 }
 

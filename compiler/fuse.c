@@ -227,9 +227,7 @@ static void fuse_elementwise(fuser *f, int eqn) {
     ax_knode n = {.kind = AX_KN_OP, .dtype = t->dtype, .var = e->out[0], .eqn = eqn, .nin = e->nin};
     if (e->prim == AX_P_IOTA) {
         n.kind = AX_KN_INDEX;
-        int64_t strides[AX_MAX_RANK] = {0};
         n.stride[e->params.axes[0]] = 1;
-        (void)strides;
     }
     for (int i = 0; i < e->nin; i++) {
         n.in[i] = operand_node(f, ks, &e->in[i]);
@@ -387,13 +385,17 @@ static void store_strides(const ax_kernel *k, ax_knode *n) {
     int64_t s = 1;
     for (int d = k->ndim - 1; d >= 0; d--) {
         bool skip = n->kind == AX_KN_REDUCE && k->reduced[d];
-        n->stride[d] = skip || k->shape[d] == 1 ? 0 : s;
+        n->ostride[d] = skip || k->shape[d] == 1 ? 0 : s;
         if (!skip) s *= k->shape[d];
     }
 }
 
-static bool has_strides(const ax_knode *n) {
-    return n->kind == AX_KN_LOAD || n->kind == AX_KN_INDEX || n->store;
+static bool reads_strided(const ax_knode *n) {
+    return n->kind == AX_KN_LOAD || n->kind == AX_KN_INDEX;
+}
+
+static bool steps_over(const int64_t *stride, const ax_kernel *k, int d) {
+    return stride[d] == stride[d + 1] * k->shape[d + 1];
 }
 
 /* Dims d and d+1 merge when both are reduced or both kept and every access steps over d as
@@ -402,16 +404,22 @@ static bool mergeable(const ax_kernel *k, int d) {
     if (k->reduced[d] != k->reduced[d + 1]) return false;
     for (int i = 0; i < k->nnodes; i++) {
         const ax_knode *n = &k->nodes[i];
-        if (has_strides(n) && n->stride[d] != n->stride[d + 1] * k->shape[d + 1]) return false;
+        if (reads_strided(n) && !steps_over(n->stride, k, d)) return false;
+        if (n->store && !steps_over(n->ostride, k, d)) return false;
     }
     return true;
 }
 
+static void remove_at(int64_t *a, int n, int d) {
+    memmove(&a[d], &a[d + 1], (size_t)(n - d - 1) * sizeof *a);
+}
+
 static void drop_dim(ax_kernel *k, int d) {
-    for (int i = 0; i < k->nnodes; i++)
-        memmove(&k->nodes[i].stride[d], &k->nodes[i].stride[d + 1],
-                (size_t)(k->ndim - d - 1) * sizeof(int64_t));
-    memmove(&k->shape[d], &k->shape[d + 1], (size_t)(k->ndim - d - 1) * sizeof(int64_t));
+    for (int i = 0; i < k->nnodes; i++) {
+        remove_at(k->nodes[i].stride, k->ndim, d);
+        remove_at(k->nodes[i].ostride, k->ndim, d);
+    }
+    remove_at(k->shape, k->ndim, d);
     memmove(&k->reduced[d], &k->reduced[d + 1], (size_t)(k->ndim - d - 1) * sizeof(bool));
     k->ndim--;
 }
@@ -424,15 +432,17 @@ static void finish_kernel(ax_kernel *k) {
     for (int d = k->ndim - 2; d >= 0; d--) {
         if (!mergeable(k, d)) continue;
         k->shape[d] *= k->shape[d + 1];
-        for (int i = 0; i < k->nnodes; i++)
-            if (has_strides(&k->nodes[i])) k->nodes[i].stride[d] = k->nodes[i].stride[d + 1];
+        for (int i = 0; i < k->nnodes; i++) {
+            k->nodes[i].stride[d] = k->nodes[i].stride[d + 1];
+            k->nodes[i].ostride[d] = k->nodes[i].ostride[d + 1];
+        }
         drop_dim(k, d + 1);
     }
     if (k->ndim == 0) { /* a scalar kernel: one iteration */
         k->ndim = 1;
         k->shape[0] = 1;
         k->reduced[0] = false;
-        for (int i = 0; i < k->nnodes; i++) k->nodes[i].stride[0] = 0;
+        for (int i = 0; i < k->nnodes; i++) k->nodes[i].stride[0] = k->nodes[i].ostride[0] = 0;
     }
 }
 

@@ -25,10 +25,11 @@ typedef struct ax_knode {
     int var; /* LOAD: the buffer read; OP, REDUCE: the output variable */
     int eqn; /* OP, REDUCE, INDEX: the equation */
     int nin;
-    int in[3];                   /* OP, REDUCE: operand nodes (earlier in the list) */
-    const ax_array *lit;         /* CONST: the literal (owned by the IR) */
-    bool store;                  /* OP: also written to var's buffer; REDUCE: always */
-    int64_t stride[AX_MAX_RANK]; /* LOAD, INDEX, and stored values: strides per loop dim */
+    int in[3];                    /* OP, REDUCE: operand nodes (earlier in the list) */
+    const ax_array *lit;          /* CONST: the literal (owned by the IR) */
+    bool store;                   /* OP, INDEX: also written to var's buffer; REDUCE: always */
+    int64_t stride[AX_MAX_RANK];  /* LOAD, INDEX: the strides the value is read with */
+    int64_t ostride[AX_MAX_RANK]; /* stored nodes: the strides of the output buffer */
 } ax_knode;
 
 typedef struct ax_kernel {

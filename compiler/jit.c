@@ -18,7 +18,7 @@
 #include "jit_cache.h"
 
 /* Bump when generated code changes, so old cache entries are not used. */
-#define CODEGEN_VERSION "ax-codegen-3"
+#define CODEGEN_VERSION "ax-codegen-4"
 
 struct ax_jit_program {
     ax_ir *ir;
@@ -151,6 +151,7 @@ static uint64_t hash_kernel(uint64_t h, const ax_plan *plan, const ax_kernel *k)
         h = ax_hash_bytes(h, fields, sizeof fields);
         h = ax_hash_bytes(h, &n->store, sizeof n->store);
         h = ax_hash_bytes(h, n->stride, (size_t)k->ndim * sizeof *n->stride);
+        h = ax_hash_bytes(h, n->ostride, (size_t)k->ndim * sizeof *n->ostride);
         if (n->kind == AX_KN_CONST)
             h = ax_hash_bytes(h, ax_array_data(n->lit), ax_dtype_size(n->dtype));
         if (n->kind == AX_KN_OP || n->kind == AX_KN_REDUCE) {
