@@ -4,12 +4,13 @@
 Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
                           [-v] [FILE ...]
 
-Suites (--only unit,lang,conformance,docs,repl):
+Suites (--only unit,lang,conformance,docs,repl,jit):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
   lang         tests/lang/*.ax
   conformance  ../shared/conformance/*.ax, when ../shared exists
   docs         the code blocks of docs/*.md and README.md (see "Executable docs" below)
   repl         tests/repl_test.py (one count per check)
+  jit          tests/jit_cache_test.py: jit's disk cache, log and fallback (one per check)
 FILE arguments run just those .ax programs or .md documents.
 
 Expectations in an .ax program (those of ../shared/conformance/run.py, plus two):
@@ -305,22 +306,23 @@ def unit_jobs(ctx):
 # ---------------------------------------------------------------- the REPL checks
 
 
-def run_repl_checks(ctx, res):
-    script = os.path.join(ROOT, "tests", "repl_test.py")
+def run_script_checks(ctx, res, name):
+    """A checks script (tests/repl_test.py, tests/jit_cache_test.py): one count per check."""
+    script = os.path.join(ROOT, "tests", name)
     try:
         p = subprocess.run([sys.executable, script, "--ax", ctx.ax] + (["-v"] if res.verbose else []),
                            capture_output=True, text=True, timeout=ctx.timeout * 10,
                            errors="replace")
         out = p.stdout + p.stderr
     except subprocess.TimeoutExpired:
-        res.fail("repl_test.py", f"no answer in {ctx.timeout * 10} s")
+        res.fail(name, f"no answer in {ctx.timeout * 10} s")
         return
     m = re.search(r"^(\d+) passed, (\d+) failed\s*$", out, re.M)
     for line in out.splitlines():
         if line.startswith(("FAIL", "ok ")) and (line.startswith("FAIL") or res.verbose):
             print(line, flush=True)
     if not m:
-        res.fail("repl_test.py", f"no summary (exit {p.returncode}):\n{tail(out)}")
+        res.fail(name, f"no summary (exit {p.returncode}):\n{tail(out)}")
         return
     res.passed += int(m.group(1))
     res.failed += int(m.group(2))
@@ -383,7 +385,8 @@ def main():
     if a.sanitized:
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
-    suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl"}
+    suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl",
+                                                    "jit"}
 
     if a.build_failed:
         res.fail("build", "make did not build every target (its errors are above)")
@@ -421,7 +424,9 @@ def main():
             jobs += doc_jobs(ctx, f)
     run_jobs(res, jobs, NPROC)
     if "repl" in suites:
-        run_repl_checks(ctx, res)
+        run_script_checks(ctx, res, "repl_test.py")
+    if "jit" in suites:
+        run_script_checks(ctx, res, "jit_cache_test.py")
 
     print(f"{res.passed} passed, {res.failed} failed")
     sys.exit(1 if res.failed else 0)
