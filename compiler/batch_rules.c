@@ -79,17 +79,18 @@ fail:
     return -1;
 }
 
-/* Primitives with axis parameters: reductions, arg-reductions, scans, sorts, cholesky. */
+/* Primitives with axis parameters (reductions, arg-reductions, scans, sorts), and the linear
+ * algebra ones that take leading batch dimensions (cholesky, triangular_solve). */
 int ax_batch_axes(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                   const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
-    (void)nin;
     ax_scope s;
     ax_scope_begin(&s, cx);
-    ax_array *x = batch_first(&s, in[0], bdim[0], size);
+    ax_array *x[2] = {NULL, NULL};
+    for (int i = 0; i < nin && i < 2; i++) x[i] = batch_first(&s, in[i], bdim[i], size);
     ax_params q = *p;
-    if (prim != AX_P_CHOLESKY)
+    if (prim != AX_P_CHOLESKY && prim != AX_P_TRIANGULAR_SOLVE)
         shift_axes(q.axes, prim >= AX_P_REDUCE_SUM && prim <= AX_P_REDUCE_OR ? q.naxes : 1);
-    return done1(&s, ax_lax_bind(&s, prim, 1, &x, &q), out, out_bdim);
+    return done1(&s, ax_lax_bind(&s, prim, nin < 2 ? nin : 2, x, &q), out, out_bdim);
 }
 
 static ax_array *batched_pad(ax_scope *s, const ax_params *p, ax_array **in, const int *bdim,

@@ -255,6 +255,11 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
     case AX_P_ARGMIN:
         ax_strbuf_appendf(s, "[axes=(%d,) index_dtype=%s]", p->axes[0], ax_dtype_name(p->dtype));
         break;
+    case AX_P_TRIANGULAR_SOLVE:
+        ax_strbuf_appendf(s, "[left_side=True lower=%s transpose_a=%s]",
+                          p->flag & AX_TRSOLVE_LOWER ? "True" : "False",
+                          p->flag & AX_TRSOLVE_TRANSPOSE_A ? "True" : "False");
+        break;
     case AX_P_CUMSUM:
     case AX_P_CUMPROD:
     case AX_P_CUMMAX:

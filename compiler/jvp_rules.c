@@ -465,8 +465,8 @@ static ax_array *scatter_tangent(ax_scope *s, const ax_params *p, ax_array **in,
     if (p->flag == AX_SCATTER_MUL) {
         /* out = x * prod(u): d/dx = prod(u); d/du_k = out / u_k */
         if (tin[0]) {
-            ax_array *prod = ax_lax_bind(s, AX_P_SCATTER, 3,
-                                         (ax_array *[]){ax_lax_ones_like(s, x), idx, u}, p);
+            ax_array *prod =
+                ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){ax_lax_ones_like(s, x), idx, u}, p);
             tx = ax_lax_mul(s, tin[0], prod);
         }
         if (tin[2]) {
@@ -488,14 +488,94 @@ static ax_array *scatter_tangent(ax_scope *s, const ax_params *p, ax_array **in,
     return tx && tu ? ax_lax_add(s, tx, tu) : tx ? tx : tu;
 }
 
+/* ---- linear algebra: cholesky and triangular_solve ---- */
+
+/* A mask over the last two dims of `like` (its dtype and shape): `below` under the diagonal,
+ * `on` on it, `above` over it. */
+static ax_array *tri_mask(ax_scope *s, const ax_array *like, double below, double on,
+                          double above) {
+    int nd = like->ndim;
+    int64_t n = like->shape[nd - 1];
+    ax_params rp = {.dtype = AX_I32, .ndim = 2, .shape = {n, n}, .naxes = 1, .axes = {0}};
+    ax_params cp = rp;
+    cp.axes[0] = 1;
+    ax_array *rows = ax_lax_bind(s, AX_P_IOTA, 0, NULL, &rp);
+    ax_array *cols = ax_lax_bind(s, AX_P_IOTA, 0, NULL, &cp);
+    ax_array *lo = ax_lax_convert(s, ax_lax_binary(s, AX_P_GT, rows, cols), like->dtype);
+    ax_array *di = ax_lax_convert(s, ax_lax_binary(s, AX_P_EQ, rows, cols), like->dtype);
+    ax_array *hi = ax_lax_convert(s, ax_lax_binary(s, AX_P_LT, rows, cols), like->dtype);
+    ax_array *m = ax_lax_add(s,
+                             ax_lax_add(s, ax_lax_mul(s, lo, ax_lax_scalar_like(s, like, below)),
+                                        ax_lax_mul(s, di, ax_lax_scalar_like(s, like, on))),
+                             ax_lax_mul(s, hi, ax_lax_scalar_like(s, like, above)));
+    return ax_lax_broadcast_in_dim(s, m, nd, like->shape, (int[]){nd - 2, nd - 1});
+}
+
+/* x with its last two dims swapped. */
+static ax_array *swap_last(ax_scope *s, ax_array *x) {
+    if (!x) return NULL;
+    int perm[AX_MAX_RANK];
+    for (int d = 0; d < x->ndim; d++) perm[d] = d;
+    perm[x->ndim - 2] = x->ndim - 1;
+    perm[x->ndim - 1] = x->ndim - 2;
+    return ax_lax_transpose(s, x, perm);
+}
+
+/* op(a) @ b over the last two dims, leading dims batched; op(a) = a^T when ta. */
+static ax_array *batched_matmul(ax_scope *s, ax_array *a, ax_array *b, bool ta) {
+    if (!a || !b) return NULL;
+    int nd = a->ndim;
+    ax_dot_dims d = {.ncontract = 1,
+                     .lhs_contract = {ta ? nd - 2 : nd - 1},
+                     .rhs_contract = {nd - 2},
+                     .nbatch = nd - 2};
+    for (int i = 0; i < nd - 2; i++) d.lhs_batch[i] = d.rhs_batch[i] = i;
+    return ax_lax_dot_general(s, a, b, &d);
+}
+
+static ax_array *tri_solve(ax_scope *s, ax_array *a, ax_array *b, int flag) {
+    ax_params p = {.flag = flag};
+    return ax_lax_bind(s, AX_P_TRIANGULAR_SOLVE, 2, (ax_array *[]){a, b}, &p);
+}
+
+/* x = op(a)^-1 b: dx = op(a)^-1 (db - op(da) x), da read in the triangle a's is. */
+static ax_array *triangular_solve_tangent(ax_scope *s, const ax_params *p, ax_array **in,
+                                          ax_array **tin, ax_array *x) {
+    bool lower = p->flag & AX_TRSOLVE_LOWER, ta = p->flag & AX_TRSOLVE_TRANSPOSE_A;
+    ax_array *rhs = tin[1];
+    if (tin[0]) {
+        ax_array *da = ax_lax_mul(s, tin[0], tri_mask(s, in[0], lower, 1, !lower));
+        ax_array *dax = batched_matmul(s, da, x, ta);
+        rhs = rhs ? ax_lax_sub(s, rhs, dax) : ax_lax_neg(s, dax);
+    }
+    return tri_solve(s, in[0], rhs, p->flag);
+}
+
+/* L = chol(A) from A's lower triangle: with dA the symmetric matrix that triangle's tangent
+ * stands for, dL = L phi(L^-1 dA L^-T), phi taking the lower triangle with half the
+ * diagonal (Murray, "Differentiation of the Cholesky decomposition", 2016). */
+static ax_array *cholesky_tangent(ax_scope *s, ax_array *da, ax_array *l) {
+    ax_array *low = ax_lax_mul(s, da, tri_mask(s, l, 1, 1, 0));
+    ax_array *strict = ax_lax_mul(s, da, tri_mask(s, l, 1, 0, 0));
+    ax_array *sym = ax_lax_add(s, low, swap_last(s, strict));
+    ax_array *t1 = tri_solve(s, l, sym, AX_TRSOLVE_LOWER);              /* L^-1 dA */
+    ax_array *t2 = tri_solve(s, l, swap_last(s, t1), AX_TRSOLVE_LOWER); /* L^-1 dA L^-T */
+    return batched_matmul(s, l, ax_lax_mul(s, t2, tri_mask(s, l, 1, 0.5, 0)), false);
+}
+
 static ax_array *special_tangent(ax_scope *s, ax_prim prim, const ax_params *p, ax_array **in,
                                  ax_array **tin, ax_array *out) {
     switch (prim) {
-    case AX_P_SCATTER: return scatter_tangent(s, p, in, tin, out);
+    case AX_P_SCATTER:
+        return scatter_tangent(s, p, in, tin, out);
     case AX_P_CLAMP:
         return clamp_tangent(s, in, tin, out);
     case AX_P_DOT_GENERAL:
         return dot_tangent(s, p, in, tin);
+    case AX_P_TRIANGULAR_SOLVE:
+        return triangular_solve_tangent(s, p, in, tin, out);
+    case AX_P_CHOLESKY:
+        return tin[0] ? cholesky_tangent(s, tin[0], out) : NULL;
     case AX_P_REDUCE_PROD:
         return tin[0] ? reduce_prod_tangent(s, p, in[0], tin[0], out) : NULL;
     case AX_P_REDUCE_MAX:

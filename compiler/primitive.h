@@ -55,6 +55,8 @@ typedef enum {
     /* linear algebra */
     AX_P_DOT_GENERAL,      /* params: dot */
     AX_P_CHOLESKY,
+    AX_P_TRIANGULAR_SOLVE, /* (a, b): x with op(a) x = b, a (..., n, n) triangular, b (..., n, k);
+                              params: flag bits AX_TRSOLVE_LOWER, AX_TRSOLVE_TRANSPOSE_A */
     /* sorting */
     AX_P_SORT,             /* params: axes[0], flag = descending */
     AX_P_ARGSORT,          /* params: axes[0], flag = descending, dtype = index dtype */
@@ -65,6 +67,8 @@ typedef enum {
     AX_P_THREEFRY2X32,
     AX_P_NPRIMS
 } ax_prim;
+
+enum { AX_TRSOLVE_LOWER = 1, AX_TRSOLVE_TRANSPOSE_A = 2 };
 
 /* Static parameters. Which fields a primitive reads is listed in the enum above. */
 typedef struct ax_params {

@@ -129,7 +129,7 @@ static int check_axes_in(ax_ctx *cx, const char *name, int naxes, const int *axe
                          const ax_aval *x) {
     char what[400];
 #define WHAT()                                                                                     \
-    (x ? snprintf(what, sizeof what, "%s", TYPE(x))                                                 \
+    (x ? snprintf(what, sizeof what, "%s", TYPE(x))                                                \
        : snprintf(what, sizeof what, "an output of rank %d", ndim))
     if (naxes < 0 || naxes > ndim) {
         WHAT();
@@ -927,6 +927,32 @@ AX_SHAPE_RULE(cholesky) {
     return 0;
 }
 
+AX_SHAPE_RULE(triangular_solve) {
+    (void)nin, (void)p;
+    const ax_aval *a = &in[0], *b = &in[1];
+    if (require_dtypes(cx, "triangular_solve", FLOATS, a) ||
+        require_dtypes(cx, "triangular_solve", FLOATS, b))
+        return -1;
+    if (a->dtype != b->dtype) {
+        ax_error(cx, AX_ERR_TYPE, "triangular_solve requires one dtype, got %s and %s", TYPE(a),
+                 TYPE(b));
+        return -1;
+    }
+    bool ok = a->ndim >= 2 && a->shape[a->ndim - 1] == a->shape[a->ndim - 2] &&
+              b->ndim == a->ndim && b->shape[b->ndim - 2] == a->shape[a->ndim - 1];
+    for (int d = 0; ok && d < a->ndim - 2; d++) ok = a->shape[d] == b->shape[d];
+    if (!ok) {
+        ax_error(cx, AX_ERR_SHAPE,
+                 "triangular_solve requires a (..., n, n) and b (..., n, k) with the same "
+                 "leading dimensions, got %s and %s",
+                 TYPE(a), TYPE(b));
+        return -1;
+    }
+    *out = *b;
+    out->weak = false;
+    return 0;
+}
+
 AX_SHAPE_RULE(sort) {
     (void)nin;
     if (check_one_axis(cx, "sort", p, &in[0])) return -1;
@@ -958,7 +984,8 @@ AX_SHAPE_RULE(threefry2x32) {
     (void)nin, (void)p;
     for (int i = 0; i < 4; i++) {
         if (in[i].dtype != AX_U32) {
-            ax_error(cx, AX_ERR_TYPE, "threefry2x32 requires uint32 operands, got %s", TYPE(&in[i]));
+            ax_error(cx, AX_ERR_TYPE, "threefry2x32 requires uint32 operands, got %s",
+                     TYPE(&in[i]));
             return -1;
         }
     }

@@ -245,6 +245,15 @@ static int transpose_into(ax_scope *s, ax_prim prim, const ax_params *p, int nin
         if (lin[0]) r[0] = dot_transpose(s, &p->dot, true, ct, in[1], &ty[0]);
         if (lin[1]) r[1] = dot_transpose(s, &p->dot, false, ct, in[0], &ty[1]);
         break;
+    case AX_P_TRIANGULAR_SOLVE: { /* x = S b with S = op(a)^-1: ct_b = S^T ct */
+        if (lin[0]) {
+            ax_error(s->cx, AX_ERR_RUNTIME, "triangular_solve is not linear in its matrix");
+            return -1;
+        }
+        ax_params q = {.flag = p->flag ^ AX_TRSOLVE_TRANSPOSE_A};
+        if (lin[1]) r[1] = ax_lax_bind(s, AX_P_TRIANGULAR_SOLVE, 2, (ax_array *[]){in[0], ct}, &q);
+        break;
+    }
     default:
         ax_error(s->cx, AX_ERR_RUNTIME, "%s has no transpose rule (it is not linear)",
                  ax_prim_get(prim)->name);

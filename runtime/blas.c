@@ -55,6 +55,10 @@ static ax_blas *blas_open(ax_ctx *cx) {
         missing = "cblas_sgemm";
     else if (!LOOKUP(handle, "cblas_dgemm", b->dgemm))
         missing = "cblas_dgemm";
+    else if (!LOOKUP(handle, "cblas_strsm", b->strsm))
+        missing = "cblas_strsm";
+    else if (!LOOKUP(handle, "cblas_dtrsm", b->dtrsm))
+        missing = "cblas_dtrsm";
     else if (!LOOKUP(handle, "spotrf_", b->spotrf))
         missing = "spotrf_";
     else if (!LOOKUP(handle, "dpotrf_", b->dpotrf))

@@ -6,7 +6,15 @@
 #include "context.h"
 
 /* CBLAS enums, spelled out so that no CBLAS header is needed. */
-enum { AX_CBLAS_ROW_MAJOR = 101, AX_CBLAS_NO_TRANS = 111, AX_CBLAS_TRANS = 112 };
+enum {
+    AX_CBLAS_ROW_MAJOR = 101,
+    AX_CBLAS_NO_TRANS = 111,
+    AX_CBLAS_TRANS = 112,
+    AX_CBLAS_UPPER = 121,
+    AX_CBLAS_LOWER = 122,
+    AX_CBLAS_NON_UNIT = 131,
+    AX_CBLAS_LEFT = 141,
+};
 
 typedef void (*ax_sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float alpha,
                             const float *a, int lda, const float *b, int ldb, float beta, float *c,
@@ -15,10 +23,17 @@ typedef void (*ax_dgemm_fn)(int order, int ta, int tb, int m, int n, int k, doub
                             const double *a, int lda, const double *b, int ldb, double beta,
                             double *c, int ldc);
 
+typedef void (*ax_strsm_fn)(int order, int side, int uplo, int trans, int diag, int m, int n,
+                            float alpha, const float *a, int lda, float *b, int ldb);
+typedef void (*ax_dtrsm_fn)(int order, int side, int uplo, int trans, int diag, int m, int n,
+                            double alpha, const double *a, int lda, double *b, int ldb);
+
 typedef struct ax_blas {
     void *handle;
     ax_sgemm_fn sgemm;
     ax_dgemm_fn dgemm;
+    ax_strsm_fn strsm;
+    ax_dtrsm_fn dtrsm;
     void (*spotrf)(const char *uplo, const int *n, float *a, const int *lda, int *info);
     void (*dpotrf)(const char *uplo, const int *n, double *a, const int *lda, int *info);
     void (*set_num_threads)(int n);

@@ -473,3 +473,39 @@ ax_array *ax_cholesky(ax_ctx *cx, ax_array *a) {
         cholesky_one(blas, a->dtype, data + m * n * n * (int64_t)es, (int)n);
     return out;
 }
+
+ax_array *ax_triangular_solve(ax_ctx *cx, ax_array *a, ax_array *b, bool lower, bool transpose_a) {
+    if (!a->buf || !b->buf)
+        return ax_error(cx, AX_ERR_RUNTIME, "triangular_solve needs concrete arrays");
+    int64_t n = a->shape[a->ndim - 1], k = b->shape[b->ndim - 1];
+    if (n > INT_MAX || k > INT_MAX)
+        return ax_error(cx, AX_ERR_VALUE, "triangular_solve: matrices too large for BLAS");
+    ax_array *ac = ax_array_contiguous(cx, a);
+    ax_array *out = ac ? ax_array_copy(cx, b) : NULL;
+    ax_blas *blas = out && out->size ? ax_blas_get(cx) : NULL;
+    if (!blas || n == 0) {
+        ax_array_release(ac);
+        if (out && out->size && !blas) {
+            ax_array_release(out);
+            return NULL;
+        }
+        return out;
+    }
+    size_t es = ax_dtype_size(a->dtype);
+    const char *am = ax_array_data(ac);
+    char *xm = ax_array_data(out);
+    int uplo = lower ? AX_CBLAS_LOWER : AX_CBLAS_UPPER;
+    int trans = transpose_a ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS;
+    for (int64_t m = 0; m < out->size / (n * k); m++) {
+        const void *am_m = am + m * n * n * (int64_t)es;
+        void *xm_m = xm + m * n * k * (int64_t)es;
+        if (a->dtype == AX_F32)
+            blas->strsm(AX_CBLAS_ROW_MAJOR, AX_CBLAS_LEFT, uplo, trans, AX_CBLAS_NON_UNIT, (int)n,
+                        (int)k, 1.0f, am_m, (int)n, xm_m, (int)k);
+        else
+            blas->dtrsm(AX_CBLAS_ROW_MAJOR, AX_CBLAS_LEFT, uplo, trans, AX_CBLAS_NON_UNIT, (int)n,
+                        (int)k, 1.0, am_m, (int)n, xm_m, (int)k);
+    }
+    ax_array_release(ac);
+    return out;
+}

@@ -19,4 +19,10 @@ ax_array *ax_dot_general(ax_ctx *cx, ax_array *lhs, ax_array *rhs, const ax_dot_
  * through LAPACK's potrf; a non-positive-definite input gives NaNs, as jnp.linalg.cholesky. */
 ax_array *ax_cholesky(ax_ctx *cx, ax_array *a);
 
+/* Solves op(a) x = b for x (lax.linalg.triangular_solve with left_side=True): a (..., n, n)
+ * triangular (its `lower` or upper triangle is read, the rest ignored), op(a) = a or a^T,
+ * b (..., n, k) with the same leading dims, f32/f64, through BLAS trsm. A zero on the
+ * diagonal gives infinities and NaNs, as JAX. */
+ax_array *ax_triangular_solve(ax_ctx *cx, ax_array *a, ax_array *b, bool lower, bool transpose_a);
+
 #endif

@@ -330,6 +330,29 @@ static ax_value *bi_norm(ax_interp *in, ax_value *self, const ax_args *args) {
     return ax_np_wrap(in, r);
 }
 
+/* x with its last two axes swapped. */
+static ax_array *swap_last_axes(ax_ctx *cx, ax_array *x) {
+    ax_params p = {.naxes = x->ndim};
+    for (int d = 0; d < x->ndim; d++) p.axes[d] = d;
+    p.axes[x->ndim - 2] = x->ndim - 1;
+    p.axes[x->ndim - 1] = x->ndim - 2;
+    return ax_bind1(cx, AX_P_TRANSPOSE, 1, &x, &p);
+}
+
+/* (a + a^T) / 2, as jnp.linalg.cholesky symmetrizes its input: the factor, and so the
+ * gradient, then depends on both triangles equally. */
+static ax_array *symmetrized(ax_ctx *cx, ax_array *a) {
+    if (a->ndim < 2 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2]) return ax_array_retain(a);
+    ax_array *t = swap_last_axes(cx, a);
+    ax_array *sum = t ? ax_bind_binary(cx, AX_P_ADD, a, t) : NULL;
+    ax_array *half = sum ? ax_array_scalar(cx, a->dtype, 0.5) : NULL;
+    ax_array *r = half ? ax_bind_binary(cx, AX_P_MUL, sum, half) : NULL;
+    ax_array_release(t);
+    ax_array_release(sum);
+    ax_array_release(half);
+    return r;
+}
+
 static ax_value *bi_cholesky(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {"a", NULL};
     ax_value *v[1];
@@ -337,10 +360,63 @@ static ax_value *bi_cholesky(ax_interp *in, ax_value *self, const ax_args *args)
     if (!ax_bi_parse(in, args, f, names, 1, v) || !ax_bi_required(in, v[0], f, "a")) return NULL;
     ax_array *a = ax_np_asarray(in, v[0], f);
     ax_array *fa = ax_np_to_inexact(in->cx, a);
-    ax_array *r = fa ? ax_bind_unary(in->cx, AX_P_CHOLESKY, fa) : NULL;
+    ax_array *sym = fa ? symmetrized(in->cx, fa) : NULL;
+    ax_array *r = sym ? ax_bind_unary(in->cx, AX_P_CHOLESKY, sym) : NULL;
     ax_array_release(a);
     ax_array_release(fa);
+    ax_array_release(sym);
     return ax_np_wrap(in, r);
+}
+
+/* solve_triangular(a, b, trans=0, lower=False): x with op(a) x = b, as
+ * jax.scipy.linalg.solve_triangular; b may be a vector. */
+static ax_value *bi_solve_triangular(ax_interp *in, ax_value *self, const ax_args *args) {
+    static const char *const names[] = {"a", "b", "trans", "lower", NULL};
+    ax_value *v[4];
+    const char *f = self->builtin->name;
+    int64_t trans;
+    bool lower;
+    if (!ax_bi_parse(in, args, f, names, 4, v) || !ax_bi_required(in, v[0], f, "a") ||
+        !ax_bi_required(in, v[1], f, "b") || !ax_bi_int(in, v[2], "trans", 0, &trans) ||
+        !ax_bi_bool(in, v[3], "lower", false, &lower))
+        return NULL;
+    if (trans < 0 || trans > 2)
+        return ax_error(in->cx, AX_ERR_VALUE, "solve_triangular: trans must be 0, 1 or 2, not %lld",
+                        (long long)trans);
+    ax_array *a = ax_np_asarray(in, v[0], f), *b = a ? ax_np_asarray(in, v[1], f) : NULL;
+    ax_array *fa = b ? ax_np_to_inexact(in->cx, a) : NULL;
+    ax_array *fb = fa ? ax_np_to_inexact(in->cx, b) : NULL;
+    ax_array *x = NULL, *col = NULL;
+    if (fb && fa->ndim >= 2 && fb->ndim == fa->ndim - 1) { /* a vector: solve as a column */
+        int64_t shape[AX_MAX_RANK];
+        memcpy(shape, fb->shape, (size_t)fb->ndim * sizeof *shape);
+        shape[fb->ndim] = 1;
+        ax_params rp = {.ndim = fb->ndim + 1};
+        memcpy(rp.shape, shape, sizeof rp.shape);
+        col = ax_bind1(in->cx, AX_P_RESHAPE, 1, &fb, &rp);
+    }
+    if (fb && (col || fb->ndim != fa->ndim - 1)) {
+        ax_array *rhs = col ? col : fb;
+        ax_dtype t = fa->dtype == AX_F64 || rhs->dtype == AX_F64 ? AX_F64 : AX_F32;
+        ax_array *ca = ax_bind1(in->cx, AX_P_CONVERT, 1, &fa, &(ax_params){.dtype = t});
+        ax_array *cb =
+            ca ? ax_bind1(in->cx, AX_P_CONVERT, 1, &rhs, &(ax_params){.dtype = t}) : NULL;
+        ax_params p = {.flag =
+                           (lower ? AX_TRSOLVE_LOWER : 0) | (trans ? AX_TRSOLVE_TRANSPOSE_A : 0)};
+        x = cb ? ax_bind1(in->cx, AX_P_TRIANGULAR_SOLVE, 2, (ax_array *[]){ca, cb}, &p) : NULL;
+        ax_array_release(ca);
+        ax_array_release(cb);
+        if (x && col) {
+            ax_params rp = {.ndim = fb->ndim};
+            memcpy(rp.shape, fb->shape, sizeof rp.shape);
+            ax_array *flat = ax_bind1(in->cx, AX_P_RESHAPE, 1, &x, &rp);
+            ax_array_release(x);
+            x = flat;
+        }
+    }
+    ax_array_release(a), ax_array_release(b), ax_array_release(fa), ax_array_release(fb);
+    ax_array_release(col);
+    return ax_np_wrap(in, x);
 }
 
 #define NP AX_BI_NP
@@ -360,6 +436,10 @@ const ax_builtin_def ax_builtins_linalg[] = {
     {"norm", bi_norm,
      "linalg.norm(x, ord=None, axis=None, keepdims=False): vector or Frobenius norm", AX_BI_LINALG},
     {"cholesky", bi_cholesky, "linalg.cholesky(a): lower Cholesky factor of positive-definite a",
+     AX_BI_LINALG},
+    {"solve_triangular", bi_solve_triangular,
+     "linalg.solve_triangular(a, b, trans=0, lower=False): x with a x = b (a^T x = b when "
+     "trans) for triangular a",
      AX_BI_LINALG},
     {NULL, NULL, NULL, 0},
 };

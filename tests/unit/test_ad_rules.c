@@ -151,6 +151,14 @@ static const spec specs[] = {
               .rhs_batch = {0}}},
      false},
     {AX_P_SORT, 1, {1}, {{4}}, -2, 2, {.naxes = 1, .axes = {0}}, false},
+    /* made well-conditioned in check_spec: positive definite, a strong diagonal */
+    {AX_P_CHOLESKY, 1, {2}, {{3, 3}}, -1, 1, {0}, false},
+    {AX_P_CHOLESKY, 1, {3}, {{2, 3, 3}}, -1, 1, {0}, false},
+    {AX_P_TRIANGULAR_SOLVE, 2, {2, 2}, {{3, 3}, {3, 2}}, -1, 1, {.flag = AX_TRSOLVE_LOWER}, false},
+    {AX_P_TRIANGULAR_SOLVE, 2, {2, 2}, {{3, 3}, {3, 2}}, -1, 1,
+     {.flag = AX_TRSOLVE_TRANSPOSE_A}, false},
+    {AX_P_TRIANGULAR_SOLVE, 2, {3, 3}, {{2, 3, 3}, {2, 3, 1}}, -1, 1,
+     {.flag = AX_TRSOLVE_LOWER | AX_TRSOLVE_TRANSPOSE_A}, false},
 };
 
 /* ---- a function of flat inputs that binds one primitive (the non-differentiated inputs,
@@ -274,6 +282,22 @@ static void check_transpose(ax_ctx *cx, const char *what, ax_flat_fn fn, void *c
     ax_linear_free(lin);
 }
 
+/* Square matrices (..., n, n) made safe to factor and solve with: x x^T + n I (positive
+ * definite and symmetric), which also gives a triangle a strong diagonal. */
+static void condition(ax_array *x) {
+    int64_t n = x->shape[x->ndim - 1];
+    double *d = (double *)x->buf->data, m[64];
+    for (int64_t b = 0; b < x->size / (n * n); b++, d += n * n) {
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double acc = i == j ? (double)n : 0;
+                for (int64_t k = 0; k < n; k++) acc += d[i * n + k] * d[j * n + k];
+                m[i * n + j] = acc;
+            }
+        memcpy(d, m, (size_t)(n * n) * sizeof *d);
+    }
+}
+
 static void check_spec(ax_ctx *cx, const spec *s) {
     prim_fn f = {.s = s};
     ax_array *x[4], *v[4], *u[4];
@@ -303,6 +327,7 @@ static void check_spec(ax_ctx *cx, const spec *s) {
         for (int64_t k = 0; k < x[2]->size; k++)
             ((double *)x[2]->buf->data)[k] = 1 + uniform(-0.3, 0.3);
     }
+    if (s->prim == AX_P_CHOLESKY || s->prim == AX_P_TRIANGULAR_SOLVE) condition(x[0]);
     char what[96];
     snprintf(what, sizeof what, "%s (first order)", name);
     check_jvp(cx, what, apply_prim, &f, n, x, v);
@@ -337,14 +362,13 @@ static void test_table_has_every_rule(void **state) {
             fail_msg("%s has no batching rule", info->name);
         if (info->flags & AX_PRIM_LINEAR && !info->transpose)
             fail_msg("%s is linear but has no transpose rule", info->name);
-        /* cholesky's derivative needs a triangular solve, which ax does not have yet. */
-        if (info->flags & AX_PRIM_NONDIFF || p == AX_P_CHOLESKY) continue;
+        if (info->flags & AX_PRIM_NONDIFF) continue;
         if (!info->jvp) fail_msg("%s is differentiable but has no JVP rule", info->name);
         bool tested = false;
         for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)
             tested |= specs[i].prim == (ax_prim)p;
         if (!tested && p != AX_P_DYNAMIC_SLICE &&
-            p != AX_P_DYNAMIC_UPDATE_SLICE && p != AX_P_NEXTAFTER && p != AX_P_CHOLESKY &&
+            p != AX_P_DYNAMIC_UPDATE_SLICE && p != AX_P_NEXTAFTER &&
             p != AX_P_STOP_GRADIENT && p != AX_P_CUSTOM_LINEAR)
             fail_msg("%s has no finite-difference check in this test", info->name);
     }

@@ -206,6 +206,8 @@ static const spec specs[] = {
               .lhs_batch = {0},
               .rhs_batch = {0}}}},
     {AX_P_CHOLESKY, 1, {2}, {{2, 2}}, {F}, {0}, {0}, {0}},
+    {AX_P_TRIANGULAR_SOLVE, 2, {2, 2}, {{2, 2}, {2, 3}}, {F, F}, {0, -2}, {0, 2},
+     {.flag = AX_TRSOLVE_LOWER}},
     {AX_P_SORT, 1, {2}, {{2, 3}}, {F}, {-2}, {2}, {.naxes = 1, .axes = {1}}},
     {AX_P_THREEFRY2X32, 4, {0, 0, 1, 1}, {{0}, {0}, {3}, {3}}, {AX_U32, AX_U32, AX_U32, AX_U32},
      {0, 0, 0, 0}, {9, 9, 9, 9}, {0}},
@@ -229,7 +231,7 @@ static ax_array *make_input(ax_ctx *cx, const spec *s, int i, int bdim) {
     ax_array *a = ax_array_new(cx, s->dtype[i], n, shape);
     for (int64_t k = 0; k < a->size; k++) {
         double v = uniform(s->lo[i], s->hi[i]);
-        if (s->prim == AX_P_CHOLESKY)
+        if (s->prim == AX_P_CHOLESKY || (s->prim == AX_P_TRIANGULAR_SOLVE && i == 0))
             v = k % 4 == 0 || k % 4 == 3 ? 3 + uniform(0, 1) : uniform(0, 0.5);
         if (!ax_dtype_is_float(s->dtype[i])) v = floor(v + 0.5);
         ax_convert_element(s->dtype[i],

@@ -366,6 +366,8 @@ static const prim_case cases[] = {
     {AX_P_DOT_GENERAL, 0, 2, {IN(VAR, 3), IN(VAR, 2)}, {.dot = {0}}, ALL, false}, /* outer */
     {AX_P_CHOLESKY, 0, 1, {IN(VAR, 3, 3)}, {0}, FLOATS, false},
     {AX_P_CHOLESKY, 0, 1, {IN(VAR, 2, 2, 2)}, {0}, FLOATS, false},
+    {AX_P_TRIANGULAR_SOLVE, 0, 2, {IN(VAR, 3, 3), IN(VAR, 3, 2)}, {.flag = AX_TRSOLVE_LOWER},
+     FLOATS, false},
     {AX_P_SORT, 0, 1, {IN(VAR, 2, 3)}, {.naxes = 1, .axes = {1}, .flag = 1}, ALL, false},
     {AX_P_ARGSORT, 0, 1, {IN(VAR, 2, 3)}, {.naxes = 1, .axes = {0}, .dtype = AX_I32}, ALL, false},
 };
