@@ -1,8 +1,11 @@
 /* Batching rules: how each primitive applies to a batch of examples at once. Batched inputs
  * get their batch dimension moved to the front; unbatched ones are broadcast only where the
  * primitive needs equal shapes; the primitive then runs once with adjusted parameters. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "ir.h"
 #include "lax.h"
 #include "vmap.h"
 
@@ -351,4 +354,151 @@ int ax_batch_indexing(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_
     out_bdim[0] = where;
     ax_scope_end(&s);
     return out[0] ? 0 : -1;
+}
+
+/* ---- custom_call: the function vmapped, its rule kept ---- */
+
+/* A custom_call of a function vmapped over `size` examples (every input batched at 0): its
+ * body is the original body vmapped, its rule the original rule run per example. */
+typedef struct batched_call {
+    ax_callback *inner;
+    int64_t size;
+    char name[80];
+} batched_call;
+
+static void batched_call_free(void *data) {
+    batched_call *b = data;
+    ax_callback_release(b->inner);
+    free(b);
+}
+
+static int eval_body(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                     ax_array ***out) {
+    const ax_ir *body = closure;
+    (void)nin;
+    *nout = body->nout;
+    *out = calloc((size_t)body->nout + 1, sizeof **out);
+    if (!*out) return ax_error_oom(cx), -1;
+    return ax_ir_eval(cx, body, in, *out);
+}
+
+/* Outputs of ax_vmap with their batch dimension moved (or broadcast) to 0. */
+static int place_first(ax_ctx *cx, int n, ax_array **out, int *bdims, int64_t size) {
+    int rc = 0;
+    for (int j = 0; j < n; j++) {
+        out[j] =
+            rc ? (ax_array_release(out[j]), NULL) : ax_vmap_place(cx, out[j], bdims[j], size, 0);
+        if (!out[j]) rc = -1;
+    }
+    free(bdims);
+    return rc;
+}
+
+static int vmapped_body(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                        ax_array ***out) {
+    batched_call *b = closure;
+    int *axes = calloc((size_t)nin + 1, sizeof *axes), *bdims = NULL;
+    if (!axes) return ax_error_oom(cx), -1;
+    int rc = ax_vmap(cx, eval_body, b->inner->body, nin, in, axes, b->size, nout, out, &bdims);
+    free(axes);
+    return rc ? -1 : place_first(cx, *nout, *out, bdims, b->size);
+}
+
+/* Zeros shaped like x (a new reference). */
+static ax_array *zeros_ref(ax_ctx *cx, const ax_array *x) {
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    ax_array *z = ax_lax_zeros_like(&s, x);
+    z = z ? ax_scope_keep(&s, z) : NULL;
+    ax_scope_end(&s);
+    return z;
+}
+
+typedef struct example_jvp {
+    ax_callback *inner;
+    int k, nin;
+} example_jvp;
+
+/* One example's (output, tangent) by the inner rule; inputs: primals, then tangents. */
+static int jvp_of_example(ax_ctx *cx, void *closure, int n2, ax_array **in, int *nout,
+                          ax_array ***out) {
+    example_jvp *e = closure;
+    (void)n2;
+    ax_array *o = NULL, *t = NULL;
+    if (e->inner->jvp(cx, e->inner->data, e->k, e->nin, in, in + e->nin, &o, &t)) return -1;
+    if (!t) t = zeros_ref(cx, o);
+    *out = calloc(3, sizeof **out);
+    if (!*out || !t) {
+        ax_array_release(o), ax_array_release(t), free(*out);
+        return ax_error_oom(cx), -1;
+    }
+    (*out)[0] = o, (*out)[1] = t;
+    *nout = 2;
+    return 0;
+}
+
+static int batched_jvp(ax_ctx *cx, void *data, int k, int nin, ax_array **primals,
+                       ax_array **tangents, ax_array **out, ax_array **tout) {
+    batched_call *b = data;
+    if (b->inner->batched_jvp)
+        return b->inner->batched_jvp(cx, b->inner->data, b->size, k, nin, primals, tangents, out,
+                                     tout);
+    ax_array **args = calloc(2 * (size_t)nin + 1, sizeof *args), **res = NULL;
+    int *axes = calloc(2 * (size_t)nin + 1, sizeof *axes), *bdims = NULL, nres = 0, rc = -1;
+    if (!args || !axes) goto done;
+    for (int i = 0; i < nin; i++) {
+        args[i] = ax_array_retain(primals[i]);
+        args[nin + i] = tangents[i] ? ax_array_retain(tangents[i]) : zeros_ref(cx, primals[i]);
+        if (!args[nin + i]) goto done;
+    }
+    example_jvp e = {b->inner, k, nin};
+    if (ax_vmap(cx, jvp_of_example, &e, 2 * nin, args, axes, b->size, &nres, &res, &bdims) ||
+        place_first(cx, nres, res, bdims, b->size))
+        goto done;
+    *out = res[0], *tout = res[1];
+    res[0] = res[1] = NULL;
+    rc = 0;
+done:
+    if (args)
+        for (int i = 0; i < 2 * nin; i++) ax_array_release(args[i]);
+    for (int j = 0; res && j < nres; j++) ax_array_release(res[j]);
+    free(res), free(args), free(axes);
+    if (rc && !ax_error_pending(cx)) ax_error_oom(cx);
+    return rc;
+}
+
+int ax_batch_custom_call(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                         const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+    (void)prim;
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    ax_array **x = calloc((size_t)nin + 1, sizeof *x);
+    ax_aval *types = calloc((size_t)nin + 1, sizeof *types);
+    batched_call *b = calloc(1, sizeof *b);
+    ax_callback *cb = calloc(1, sizeof *cb);
+    ax_array *r = NULL;
+    if (!x || !types || !b || !cb) {
+        ax_error_oom(cx);
+        goto done;
+    }
+    for (int i = 0; i < nin; i++) {
+        if (!(x[i] = batch_first(&s, in[i], bdim[i], size))) goto done;
+        ax_aval_of(&types[i], x[i]);
+    }
+    *b = (batched_call){.inner = ax_callback_retain(p->cb), .size = size};
+    snprintf(b->name, sizeof b->name, "vmap(%s)", p->cb->name);
+    *cb = (ax_callback){
+        .refs = 1, .name = b->name, .jvp = batched_jvp, .free = batched_call_free, .data = b};
+    b = NULL;
+    int nout = 0;
+    cb->body = ax_trace_to_ir(cx, vmapped_body, cb->data, nin, types, &nout);
+    if (!cb->body) goto done;
+    ax_params q = {.cb = cb, .k = p->k};
+    r = ax_lax_bind(&s, AX_P_CUSTOM_CALL, nin, x, &q);
+done:
+    ax_callback_release(cb);
+    free(b);
+    free(x);
+    free(types);
+    return done1(&s, r, out, out_bdim);
 }

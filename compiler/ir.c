@@ -350,6 +350,9 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
         ax_strbuf_appendf(s, "[dimension=%d descending=%s index_dtype=%s]", p->axes[0],
                           p->flag ? "True" : "False", ax_dtype_name(p->dtype));
         break;
+    case AX_P_CUSTOM_CALL:
+        ax_strbuf_appendf(s, "[fn=%s output=%lld]", p->cb ? p->cb->name : "?", (long long)p->k);
+        break;
     case AX_P_CUSTOM_LINEAR:
         ax_strbuf_appendf(s, "[fn=%s output=%lld]", p->cb ? p->cb->name : "?", (long long)p->k);
         break;
@@ -516,7 +519,27 @@ static ax_array *atom_value(ax_array **env, const ax_ir_atom *a) {
     return a->var >= 0 ? env[a->var] : a->lit;
 }
 
-int ax_ir_eval(ax_ctx *cx, const ax_ir *ir, ax_array **args, ax_array **outs) {
+/* One equation's outputs: bound, or (inline) a custom_call's body evaluated in place. */
+static int eval_eqn(ax_ctx *cx, const ax_ir_eqn *e, ax_array **in, ax_array **res,
+                    bool inline_calls) {
+    if (!inline_calls || e->prim != AX_P_CUSTOM_CALL)
+        return ax_bind(cx, e->prim, e->nin, in, &e->params, res);
+    const ax_ir *body = e->params.cb->body;
+    ax_array **outs = calloc((size_t)body->nout + 1, sizeof *outs);
+    if (!outs) return ax_error_oom(cx), -1;
+    int rc = ax_ir_eval_inlined(cx, body, in, outs);
+    for (int j = 0; j < body->nout; j++) {
+        if (!rc && j == e->params.k)
+            res[0] = outs[j];
+        else
+            ax_array_release(outs[j]);
+    }
+    free(outs);
+    return rc;
+}
+
+static int eval_ir(ax_ctx *cx, const ax_ir *ir, ax_array **args, ax_array **outs,
+                   bool inline_calls) {
     ax_array **env = calloc((size_t)ir->nvars + 1, sizeof *env);
     ax_array **in = NULL;
     int maxin = 1, rc = -1;
@@ -533,7 +556,7 @@ int ax_ir_eval(ax_ctx *cx, const ax_ir *ir, ax_array **args, ax_array **outs) {
         const ax_ir_eqn *e = &ir->eqns[k];
         for (int i = 0; i < e->nin; i++) in[i] = atom_value(env, &e->in[i]);
         ax_array *res[8] = {0};
-        if (ax_bind(cx, e->prim, e->nin, in, &e->params, res)) goto done;
+        if (eval_eqn(cx, e, in, res, inline_calls)) goto done;
         for (int i = 0; i < e->nout; i++) env[e->out[i]] = res[i];
     }
     for (int i = 0; i < ir->nout; i++) outs[i] = ax_array_retain(atom_value(env, &ir->outs[i]));
@@ -544,4 +567,18 @@ done:
     free(env);
     free(in);
     return rc;
+}
+
+int ax_ir_eval(ax_ctx *cx, const ax_ir *ir, ax_array **args, ax_array **outs) {
+    return eval_ir(cx, ir, args, outs, false);
+}
+
+int ax_ir_eval_inlined(ax_ctx *cx, const ax_ir *ir, ax_array **args, ax_array **outs) {
+    return eval_ir(cx, ir, args, outs, true);
+}
+
+bool ax_ir_has_custom_calls(const ax_ir *ir) {
+    for (int k = 0; k < ir->neqns; k++)
+        if (ir->eqns[k].prim == AX_P_CUSTOM_CALL) return true;
+    return false;
 }

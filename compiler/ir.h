@@ -79,5 +79,9 @@ int ax_ir_verify(ax_ctx *cx, const ax_ir *ir);
 /* Evaluates the IR on `args` (nin arrays) through ax_bind, so an enclosing transformation sees
  * every equation. Fills outs[0..nout) with new references. */
 int ax_ir_eval(ax_ctx *cx, const ax_ir *ir, ax_array **args, ax_array **outs);
+/* The same, with the bodies of custom_call equations evaluated in place of the calls (under an
+ * IR trace this inlines them: what native code needs, since it is never differentiated). */
+int ax_ir_eval_inlined(ax_ctx *cx, const ax_ir *ir, ax_array **args, ax_array **outs);
+bool ax_ir_has_custom_calls(const ax_ir *ir);
 
 #endif

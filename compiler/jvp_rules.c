@@ -595,6 +595,8 @@ static ax_array *special_tangent(ax_scope *s, ax_prim prim, const ax_params *p, 
 
 int ax_jvp_special(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                    ax_array **tin, ax_array **out, ax_array **tout) {
+    if (prim == AX_P_CUSTOM_CALL) /* the user's rule, not the body's derivative */
+        return p->cb->jvp(cx, p->cb->data, (int)p->k, nin, in, tin, out, tout);
     if (prim == AX_P_SCATTER && (p->flag == AX_SCATTER_SET || p->flag == AX_SCATTER_ADD))
         return ax_jvp_linear(cx, prim, p, nin, in, tin, out, tout);
     if (primal(cx, prim, p, nin, in, out)) return -1;

@@ -10,6 +10,7 @@
 #include "../runtime/shape_ops.h"
 #include "../runtime/sort.h"
 #include "ad_rules.h"
+#include "ir.h"
 #include "shape_rules.h"
 #include "vmap.h"
 #include "trace.h"
@@ -212,6 +213,24 @@ EAGER(triangular_solve) {
                out);
 }
 
+/* A custom_call outside differentiation: the function's body, output k. */
+EAGER(custom_call) {
+    const ax_ir *body = p->cb->body;
+    ax_array **outs = calloc((size_t)body->nout + 1, sizeof *outs);
+    if (!outs) return ax_error_oom(cx), -1;
+    int rc = ax_ir_eval(cx, body, in, outs);
+    (void)nin;
+    out[0] = NULL;
+    for (int j = 0; j < body->nout; j++) {
+        if (!rc && j == p->k)
+            out[0] = outs[j];
+        else
+            ax_array_release(outs[j]);
+    }
+    free(outs);
+    return rc;
+}
+
 EAGER(cholesky) {
     (void)nin, (void)p;
     return one(ax_cholesky(cx, in[0]), out);
@@ -250,6 +269,7 @@ ax_callback *ax_callback_retain(ax_callback *cb) {
 void ax_callback_release(ax_callback *cb) {
     if (!cb || --cb->refs > 0) return;
     if (cb->free) cb->free(cb->data);
+    ax_ir_release(cb->body);
     free(cb);
 }
 
@@ -379,6 +399,7 @@ static const ax_prim_info table[AX_P_NPRIMS] = {
     ROW(AX_P_ARGSORT, "argsort", 1, ND, argsort, NULL, ax_batch_axes),
     /* no batching rule: vmap of a function's reverse-mode tangent map is not formed here */
     ROW(AX_P_CUSTOM_LINEAR, "custom_linear", -1, LIN, custom_linear, ax_jvp_linear, NULL),
+    ROW(AX_P_CUSTOM_CALL, "custom_call", -1, 0, custom_call, ax_jvp_special, ax_batch_custom_call),
     [AX_P_THREEFRY2X32] = {"threefry2x32", 4, 2, EW | ND, ax_shape_threefry2x32,
                            eager_threefry2x32, NULL, NULL, (void *)ax_batch_elementwise, NULL},
 };

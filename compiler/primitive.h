@@ -63,6 +63,10 @@ typedef enum {
     /* a user-defined linear map (the tangent of a custom_vjp function): variadic tangents in,
      * one output of type (dtype, shape); params: cb (its transpose), k = output index */
     AX_P_CUSTOM_LINEAR,
+    /* a function with a custom derivative (custom_jvp / custom_vjp) met by jit, vmap or
+     * make_jaxpr: variadic inputs (its flattened arguments), output k of the function;
+     * params: cb (body = the function traced, jvp = its rule), k */
+    AX_P_CUSTOM_CALL,
     /* the PRNG's hash: (k0, k1, x0, x1) u32, shapes equal or rank 0 -> (y0, y1) */
     AX_P_THREEFRY2X32,
     AX_P_NPRIMS
@@ -85,10 +89,23 @@ typedef struct ax_params {
     struct ax_callback *cb; /* custom_linear: reference-counted; IR equations hold one */
 } ax_params;
 
-/* A callback carried by a primitive's parameters (custom_vjp's backward function). */
+struct ax_ir;
+
+/* A callback carried by a primitive's parameters (custom_vjp's backward function, a
+ * custom_call's function and rule). */
 typedef struct ax_callback {
     int64_t refs;
     const char *name;
+    /* custom_call: the function's body, traced on the argument types (owned) */
+    struct ax_ir *body;
+    /* custom_call: output k of the function and its tangent, by the user's rule, from the
+     * primal inputs and their tangents (NULL = zero); new references (*tout NULL = zero) */
+    int (*jvp)(ax_ctx *cx, void *data, int k, int nin, ax_array **primals, ax_array **tangents,
+               ax_array **out, ax_array **tout);
+    /* custom_call (optional): the same for the function vmapped over `size` examples (every
+     * input batched at 0); without it vmap runs `jvp` per example */
+    int (*batched_jvp)(ax_ctx *cx, void *data, int64_t size, int k, int nin, ax_array **primals,
+                       ax_array **tangents, ax_array **out, ax_array **tout);
     /* the cotangents of the inputs (nin, new references or NULL for zero) from the cotangent
      * `ct` of output `k` */
     int (*transpose)(ax_ctx *cx, void *data, int k, ax_array *ct, int nin, ax_array **ct_in);

@@ -1,6 +1,8 @@
 /* Shape/dtype rules of the primitives (see shape_rules.h). */
 #include "shape_rules.h"
 
+#include "ir.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -977,6 +979,29 @@ AX_SHAPE_RULE(custom_linear) {
     }
     out[0] = (ax_aval){.dtype = p->dtype, .ndim = p->ndim};
     memcpy(out[0].shape, p->shape, (size_t)p->ndim * sizeof *p->shape);
+    return 0;
+}
+
+AX_SHAPE_RULE(custom_call) {
+    const ax_ir *body = p->cb ? p->cb->body : NULL;
+    if (!body || p->k < 0 || p->k >= body->nout || nin != body->nin) {
+        ax_error(cx, AX_ERR_VALUE, "custom_call needs its function, traced for %d inputs", nin);
+        return -1;
+    }
+    for (int i = 0; i < nin; i++) {
+        const ax_aval *want = &body->types[body->invars[i]];
+        if (want->dtype != in[i].dtype ||
+            !ax_shape_equal(want->ndim, want->shape, in[i].ndim, in[i].shape)) {
+            ax_error(cx, AX_ERR_TYPE, "%s was traced for %s but input %d is %s", p->cb->name,
+                     TYPE(want), i, TYPE(&in[i]));
+            return -1;
+        }
+    }
+    const ax_ir_atom *o = &body->outs[p->k];
+    if (o->var >= 0)
+        *out = body->types[o->var];
+    else
+        ax_aval_of(out, o->lit);
     return 0;
 }
 

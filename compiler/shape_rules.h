@@ -60,7 +60,7 @@ AX_SHAPE_RULE(gather); AX_SHAPE_RULE(scatter); AX_SHAPE_RULE(dynamic_slice);
 AX_SHAPE_RULE(dynamic_update_slice);
 
 /* creation, linear algebra, sorting */
-AX_SHAPE_RULE(iota); AX_SHAPE_RULE(dot_general); AX_SHAPE_RULE(cholesky); AX_SHAPE_RULE(triangular_solve); AX_SHAPE_RULE(sort);
+AX_SHAPE_RULE(iota); AX_SHAPE_RULE(dot_general); AX_SHAPE_RULE(cholesky); AX_SHAPE_RULE(triangular_solve); AX_SHAPE_RULE(custom_call); AX_SHAPE_RULE(sort);
 AX_SHAPE_RULE(argsort);
 
 /* user rules */

@@ -1,11 +1,12 @@
 /* custom_jvp and custom_vjp (see custom_rules.h).
  *
- * A call looks at its arguments: when the innermost transformation among them is a JVP trace
- * (grad, jvp, vjp, and so on), the user's rule runs on their primal and tangent parts. Otherwise
- * (no transformation, or vmap/jit innermost) the function runs as written, so the rule applies
- * wherever differentiation is the innermost transformation: grad(f), jit(grad(f)),
- * vmap(grad(f)), grad(grad(f)). (Under grad(jit(f)) or grad(vmap(f)) f's own operations are
- * differentiated instead.)
+ * A call looks at its arguments. When the innermost transformation among them is a JVP trace
+ * (grad, jvp, vjp, and so on), the user's rule runs on their primal and tangent parts. When it
+ * is another one (jit, vmap, make_jaxpr), the call becomes one custom_call equation per output:
+ * the function's body traced, with the rule attached, so a differentiation outside
+ * (grad(jit(f)), grad(vmap(f))) still applies the rule; vmap batches it by running the rule per
+ * example (compiler/batch_rules.c), or for custom_vjp fwd and bwd per example (below). Without
+ * any transformation the function runs as written.
  * custom_vjp's tangent map is one custom_linear equation per output, whose transpose calls the
  * user's backward function. */
 #include "custom_rules.h"
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "../compiler/ad.h"
+#include "../compiler/vmap.h"
 #include "flat_call.h"
 #include "pytree.h"
 
@@ -112,8 +114,10 @@ static ax_value *wrap_outputs(ax_interp *in, ax_trace *t, ax_value *def, int n, 
 
 /* ---------------------------------------------------------------- custom_jvp */
 
-static ax_value *call_jvp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_trace *t,
-                               ax_array **prim, ax_array **tan) {
+/* The user's JVP rule on flat primals and tangents (NULL = zero): the outputs and their
+ * tangents, flat (new references), with the outputs' structure. */
+static int run_jvp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **prim, ax_array **tan,
+                        int *n, ax_array ***outs, ax_array ***touts, ax_value **def) {
     ax_array **tz = tangents_or_zeros(in->cx, fc->nflat, prim, tan);
     ax_value *p = args_tuple(fc, prim), *tv = tz ? args_tuple(fc, tz) : NULL, *r = NULL;
     ax_flat_release_arrays(tz, fc->nflat);
@@ -124,35 +128,37 @@ static ax_value *call_jvp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_tr
     }
     if (p) ax_value_release(p);
     if (tv) ax_value_release(tv);
-    if (!r) return NULL;
+    if (!r) return -1;
     if (r->kind != AX_V_TUPLE || r->n != 2) {
         ax_value_release(r);
-        return ax_error(in->cx, AX_ERR_TYPE,
-                        "the custom_jvp rule of %s must return a pair "
-                        "(primal_out, tangent_out)",
-                        c->name);
+        ax_error(in->cx, AX_ERR_TYPE,
+                 "the custom_jvp rule of %s must return a pair (primal_out, tangent_out)", c->name);
+        return -1;
     }
-    ax_array **outs = NULL, **touts = NULL;
-    ax_value *def = NULL, *tdef = NULL, *result = NULL;
-    int n = 0, nt = 0;
-    if (!flatten_arrays(in, r->items[0], "a custom_jvp rule", &outs, &n, &def) &&
-        !flatten_arrays(in, r->items[1], "a custom_jvp rule", &touts, &nt, &tdef)) {
-        if (!ax_treedef_equal(def, tdef)) {
+    ax_value *tdef = NULL;
+    int nt = 0, rc = -1;
+    *outs = *touts = NULL;
+    *def = NULL;
+    if (!flatten_arrays(in, r->items[0], "a custom_jvp rule", outs, n, def) &&
+        !flatten_arrays(in, r->items[1], "a custom_jvp rule", touts, &nt, &tdef)) {
+        if (!ax_treedef_equal(*def, tdef))
             ax_error(in->cx, AX_ERR_VALUE,
-                     "the custom_jvp rule of %s returned a tangent whose "
-                     "structure differs from the output's",
+                     "the custom_jvp rule of %s returned a tangent whose structure differs from "
+                     "the output's",
                      c->name);
-        } else {
-            result = wrap_outputs(in, t, def, n, outs, touts);
-            outs = touts = NULL;
-        }
+        else
+            rc = 0;
     }
-    ax_flat_release_arrays(outs, n);
-    ax_flat_release_arrays(touts, nt);
-    if (def) ax_value_release(def);
+    if (rc) {
+        ax_flat_release_arrays(*outs, *n);
+        ax_flat_release_arrays(*touts, nt);
+        if (*def) ax_value_release(*def);
+        *outs = *touts = NULL;
+        *def = NULL;
+    }
     if (tdef) ax_value_release(tdef);
     ax_value_release(r);
-    return result;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- custom_vjp */
@@ -220,32 +226,34 @@ static int vjp_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nin, a
     return rc;
 }
 
-static ax_value *call_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_trace *t,
-                               ax_array **prim, ax_array **tan) {
+/* The user's forward function on flat primals; the tangent of each output is a custom_linear
+ * of the tangents whose transpose calls the backward function. Flat outputs and tangents (new
+ * references) with the outputs' structure. */
+static int run_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **prim, ax_array **tan,
+                        int *n, ax_array ***outs_out, ax_array ***touts_out, ax_value **def_out) {
     ax_value *p = args_tuple(fc, prim);
-    if (!p) return NULL;
+    if (!p) return -1;
     ax_args a = {.n = p->n, .pos = p->items};
     ax_value *r = ax_call(in, c->fwd, &a);
     ax_value_release(p);
-    if (!r) return NULL;
+    if (!r) return -1;
     if (r->kind != AX_V_TUPLE || r->n != 2) {
         ax_value_release(r);
-        return ax_error(in->cx, AX_ERR_TYPE,
-                        "the forward function of %s must return a pair "
-                        "(output, residuals)",
-                        c->name);
+        ax_error(in->cx, AX_ERR_TYPE,
+                 "the forward function of %s must return a pair (output, residuals)", c->name);
+        return -1;
     }
     ax_array **outs = NULL, **tz = NULL, **touts = NULL;
-    ax_value *def = NULL, *result = NULL;
-    int n = 0;
+    ax_value *def = NULL;
+    int rc = -1;
     vjp_data *d = NULL;
     ax_callback *cb = NULL;
-    if (flatten_arrays(in, r->items[0], "a custom_vjp forward function", &outs, &n, &def))
-        goto done;
+    *n = 0;
+    if (flatten_arrays(in, r->items[0], "a custom_vjp forward function", &outs, n, &def)) goto done;
     tz = tangents_or_zeros(in->cx, fc->nflat, prim, tan);
     d = calloc(1, sizeof *d);
     cb = calloc(1, sizeof *cb);
-    touts = calloc((size_t)n + 1, sizeof *touts);
+    touts = calloc((size_t)*n + 1, sizeof *touts);
     if (!tz || !d || !cb || !touts) {
         free(d), free(cb);
         d = NULL, cb = NULL;
@@ -256,26 +264,325 @@ static ax_value *call_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_tr
                     .bwd = ax_value_retain(c->bwd),
                     .res = ax_value_retain(r->items[1]),
                     .out_def = ax_value_retain(def),
-                    .nout = n,
-                    .out_types = calloc((size_t)n + 1, sizeof(ax_aval))};
+                    .nout = *n,
+                    .out_types = calloc((size_t)*n + 1, sizeof(ax_aval))};
     snprintf(d->name, sizeof d->name, "%s", c->name);
-    for (int j = 0; d->out_types && j < n; j++) ax_aval_of(&d->out_types[j], outs[j]);
+    for (int j = 0; d->out_types && j < *n; j++) ax_aval_of(&d->out_types[j], outs[j]);
     *cb = (ax_callback){
         .refs = 1, .name = d->name, .transpose = vjp_transpose, .free = vjp_data_free, .data = d};
-    for (int j = 0; j < n; j++) {
+    for (int j = 0; j < *n; j++) {
         ax_params prm = {.cb = cb, .k = j, .dtype = outs[j]->dtype, .ndim = outs[j]->ndim};
         memcpy(prm.shape, outs[j]->shape, (size_t)outs[j]->ndim * sizeof *prm.shape);
         if (!(touts[j] = ax_bind1(in->cx, AX_P_CUSTOM_LINEAR, fc->nflat, tz, &prm))) goto done;
     }
-    result = wrap_outputs(in, t, def, n, outs, touts);
+    *outs_out = outs, *touts_out = touts, *def_out = def;
     outs = touts = NULL;
+    def = NULL;
+    rc = 0;
 done:
     ax_callback_release(cb);
-    ax_flat_release_arrays(outs, n);
-    ax_flat_release_arrays(touts, n);
+    ax_flat_release_arrays(outs, *n);
+    ax_flat_release_arrays(touts, *n);
     ax_flat_release_arrays(tz, fc->nflat);
     if (def) ax_value_release(def);
     ax_value_release(r);
+    return rc;
+}
+
+static int run_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **prim, ax_array **tan,
+                    int *n, ax_array ***outs, ax_array ***touts, ax_value **def) {
+    return c->is_vjp ? run_vjp_rule(in, c, fc, prim, tan, n, outs, touts, def)
+                     : run_jvp_rule(in, c, fc, prim, tan, n, outs, touts, def);
+}
+
+/* ---------------------------------------------------------------- under jit and vmap */
+
+/* What a custom_call equation needs to run the rule later: the function object and how to
+ * rebuild its arguments from flat arrays. */
+typedef struct call_data {
+    ax_interp *in;
+    ax_value *obj;   /* the custom_jvp / custom_vjp object */
+    flat_call shape; /* only in, ntraced, defs and counts are used: the argument structure */
+    char name[64];
+} call_data;
+
+static void call_data_free(void *p) {
+    call_data *d = p;
+    ax_value_release(d->obj);
+    for (int k = 0; k < d->shape.ntraced; k++) ax_value_release(d->shape.defs[k]);
+    free(d);
+}
+
+/* custom_call's JVP: the user's rule, output k. */
+static int call_jvp(ax_ctx *cx, void *data, int k, int nin, ax_array **prim, ax_array **tan,
+                    ax_array **out, ax_array **tout) {
+    call_data *d = data;
+    custom_fn *c = d->obj->obj.payload;
+    ax_array **outs = NULL, **touts = NULL;
+    ax_value *def = NULL;
+    int n = 0;
+    d->shape.nflat = nin;
+    if (run_rule(d->in, c, &d->shape, prim, tan, &n, &outs, &touts, &def)) return -1;
+    int rc = 0;
+    if (k >= n) {
+        ax_error(cx, AX_ERR_VALUE, "the rule of %s returned %d outputs, the function %d", c->name,
+                 n, k + 1);
+        rc = -1;
+    } else {
+        *out = ax_array_retain(outs[k]);
+        *tout = ax_array_retain(touts[k]);
+    }
+    ax_flat_release_arrays(outs, n);
+    ax_flat_release_arrays(touts, n);
+    ax_value_release(def);
+    return rc;
+}
+
+/* ---- custom_vjp under vmap: fwd and bwd run per example through vmap ---- */
+
+typedef struct vmapped_vjp {
+    ax_interp *in;
+    custom_fn *c;
+    flat_call *shape; /* the argument structure */
+    int nout;         /* outputs of fwd (flat) */
+    ax_value *out_def, *res_def;
+    ax_aval *out_types; /* one example's */
+    ax_array **res;     /* bwd only: the batched residual leaves (owned) */
+    int nres;
+    int64_t size;
+    char name[80];
+} vmapped_vjp;
+
+static void vmapped_vjp_free(void *p) {
+    vmapped_vjp *v = p;
+    if (v->out_def) ax_value_release(v->out_def);
+    if (v->res_def) ax_value_release(v->res_def);
+    ax_flat_release_arrays(v->res, v->nres);
+    free(v->out_types);
+    free(v);
+}
+
+/* One example: fwd(*args) flattened to (outputs..., residual leaves...). */
+static int fwd_example(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                       ax_array ***out) {
+    vmapped_vjp *v = closure;
+    v->shape->nflat = nin;
+    ax_value *p = args_tuple(v->shape, in);
+    if (!p) return -1;
+    ax_args a = {.n = p->n, .pos = p->items};
+    ax_value *r = ax_call(v->in, v->c->fwd, &a);
+    ax_value_release(p);
+    if (!r) return -1;
+    ax_array **o = NULL, **res = NULL;
+    ax_value *od = NULL, *rd = NULL;
+    int no = 0, nr = 0, rc = -1;
+    if (r->kind != AX_V_TUPLE || r->n != 2)
+        ax_error(cx, AX_ERR_TYPE, "the forward function of %s must return a pair", v->c->name);
+    else if (!flatten_arrays(v->in, r->items[0], "a custom_vjp forward function", &o, &no, &od) &&
+             !flatten_arrays(v->in, r->items[1], "custom_vjp residuals", &res, &nr, &rd))
+        rc = 0;
+    if (!rc && (*out = calloc((size_t)(no + nr) + 1, sizeof **out))) {
+        for (int j = 0; j < no; j++) (*out)[j] = ax_array_retain(o[j]);
+        for (int j = 0; j < nr; j++) (*out)[no + j] = ax_array_retain(res[j]);
+        *nout = no + nr;
+        if (v->out_def) ax_value_release(v->out_def);
+        if (v->res_def) ax_value_release(v->res_def);
+        v->out_def = od, v->res_def = rd, v->nout = no;
+        od = rd = NULL;
+        free(v->out_types);
+        v->out_types = calloc((size_t)no + 1, sizeof *v->out_types);
+        for (int j = 0; v->out_types && j < no; j++) ax_aval_of(&v->out_types[j], o[j]);
+    } else if (!rc) {
+        rc = -1, ax_error_oom(cx);
+    }
+    ax_flat_release_arrays(o, no);
+    ax_flat_release_arrays(res, nr);
+    if (od) ax_value_release(od);
+    if (rd) ax_value_release(rd);
+    ax_value_release(r);
+    return rc;
+}
+
+typedef struct bwd_closure {
+    vmapped_vjp *v;
+    int k;
+} bwd_closure;
+
+/* One example: bwd(residuals, cotangent of output k) flattened; inputs: residual leaves, ct. */
+static int bwd_example(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                       ax_array ***out) {
+    bwd_closure *b = closure;
+    vmapped_vjp *v = b->v;
+    ax_value **rv = ax_flat_wrap_arrays(cx, v->nres, in);
+    ax_value *res = rv ? ax_tree_unflatten(v->in, v->res_def, rv, v->nres) : NULL;
+    if (rv) ax_values_release(rv, v->nres);
+    ax_array **cts = calloc((size_t)v->nout + 1, sizeof *cts);
+    int rc = res && cts ? 0 : -1;
+    for (int j = 0; j < v->nout && !rc; j++) {
+        const ax_aval *t = &v->out_types[j];
+        cts[j] = j == b->k ? ax_array_retain(in[nin - 1])
+                           : ax_array_zeros(cx, t->dtype, t->ndim, t->shape);
+        if (!cts[j]) rc = -1;
+    }
+    ax_value **cv = rc ? NULL : ax_flat_wrap_arrays(cx, v->nout, cts);
+    ax_value *ct = cv ? ax_tree_unflatten(v->in, v->out_def, cv, v->nout) : NULL;
+    if (cv) ax_values_release(cv, v->nout);
+    ax_flat_release_arrays(cts, v->nout);
+    ax_value *r = NULL;
+    if (res && ct) {
+        ax_value *args[2] = {res, ct};
+        ax_args a = {.n = 2, .pos = args};
+        r = ax_call(v->in, v->c->bwd, &a);
+    }
+    if (res) ax_value_release(res);
+    if (ct) ax_value_release(ct);
+    if (!r) return -1;
+    ax_value *def = NULL;
+    rc = r->kind == AX_V_TUPLE
+             ? flatten_arrays(v->in, r, "a custom_vjp backward function", out, nout, &def)
+             : -1;
+    if (r->kind != AX_V_TUPLE)
+        ax_error(cx, AX_ERR_TYPE,
+                 "the backward function of %s must return a tuple with one cotangent per "
+                 "argument",
+                 v->c->name);
+    if (def) ax_value_release(def);
+    ax_value_release(r);
+    return rc;
+}
+
+/* Results of ax_vmap with their batch dimension at 0 (unbatched ones broadcast). */
+static int batch_at_front(ax_ctx *cx, int n, ax_array **out, int *bdims, int64_t size) {
+    int rc = 0;
+    for (int j = 0; j < n; j++) {
+        out[j] =
+            rc ? (ax_array_release(out[j]), NULL) : ax_vmap_place(cx, out[j], bdims[j], size, 0);
+        if (!out[j]) rc = -1;
+    }
+    free(bdims);
+    return rc;
+}
+
+static int vmapped_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nin,
+                             ax_array **ct_in) {
+    vmapped_vjp *v = data;
+    int n = v->nres + 1, nout = 0, *bdims = NULL;
+    ax_array **args = calloc((size_t)n + 1, sizeof *args), **outs = NULL;
+    int *axes = calloc((size_t)n + 1, sizeof *axes);
+    if (!args || !axes) {
+        free(args), free(axes);
+        return ax_error_oom(cx), -1;
+    }
+    for (int j = 0; j < v->nres; j++) args[j] = v->res[j];
+    args[v->nres] = ct;
+    bwd_closure b = {v, k};
+    int rc = ax_vmap(cx, bwd_example, &b, n, args, axes, v->size, &nout, &outs, &bdims);
+    free(args), free(axes);
+    if (!rc) rc = batch_at_front(cx, nout, outs, bdims, v->size);
+    if (!rc && nout != nin) {
+        ax_error(cx, AX_ERR_VALUE,
+                 "the backward function of %s returned %d cotangents for %d "
+                 "inputs",
+                 v->c->name, nout, nin);
+        rc = -1;
+    }
+    for (int i = 0; i < nin; i++) ct_in[i] = !rc ? ax_array_retain(outs[i]) : NULL;
+    ax_flat_release_arrays(outs, nout);
+    return rc;
+}
+
+/* custom_vjp vmapped: outputs from fwd per example; the tangent of output k a custom_linear
+ * whose transpose runs bwd per example on the batched residuals. */
+static int vmapped_vjp_jvp(ax_ctx *cx, void *data, int64_t size, int k, int nin, ax_array **prim,
+                           ax_array **tan, ax_array **out, ax_array **tout) {
+    call_data *d = data;
+    custom_fn *c = d->obj->obj.payload;
+    vmapped_vjp *v = calloc(1, sizeof *v);
+    int *axes = calloc((size_t)nin + 1, sizeof *axes), *bdims = NULL, nall = 0, rc = -1;
+    ax_array **all = NULL, **tz = NULL;
+    ax_callback *cb = calloc(1, sizeof *cb);
+    if (!v || !axes || !cb) goto done;
+    *v = (vmapped_vjp){.in = d->in, .c = c, .shape = &d->shape, .size = size};
+    snprintf(v->name, sizeof v->name, "vmap(%s)", c->name);
+    if (ax_vmap(cx, fwd_example, v, nin, prim, axes, size, &nall, &all, &bdims) ||
+        batch_at_front(cx, nall, all, bdims, size))
+        goto done;
+    if (k >= v->nout) {
+        ax_error(cx, AX_ERR_VALUE, "the forward function of %s has %d outputs", c->name, v->nout);
+        goto done;
+    }
+    v->nres = nall - v->nout;
+    v->res = calloc((size_t)v->nres + 1, sizeof *v->res);
+    tz = tangents_or_zeros(cx, nin, prim, tan);
+    if (!v->res || !tz) goto done;
+    for (int j = 0; j < v->nres; j++) v->res[j] = ax_array_retain(all[v->nout + j]);
+    *cb = (ax_callback){.refs = 1,
+                        .name = v->name,
+                        .transpose = vmapped_transpose,
+                        .free = vmapped_vjp_free,
+                        .data = v};
+    v = NULL;
+    ax_params prm = {.cb = cb, .k = k, .dtype = all[k]->dtype, .ndim = all[k]->ndim};
+    memcpy(prm.shape, all[k]->shape, (size_t)all[k]->ndim * sizeof *prm.shape);
+    if (!(*tout = ax_bind1(cx, AX_P_CUSTOM_LINEAR, nin, tz, &prm))) goto done;
+    *out = ax_array_retain(all[k]);
+    rc = 0;
+done:
+    if (rc && !ax_error_pending(cx)) ax_error_oom(cx);
+    if (v) vmapped_vjp_free(v);
+    ax_callback_release(cb);
+    ax_flat_release_arrays(all, nall);
+    ax_flat_release_arrays(tz, nin);
+    free(axes);
+    return rc;
+}
+
+/* Under jit, vmap or make_jaxpr: one custom_call equation per output, so a later
+ * differentiation (grad(jit(f)), grad(vmap(f))) still finds the rule. */
+static ax_value *bind_custom_call(ax_interp *in, ax_value *self, custom_fn *c, flat_call *fc) {
+    ax_aval *types = calloc((size_t)fc->nflat + 1, sizeof *types);
+    call_data *d = calloc(1, sizeof *d);
+    ax_callback *cb = calloc(1, sizeof *cb);
+    ax_array **outs = NULL;
+    ax_value *result = NULL;
+    int nout = 0;
+    if (!types || !d || !cb) {
+        free(types), free(d), free(cb);
+        return ax_error_oom(in->cx);
+    }
+    *d = (call_data){.in = in, .obj = ax_value_retain(self)};
+    d->shape.in = in;
+    d->shape.ntraced = fc->ntraced;
+    for (int k = 0; k < fc->ntraced; k++) {
+        d->shape.defs[k] = ax_value_retain(fc->defs[k]);
+        d->shape.counts[k] = fc->counts[k];
+    }
+    snprintf(d->name, sizeof d->name, "%s", c->name);
+    *cb = (ax_callback){.refs = 1,
+                        .name = d->name,
+                        .jvp = call_jvp,
+                        .free = call_data_free,
+                        .data = d,
+                        .batched_jvp = c->is_vjp ? vmapped_vjp_jvp : NULL};
+    for (int i = 0; i < fc->nflat; i++) ax_aval_of(&types[i], fc->flat[i]);
+    cb->body = ax_trace_to_ir(in->cx, ax_flat_call_fn, fc, fc->nflat, types, &nout);
+    if (cb->body && fc->nmain == nout) {
+        outs = calloc((size_t)nout + 1, sizeof *outs);
+        for (int j = 0; outs && j < nout; j++) {
+            ax_params q = {.cb = cb, .k = j};
+            if (!(outs[j] = ax_bind1(in->cx, AX_P_CUSTOM_CALL, fc->nflat, fc->flat, &q))) break;
+        }
+        ax_value **vals = outs ? ax_flat_wrap_arrays(in->cx, nout, outs) : NULL;
+        if (vals) {
+            result = ax_tree_unflatten(in, fc->out_def, vals, nout);
+            ax_values_release(vals, nout);
+        }
+        if (outs) ax_flat_release_arrays(outs, nout);
+    } else if (cb->body) {
+        ax_error(in->cx, AX_ERR_TYPE, "%s must return arrays (or pytrees of arrays)", c->name);
+    }
+    ax_callback_release(cb);
+    free(types);
     return result;
 }
 
@@ -300,13 +607,20 @@ static ax_value *custom_call(ax_interp *in, ax_value *self, const ax_args *a) {
     prim = calloc((size_t)fc.nflat + 1, sizeof *prim);
     tan = calloc((size_t)fc.nflat + 1, sizeof *tan);
     if (!prim || !tan) goto done;
-    ax_trace *t = ax_jvp_trace_of(in->cx, fc.nflat, fc.flat, prim, tan);
+    ax_trace *t = ax_jvp_trace_of(in->cx, fc.nflat, fc.flat, prim, tan), *any = NULL;
     if (ax_error_pending(in->cx)) goto done;
-    if (!t)
+    if (t) { /* differentiation is innermost: the rule, now */
+        ax_array **outs = NULL, **touts = NULL;
+        ax_value *def = NULL;
+        int nout = 0;
+        if (!run_rule(in, c, &fc, prim, tan, &nout, &outs, &touts, &def))
+            result = wrap_outputs(in, t, def, nout, outs, touts);
+        if (def) ax_value_release(def);
+    } else if (!ax_trace_find(in->cx, fc.nflat, fc.flat, &any) && any) {
+        result = bind_custom_call(in, self, c, &fc); /* jit, vmap, make_jaxpr */
+    } else if (!ax_error_pending(in->cx)) {
         result = ax_call(in, c->fn, a);
-    else
-        result = c->is_vjp ? call_vjp_rule(in, c, &fc, t, prim, tan)
-                           : call_jvp_rule(in, c, &fc, t, prim, tan);
+    }
 done:
     free(prim);
     free(tan);

@@ -182,9 +182,36 @@ static bool all_concrete(const flat_call *fc, const ax_ir *ir) {
     return true;
 }
 
+static int eval_inlined(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                        ax_array ***out) {
+    const ax_ir *ir = closure;
+    (void)nin;
+    *nout = ir->nout;
+    *out = calloc((size_t)ir->nout + 1, sizeof **out);
+    if (!*out) return ax_error_oom(cx), -1;
+    return ax_ir_eval_inlined(cx, ir, in, *out);
+}
+
+/* The IR native code is built from: custom_call equations replaced by their bodies (native
+ * code is never differentiated, and the bodies fuse with the rest). A new reference. */
+static ax_ir *for_native_code(ax_ctx *cx, ax_ir *ir) {
+    if (!ax_ir_has_custom_calls(ir)) return ax_ir_retain(ir);
+    ax_aval *types = calloc((size_t)ir->nin + 1, sizeof *types);
+    if (!types) return ax_error_oom(cx);
+    for (int i = 0; i < ir->nin; i++) types[i] = ir->types[ir->invars[i]];
+    int nout = 0;
+    ax_ir *flat = ax_trace_to_ir(cx, eval_inlined, ir, ir->nin, types, &nout);
+    free(types);
+    ax_ir *simple = flat ? ax_simplify(cx, flat) : NULL;
+    ax_ir_release(flat);
+    return simple;
+}
+
 static int build_program(ax_interp *in, const jit_state *s, jit_entry *e) {
     if (e->prog) return 0;
-    e->prog = ax_jit_build(in->cx, e->ir);
+    ax_ir *native = for_native_code(in->cx, e->ir);
+    e->prog = native ? ax_jit_build(in->cx, native) : NULL;
+    ax_ir_release(native);
     if (!e->prog) return -1;
     if (ax_jit_logging(in->cx)) {
         const ax_jit_info *info = ax_jit_program_info(e->prog);

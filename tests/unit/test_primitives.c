@@ -462,6 +462,7 @@ static void test_rules_agree_with_kernels(void **state) {
     /* custom_linear has no eager kernel (custom_vjp functions have no forward-mode tangent):
      * tests/lang/transforms_custom_rules.ax covers it through grad and its error under jvp. */
     covered[AX_P_CUSTOM_LINEAR] = true;
+    covered[AX_P_CUSTOM_CALL] = true; /* a user's function: tests/lang/custom_rules_transforms.ax */
     /* threefry2x32 is checked against Random123's known answers in tests/unit/test_prng.c */
     covered[AX_P_THREEFRY2X32] = true;
     for (int p = 0; p < AX_P_NPRIMS; p++)
