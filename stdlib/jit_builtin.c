@@ -18,7 +18,9 @@
 #include "transforms.h"
 
 typedef struct jit_entry {
-    char *types;   /* the traced leaves' types, ";"-separated */
+    unsigned char *key; /* the call signature, compact (see signature_key) */
+    size_t keylen;
+    char *types;   /* the traced leaves' types, ";"-separated (for the log) */
     char *statics; /* the static arguments' values */
     ax_ir *ir;
     ax_jit_program *prog; /* built on the first call with concrete arguments */
@@ -38,6 +40,7 @@ static void jit_state_free(void *p) {
     jit_state *s = p;
     ax_value_release(s->fn);
     for (int i = 0; i < s->nentries; i++) {
+        free(s->entries[i].key);
         free(s->entries[i].types);
         free(s->entries[i].statics);
         ax_ir_release(s->entries[i].ir);
@@ -126,34 +129,85 @@ static void miss_reason(const jit_state *s, const char *types, const char *stati
     snprintf(out, n, "new argument structure");
 }
 
-static jit_entry *find_entry(jit_state *s, const char *types, const char *statics) {
-    for (int i = 0; i < s->nentries; i++)
-        if (!strcmp(s->entries[i].types, types) && !strcmp(s->entries[i].statics, statics))
+/* The signature as bytes, built without formatting anything (it is computed on every call):
+ * each leaf's dtype, weak flag and shape, each argument tree's structure hash, and the static
+ * arguments' printed values (only when there are some). malloc'd; NULL when out of memory. */
+static unsigned char *signature_key(const jit_state *s, const ax_args *a, const flat_call *fc,
+                                    size_t *len) {
+    size_t cap = 64 + (size_t)fc->nflat * (3 + 8 * AX_MAX_RANK) + (size_t)fc->ntraced * 8;
+    unsigned char *k = malloc(cap), *p = k;
+    if (!k) return NULL;
+    for (int i = 0; i < fc->nflat; i++) {
+        const ax_array *x = fc->flat[i];
+        *p++ = (unsigned char)x->dtype;
+        *p++ = (unsigned char)x->weak;
+        *p++ = (unsigned char)x->ndim;
+        memcpy(p, x->shape, (size_t)x->ndim * sizeof *x->shape);
+        p += (size_t)x->ndim * sizeof *x->shape;
+    }
+    for (int t = 0; t < fc->ntraced; t++) {
+        uint64_t h = ax_treedef_hash(fc->defs[t]);
+        memcpy(p, &h, sizeof h);
+        p += sizeof h;
+    }
+    *len = (size_t)(p - k);
+    if (s->nstatic || a->nkw) {
+        char *st = statics_key(s, a);
+        size_t n = st ? strlen(st) : 0;
+        unsigned char *grown = st ? realloc(k, *len + n) : NULL;
+        if (!grown) {
+            free(st);
+            free(k);
+            return NULL;
+        }
+        k = grown;
+        memcpy(k + *len, st, n);
+        *len += n;
+        free(st);
+    }
+    return k;
+}
+
+static jit_entry *find_entry(jit_state *s, const unsigned char *key, size_t len) {
+    for (int i = s->nentries - 1; i >= 0; i--)
+        if (s->entries[i].keylen == len && !memcmp(s->entries[i].key, key, len))
             return &s->entries[i];
     return NULL;
 }
 
-/* Traces and simplifies fn for this signature and adds the entry (taking the keys). */
-static jit_entry *add_entry(ax_interp *in, jit_state *s, flat_call *fc, char **types,
-                            char **statics) {
+/* Traces and simplifies fn for this signature and adds the entry (taking the key). */
+static jit_entry *add_entry(ax_interp *in, jit_state *s, const ax_args *a, flat_call *fc,
+                            unsigned char **key, size_t keylen) {
     bool log = ax_jit_logging(in->cx);
     char why[512] = "";
-    if (log) miss_reason(s, *types, *statics, why, sizeof why);
+    char *types = types_key(fc), *statics = statics_key(s, a);
+    if (!types || !statics) {
+        free(types), free(statics);
+        return ax_error_oom(in->cx);
+    }
+    if (log) miss_reason(s, types, statics, why, sizeof why);
     double t0 = now_ms();
     ax_aval *avals = calloc((size_t)fc->nflat + 1, sizeof *avals);
-    if (!avals) return ax_error_oom(in->cx);
+    if (!avals) {
+        free(types), free(statics);
+        return ax_error_oom(in->cx);
+    }
     for (int i = 0; i < fc->nflat; i++) ax_aval_of(&avals[i], fc->flat[i]);
     int nout = 0;
     ax_ir *traced = ax_trace_to_ir(in->cx, ax_flat_call_fn, fc, fc->nflat, avals, &nout);
     free(avals);
     ax_ir *ir = traced ? ax_simplify(in->cx, traced) : NULL;
     ax_ir_release(traced);
-    if (!ir) return NULL;
+    if (!ir) {
+        free(types), free(statics);
+        return NULL;
+    }
     if (s->nentries == s->cap) {
         int cap = s->cap ? 2 * s->cap : 4;
         jit_entry *grown = realloc(s->entries, (size_t)cap * sizeof *grown);
         if (!grown) {
             ax_ir_release(ir);
+            free(types), free(statics);
             return ax_error_oom(in->cx);
         }
         s->entries = grown;
@@ -163,12 +217,14 @@ static jit_entry *add_entry(ax_interp *in, jit_state *s, flat_call *fc, char **t
         fprintf(stderr, "ax: jit: traced %s in %.2f ms (%s): %d equations\n", fn_name(s->fn),
                 now_ms() - t0, why, ir->neqns);
     jit_entry *e = &s->entries[s->nentries++];
-    *e = (jit_entry){.types = *types,
-                     .statics = *statics,
+    *e = (jit_entry){.key = *key,
+                     .keylen = keylen,
+                     .types = types,
+                     .statics = statics,
                      .ir = ir,
                      .out_def = ax_value_retain(fc->out_def),
                      .nmain = fc->nmain};
-    *types = *statics = NULL;
+    *key = NULL;
     return e;
 }
 
@@ -248,14 +304,14 @@ static jit_entry *entry_for(ax_interp *in, jit_state *s, const ax_args *a, flat_
     for (int i = 0; i < a->n && ntraced < 32; i++)
         if (!is_static(s, i)) traced[ntraced++] = i;
     if (ax_flat_call_init(fc, in, "jit", s->fn, a, ntraced, traced, false)) return NULL;
-    char *types = types_key(fc), *statics = statics_key(s, a);
+    size_t len = 0;
+    unsigned char *key = signature_key(s, a, fc, &len);
     jit_entry *e = NULL;
-    if (!types || !statics)
+    if (!key)
         ax_error_oom(in->cx);
-    else if (!(e = find_entry(s, types, statics)))
-        e = add_entry(in, s, fc, &types, &statics);
-    free(types);
-    free(statics);
+    else if (!(e = find_entry(s, key, len)))
+        e = add_entry(in, s, a, fc, &key, len);
+    free(key);
     return e;
 }
 

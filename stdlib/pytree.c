@@ -184,6 +184,32 @@ static bool skeleton_equal(const ax_value *a, const ax_value *b) {
     return true;
 }
 
+static uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+/* Hashes what skeleton_equal compares. */
+static uint64_t skeleton_hash(const ax_value *s, uint64_t h) {
+    h = mix(h, (uint64_t)s->kind);
+    if (s->kind == AX_V_OBJECT)
+        return mix(
+            h, (uint64_t)(uintptr_t)(s->obj.type == &object_node ? s->obj.payload : s->obj.type));
+    if (s->kind != AX_V_TUPLE && s->kind != AX_V_LIST && s->kind != AX_V_DICT) return h;
+    h = mix(h, (uint64_t)s->n);
+    for (int i = 0; i < s->n; i++) {
+        if (s->kind == AX_V_DICT)
+            for (const char *c = s->keys[i]->str; *c; c++) h = mix(h, (unsigned char)*c);
+        h = skeleton_hash(s->items[i], h);
+    }
+    return h;
+}
+
+uint64_t ax_treedef_hash(ax_value *treedef) {
+    if (ax_treedef_leaves(treedef) < 0) return 0;
+    return skeleton_hash(treedef->obj.payload, 1469598103934665603ull);
+}
+
 bool ax_treedef_equal(ax_value *a, ax_value *b) {
     return ax_treedef_leaves(a) >= 0 && ax_treedef_leaves(b) >= 0 &&
            skeleton_equal(a->obj.payload, b->obj.payload);

@@ -3,6 +3,8 @@
 #ifndef AX_PYTREE_H
 #define AX_PYTREE_H
 
+#include <stdint.h>
+
 #include "../lang/interp.h"
 
 /* Flattens `tree`: *leaves gets new references to the leaves (a malloc'd array, *nleaves of
@@ -14,6 +16,8 @@ ax_value *ax_tree_unflatten(ax_interp *in, ax_value *treedef, ax_value **leaves,
 /* The number of leaves of a structure; -1 if `treedef` is not one. */
 int ax_treedef_leaves(ax_value *treedef);
 bool ax_treedef_equal(ax_value *a, ax_value *b);
+/* A hash of a treedef's structure: equal treedefs hash equally (jit's cache key). */
+uint64_t ax_treedef_hash(ax_value *treedef);
 void ax_values_release(ax_value **values, int n); /* releases each and frees the array */
 
 /* tree_map, tree_leaves, tree_structure, tree_flatten, tree_unflatten. */
