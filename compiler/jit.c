@@ -220,7 +220,9 @@ static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, c
         snprintf(why, whylen, "%s", api ? "libgccjit cannot make a context" : s->api_why);
         return NULL;
     }
-    char tmpdir[] = "/tmp/ax-jit-XXXXXX";
+    char tmpdir[4096];
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/ax-jit-XXXXXX", base && *base ? base : "/tmp");
     const char *dir = s->cache_dir;
     if (!dir) dir = mkdtemp(tmpdir);
     char *tmp = dir ? ax_jit_cache_path(dir, key, "so.tmp") : NULL;
@@ -242,12 +244,20 @@ static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, c
             unlink(tmp);
         } else if (s->cache_dir) {
             final = ax_jit_cache_publish(dir, key, tmp);
-            if (final) dl = dlopen(final, RTLD_NOW | RTLD_LOCAL);
+            if (final)
+                dl = dlopen(final, RTLD_NOW | RTLD_LOCAL);
+            else { /* the entry cannot be written: the code is good, use it uncached */
+                dl = dlopen(tmp, RTLD_NOW | RTLD_LOCAL);
+                unlink(tmp);
+            }
         } else {
             dl = dlopen(tmp, RTLD_NOW | RTLD_LOCAL);
             unlink(tmp);
         }
-        if (!err && !dl) snprintf(why, whylen, "cannot load the compiled code: %s", dlerror());
+        const char *dlerr = err || dl ? NULL : dlerror();
+        if (!err && !dl)
+            snprintf(why, whylen, "cannot load the compiled code: %s",
+                     dlerr ? dlerr : "it could not be written");
     }
     if (!s->cache_dir && dir) rmdir(dir);
     free(tmp);
@@ -316,17 +326,17 @@ ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
     }
     p->info.key = plan_key(p->plan);
     char why[512] = "";
-    if (!tools_ok(s)) {
+    if (s->cache_dir) p->dl = ax_jit_cache_load(s->cache_dir, p->info.key);
+    p->info.from_disk = p->dl != NULL;
+    if (p->dl && !bind_functions(p)) {
+        dlclose(p->dl);
+        p->dl = NULL;
+        p->info.from_disk = false;
+    }
+    if (!p->dl && !tools_ok(s)) { /* a cached entry loads without them */
         warn_once(s, "the assembler 'as' or linker 'ld' is not on PATH");
-    } else {
-        if (s->cache_dir) p->dl = ax_jit_cache_load(s->cache_dir, p->info.key);
-        p->info.from_disk = p->dl != NULL;
-        if (p->dl && !bind_functions(p)) {
-            dlclose(p->dl);
-            p->dl = NULL;
-            p->info.from_disk = false;
-        }
-        if (!p->dl) p->dl = compile_and_load(s, p->plan, p->info.key, why, sizeof why);
+    } else if (!p->dl) {
+        p->dl = compile_and_load(s, p->plan, p->info.key, why, sizeof why);
         if (p->dl && !bind_functions(p)) {
             snprintf(why, sizeof why, "compiled code lacks its functions");
             dlclose(p->dl);

@@ -128,8 +128,7 @@ char *ax_jit_cache_publish(const char *dir, uint64_t key, const char *tmp_so) {
     }
     /* the .so first: a reader that finds the new .sum also finds the .so it describes */
     ok = ok && rename(tmp_so, so) == 0 && rename(tmp_sum, sum) == 0;
-    if (!ok) {
-        unlink(tmp_so);
+    if (!ok) { /* tmp_so stays: the caller may still load it */
         if (tmp_sum) unlink(tmp_sum);
         free(so);
         so = NULL;

@@ -26,7 +26,7 @@ char *ax_jit_cache_path(const char *dir, uint64_t key, const char *ext);
 void *ax_jit_cache_load(const char *dir, uint64_t key);
 /* Publishes the shared object at `tmp_so` (already written in `dir`) as the entry for `key`:
  * writes its checksum and renames both into place. Returns the final .so path (malloc'd) or
- * NULL when that failed (tmp_so is then removed). */
+ * NULL when that failed (tmp_so is then left for the caller to load and remove). */
 char *ax_jit_cache_publish(const char *dir, uint64_t key, const char *tmp_so);
 
 #endif

@@ -99,7 +99,9 @@ static int bind_name(frame *f, const char *name, ax_value *v) {
 
 /* Like ax_value_truthy, but a traced condition's error quotes the expression. */
 static bool truthy_at(frame *f, const ax_node *n, ax_value *v, bool *out) {
-    if (v->kind == AX_V_ARRAY && v->arr->size == 1) {
+    /* a traced array of any size cannot choose (JAX's TracerBoolConversionError); a concrete
+     * one of several elements is ambiguous (NumPy's ValueError, from ax_value_truthy) */
+    if (v->kind == AX_V_ARRAY && (v->arr->size == 1 || v->arr->tracer)) {
         ax_array *c = ax_concrete_value(f->in->cx, v->arr);
         if (!c || !c->buf) {
             char text[160], type[64];

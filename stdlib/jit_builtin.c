@@ -90,11 +90,11 @@ static char *statics_key(const jit_state *s, const ax_args *a) {
     ax_strbuf_init(&k);
     for (int i = 0; i < a->n; i++) {
         if (!is_static(s, i)) continue;
-        ax_strbuf_appendf(&k, "|%d=", i);
+        ax_strbuf_appendf(&k, "%sargument %d = ", k.len ? ", " : "", i);
         ax_value_format(&k, a->pos[i]);
     }
     for (int i = 0; i < a->nkw; i++) {
-        ax_strbuf_appendf(&k, "|%s=", a->kwnames[i]);
+        ax_strbuf_appendf(&k, "%s%s = ", k.len ? ", " : "", a->kwnames[i]);
         ax_value_format(&k, a->kwvals[i]);
     }
     return k.data ? k.data : strdup("");

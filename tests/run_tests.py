@@ -10,7 +10,7 @@ Suites (--only unit,lang,conformance,docs,repl,jit):
   conformance  ../shared/conformance/*.ax, when ../shared exists
   docs         the code blocks of docs/*.md and README.md (see "Executable docs" below)
   repl         tests/repl_test.py (one count per check)
-  jit          tests/jit_cache_test.py: jit's disk cache, log and fallback (one per check)
+  jit          tests/jit_test.py: jit's disk cache, log and fallback end to end (one per check)
 FILE arguments run just those .ax programs or .md documents.
 
 Expectations in an .ax program (those of ../shared/conformance/run.py, plus two):
@@ -307,7 +307,7 @@ def unit_jobs(ctx):
 
 
 def run_script_checks(ctx, res, name):
-    """A checks script (tests/repl_test.py, tests/jit_cache_test.py): one count per check."""
+    """A checks script (tests/repl_test.py, tests/jit_test.py): one count per check."""
     script = os.path.join(ROOT, "tests", name)
     try:
         p = subprocess.run([sys.executable, script, "--ax", ctx.ax] + (["-v"] if res.verbose else []),
@@ -426,7 +426,7 @@ def main():
     if "repl" in suites:
         run_script_checks(ctx, res, "repl_test.py")
     if "jit" in suites:
-        run_script_checks(ctx, res, "jit_cache_test.py")
+        run_script_checks(ctx, res, "jit_test.py")
 
     print(f"{res.passed} passed, {res.failed} failed")
     sys.exit(1 if res.failed else 0)

@@ -1,0 +1,518 @@
+#!/usr/bin/env python3
+"""jit's native code end to end, through the ax binary: the disk cache, the compile log, the
+fallback without an assembler, concurrent processes and the time a warm load takes.
+
+Usage: jit_test.py [--ax build/ax] [-v] [CHECK ...]
+
+Every check runs ax in a temporary directory of its own ($XDG_CACHE_HOME and $HOME point into
+it) with AX_LOG_COMPILES=1, and asserts both the numbers a program prints (against values
+computed here with Python's math, the same as NumPy's to float32 precision) and the log lines.
+Prints 'ok NAME' (with -v) or 'FAIL NAME: why' per check, then 'N passed, M failed'; exit
+status 1 on failure. Only the standard library is used. AX_TEST_TIMEOUT_SCALE (set by
+run_tests.py --sanitized) multiplies the timeouts and the warm-load time limit.
+"""
+import argparse
+import math
+import os
+import pty
+import re
+import select
+import stat
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+
+SCALE = float(os.environ.get("AX_TEST_TIMEOUT_SCALE", "1"))
+TIMEOUT = 60 * SCALE
+WARM_LOAD_LIMIT_MS = 5.0 * SCALE
+SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|"
+                              r"SUMMARY: UndefinedBehaviorSanitizer")
+NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)")
+WARNING = "ax: warning: jit cannot build native code"
+
+SELU = """
+def selu(x, alpha=1.67, lmbda=1.05):
+    return lmbda * where(x > 0, x, alpha * exp(x) - alpha)
+"""
+
+# selu and a small matrix product, jitted and eager: both functions go through the cache.
+PROGRAM = SELU + """
+def affine(w, x):
+    tanh(x @ w) + sum(w, 0)
+x = linspace(-2.0, 2.0, 9)
+w = reshape(arange(6.0), (3, 2)) / 10.0
+print(jit(selu)(x))
+print(selu(x))
+print(jit(affine)(w, reshape(x[:6], (2, 3))))
+print(affine(w, reshape(x[:6], (2, 3))))
+"""
+
+
+def selu(v, alpha=1.67, lmbda=1.05):
+    return lmbda * (v if v > 0 else alpha * math.exp(v) - alpha)
+
+
+def linspace(lo, hi, n):
+    return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+
+
+def affine_expected():
+    w = [[0.0, 0.1], [0.2, 0.3], [0.4, 0.5]]
+    x = linspace(-2.0, 2.0, 9)[:6]
+    rows = [x[0:3], x[3:6]]
+    colsum = [sum(r[j] for r in w) for j in range(2)]
+    return [math.tanh(sum(r[k] * w[k][j] for k in range(3))) + colsum[j]
+            for r in rows for j in range(2)]
+
+
+SELU_9 = [selu(v) for v in linspace(-2.0, 2.0, 9)]
+# NumPy 1.24 in float32: [-1.5161895 -1.3622411 -1.1084235 -0.68994844 0. 0.525 1.05 1.5749999 2.1]
+PROGRAM_NUMBERS = SELU_9 * 2 + affine_expected() * 2
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(cond, why):
+    if not cond:
+        raise Failure(why)
+
+
+def numbers(text):
+    return [float(t) for t in NUMBER.findall(text)]
+
+
+def expect_numbers(got_text, want, what="output", rel=1e-5, abs_tol=1e-6):
+    got = numbers(got_text)
+    expect(len(got) == len(want), f"{what}: wanted {len(want)} numbers, got {len(got)}:\n"
+           f"{got_text}")
+    for i, (g, w) in enumerate(zip(got, want)):
+        expect(math.isclose(g, w, rel_tol=rel, abs_tol=abs_tol),
+               f"{what}: number {i + 1} is {g}, wanted {w}:\n{got_text}")
+
+
+def log_lines(stderr, word):
+    """The 'ax: jit: WORD ...' lines of a run (word: traced, compiled, loaded, prepared)."""
+    return [l for l in stderr.splitlines() if l.startswith(f"ax: jit: {word} ")]
+
+
+class Ctx:
+    def __init__(self, ax, root):
+        self.ax, self.root = ax, root
+        self.cache_home = os.path.join(root, "cache")
+        self.cache = os.path.join(self.cache_home, "ax")
+
+    def env(self, **extra):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("AX_")}
+        e.update(HOME=self.root, XDG_CACHE_HOME=self.cache_home, AX_LOG_COMPILES="1")
+        e.update(extra)
+        return e
+
+    def run(self, program=PROGRAM, preexec_fn=None, **env):
+        """Runs `ax -e program`; fails on a crash or a non-zero exit."""
+        try:
+            p = subprocess.run([self.ax, "-e", program], capture_output=True, text=True,
+                               env=self.env(**env), timeout=TIMEOUT, errors="replace",
+                               preexec_fn=preexec_fn, cwd=self.root)
+        except subprocess.TimeoutExpired:
+            raise Failure(f"no answer in {TIMEOUT:.0f} s")
+        check_exit(p.returncode, p.stderr)
+        return p
+
+    def entries(self, ext):
+        if not os.path.isdir(self.cache):
+            return []
+        return sorted(os.path.join(self.cache, f) for f in os.listdir(self.cache)
+                      if f.endswith("." + ext))
+
+    def only_entry(self):
+        so, sums = self.entries("so"), self.entries("sum")
+        expect(len(so) == 2 and len(sums) == 2,  # selu and affine
+               f"cache holds {os.listdir(self.cache) if os.path.isdir(self.cache) else None}")
+        return so, sums
+
+
+def check_exit(status, stderr):
+    expect(status >= 0, f"killed by signal {-status}\nstderr: {stderr[-800:]}")
+    expect(not SANITIZER_REPORT.search(stderr), f"sanitizer report:\n{stderr[-3000:]}")
+    expect(status == 0, f"exit status {status}\nstderr: {stderr[-800:]}")
+
+
+def program_ok(p):
+    """The numbers PROGRAM prints are right (jit and eager alike)."""
+    expect_numbers(p.stdout, PROGRAM_NUMBERS)
+
+
+def built(p, how):
+    """Both functions were built `how` (compiled / loaded), none otherwise, no warning."""
+    got = {name: [l.split()[2] for l in p.stderr.splitlines()
+                  if l.startswith("ax: jit: ") and f" {name} in " in l and "traced" not in l]
+           for name in ("selu", "affine")}
+    expect(got == {"selu": [how], "affine": [how]},
+           f"wanted selu and affine {how} once each; log:\n{p.stderr}")
+    expect(WARNING not in p.stderr, f"unexpected warning:\n{p.stderr}")
+
+
+CHECKS = []
+
+
+def check(fn):
+    CHECKS.append(fn)
+    return fn
+
+# ---------------------------------------------------------------- 1. compiled, then loaded
+
+
+@check
+def compiled_then_loaded(ctx):
+    p1 = ctx.run()
+    program_ok(p1)
+    built(p1, "compiled")
+    expect(re.search(r"^ax: jit: traced selu in [0-9.]+ ms \(first call\): \d+ equations$",
+                     p1.stderr, re.M), p1.stderr)
+    expect(re.search(r"^ax: jit: compiled selu in [0-9.]+ ms: 1 fused loops, 0 matrix products, "
+                     r"0 eager steps$", p1.stderr, re.M), p1.stderr)
+    ctx.only_entry()
+    p2 = ctx.run()
+    program_ok(p2)
+    built(p2, "loaded")
+    expect(p2.stdout == p1.stdout, f"second process printed\n{p2.stdout}\nfirst\n{p1.stdout}")
+
+# ---------------------------------------------------------------- 2. damaged cache entries
+
+
+def damage_then_rebuild(ctx, damage):
+    """After damage(so_paths, sum_paths): correct, rebuilt ('compiled'), then 'loaded' again."""
+    built(ctx.run(), "compiled")
+    so, sums = ctx.only_entry()
+    damage(so, sums)
+    p = ctx.run()
+    program_ok(p)
+    built(p, "compiled")
+    p = ctx.run()
+    program_ok(p)
+    built(p, "loaded")
+
+
+def overwrite_middle(path):
+    with open(path, "r+b") as f:
+        f.seek(os.path.getsize(path) // 2)
+        f.write(b"\xde\xad\xbe\xef" * 64)
+
+
+@check
+def corrupt_so_is_rebuilt(ctx):
+    damage_then_rebuild(ctx, lambda so, sums: [overwrite_middle(p) for p in so])
+
+
+@check
+def truncated_so_is_rebuilt(ctx):
+    damage_then_rebuild(ctx, lambda so, sums: [os.truncate(p, os.path.getsize(p) // 3)
+                                               for p in so])
+
+
+@check
+def empty_so_is_rebuilt(ctx):
+    damage_then_rebuild(ctx, lambda so, sums: [os.truncate(p, 0) for p in so])
+
+
+@check
+def missing_sum_is_rebuilt(ctx):
+    damage_then_rebuild(ctx, lambda so, sums: [os.unlink(p) for p in sums])
+
+
+@check
+def garbage_sum_is_rebuilt(ctx):
+    def garbage(so, sums):
+        for p in sums:
+            with open(p, "wb") as f:
+                f.write(b"ax-jit-cache-1 12 zz\n\x00\xff garbage")
+    damage_then_rebuild(ctx, garbage)
+
+
+@check
+def so_replaced_by_directory(ctx):
+    # The cache cannot publish over a directory (nor should it delete one): each run still
+    # builds native code ('compiled', no fallback warning) and prints the right numbers.
+    built(ctx.run(), "compiled")
+    so, _ = ctx.only_entry()
+    for p in so:
+        os.unlink(p)
+        os.mkdir(p)
+    for _ in range(2):
+        p = ctx.run()
+        program_ok(p)
+        built(p, "compiled")
+    expect(all(os.path.isdir(p) for p in so), "the directories in the way were removed")
+
+
+def as_nobody():
+    """preexec_fn that runs the child as nobody: root ignores directory modes."""
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)
+
+
+@check
+def unwritable_cache_dir(ctx):
+    os.makedirs(ctx.cache)
+    demote = None
+    if os.geteuid() == 0:
+        os.chmod(ctx.root, 0o755)  # nobody must reach the cache directory
+        os.chown(ctx.cache_home, 65534, 65534)
+        os.chown(ctx.cache, 65534, 65534)
+        demote = as_nobody
+        probe = subprocess.run([ctx.ax, "-e", "print(6 * 7)"], capture_output=True, text=True,
+                               env=ctx.env(), preexec_fn=demote, timeout=TIMEOUT, cwd=ctx.root)
+        if probe.stdout.strip() != "42":  # ax itself is out of nobody's reach: nothing to test
+            return f"skipped: ax does not run as nobody: {probe.stderr.strip()[:200]}"
+    os.chmod(ctx.cache, stat.S_IRUSR | stat.S_IXUSR)  # 0500
+    try:
+        for _ in range(2):  # nothing is cached, so the second run compiles again
+            p = ctx.run(preexec_fn=demote)
+            program_ok(p)
+            built(p, "compiled")
+        expect(os.listdir(ctx.cache) == [], f"written anyway: {os.listdir(ctx.cache)}")
+    finally:
+        os.chmod(ctx.cache, stat.S_IRWXU)
+
+
+@check
+def cache_home_is_a_file(ctx):
+    path = os.path.join(ctx.root, "a_file")
+    with open(path, "w") as f:
+        f.write("not a directory\n")
+    for _ in range(2):
+        p = ctx.run(XDG_CACHE_HOME=path)
+        program_ok(p)
+        built(p, "compiled")
+    with open(path) as f:
+        expect(f.read() == "not a directory\n", "the file was changed")
+
+# ---------------------------------------------------------------- 3. why a call missed
+
+
+def run_on_pty(ax, args, env):
+    """(status, text) of ax with stdout and stderr on one terminal: stdio then writes each
+    line as it is printed, so log lines and printed lines come in program order."""
+    master, slave = pty.openpty()
+    attrs = termios.tcgetattr(slave)
+    attrs[1] &= ~termios.ONLCR  # keep '\n' as it is
+    termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    proc = subprocess.Popen([ax, *args], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                            env=env, start_new_session=True)
+    os.close(slave)
+    out, deadline = b"", time.time() + TIMEOUT
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], max(0.0, deadline - time.time()))
+            if not ready:
+                proc.kill()
+                raise Failure(f"no answer in {TIMEOUT:.0f} s; output so far:\n{out.decode()}")
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                data = b""
+            if not data:
+                break
+            out += data
+    finally:
+        os.close(master)
+        status = proc.wait(timeout=TIMEOUT)
+    return status, out.decode("utf-8", "replace")
+
+
+MISSES = """
+f = jit(lambda x: x * 2.0)
+print("A"); print(f(arange(3.0)))
+print("B"); print(f(arange(4.0)))
+print("C"); print(f(arange(4.0) + 1.0))
+print("D"); print(f(arange(4)))
+print("E"); print(f(arange(4) + 1))
+def scale(x, n):
+    x * n
+g = jit(scale, static_argnums=1)
+print("F"); print(g(arange(2.0), 2))
+print("G"); print(g(arange(2.0), 3))
+print("H"); print(g(arange(2.0), 3))
+print("I"); print(g(arange(2.0), 2))
+"""
+# after each marker: the numbers printed, and the reason logged (None: no log line at all)
+MISS_EXPECTED = [
+    ("A", [0, 2, 4], r"\(first call\)"),
+    ("B", [0, 2, 4, 6], r"\(new shape: f32\[4\] \(was f32\[3\]\)\)"),
+    ("C", [2, 4, 6, 8], None),
+    ("D", [0, 2, 4, 6], r"\(new dtype: i32\[4\] \(was f32\[4\]\)\)"),
+    ("E", [2, 4, 6, 8], None),
+    ("F", [0, 2], r"\(first call\)"),
+    ("G", [0, 3], r"\(new static argument: .*3.* \(was .*2.*\)\)"),
+    ("H", [0, 3], None),
+    ("I", [0, 2], None),
+]
+
+
+@check
+def miss_reasons_are_logged(ctx):
+    status, text = run_on_pty(ctx.ax, ["-e", MISSES], ctx.env())
+    check_exit(status, text)
+    sections = re.split(r"^([A-I])\n", text, flags=re.M)
+    expect(sections[0] == "", f"output before the first marker:\n{text}")
+    got = dict(zip(sections[1::2], sections[2::2]))
+    expect(list(got) == [m for m, _, _ in MISS_EXPECTED], f"markers missing:\n{text}")
+    for marker, values, reason in MISS_EXPECTED:
+        body = got[marker].splitlines()
+        logs = [l for l in body if l.startswith("ax: ")]
+        printed = "\n".join(l for l in body if not l.startswith("ax: "))
+        expect_numbers(printed, values, f"after {marker}")
+        if reason is None:
+            expect(logs == [], f"after {marker} (same signature as before) ax logged:\n"
+                   + "\n".join(logs))
+            continue
+        expect(len(logs) == 2, f"after {marker}: wanted 'traced' and 'compiled':\n{got[marker]}")
+        expect(re.match(rf"ax: jit: traced \S+ in [0-9.]+ ms {reason}: \d+ equations$", logs[0]),
+               f"after {marker}: wanted reason {reason!r}, got\n{logs[0]}")
+        expect(re.match(r"ax: jit: compiled \S+ in [0-9.]+ ms: ", logs[1]), logs[1])
+
+# ---------------------------------------------------------------- 4. no assembler
+
+
+@check
+def no_assembler_falls_back(ctx):
+    empty = os.path.join(ctx.root, "bin")
+    os.mkdir(empty)  # ax runs by absolute path; `as` and `ld` are nowhere on PATH
+    program = SELU + """
+double = jit(lambda x: exp(x) * 2.0)
+gram = jit(lambda x: x @ x.T)
+print(jit(selu)(linspace(-2.0, 2.0, 9)))
+print(double(ones((2,))), gram(ones((2, 2))), jit(lambda x: sum(x * x))(arange(3.0)))
+print(double(ones((3,))))
+"""
+    p = ctx.run(program, PATH=empty)
+    e2 = 2 * math.e
+    expect_numbers(p.stdout, SELU_9 + [e2, e2, 2, 2, 2, 2, 5, e2, e2, e2])
+    warnings = [l for l in p.stderr.splitlines() if "warning" in l]
+    expect(len(warnings) == 1 and warnings[0].startswith(WARNING),
+           f"wanted the warning once, stderr:\n{p.stderr}")
+    expect("'as'" in warnings[0], warnings[0])
+    expect(not log_lines(p.stderr, "compiled") and not log_lines(p.stderr, "loaded"), p.stderr)
+    expect(len(log_lines(p.stderr, "prepared")) == 5, p.stderr)
+    expect(not ctx.entries("so"), f"cache written without native code: {ctx.entries('so')}")
+
+# ---------------------------------------------------------------- 5. concurrent compiles
+
+
+@check
+def two_processes_at_once(ctx):
+    procs = [subprocess.Popen([ctx.ax, "-e", PROGRAM], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=ctx.env(), cwd=ctx.root)
+             for _ in range(2)]
+    results = []
+    for proc in procs:
+        try:
+            out, err = proc.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise Failure(f"no answer in {TIMEOUT:.0f} s")
+        results.append((proc.returncode, out, err))
+    for status, out, err in results:
+        check_exit(status, err)
+        program_ok(subprocess.CompletedProcess([], status, out, err))
+        expect(WARNING not in err, err)
+    expect(any(log_lines(err, "compiled") for _, _, err in results),
+           "neither process compiled:\n" + "\n".join(err for _, _, err in results))
+    ctx.only_entry()
+    leftovers = [f for f in os.listdir(ctx.cache) if not f.endswith((".so", ".sum"))]
+    expect(not leftovers, f"temporary files left: {leftovers}")
+    p = ctx.run()
+    program_ok(p)
+    built(p, "loaded")
+
+# ---------------------------------------------------------------- 6. how long a build takes
+
+
+TIMED = SELU + """
+x = linspace(-3.0, 3.0, 100000)
+y = jit(selu)(x)
+print(y[::12500])
+print(sum(y))
+print(max(abs(y - selu(x))))
+"""
+
+
+def timed_expected():
+    xs = linspace(-3.0, 3.0, 100000)
+    ys = [selu(v) for v in xs]
+    return ys[::12500] + [sum(ys), 0.0]
+
+
+def build_ms(p, how):
+    m = re.search(rf"^ax: jit: {how} selu in ([0-9.]+) ms: 1 fused loops", p.stderr, re.M)
+    expect(m, f"no '{how} selu' line:\n{p.stderr}")
+    expect(WARNING not in p.stderr, p.stderr)
+    return float(m.group(1))
+
+
+@check
+def selu_100k_cold_and_warm(ctx):
+    want = timed_expected()
+    p = ctx.run(TIMED)
+    expect_numbers(p.stdout, want, "cold run", rel=1e-5, abs_tol=1e-5)
+    cold = build_ms(p, "compiled")
+    warm = []
+    for _ in range(3):  # the best of up to three: one slow load on a busy machine is noise
+        p = ctx.run(TIMED)
+        expect_numbers(p.stdout, want, "warm run", rel=1e-5, abs_tol=1e-5)
+        warm.append(build_ms(p, "loaded"))
+        if warm[-1] < WARM_LOAD_LIMIT_MS:
+            break
+    figures = (f"selu on f32[100000]: cold compile {cold:.2f} ms, warm load "
+               f"{', '.join(f'{w:.2f}' for w in warm)} ms (limit {WARM_LOAD_LIMIT_MS:g} ms)")
+    expect(min(warm) < WARM_LOAD_LIMIT_MS, f"warm load too slow: {figures}")
+    return figures
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ax", default=os.path.join(os.path.dirname(__file__), "..", "build", "ax"))
+    ap.add_argument("-v", action="store_true", help="print passing checks too")
+    ap.add_argument("checks", nargs="*")
+    a = ap.parse_args()
+    ax = os.path.abspath(a.ax)
+    passed = failed = 0
+    for fn in CHECKS:
+        if a.checks and fn.__name__ not in a.checks:
+            continue
+        with tempfile.TemporaryDirectory(prefix="ax-jit-test-") as root:
+            try:
+                note = fn(Ctx(ax, root))  # a check may return figures or why it was skipped
+                passed += 1
+                if a.v:
+                    print(f"ok {fn.__name__}" + (f" ({note})" if note else ""))
+                elif note:
+                    print(f"{fn.__name__}: {note}")
+            except Exception as e:  # a failing check never stops the others
+                failed += 1
+                kind = "" if isinstance(e, Failure) else f"{type(e).__name__}: "
+                print(f"FAIL jit_test {fn.__name__}: {kind}{e}")
+            finally:
+                restore_modes(root)
+        sys.stdout.flush()
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+def restore_modes(root):
+    """Makes everything under root removable again (a check may leave a 0500 directory)."""
+    for d, dirs, _ in os.walk(root):
+        for name in dirs:
+            try:
+                os.chmod(os.path.join(d, name), stat.S_IRWXU)
+            except OSError:
+                pass
+
+
+if __name__ == "__main__":
+    main()
