@@ -348,7 +348,11 @@ static bool check_index_bounds(ax_ctx *cx, const ax_array *idx, int dim, int64_t
 static ax_array *normalize_index(ax_scope *s, ax_array *idx, int64_t n, ax_dtype t) {
     ax_array *i = ax_scope_own(s, ax_np_astype(s->cx, idx, t, false));
     if (!i || !ax_dtype_is_signed(idx->dtype)) return i;
-    ax_array *neg = ax_lax_binary(s, AX_P_LT, i, ax_lax_scalar_like(s, i, 0));
+    /* only in-range negatives wrap: an index below -n stays as it is, so the bounds error
+     * names the index the program wrote */
+    ax_array *neg =
+        ax_lax_binary(s, AX_P_AND, ax_lax_binary(s, AX_P_LT, i, ax_lax_scalar_like(s, i, 0)),
+                      ax_lax_binary(s, AX_P_GE, i, ax_lax_scalar_like(s, i, -(double)n)));
     ax_array *wrapped = ax_lax_add(s, i, ax_lax_scalar_like(s, i, (double)n));
     return ax_lax_select(s, neg, wrapped, i);
 }
