@@ -286,23 +286,34 @@ static int lanes(void) {
     return v >= 8 ? v : 8;
 }
 
-/* Loop order: kept dims outside, reduced dims inside, and the innermost dim blocked; when the
- * innermost dim is kept it comes before the reduced ones (per-lane accumulators). */
-static int loop_order(const ax_kernel *k, int *order) {
-    int n = 0, inner = k->ndim - 1;
-    for (int d = 0; d < inner; d++)
-        if (!k->reduced[d]) order[n++] = d;
-    if (!k->reduced[inner]) order[n++] = inner;
-    for (int d = 0; d < inner; d++)
-        if (k->reduced[d]) order[n++] = d;
-    if (k->reduced[inner]) order[n++] = inner;
-    return n;
-}
-
 static bool has_reduce(const ax_kernel *k) {
     for (int i = 0; i < k->nnodes; i++)
         if (k->nodes[i].kind == AX_KN_REDUCE) return true;
     return false;
+}
+
+/* The dim whose consecutive elements are a block's lanes: the innermost, unless it is a short
+ * reduced run (sums over rows of 10): then the last kept dim, so that each lane accumulates
+ * one row and no lanes are folded per row. */
+static int lane_dim(const ax_kernel *k) {
+    int inner = k->ndim - 1;
+    if (!k->reduced[inner] || k->shape[inner] >= lanes() || !has_reduce(k)) return inner;
+    for (int d = inner - 1; d >= 0; d--)
+        if (!k->reduced[d]) return k->shape[d] >= 16 ? d : inner;
+    return inner;
+}
+
+/* Loop order: kept dims outside, reduced dims inside, and the lane dim blocked; when the lane
+ * dim is kept it comes before the reduced ones (per-lane accumulators). */
+static int loop_order(const ax_kernel *k, int *order) {
+    int n = 0, lane = lane_dim(k);
+    for (int d = 0; d < k->ndim; d++)
+        if (!k->reduced[d] && d != lane) order[n++] = d;
+    if (!k->reduced[lane]) order[n++] = lane;
+    for (int d = 0; d < k->ndim; d++)
+        if (k->reduced[d] && d != lane) order[n++] = d;
+    if (k->reduced[lane]) order[n++] = lane;
+    return n;
 }
 
 void ax_kernel_split(const ax_kernel *k, ax_loop_split *out) {
@@ -312,7 +323,7 @@ void ax_kernel_split(const ax_kernel *k, ax_loop_split *out) {
     for (int d = 0; d < k->ndim; d++) total *= k->shape[d];
     out->extent = k->shape[order[0]];
     out->work_per_iter = out->extent ? total / out->extent : 0;
-    out->granule = order[0] == k->ndim - 1 ? lanes() : 1;
+    out->granule = order[0] == lane_dim(k) ? lanes() : 1;
     out->splittable = !(k->reduced[order[0]] && has_reduce(k));
 }
 
@@ -348,6 +359,7 @@ typedef struct cg {
     /* the kernel being built */
     const ax_kernel *k;
     int order[AX_MAX_RANK], first_reduced; /* position in order of the first reduced dim */
+    int lane;                              /* the blocked dim (lane_dim) */
     gcc_jit_lvalue *idx[AX_MAX_RANK];
     gcc_jit_rvalue **ptr; /* per node: typed data pointer (LOAD, stored) */
     gcc_jit_lvalue **acc, **spill, **mathin, **mathin2;
@@ -550,12 +562,11 @@ static gcc_jit_lvalue *lane(cg *g, gcc_jit_lvalue *arr) {
  * the loop dims. */
 static gcc_jit_rvalue *offset(cg *g, const int64_t *stride, bool with_lane) {
     const ax_kernel *k = g->k;
-    int inner = k->ndim - 1;
     gcc_jit_rvalue *off = NULL;
     for (int d = 0; d < k->ndim; d++) {
         if (!stride[d]) continue;
         gcc_jit_rvalue *pos = rv(g, g->idx[d]);
-        if (d == inner && with_lane)
+        if (d == g->lane && with_lane)
             pos = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, pos, rv(g, g->j));
         gcc_jit_rvalue *term = bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, pos, i64c(g, stride[d]));
         off = off ? bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, off, term) : term;
@@ -1036,11 +1047,11 @@ static void block_body(cg *g) {
     }
 }
 
-/* Lanes the accumulators use: all B, or fewer when a reduced innermost dim is shorter. */
+/* Lanes the accumulators use: all B, or fewer when a reduced lane dim is shorter. */
 static int64_t acc_lanes(const cg *g) {
     const ax_kernel *k = g->k;
-    int64_t e = k->shape[k->ndim - 1];
-    return k->reduced[k->ndim - 1] && e < g->B ? (e > 0 ? e : 1) : g->B;
+    int64_t e = k->shape[g->lane];
+    return k->reduced[g->lane] && e < g->B ? (e > 0 ? e : 1) : g->B;
 }
 
 static void init_accumulators(cg *g) {
@@ -1055,12 +1066,12 @@ static void init_accumulators(cg *g) {
     g->L = saveL;
 }
 
-/* After the reduced loops: the per-lane accumulators go to the outputs. With the innermost
- * dim kept, lane j is output element j of the block; with it reduced, the lanes fold into one
+/* After the reduced loops: the per-lane accumulators go to the outputs. With the lane dim
+ * kept, lane j is output element j of the block; with it reduced, the lanes fold into one
  * element. */
 static void finish_accumulators(cg *g) {
     const ax_kernel *k = g->k;
-    bool inner_kept = !k->reduced[k->ndim - 1];
+    bool inner_kept = !k->reduced[g->lane];
     for (int i = 0; i < k->nnodes; i++) {
         if (!g->acc[i]) continue;
         if (inner_kept) {
@@ -1090,7 +1101,7 @@ static void nest(cg *g, int pos);
  * constant length E % B (short rows then get loops of known trip count, with no run-time
  * bounds to test). */
 static void blocked_whole(cg *g, int pos) {
-    int d = g->k->ndim - 1;
+    int d = g->lane;
     int64_t extent = g->k->shape[d], full = extent / g->B * g->B;
     if (full > 0) {
         g->L = i64c(g, g->B);
@@ -1109,7 +1120,7 @@ static void blocked_whole(cg *g, int pos) {
 
 /* The blocked innermost dim: full blocks of B lanes, then the tail. */
 static void blocked(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
-    int d = g->k->ndim - 1;
+    int d = g->lane;
     if (pos > 0) { /* the whole dim: block counts and the tail's length are constants */
         blocked_whole(g, pos);
         return;
@@ -1151,7 +1162,7 @@ static void nest(cg *g, int pos) {
         int d = g->order[pos];
         gcc_jit_rvalue *from = pos == 0 ? g->lo : i64c(g, 0);
         gcc_jit_rvalue *to = pos == 0 ? g->hi : i64c(g, k->shape[d]);
-        if (d == k->ndim - 1) {
+        if (d == g->lane) {
             blocked(g, pos, from, to);
         } else {
             loop l = loop_begin(g, g->idx[d], from, to, i64c(g, 1));
@@ -1246,6 +1257,7 @@ static void build_loop(cg *g, int step) {
     }
     g->j = local(g, g->t_i64, "j");
     loop_order(k, g->order);
+    g->lane = lane_dim(k);
     g->first_reduced = k->ndim + 1; /* none */
     if (has_reduce(k))
         for (int p = 0; p < k->ndim; p++)

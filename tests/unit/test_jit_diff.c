@@ -130,6 +130,8 @@ static const jspec specs[] = {
     RED(AX_P_REDUCE_SUM, 2, 40, 5, 0, 1, 0, 0),
     RED(AX_P_REDUCE_SUM, 3, 3, 5, 7, 1, 1, 0),
     RED(AX_P_REDUCE_SUM, 3, 3, 5, 7, 2, 0, 2),
+    RED(AX_P_REDUCE_SUM, 2, 40, 10, 0, 1, 1, 0), /* short rows: lanes run over rows */
+    RED(AX_P_REDUCE_MAX, 3, 3, 20, 6, 1, 2, 0),
     RED(AX_P_REDUCE_PROD, 2, 4, 9, 0, 1, 1, 0),
     RED(AX_P_REDUCE_MAX, 2, 4, 33, 0, 2, 0, 1),
     RED(AX_P_REDUCE_MIN, 2, 40, 5, 0, 1, 0, 0),
