@@ -24,15 +24,18 @@ typedef struct var_state {
     int kern, node;              /* ST_KERNEL: step index and node */
     int src;                     /* ST_VIEW: the materialized variable read */
     int64_t stride[AX_MAX_RANK]; /* ST_VIEW: strides over this variable's shape */
-    int view_eqn; /* ST_VIEW: the equation that made the view (run eagerly if needed) */
+    int view_eqn;        /* ST_VIEW: the equation that made the view (run eagerly if needed) */
+    const ax_array *lit; /* ST_VIEW of a rank-0 literal (src < 0): the literal broadcast */
 } var_state;
 
 typedef struct fuser {
     ax_plan *plan;
     const ax_ir *ir;
     var_state *vs;
-    int *uses;      /* per variable: operand uses by equations and outputs */
-    int *gemm_step; /* per variable: the GEMM step that made it, or -1 */
+    const ax_array **uniform; /* per variable: a constant holding one value everywhere (a
+                                 broadcast scalar), or NULL */
+    int *uses;                /* per variable: operand uses by equations and outputs */
+    int *gemm_step;           /* per variable: the GEMM step that made it, or -1 */
     bool oom;
 } fuser;
 
@@ -130,7 +133,7 @@ static void materialize(fuser *f, int var) {
 /* The step after which `var`'s data can be read by a new reader (a view reads its source). */
 static int ready_step(const fuser *f, int var) {
     const var_state *v = &f->vs[var];
-    if (v->state == ST_VIEW) return f->vs[v->src].ready;
+    if (v->state == ST_VIEW) return v->src < 0 ? -1 : f->vs[v->src].ready;
     if (v->state == ST_KERNEL) return v->kern;
     return v->ready;
 }
@@ -140,6 +143,14 @@ static int ready_step(const fuser *f, int var) {
 static int load_node(fuser *f, int ks, int var) {
     ax_kernel *k = kernel_at(f, ks);
     const var_state *v = &f->vs[var];
+    const ax_array *scalar = v->state == ST_VIEW && v->src < 0 ? v->lit
+                             : v->state == ST_VIEW             ? f->uniform[v->src]
+                                                               : f->uniform[var];
+    if (scalar) /* a broadcast scalar: a constant in the loop */
+        return add_node(
+            f, k,
+            (ax_knode){
+                .kind = AX_KN_CONST, .dtype = scalar->dtype, .lit = scalar, .var = -1, .eqn = -1});
     ax_knode n = {.kind = AX_KN_LOAD, .dtype = type_of(f, var)->dtype, .eqn = -1};
     const ax_aval *t = type_of(f, var);
     if (t->ndim == 0) {
@@ -284,6 +295,11 @@ static void fuse_reduce(fuser *f, int eqn) {
 static bool make_view(fuser *f, int eqn) {
     const ax_ir_eqn *e = &f->ir->eqns[eqn];
     int x = e->in[0].var;
+    const ax_array *lit = x < 0 ? e->in[0].lit : f->vs[x].state == ST_VIEW ? f->vs[x].lit : NULL;
+    if (lit && lit->size == 1) { /* a scalar literal broadcast: every loop reads the constant */
+        f->vs[e->out[0]] = (var_state){.state = ST_VIEW, .src = -1, .lit = lit, .view_eqn = eqn};
+        return true;
+    }
     if (x < 0) return false;
     var_state *src = &f->vs[x];
     const ax_aval *in = type_of(f, x), *out = type_of(f, e->out[0]);
@@ -455,19 +471,33 @@ static void count_uses(fuser *f) {
         if (ir->outs[i].var >= 0) f->uses[ir->outs[i].var]++;
 }
 
+/* Constants whose every element is one value (broadcasts of a scalar, which tracing makes of
+ * zeros_like and the like): loops read them as constants. */
+static void find_uniform_consts(fuser *f) {
+    for (int i = 0; i < f->ir->nconsts; i++) {
+        const ax_array *c = f->ir->consts[i];
+        bool uniform = c->size >= 1 && !c->tracer && c->buf;
+        for (int d = 0; uniform && d < c->ndim; d++)
+            uniform = c->strides[d] == 0 || c->shape[d] == 1;
+        if (uniform) f->uniform[f->ir->constvars[i]] = c;
+    }
+}
+
 ax_plan *ax_fuse(const ax_ir *ir) {
     fuser f = {.ir = ir};
     f.plan = calloc(1, sizeof *f.plan);
     f.vs = calloc((size_t)ir->nvars + 1, sizeof *f.vs);
     f.uses = calloc((size_t)ir->nvars + 1, sizeof *f.uses);
     f.gemm_step = malloc(((size_t)ir->nvars + 1) * sizeof *f.gemm_step);
-    if (!f.plan || !f.vs || !f.uses || !f.gemm_step) {
-        free(f.vs), free(f.uses), free(f.gemm_step);
+    f.uniform = calloc((size_t)ir->nvars + 1, sizeof *f.uniform);
+    if (!f.plan || !f.vs || !f.uses || !f.gemm_step || !f.uniform) {
+        free(f.vs), free(f.uses), free(f.gemm_step), free(f.uniform);
         free(f.plan);
         return NULL;
     }
     f.plan->ir = ir;
     count_uses(&f);
+    find_uniform_consts(&f);
     for (int v = 0; v < ir->nvars; v++) {
         f.vs[v] = (var_state){.state = ST_MAT, .ready = -1};
         f.gemm_step[v] = -1;
@@ -475,7 +505,7 @@ ax_plan *ax_fuse(const ax_ir *ir) {
     for (int k = 0; k < ir->neqns && !f.oom; k++) fuse_eqn(&f, k);
     for (int i = 0; i < ir->nout && !f.oom; i++)
         if (ir->outs[i].var >= 0) materialize(&f, ir->outs[i].var);
-    free(f.vs), free(f.uses), free(f.gemm_step);
+    free(f.vs), free(f.uses), free(f.gemm_step), free(f.uniform);
     if (f.oom) {
         ax_plan_free(f.plan);
         return NULL;
