@@ -382,18 +382,6 @@ static int eval_body(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nou
     return ax_ir_eval(cx, body, in, *out);
 }
 
-/* Outputs of ax_vmap with their batch dimension moved (or broadcast) to 0. */
-static int place_first(ax_ctx *cx, int n, ax_array **out, int *bdims, int64_t size) {
-    int rc = 0;
-    for (int j = 0; j < n; j++) {
-        out[j] =
-            rc ? (ax_array_release(out[j]), NULL) : ax_vmap_place(cx, out[j], bdims[j], size, 0);
-        if (!out[j]) rc = -1;
-    }
-    free(bdims);
-    return rc;
-}
-
 static int vmapped_body(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
                         ax_array ***out) {
     batched_call *b = closure;
@@ -401,7 +389,7 @@ static int vmapped_body(ax_ctx *cx, void *closure, int nin, ax_array **in, int *
     if (!axes) return ax_error_oom(cx), -1;
     int rc = ax_vmap(cx, eval_body, b->inner->body, nin, in, axes, b->size, nout, out, &bdims);
     free(axes);
-    return rc ? -1 : place_first(cx, *nout, *out, bdims, b->size);
+    return rc ? -1 : ax_vmap_place_first(cx, *nout, *out, bdims, b->size);
 }
 
 /* Zeros shaped like x (a new reference). */
@@ -453,7 +441,7 @@ static int batched_jvp(ax_ctx *cx, void *data, int k, int nin, ax_array **primal
     }
     example_jvp e = {b->inner, k, nin};
     if (ax_vmap(cx, jvp_of_example, &e, 2 * nin, args, axes, b->size, &nres, &res, &bdims) ||
-        place_first(cx, nres, res, bdims, b->size))
+        ax_vmap_place_first(cx, nres, res, bdims, b->size))
         goto done;
     *out = res[0], *tout = res[1];
     res[0] = res[1] = NULL;

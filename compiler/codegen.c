@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/blas.h"
 #include "../runtime/elementwise.h"
 
 /* libgccjit through the table of the generator in scope (compiler/gccjit.h) */
@@ -199,6 +200,7 @@ bool ax_codegen_fusable(const ax_ir_eqn *e, const ax_aval *in, const ax_aval *ou
     if (e->nout != 1 || e->nsub) return false;
     const ax_prim_info *info = ax_prim_get(e->prim);
     ax_dtype t = e->nin ? in[0].dtype : out->dtype;
+    if (ax_prim_is_reduction(e->prim)) return reduce_ok(e->prim, t, out->dtype) && in[0].ndim > 0;
     switch (e->prim) {
     case AX_P_BROADCAST_IN_DIM:
     case AX_P_TRANSPOSE:
@@ -206,13 +208,6 @@ bool ax_codegen_fusable(const ax_ir_eqn *e, const ax_aval *in, const ax_aval *ou
     case AX_P_SQUEEZE:
     case AX_P_EXPAND_DIMS:
         return true;
-    case AX_P_REDUCE_SUM:
-    case AX_P_REDUCE_PROD:
-    case AX_P_REDUCE_MAX:
-    case AX_P_REDUCE_MIN:
-    case AX_P_REDUCE_AND:
-    case AX_P_REDUCE_OR:
-        return reduce_ok(e->prim, t, out->dtype) && in[0].ndim > 0;
     case AX_P_IOTA:
         return out->dtype != AX_BOOL;
     case AX_P_SELECT:
@@ -1304,40 +1299,26 @@ static void build_gemm(cg *g, int step) {
 #define PLUS(p, n)                                                                                 \
     GJ(gcc_jit_lvalue_get_address)                                                                 \
     (at(g, p, bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, rv(g, bi), i64c(g, n))), NULL)
-    gcc_jit_rvalue *call_args[14];
-    if (!g->plan->steps[step].transposed) { /* C = op(A) op(B), m x n */
-        gcc_jit_rvalue *args_ab[14] = {INT(101),
-                                       INT(s.trans_a ? 112 : 111),
-                                       INT(s.trans_b ? 112 : 111),
-                                       INT(s.m),
-                                       INT(s.n),
-                                       INT(s.k),
-                                       fconst(g, t, 1.0),
-                                       PLUS(a, s.m * s.k),
-                                       INT(s.lda),
-                                       PLUS(b, s.k * s.n),
-                                       INT(s.ldb),
-                                       fconst(g, t, 0.0),
-                                       PLUS(c, s.m * s.n),
-                                       INT(s.n)};
-        memcpy(call_args, args_ab, sizeof call_args);
-    } else { /* C^T = op(B)^T op(A)^T, n x m */
-        gcc_jit_rvalue *args_ba[14] = {INT(101),
-                                       INT(s.trans_b ? 111 : 112),
-                                       INT(s.trans_a ? 111 : 112),
-                                       INT(s.n),
-                                       INT(s.m),
-                                       INT(s.k),
-                                       fconst(g, t, 1.0),
-                                       PLUS(b, s.k * s.n),
-                                       INT(s.ldb),
-                                       PLUS(a, s.m * s.k),
-                                       INT(s.lda),
-                                       fconst(g, t, 0.0),
-                                       PLUS(c, s.m * s.n),
-                                       INT(s.m)};
-        memcpy(call_args, args_ba, sizeof call_args);
-    }
+    /* C = op(A) op(B) (m x n), or for a transposed step C^T = op(B)^T op(A)^T (n x m) */
+    bool tr = g->plan->steps[step].transposed;
+    gcc_jit_rvalue *first = tr ? PLUS(b, s.k * s.n) : PLUS(a, s.m * s.k);
+    gcc_jit_rvalue *second = tr ? PLUS(a, s.m * s.k) : PLUS(b, s.k * s.n);
+    bool t1 = tr ? !s.trans_b : s.trans_a, t2 = tr ? !s.trans_a : s.trans_b;
+    int64_t rows = tr ? s.n : s.m, cols = tr ? s.m : s.n;
+    gcc_jit_rvalue *call_args[14] = {INT(AX_CBLAS_ROW_MAJOR),
+                                     INT(t1 ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS),
+                                     INT(t2 ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS),
+                                     INT(rows),
+                                     INT(cols),
+                                     INT(s.k),
+                                     fconst(g, t, 1.0),
+                                     first,
+                                     INT(tr ? s.ldb : s.lda),
+                                     second,
+                                     INT(tr ? s.lda : s.ldb),
+                                     fconst(g, t, 0.0),
+                                     PLUS(c, s.m * s.n),
+                                     INT(cols)};
 #undef INT
 #undef PLUS
     GJ(gcc_jit_block_add_eval)

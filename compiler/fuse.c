@@ -367,15 +367,11 @@ static void fuse_eqn(fuser *f, int eqn) {
     }
     const ax_aval *out = type_of(f, e->out[0]);
     if (e->nin <= 3 && ax_codegen_fusable(e, in, out)) {
-        switch (e->prim) {
-        case AX_P_REDUCE_SUM:
-        case AX_P_REDUCE_PROD:
-        case AX_P_REDUCE_MAX:
-        case AX_P_REDUCE_MIN:
-        case AX_P_REDUCE_AND:
-        case AX_P_REDUCE_OR:
+        if (ax_prim_is_reduction(e->prim)) {
             fuse_reduce(f, eqn);
             return;
+        }
+        switch (e->prim) {
         case AX_P_TRANSPOSE:
             if (fold_into_gemm(f, eqn)) return;
             if (!make_view(f, eqn)) run_eagerly(f, eqn, AX_STEP_EAGER);

@@ -154,6 +154,10 @@ typedef struct ax_prim_info {
 } ax_prim_info;
 
 const ax_prim_info *ax_prim_get(ax_prim p);
+/* reduce_sum ... reduce_or: the reductions over axes with one output. */
+static inline bool ax_prim_is_reduction(ax_prim p) {
+    return p >= AX_P_REDUCE_SUM && p <= AX_P_REDUCE_OR;
+}
 /* Finds a primitive by its printed name; -1 if none. */
 int ax_prim_lookup(const char *name);
 

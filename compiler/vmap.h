@@ -8,9 +8,8 @@
 
 /* A batching rule: inputs in[i] with batch dimension bdim[i] (-1 when not batched), batch size
  * `size`; fills out (new references) and out_bdim (-1 when an output is not batched). */
-typedef int (*ax_batch_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin,
-                             ax_array **in, const int *bdim, int64_t size, ax_array **out,
-                             int *out_bdim);
+typedef int (*ax_batch_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                             const int *bdim, int64_t size, ax_array **out, int *out_bdim);
 
 /* The rule families (one function per family, switching on prim). */
 int ax_batch_elementwise(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
@@ -35,6 +34,10 @@ int ax_vmap(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array **in, co
 /* Puts an output's batch dimension (bdim, -1: none) at `axis` of the result, broadcasting an
  * unbatched output to `size` examples. Consumes x. */
 ax_array *ax_vmap_place(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axis);
+
+/* The outputs of ax_vmap with every batch dimension at 0 (unbatched ones broadcast): replaces
+ * out[0..n) in place and frees bdims. 0, or -1 (the failed outputs are NULL). */
+int ax_vmap_place_first(ax_ctx *cx, int n, ax_array **out, int *bdims, int64_t size);
 
 /* Moves axis `from` of x to position `to` (new reference). */
 ax_array *ax_moveaxis(ax_ctx *cx, ax_array *x, int from, int to);

@@ -451,18 +451,6 @@ static int bwd_example(ax_ctx *cx, void *closure, int nin, ax_array **in, int *n
     return rc;
 }
 
-/* Results of ax_vmap with their batch dimension at 0 (unbatched ones broadcast). */
-static int batch_at_front(ax_ctx *cx, int n, ax_array **out, int *bdims, int64_t size) {
-    int rc = 0;
-    for (int j = 0; j < n; j++) {
-        out[j] =
-            rc ? (ax_array_release(out[j]), NULL) : ax_vmap_place(cx, out[j], bdims[j], size, 0);
-        if (!out[j]) rc = -1;
-    }
-    free(bdims);
-    return rc;
-}
-
 static int vmapped_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nin,
                              ax_array **ct_in) {
     vmapped_vjp *v = data;
@@ -478,7 +466,7 @@ static int vmapped_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int ni
     bwd_closure b = {v, k};
     int rc = ax_vmap(cx, bwd_example, &b, n, args, axes, v->size, &nout, &outs, &bdims);
     free(args), free(axes);
-    if (!rc) rc = batch_at_front(cx, nout, outs, bdims, v->size);
+    if (!rc) rc = ax_vmap_place_first(cx, nout, outs, bdims, v->size);
     if (!rc && nout != nin) {
         ax_error(cx, AX_ERR_VALUE,
                  "the backward function of %s returned %d cotangents for %d "
@@ -505,7 +493,7 @@ static int vmapped_vjp_jvp(ax_ctx *cx, void *data, int64_t size, int k, int nin,
     *v = (vmapped_vjp){.in = d->in, .c = c, .shape = &d->shape, .size = size};
     snprintf(v->name, sizeof v->name, "vmap(%s)", c->name);
     if (ax_vmap(cx, fwd_example, v, nin, prim, axes, size, &nall, &all, &bdims) ||
-        batch_at_front(cx, nall, all, bdims, size))
+        ax_vmap_place_first(cx, nall, all, bdims, size))
         goto done;
     if (k >= v->nout) {
         ax_error(cx, AX_ERR_VALUE, "the forward function of %s has %d outputs", c->name, v->nout);
