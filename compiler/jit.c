@@ -214,6 +214,12 @@ static gcc_jit_context *new_context(const ax_gccjit *api, const ax_plan *plan) {
     return ctx;
 }
 
+/* "$TMPDIR/name" (default /tmp), a template for mkstemp / mkdtemp. */
+static void temp_template(char *buf, size_t n, const char *name) {
+    const char *base = getenv("TMPDIR");
+    snprintf(buf, n, "%s/%s", base && *base ? base : "/tmp", name);
+}
+
 /* Compiles into the cache directory (or a private temporary one) and loads the result. */
 static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, char *why,
                               size_t whylen) {
@@ -224,8 +230,7 @@ static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, c
         return NULL;
     }
     char tmpdir[4096];
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/ax-jit-XXXXXX", base && *base ? base : "/tmp");
+    temp_template(tmpdir, sizeof tmpdir, "ax-jit-XXXXXX");
     const char *dir = s->cache_dir;
     if (!dir) dir = mkdtemp(tmpdir);
     char *tmp = dir ? ax_jit_cache_path(dir, key, "so.tmp") : NULL;
@@ -380,7 +385,8 @@ int ax_jit_dump_c(ax_ctx *cx, const ax_jit_program *p, ax_strbuf *out) {
     }
     jit_state *s = state(cx);
     const ax_gccjit *api = s ? gccjit(s) : NULL;
-    char path[] = "/tmp/ax-dump-XXXXXX";
+    char path[4096];
+    temp_template(path, sizeof path, "ax-dump-XXXXXX");
     int fd = api ? mkstemp(path) : -1;
     gcc_jit_context *ctx = fd >= 0 ? new_context(api, p->plan) : NULL;
     if (!ctx) {
@@ -388,7 +394,10 @@ int ax_jit_dump_c(ax_ctx *cx, const ax_jit_program *p, ax_strbuf *out) {
             close(fd);
             unlink(path);
         }
-        ax_error(cx, AX_ERR_RUNTIME, "cannot dump the generated code");
+        ax_error(cx, AX_ERR_RUNTIME, "cannot dump the generated code (%s)",
+                 api ? "no temporary file"
+                 : s ? s->api_why
+                     : "out of memory");
         return -1;
     }
     close(fd);
