@@ -27,6 +27,7 @@ typedef struct ax_buffer {
     void *base; /* what was allocated (data is inside it); free(base) releases it */
     struct ax_alloc_cache *cache; /* the context's cache it returns to, or NULL */
     int size_class;               /* its capacity class in that cache, or -1 */
+    size_t capacity;              /* bytes allocated for data (>= nbytes) */
 } ax_buffer;
 
 /* The part of a tracer the runtime knows (compiler/trace.h has the rest). */
