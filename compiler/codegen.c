@@ -267,13 +267,6 @@ bool ax_codegen_gemm(const ax_ir_eqn *e, const ax_aval *lhs, const ax_aval *rhs)
            gemm_layout(&e->params.dot, lhs, rhs, &g);
 }
 
-double ax_gemm_flops(const ax_plan *plan, int step) {
-    const ax_ir_eqn *e = &plan->ir->eqns[plan->steps[step].eqn];
-    gemm_shape g;
-    gemm_layout(&e->params.dot, &plan->ir->types[e->in[0].var], &plan->ir->types[e->in[1].var], &g);
-    return 2.0 * (double)g.batch * (double)g.m * (double)g.n * (double)g.k;
-}
-
 int64_t ax_gemm_batches(const ax_plan *plan, int step) {
     const ax_ir_eqn *e = &plan->ir->eqns[plan->steps[step].eqn];
     gemm_shape g;

@@ -45,9 +45,8 @@ typedef struct ax_loop_split {
     bool splittable;
 } ax_loop_split;
 void ax_kernel_split(const ax_kernel *k, ax_loop_split *out);
-/* A GEMM step's batch count (its function's range), and its floating-point operations. */
+/* A GEMM step's batch count (its function's range). */
 int64_t ax_gemm_batches(const ax_plan *plan, int step);
-double ax_gemm_flops(const ax_plan *plan, int step);
 
 /* The optimisation level: 2, or AX_JIT_OPT (0-3) when set. */
 int ax_codegen_opt_level(void);

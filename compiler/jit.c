@@ -485,12 +485,6 @@ static int run_loop_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env, v
     return rc;
 }
 
-/* Matrix products below this many flops run on one OpenBLAS thread: measured on the SGD step of
- * docs/benchmarks.md, a 128^3 product gains ~2 us from a second thread, but OpenBLAS's idle
- * worker then spins on the other core and slows the fused loops around it by more (188 vs
- * 167 us a step). */
-#define GEMM_THREADED_FLOPS 1e7
-
 static int run_gemm_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env, void *const *fns) {
     const ax_step *st = &p->plan->steps[s];
     const ax_ir_eqn *e = &p->ir->eqns[st->eqn];
@@ -498,11 +492,7 @@ static int run_gemm_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env, v
     char *bufs[3] = {buffer_of(cx, env, e->in[0].var), buffer_of(cx, env, e->in[1].var),
                      buffer_of(cx, env, st->out)};
     if (!bufs[0] || !bufs[1] || !bufs[2]) return -1;
-    bool small = ax_gemm_flops(p->plan, s) < GEMM_THREADED_FLOPS;
-    ax_blas *blas = small ? ax_blas_get(cx) : NULL;
-    if (blas) blas->set_num_threads(1);
     p->fn[s](bufs, fns, 0, ax_gemm_batches(p->plan, s));
-    if (blas) blas->set_num_threads(cx->threads > 0 ? cx->threads : ax_pool_threads(cx));
     return 0;
 }
 
