@@ -372,22 +372,12 @@ static void batched_call_free(void *data) {
     free(b);
 }
 
-static int eval_body(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
-                     ax_array ***out) {
-    const ax_ir *body = closure;
-    (void)nin;
-    *nout = body->nout;
-    *out = calloc((size_t)body->nout + 1, sizeof **out);
-    if (!*out) return ax_error_oom(cx), -1;
-    return ax_ir_eval(cx, body, in, *out);
-}
-
 static int vmapped_body(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
                         ax_array ***out) {
     batched_call *b = closure;
     int *axes = calloc((size_t)nin + 1, sizeof *axes), *bdims = NULL;
     if (!axes) return ax_error_oom(cx), -1;
-    int rc = ax_vmap(cx, eval_body, b->inner->body, nin, in, axes, b->size, nout, out, &bdims);
+    int rc = ax_vmap(cx, ax_ir_flat_fn, b->inner->body, nin, in, axes, b->size, nout, out, &bdims);
     free(axes);
     return rc ? -1 : ax_vmap_place_first(cx, *nout, *out, bdims, b->size);
 }

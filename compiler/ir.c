@@ -577,6 +577,26 @@ int ax_ir_eval_inlined(ax_ctx *cx, const ax_ir *ir, ax_array **args, ax_array **
     return eval_ir(cx, ir, args, outs, true);
 }
 
+/* The flat-function forms (closure = the IR): outputs in a new array of new references. */
+static int eval_flat(ax_ctx *cx, const ax_ir *ir, ax_array **in, int *nout, ax_array ***out,
+                     bool inline_calls) {
+    *nout = ir->nout;
+    *out = calloc((size_t)ir->nout + 1, sizeof **out);
+    if (!*out) return ax_error_oom(cx), -1;
+    return eval_ir(cx, ir, in, *out, inline_calls);
+}
+
+int ax_ir_flat_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout, ax_array ***out) {
+    (void)nin;
+    return eval_flat(cx, closure, in, nout, out, false);
+}
+
+int ax_ir_inlined_flat_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                          ax_array ***out) {
+    (void)nin;
+    return eval_flat(cx, closure, in, nout, out, true);
+}
+
 bool ax_ir_has_custom_calls(const ax_ir *ir) {
     for (int k = 0; k < ir->neqns; k++)
         if (ir->eqns[k].prim == AX_P_CUSTOM_CALL) return true;

@@ -83,5 +83,10 @@ int ax_ir_eval(ax_ctx *cx, const ax_ir *ir, ax_array **args, ax_array **outs);
  * IR trace this inlines them: what native code needs, since it is never differentiated). */
 int ax_ir_eval_inlined(ax_ctx *cx, const ax_ir *ir, ax_array **args, ax_array **outs);
 bool ax_ir_has_custom_calls(const ax_ir *ir);
+/* The two evaluations as flat functions (ax_flat_fn, closure = the IR), to trace or vmap an
+ * IR: *out gets a malloc'd array of nout new references. */
+int ax_ir_flat_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout, ax_array ***out);
+int ax_ir_inlined_flat_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                          ax_array ***out);
 
 #endif

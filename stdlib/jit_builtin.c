@@ -238,16 +238,6 @@ static bool all_concrete(const flat_call *fc, const ax_ir *ir) {
     return true;
 }
 
-static int eval_inlined(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
-                        ax_array ***out) {
-    const ax_ir *ir = closure;
-    (void)nin;
-    *nout = ir->nout;
-    *out = calloc((size_t)ir->nout + 1, sizeof **out);
-    if (!*out) return ax_error_oom(cx), -1;
-    return ax_ir_eval_inlined(cx, ir, in, *out);
-}
-
 /* The IR native code is built from: custom_call equations replaced by their bodies (native
  * code is never differentiated, and the bodies fuse with the rest). A new reference. */
 static ax_ir *for_native_code(ax_ctx *cx, ax_ir *ir) {
@@ -256,7 +246,7 @@ static ax_ir *for_native_code(ax_ctx *cx, ax_ir *ir) {
     if (!types) return ax_error_oom(cx);
     for (int i = 0; i < ir->nin; i++) types[i] = ir->types[ir->invars[i]];
     int nout = 0;
-    ax_ir *flat = ax_trace_to_ir(cx, eval_inlined, ir, ir->nin, types, &nout);
+    ax_ir *flat = ax_trace_to_ir(cx, ax_ir_inlined_flat_fn, ir, ir->nin, types, &nout);
     free(types);
     ax_ir *simple = flat ? ax_simplify(cx, flat) : NULL;
     ax_ir_release(flat);
