@@ -82,18 +82,57 @@ fail:
     return -1;
 }
 
-/* Primitives with axis parameters (reductions, arg-reductions, scans, sorts), and the linear
- * algebra ones that take leading batch dimensions (cholesky, triangular_solve). */
+/* Primitives with axis parameters: reductions, arg-reductions, scans, sorts, cholesky. */
 int ax_batch_axes(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                   const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+    (void)nin;
     ax_scope s;
     ax_scope_begin(&s, cx);
-    ax_array *x[2] = {NULL, NULL};
-    for (int i = 0; i < nin && i < 2; i++) x[i] = batch_first(&s, in[i], bdim[i], size);
+    ax_array *x = batch_first(&s, in[0], bdim[0], size);
     ax_params q = *p;
-    if (prim != AX_P_CHOLESKY && prim != AX_P_TRIANGULAR_SOLVE)
+    if (prim != AX_P_CHOLESKY)
         shift_axes(q.axes, prim >= AX_P_REDUCE_SUM && prim <= AX_P_REDUCE_OR ? q.naxes : 1);
-    return done1(&s, ax_lax_bind(&s, prim, nin < 2 ? nin : 2, x, &q), out, out_bdim);
+    return done1(&s, ax_lax_bind(&s, prim, 1, &x, &q), out, out_bdim);
+}
+
+/* One matrix a for a batch of b: the examples become more right-hand sides of a single solve,
+ * as JAX does, rather than copies of a. b's batch dim moves next to the dim the solve keeps
+ * apart (before b's columns on the left, before its rows on the right) and merges with it. */
+static int solve_shared_matrix(ax_scope *s, const ax_params *p, ax_array *a, ax_array *b, int bdim,
+                               ax_array **out, int *out_bdim) {
+    int r = a->ndim, at = p->flag & AX_TRSOLVE_RIGHT_SIDE ? r - 2 : r - 1;
+    ax_array *moved = ax_scope_own(s, ax_moveaxis(s->cx, b, bdim, at));
+    if (!moved) return -1;
+    int64_t merged[AX_MAX_RANK];
+    for (int d = 0, k = 0; d <= r; d++) {
+        if (d == at + 1)
+            merged[k - 1] *= moved->shape[d];
+        else
+            merged[k++] = moved->shape[d];
+    }
+    ax_array *x = ax_lax_bind(s, AX_P_TRIANGULAR_SOLVE, 2,
+                              (ax_array *[]){a, ax_lax_reshape(s, moved, r, merged)}, p);
+    x = x ? ax_lax_reshape(s, x, r + 1, moved->shape) : NULL;
+    out[0] = x ? ax_scope_keep(s, x) : NULL;
+    out_bdim[0] = at;
+    return out[0] ? 0 : -1;
+}
+
+/* triangular_solve: batch dims lead, like the primitive's own; an unbatched b is broadcast,
+ * an unbatched a is shared (above). */
+int ax_batch_triangular_solve(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                              const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+    (void)nin;
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    if (bdim[0] < 0 && bdim[1] >= 0) {
+        int rc = solve_shared_matrix(&s, p, in[0], in[1], bdim[1], out, out_bdim);
+        ax_scope_end(&s);
+        return rc;
+    }
+    ax_array *ab[2] = {batch_first(&s, in[0], bdim[0], size),
+                       batch_first(&s, in[1], bdim[1], size)};
+    return done1(&s, ax_lax_bind(&s, prim, 2, ab, p), out, out_bdim);
 }
 
 static ax_array *batched_pad(ax_scope *s, const ax_params *p, ax_array **in, const int *bdim,

@@ -256,9 +256,11 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
         ax_strbuf_appendf(s, "[axes=(%d,) index_dtype=%s]", p->axes[0], ax_dtype_name(p->dtype));
         break;
     case AX_P_TRIANGULAR_SOLVE:
-        ax_strbuf_appendf(s, "[left_side=True lower=%s transpose_a=%s]",
+        ax_strbuf_appendf(s, "[left_side=%s lower=%s transpose_a=%s unit_diagonal=%s]",
+                          p->flag & AX_TRSOLVE_RIGHT_SIDE ? "False" : "True",
                           p->flag & AX_TRSOLVE_LOWER ? "True" : "False",
-                          p->flag & AX_TRSOLVE_TRANSPOSE_A ? "True" : "False");
+                          p->flag & AX_TRSOLVE_TRANSPOSE_A ? "True" : "False",
+                          p->flag & AX_TRSOLVE_UNIT_DIAGONAL ? "True" : "False");
         break;
     case AX_P_CUMSUM:
     case AX_P_CUMPROD:

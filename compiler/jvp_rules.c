@@ -490,25 +490,32 @@ static ax_array *scatter_tangent(ax_scope *s, const ax_params *p, ax_array **in,
 
 /* ---- linear algebra: cholesky and triangular_solve ---- */
 
-/* A mask over the last two dims of `like` (its dtype and shape): `below` under the diagonal,
- * `on` on it, `above` over it. */
-static ax_array *tri_mask(ax_scope *s, const ax_array *like, double below, double on,
-                          double above) {
-    int nd = like->ndim;
-    int64_t n = like->shape[nd - 1];
-    ax_params rp = {.dtype = AX_I32, .ndim = 2, .shape = {n, n}, .naxes = 1, .axes = {0}};
-    ax_params cp = rp;
-    cp.axes[0] = 1;
-    ax_array *rows = ax_lax_bind(s, AX_P_IOTA, 0, NULL, &rp);
-    ax_array *cols = ax_lax_bind(s, AX_P_IOTA, 0, NULL, &cp);
-    ax_array *lo = ax_lax_convert(s, ax_lax_binary(s, AX_P_GT, rows, cols), like->dtype);
-    ax_array *di = ax_lax_convert(s, ax_lax_binary(s, AX_P_EQ, rows, cols), like->dtype);
-    ax_array *hi = ax_lax_convert(s, ax_lax_binary(s, AX_P_LT, rows, cols), like->dtype);
-    ax_array *m = ax_lax_add(s,
-                             ax_lax_add(s, ax_lax_mul(s, lo, ax_lax_scalar_like(s, like, below)),
-                                        ax_lax_mul(s, di, ax_lax_scalar_like(s, like, on))),
-                             ax_lax_mul(s, hi, ax_lax_scalar_like(s, like, above)));
-    return ax_lax_broadcast_in_dim(s, m, nd, like->shape, (int[]){nd - 2, nd - 1});
+/* Where an element of the last two dims of x lies against the diagonal (iota rows `cmp`
+ * iota cols), broadcast to x's shape. */
+static ax_array *diagonal_side(ax_scope *s, const ax_array *x, ax_prim cmp) {
+    int nd = x->ndim;
+    int64_t n = x->shape[nd - 1];
+    ax_params rows = {.dtype = AX_I32, .ndim = 2, .shape = {n, n}, .naxes = 1, .axes = {0}};
+    ax_params cols = rows;
+    cols.axes[0] = 1;
+    ax_array *side = ax_lax_binary(s, cmp, ax_lax_bind(s, AX_P_IOTA, 0, NULL, &rows),
+                                   ax_lax_bind(s, AX_P_IOTA, 0, NULL, &cols));
+    return ax_lax_broadcast_in_dim(s, side, nd, x->shape, (int[]){nd - 2, nd - 1});
+}
+
+/* x scaled by f, exact zeros for f = 0 (a select, so that infinities there do not leak). */
+static ax_array *scaled(ax_scope *s, ax_array *x, double f) {
+    if (f == 0) return ax_lax_zeros_like(s, x);
+    return f == 1 ? x : ax_lax_mul(s, x, ax_lax_scalar_like(s, x, f));
+}
+
+/* x (..., n, n) with its elements below the diagonal scaled by `below`, on it by `on`, over
+ * it by `above`: tril/triu and phi's halved diagonal. */
+static ax_array *triangle_part(ax_scope *s, ax_array *x, double below, double on, double above) {
+    if (!x) return NULL;
+    ax_array *on_or_above =
+        ax_lax_select(s, diagonal_side(s, x, AX_P_EQ), scaled(s, x, on), scaled(s, x, above));
+    return ax_lax_select(s, diagonal_side(s, x, AX_P_GT), scaled(s, x, below), on_or_above);
 }
 
 /* x with its last two dims swapped. */
@@ -521,46 +528,52 @@ static ax_array *swap_last(ax_scope *s, ax_array *x) {
     return ax_lax_transpose(s, x, perm);
 }
 
-/* op(a) @ b over the last two dims, leading dims batched; op(a) = a^T when ta. */
-static ax_array *batched_matmul(ax_scope *s, ax_array *a, ax_array *b, bool ta) {
+/* op(a) @ op(b) over the last two dims, leading dims batched; op(m) = m^T when its flag is
+ * set. */
+static ax_array *batched_matmul(ax_scope *s, ax_array *a, bool ta, ax_array *b, bool tb) {
     if (!a || !b) return NULL;
     int nd = a->ndim;
     ax_dot_dims d = {.ncontract = 1,
                      .lhs_contract = {ta ? nd - 2 : nd - 1},
-                     .rhs_contract = {nd - 2},
+                     .rhs_contract = {tb ? nd - 1 : nd - 2},
                      .nbatch = nd - 2};
     for (int i = 0; i < nd - 2; i++) d.lhs_batch[i] = d.rhs_batch[i] = i;
     return ax_lax_dot_general(s, a, b, &d);
 }
 
 static ax_array *tri_solve(ax_scope *s, ax_array *a, ax_array *b, int flag) {
+    if (!a || !b) return NULL;
     ax_params p = {.flag = flag};
     return ax_lax_bind(s, AX_P_TRIANGULAR_SOLVE, 2, (ax_array *[]){a, b}, &p);
 }
 
-/* x = op(a)^-1 b: dx = op(a)^-1 (db - op(da) x), da read in the triangle a's is. */
+/* x = op(a)^-1 b: dx = op(a)^-1 (db - op(da) x); on the right, x = b op(a)^-1 and
+ * dx = (db - x op(da)) op(a)^-1. da counts only where the kernel reads a: its triangle, less
+ * the diagonal when that is taken as ones. */
 static ax_array *triangular_solve_tangent(ax_scope *s, const ax_params *p, ax_array **in,
                                           ax_array **tin, ax_array *x) {
-    bool lower = p->flag & AX_TRSOLVE_LOWER, ta = p->flag & AX_TRSOLVE_TRANSPOSE_A;
+    int f = p->flag;
+    bool lower = f & AX_TRSOLVE_LOWER, ta = f & AX_TRSOLVE_TRANSPOSE_A;
     ax_array *rhs = tin[1];
     if (tin[0]) {
-        ax_array *da = ax_lax_mul(s, tin[0], tri_mask(s, in[0], lower, 1, !lower));
-        ax_array *dax = batched_matmul(s, da, x, ta);
+        ax_array *da = triangle_part(s, tin[0], lower, !(f & AX_TRSOLVE_UNIT_DIAGONAL), !lower);
+        ax_array *dax = f & AX_TRSOLVE_RIGHT_SIDE ? batched_matmul(s, x, false, da, ta)
+                                                  : batched_matmul(s, da, ta, x, false);
         rhs = rhs ? ax_lax_sub(s, rhs, dax) : ax_lax_neg(s, dax);
     }
-    return tri_solve(s, in[0], rhs, p->flag);
+    return tri_solve(s, in[0], rhs, f);
 }
 
 /* L = chol(A) from A's lower triangle: with dA the symmetric matrix that triangle's tangent
- * stands for, dL = L phi(L^-1 dA L^-T), phi taking the lower triangle with half the
- * diagonal (Murray, "Differentiation of the Cholesky decomposition", 2016). */
+ * stands for, dL = L phi(L^-1 dA L^-T), phi taking the lower triangle with half the diagonal
+ * (Murray, "Differentiation of the Cholesky decomposition", 2016; JAX's rule). */
 static ax_array *cholesky_tangent(ax_scope *s, ax_array *da, ax_array *l) {
-    ax_array *low = ax_lax_mul(s, da, tri_mask(s, l, 1, 1, 0));
-    ax_array *strict = ax_lax_mul(s, da, tri_mask(s, l, 1, 0, 0));
-    ax_array *sym = ax_lax_add(s, low, swap_last(s, strict));
-    ax_array *t1 = tri_solve(s, l, sym, AX_TRSOLVE_LOWER);              /* L^-1 dA */
-    ax_array *t2 = tri_solve(s, l, swap_last(s, t1), AX_TRSOLVE_LOWER); /* L^-1 dA L^-T */
-    return batched_matmul(s, l, ax_lax_mul(s, t2, tri_mask(s, l, 1, 0.5, 0)), false);
+    ax_array *sym =
+        ax_lax_add(s, triangle_part(s, da, 1, 1, 0), swap_last(s, triangle_part(s, da, 1, 0, 0)));
+    int lower_t = AX_TRSOLVE_LOWER | AX_TRSOLVE_TRANSPOSE_A | AX_TRSOLVE_RIGHT_SIDE;
+    ax_array *tmp = tri_solve(s, l, sym, lower_t);            /* dA L^-T */
+    ax_array *inner = tri_solve(s, l, tmp, AX_TRSOLVE_LOWER); /* L^-1 dA L^-T */
+    return batched_matmul(s, l, false, triangle_part(s, inner, 1, 0.5, 0), false);
 }
 
 static ax_array *special_tangent(ax_scope *s, ax_prim prim, const ax_params *p, ax_array **in,

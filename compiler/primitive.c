@@ -208,9 +208,7 @@ EAGER(dot_general) {
 
 EAGER(triangular_solve) {
     (void)nin;
-    return one(ax_triangular_solve(cx, in[0], in[1], p->flag & AX_TRSOLVE_LOWER,
-                                   p->flag & AX_TRSOLVE_TRANSPOSE_A),
-               out);
+    return one(ax_triangular_solve(cx, in[0], in[1], p->flag), out);
 }
 
 /* A custom_call outside differentiation: the function's body, output k. */
@@ -394,7 +392,7 @@ static const ax_prim_info table[AX_P_NPRIMS] = {
     ROW(AX_P_DOT_GENERAL, "dot_general", 2, LIN, dot_general, ax_jvp_special, ax_batch_dot_general),
     ROW(AX_P_CHOLESKY, "cholesky", 1, 0, cholesky, ax_jvp_special, ax_batch_axes),
     /* linear in b: its transpose solves with op(a)^T */
-    ROW(AX_P_TRIANGULAR_SOLVE, "triangular_solve", 2, LIN, triangular_solve, ax_jvp_special, ax_batch_axes),
+    ROW(AX_P_TRIANGULAR_SOLVE, "triangular_solve", 2, LIN, triangular_solve, ax_jvp_special, ax_batch_triangular_solve),
     ROW(AX_P_SORT, "sort", 1, 0, sort, ax_jvp_special, ax_batch_axes),
     ROW(AX_P_ARGSORT, "argsort", 1, ND, argsort, NULL, ax_batch_axes),
     /* no batching rule: vmap of a function's reverse-mode tangent map is not formed here */

@@ -55,8 +55,9 @@ typedef enum {
     /* linear algebra */
     AX_P_DOT_GENERAL,      /* params: dot */
     AX_P_CHOLESKY,
-    AX_P_TRIANGULAR_SOLVE, /* (a, b): x with op(a) x = b, a (..., n, n) triangular, b (..., n, k);
-                              params: flag bits AX_TRSOLVE_LOWER, AX_TRSOLVE_TRANSPOSE_A */
+    AX_P_TRIANGULAR_SOLVE, /* (a, b): x with op(a) x = b (or x op(a) = b), a (..., n, n)
+                              triangular; params: flag = AX_TRSOLVE_* bits (runtime/linalg.h):
+                              lower, transpose_a, unit_diagonal, right side (left_side=False) */
     /* sorting */
     AX_P_SORT,             /* params: axes[0], flag = descending */
     AX_P_ARGSORT,          /* params: axes[0], flag = descending, dtype = index dtype */
@@ -71,8 +72,6 @@ typedef enum {
     AX_P_THREEFRY2X32,
     AX_P_NPRIMS
 } ax_prim;
-
-enum { AX_TRSOLVE_LOWER = 1, AX_TRSOLVE_TRANSPOSE_A = 2 };
 
 /* Static parameters. Which fields a primitive reads is listed in the enum above. */
 typedef struct ax_params {

@@ -930,7 +930,7 @@ AX_SHAPE_RULE(cholesky) {
 }
 
 AX_SHAPE_RULE(triangular_solve) {
-    (void)nin, (void)p;
+    (void)nin;
     const ax_aval *a = &in[0], *b = &in[1];
     if (require_dtypes(cx, "triangular_solve", FLOATS, a) ||
         require_dtypes(cx, "triangular_solve", FLOATS, b))
@@ -940,14 +940,22 @@ AX_SHAPE_RULE(triangular_solve) {
                  TYPE(b));
         return -1;
     }
-    bool ok = a->ndim >= 2 && a->shape[a->ndim - 1] == a->shape[a->ndim - 2] &&
-              b->ndim == a->ndim && b->shape[b->ndim - 2] == a->shape[a->ndim - 1];
-    for (int d = 0; ok && d < a->ndim - 2; d++) ok = a->shape[d] == b->shape[d];
+    if (p->flag & ~(AX_TRSOLVE_LOWER | AX_TRSOLVE_TRANSPOSE_A | AX_TRSOLVE_UNIT_DIAGONAL |
+                    AX_TRSOLVE_RIGHT_SIDE)) {
+        ax_error(cx, AX_ERR_VALUE, "triangular_solve: unknown option bits %#x", (unsigned)p->flag);
+        return -1;
+    }
+    /* b's dimension that meets a: its rows on the left (a x = b), its columns on the right */
+    bool right = p->flag & AX_TRSOLVE_RIGHT_SIDE;
+    int nd = a->ndim;
+    bool ok = nd >= 2 && a->shape[nd - 1] == a->shape[nd - 2] && b->ndim == nd &&
+              b->shape[right ? nd - 1 : nd - 2] == a->shape[nd - 1];
+    for (int d = 0; ok && d < nd - 2; d++) ok = a->shape[d] == b->shape[d];
     if (!ok) {
         ax_error(cx, AX_ERR_SHAPE,
-                 "triangular_solve requires a (..., n, n) and b (..., n, k) with the same "
-                 "leading dimensions, got %s and %s",
-                 TYPE(a), TYPE(b));
+                 "triangular_solve requires a (..., n, n) and b %s with the same leading "
+                 "dimensions, got %s and %s",
+                 right ? "(..., k, n)" : "(..., n, k)", TYPE(a), TYPE(b));
         return -1;
     }
     *out = *b;

@@ -245,7 +245,9 @@ static int transpose_into(ax_scope *s, ax_prim prim, const ax_params *p, int nin
         if (lin[0]) r[0] = dot_transpose(s, &p->dot, true, ct, in[1], &ty[0]);
         if (lin[1]) r[1] = dot_transpose(s, &p->dot, false, ct, in[0], &ty[1]);
         break;
-    case AX_P_TRIANGULAR_SOLVE: { /* x = S b with S = op(a)^-1: ct_b = S^T ct */
+    case AX_P_TRIANGULAR_SOLVE: {
+        /* x = S b with S = op(a)^-1: ct_b = S^T ct, a solve with op(a)^T on the same side
+         * (on the right, x = b S and ct_b = ct S^T) */
         if (lin[0]) {
             ax_error(s->cx, AX_ERR_RUNTIME, "triangular_solve is not linear in its matrix");
             return -1;

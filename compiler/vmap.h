@@ -20,6 +20,9 @@ int ax_batch_shape(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_arr
                    const int *bdim, int64_t size, ax_array **out, int *out_bdim);
 int ax_batch_dot_general(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                          const int *bdim, int64_t size, ax_array **out, int *out_bdim);
+int ax_batch_triangular_solve(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin,
+                              ax_array **in, const int *bdim, int64_t size, ax_array **out,
+                              int *out_bdim);
 int ax_batch_indexing(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                       const int *bdim, int64_t size, ax_array **out, int *out_bdim);
 /* custom_call: a custom_call of the vmapped function, whose rule runs per example. */

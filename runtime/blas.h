@@ -13,7 +13,9 @@ enum {
     AX_CBLAS_UPPER = 121,
     AX_CBLAS_LOWER = 122,
     AX_CBLAS_NON_UNIT = 131,
+    AX_CBLAS_UNIT = 132,
     AX_CBLAS_LEFT = 141,
+    AX_CBLAS_RIGHT = 142,
 };
 
 typedef void (*ax_sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float alpha,

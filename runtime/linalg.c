@@ -1,4 +1,5 @@
-/* lax.dot_general through OpenBLAS's gemm, and Cholesky through LAPACK's potrf.
+/* lax.dot_general through OpenBLAS's gemm, Cholesky through LAPACK's potrf, triangular solves
+ * through trsm.
  *
  * dot_general sees each operand as a batch of matrices: the lhs as (free x contracting), the
  * rhs as (contracting x free). When an operand's dimensions already lie in memory the way
@@ -474,38 +475,78 @@ ax_array *ax_cholesky(ax_ctx *cx, ax_array *a) {
     return out;
 }
 
-ax_array *ax_triangular_solve(ax_ctx *cx, ax_array *a, ax_array *b, bool lower, bool transpose_a) {
-    if (!a->buf || !b->buf)
-        return ax_error(cx, AX_ERR_RUNTIME, "triangular_solve needs concrete arrays");
-    int64_t n = a->shape[a->ndim - 1], k = b->shape[b->ndim - 1];
-    if (n > INT_MAX || k > INT_MAX)
-        return ax_error(cx, AX_ERR_VALUE, "triangular_solve: matrices too large for BLAS");
-    ax_array *ac = ax_array_contiguous(cx, a);
-    ax_array *out = ac ? ax_array_copy(cx, b) : NULL;
-    ax_blas *blas = out && out->size ? ax_blas_get(cx) : NULL;
-    if (!blas || n == 0) {
-        ax_array_release(ac);
-        if (out && out->size && !blas) {
-            ax_array_release(out);
-            return NULL;
-        }
-        return out;
+/* ---------------------------------------------------------------------------------------- */
+/* Triangular solve                                                                         */
+
+/* The operands' checks, in the terms of lax.linalg.triangular_solve. */
+static bool triangular_solve_valid(ax_ctx *cx, const ax_array *a, const ax_array *b, bool right) {
+    char ta[96], tb[96];
+    ax_array_type_format(ta, sizeof ta, a);
+    ax_array_type_format(tb, sizeof tb, b);
+    if (!ax_dtype_is_float(a->dtype) || a->dtype != b->dtype) {
+        ax_error(cx, AX_ERR_TYPE,
+                 "triangular_solve requires f32 or f64 operands of one dtype, got %s and %s", ta,
+                 tb);
+        return false;
     }
-    size_t es = ax_dtype_size(a->dtype);
-    const char *am = ax_array_data(ac);
-    char *xm = ax_array_data(out);
-    int uplo = lower ? AX_CBLAS_LOWER : AX_CBLAS_UPPER;
-    int trans = transpose_a ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS;
-    for (int64_t m = 0; m < out->size / (n * k); m++) {
-        const void *am_m = am + m * n * n * (int64_t)es;
-        void *xm_m = xm + m * n * k * (int64_t)es;
-        if (a->dtype == AX_F32)
-            blas->strsm(AX_CBLAS_ROW_MAJOR, AX_CBLAS_LEFT, uplo, trans, AX_CBLAS_NON_UNIT, (int)n,
-                        (int)k, 1.0f, am_m, (int)n, xm_m, (int)k);
+    int nd = a->ndim;
+    bool ok = nd >= 2 && a->shape[nd - 1] == a->shape[nd - 2] && b->ndim == nd &&
+              b->shape[right ? nd - 1 : nd - 2] == a->shape[nd - 1];
+    for (int d = 0; ok && d < nd - 2; d++) ok = a->shape[d] == b->shape[d];
+    if (!ok) {
+        ax_error(cx, AX_ERR_SHAPE,
+                 "triangular_solve requires a (..., n, n) and b %s with the same leading "
+                 "dimensions, got %s and %s",
+                 right ? "(..., k, n)" : "(..., n, k)", ta, tb);
+        return false;
+    }
+    if (!a->buf || !b->buf) {
+        ax_error(cx, AX_ERR_RUNTIME, "triangular_solve needs concrete arrays, got %s and %s", ta,
+                 tb);
+        return false;
+    }
+    if (b->shape[nd - 2] > INT_MAX || b->shape[nd - 1] > INT_MAX) {
+        ax_error(cx, AX_ERR_VALUE, "triangular_solve of %s: matrices too large for BLAS", tb);
+        return false;
+    }
+    return true;
+}
+
+/* Each matrix of b (a contiguous copy, overwritten) becomes its solution: trsm's B = X. */
+static void trsm_each(const ax_blas *blas, ax_dtype dtype, const char *am, char *xm, int64_t nmat,
+                      int64_t rows, int64_t cols, int flags) {
+    bool right = flags & AX_TRSOLVE_RIGHT_SIDE;
+    int side = right ? AX_CBLAS_RIGHT : AX_CBLAS_LEFT;
+    int uplo = flags & AX_TRSOLVE_LOWER ? AX_CBLAS_LOWER : AX_CBLAS_UPPER;
+    int trans = flags & AX_TRSOLVE_TRANSPOSE_A ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS;
+    int diag = flags & AX_TRSOLVE_UNIT_DIAGONAL ? AX_CBLAS_UNIT : AX_CBLAS_NON_UNIT;
+    int64_t n = right ? cols : rows, es = (int64_t)ax_dtype_size(dtype);
+    for (int64_t m = 0; m < nmat; m++) {
+        const void *a = am + m * n * n * es;
+        void *x = xm + m * rows * cols * es;
+        if (dtype == AX_F32)
+            blas->strsm(AX_CBLAS_ROW_MAJOR, side, uplo, trans, diag, (int)rows, (int)cols, 1.0f, a,
+                        (int)n, x, (int)cols);
         else
-            blas->dtrsm(AX_CBLAS_ROW_MAJOR, AX_CBLAS_LEFT, uplo, trans, AX_CBLAS_NON_UNIT, (int)n,
-                        (int)k, 1.0, am_m, (int)n, xm_m, (int)k);
+            blas->dtrsm(AX_CBLAS_ROW_MAJOR, side, uplo, trans, diag, (int)rows, (int)cols, 1.0, a,
+                        (int)n, x, (int)cols);
     }
+}
+
+ax_array *ax_triangular_solve(ax_ctx *cx, ax_array *a, ax_array *b, int flags) {
+    if (!triangular_solve_valid(cx, a, b, flags & AX_TRSOLVE_RIGHT_SIDE)) return NULL;
+    ax_array *out = ax_array_copy(cx, b);
+    if (!out || out->size == 0) return out;
+    ax_array *ac = ax_array_contiguous(cx, a);
+    ax_blas *blas = ac ? ax_blas_get(cx) : NULL;
+    if (!blas) {
+        ax_array_release(ac);
+        ax_array_release(out);
+        return NULL;
+    }
+    int64_t rows = b->shape[b->ndim - 2], cols = b->shape[b->ndim - 1];
+    trsm_each(blas, a->dtype, ax_array_data(ac), ax_array_data(out), out->size / (rows * cols),
+              rows, cols, flags);
     ax_array_release(ac);
     return out;
 }

@@ -19,10 +19,19 @@ ax_array *ax_dot_general(ax_ctx *cx, ax_array *lhs, ax_array *rhs, const ax_dot_
  * through LAPACK's potrf; a non-positive-definite input gives NaNs, as jnp.linalg.cholesky. */
 ax_array *ax_cholesky(ax_ctx *cx, ax_array *a);
 
-/* Solves op(a) x = b for x (lax.linalg.triangular_solve with left_side=True): a (..., n, n)
- * triangular (its `lower` or upper triangle is read, the rest ignored), op(a) = a or a^T,
- * b (..., n, k) with the same leading dims, f32/f64, through BLAS trsm. A zero on the
- * diagonal gives infinities and NaNs, as JAX. */
-ax_array *ax_triangular_solve(ax_ctx *cx, ax_array *a, ax_array *b, bool lower, bool transpose_a);
+/* The options of lax.linalg.triangular_solve, as flag bits; 0 solves a x = b with a upper
+ * triangular and its diagonal read. */
+enum {
+    AX_TRSOLVE_LOWER = 1,         /* a is lower triangular (lower=True), else upper */
+    AX_TRSOLVE_TRANSPOSE_A = 2,   /* op(a) = a^T (transpose_a=True), else a */
+    AX_TRSOLVE_UNIT_DIAGONAL = 4, /* a's diagonal is taken as ones and not read */
+    AX_TRSOLVE_RIGHT_SIDE = 8,    /* left_side=False: solve x op(a) = b */
+};
+
+/* lax.linalg.triangular_solve: x with op(a) x = b, or x op(a) = b with AX_TRSOLVE_RIGHT_SIDE;
+ * a (..., n, n) triangular (only its triangle is read, the rest ignored), b (..., n, k), or
+ * (..., k, n) on the right, with the same leading (batch) dims; f32 or f64, one dtype; through
+ * BLAS trsm. A zero on the diagonal gives infinities and NaNs, as JAX. */
+ax_array *ax_triangular_solve(ax_ctx *cx, ax_array *a, ax_array *b, int flags);
 
 #endif

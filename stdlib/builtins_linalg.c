@@ -368,54 +368,68 @@ static ax_value *bi_cholesky(ax_interp *in, ax_value *self, const ax_args *args)
     return ax_np_wrap(in, r);
 }
 
-/* solve_triangular(a, b, trans=0, lower=False): x with op(a) x = b, as
- * jax.scipy.linalg.solve_triangular; b may be a vector. */
+/* scipy's trans: 0 or 'N' solves a x = b, 1 or 'T' a^T x = b, and 2 or 'C' a^H x = b, the
+ * same as 'T' for real a. */
+static bool trans_arg(ax_interp *in, ax_value *v, bool *transpose) {
+    int64_t t = 0;
+    if (v && v->kind == AX_V_STR)
+        t = !strcmp(v->str, "N") ? 0 : !strcmp(v->str, "T") ? 1 : !strcmp(v->str, "C") ? 2 : -1;
+    else if (!ax_bi_int(in, v, "trans", 0, &t))
+        return false;
+    if (t < 0 || t > 2) {
+        ax_error(in->cx, AX_ERR_VALUE, "solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C'");
+        return false;
+    }
+    *transpose = t != 0;
+    return true;
+}
+
+/* x with a trailing axis of size 1 (col), or without it (!col). */
+static ax_array *as_column(ax_ctx *cx, ax_array *x, bool col, int ndim, const int64_t *shape) {
+    ax_params p = {.ndim = ndim + col};
+    memcpy(p.shape, shape, (size_t)ndim * sizeof *shape);
+    if (col) p.shape[ndim] = 1;
+    return ax_bind1(cx, AX_P_RESHAPE, 1, &x, &p);
+}
+
+/* The triangular_solve primitive on inexact a and b in one dtype; a b of one rank less than
+ * a is a vector (or a batch of them), solved as a column. */
+static ax_array *solve_triangular(ax_ctx *cx, ax_array *a, ax_array *b, int flags) {
+    bool vector = a->ndim >= 2 && b->ndim == a->ndim - 1;
+    bool weak;
+    ax_dtype t = ax_np_result_type(2, (ax_array *[]){a, b}, &weak);
+    ax_array *ca = ax_np_astype(cx, a, t, false);
+    ax_array *cb = ca ? ax_np_astype(cx, b, t, false) : NULL;
+    ax_array *rhs = cb && vector ? as_column(cx, cb, true, b->ndim, b->shape) : cb;
+    ax_params p = {.flag = flags};
+    ax_array *x = rhs ? ax_bind1(cx, AX_P_TRIANGULAR_SOLVE, 2, (ax_array *[]){ca, rhs}, &p) : NULL;
+    ax_array *r = x && vector ? as_column(cx, x, false, b->ndim, b->shape) : x;
+    if (r != x) ax_array_release(x);
+    if (rhs != cb) ax_array_release(rhs);
+    ax_array_release(ca);
+    ax_array_release(cb);
+    return r;
+}
+
+/* solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False): x with op(a) x = b, as
+ * jax.scipy.linalg.solve_triangular; b (..., n, k), or (..., n) a vector. */
 static ax_value *bi_solve_triangular(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {"a", "b", "trans", "lower", NULL};
-    ax_value *v[4];
+    static const char *const names[] = {"a", "b", "trans", "lower", "unit_diagonal", NULL};
+    ax_value *v[5];
     const char *f = self->builtin->name;
-    int64_t trans;
-    bool lower;
-    if (!ax_bi_parse(in, args, f, names, 4, v) || !ax_bi_required(in, v[0], f, "a") ||
-        !ax_bi_required(in, v[1], f, "b") || !ax_bi_int(in, v[2], "trans", 0, &trans) ||
-        !ax_bi_bool(in, v[3], "lower", false, &lower))
+    bool transpose, lower, unit;
+    if (!ax_bi_parse(in, args, f, names, 5, v) || !ax_bi_required(in, v[0], f, "a") ||
+        !ax_bi_required(in, v[1], f, "b") || !trans_arg(in, v[2], &transpose) ||
+        !ax_bi_bool(in, v[3], "lower", false, &lower) ||
+        !ax_bi_bool(in, v[4], "unit_diagonal", false, &unit))
         return NULL;
-    if (trans < 0 || trans > 2)
-        return ax_error(in->cx, AX_ERR_VALUE, "solve_triangular: trans must be 0, 1 or 2, not %lld",
-                        (long long)trans);
+    int flags = (lower ? AX_TRSOLVE_LOWER : 0) | (transpose ? AX_TRSOLVE_TRANSPOSE_A : 0) |
+                (unit ? AX_TRSOLVE_UNIT_DIAGONAL : 0);
     ax_array *a = ax_np_asarray(in, v[0], f), *b = a ? ax_np_asarray(in, v[1], f) : NULL;
     ax_array *fa = b ? ax_np_to_inexact(in->cx, a) : NULL;
     ax_array *fb = fa ? ax_np_to_inexact(in->cx, b) : NULL;
-    ax_array *x = NULL, *col = NULL;
-    if (fb && fa->ndim >= 2 && fb->ndim == fa->ndim - 1) { /* a vector: solve as a column */
-        int64_t shape[AX_MAX_RANK];
-        memcpy(shape, fb->shape, (size_t)fb->ndim * sizeof *shape);
-        shape[fb->ndim] = 1;
-        ax_params rp = {.ndim = fb->ndim + 1};
-        memcpy(rp.shape, shape, sizeof rp.shape);
-        col = ax_bind1(in->cx, AX_P_RESHAPE, 1, &fb, &rp);
-    }
-    if (fb && (col || fb->ndim != fa->ndim - 1)) {
-        ax_array *rhs = col ? col : fb;
-        ax_dtype t = fa->dtype == AX_F64 || rhs->dtype == AX_F64 ? AX_F64 : AX_F32;
-        ax_array *ca = ax_bind1(in->cx, AX_P_CONVERT, 1, &fa, &(ax_params){.dtype = t});
-        ax_array *cb =
-            ca ? ax_bind1(in->cx, AX_P_CONVERT, 1, &rhs, &(ax_params){.dtype = t}) : NULL;
-        ax_params p = {.flag =
-                           (lower ? AX_TRSOLVE_LOWER : 0) | (trans ? AX_TRSOLVE_TRANSPOSE_A : 0)};
-        x = cb ? ax_bind1(in->cx, AX_P_TRIANGULAR_SOLVE, 2, (ax_array *[]){ca, cb}, &p) : NULL;
-        ax_array_release(ca);
-        ax_array_release(cb);
-        if (x && col) {
-            ax_params rp = {.ndim = fb->ndim};
-            memcpy(rp.shape, fb->shape, sizeof rp.shape);
-            ax_array *flat = ax_bind1(in->cx, AX_P_RESHAPE, 1, &x, &rp);
-            ax_array_release(x);
-            x = flat;
-        }
-    }
+    ax_array *x = fb ? solve_triangular(in->cx, fa, fb, flags) : NULL;
     ax_array_release(a), ax_array_release(b), ax_array_release(fa), ax_array_release(fb);
-    ax_array_release(col);
     return ax_np_wrap(in, x);
 }
 
@@ -438,8 +452,8 @@ const ax_builtin_def ax_builtins_linalg[] = {
     {"cholesky", bi_cholesky, "linalg.cholesky(a): lower Cholesky factor of positive-definite a",
      AX_BI_LINALG},
     {"solve_triangular", bi_solve_triangular,
-     "linalg.solve_triangular(a, b, trans=0, lower=False): x with a x = b (a^T x = b when "
-     "trans) for triangular a",
+     "linalg.solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False): x with a x = b "
+     "(a^T x = b when trans) for triangular a",
      AX_BI_LINALG},
     {NULL, NULL, NULL, 0},
 };

@@ -159,6 +159,13 @@ static const spec specs[] = {
      {.flag = AX_TRSOLVE_TRANSPOSE_A}, false},
     {AX_P_TRIANGULAR_SOLVE, 2, {3, 3}, {{2, 3, 3}, {2, 3, 1}}, -1, 1,
      {.flag = AX_TRSOLVE_LOWER | AX_TRSOLVE_TRANSPOSE_A}, false},
+    {AX_P_TRIANGULAR_SOLVE, 2, {2, 2}, {{3, 3}, {3, 2}}, -1, 1,
+     {.flag = AX_TRSOLVE_UNIT_DIAGONAL}, false},
+    {AX_P_TRIANGULAR_SOLVE, 2, {2, 2}, {{3, 3}, {2, 3}}, -1, 1,
+     {.flag = AX_TRSOLVE_RIGHT_SIDE}, false},
+    {AX_P_TRIANGULAR_SOLVE, 2, {3, 3}, {{2, 3, 3}, {2, 1, 3}}, -1, 1,
+     {.flag = AX_TRSOLVE_RIGHT_SIDE | AX_TRSOLVE_LOWER | AX_TRSOLVE_TRANSPOSE_A |
+              AX_TRSOLVE_UNIT_DIAGONAL}, false},
 };
 
 /* ---- a function of flat inputs that binds one primitive (the non-differentiated inputs,

@@ -208,6 +208,8 @@ static const spec specs[] = {
     {AX_P_CHOLESKY, 1, {2}, {{2, 2}}, {F}, {0}, {0}, {0}},
     {AX_P_TRIANGULAR_SOLVE, 2, {2, 2}, {{2, 2}, {2, 3}}, {F, F}, {0, -2}, {0, 2},
      {.flag = AX_TRSOLVE_LOWER}},
+    {AX_P_TRIANGULAR_SOLVE, 2, {3, 3}, {{2, 2, 2}, {2, 3, 2}}, {F, F}, {0, -2}, {0, 2},
+     {.flag = AX_TRSOLVE_RIGHT_SIDE | AX_TRSOLVE_TRANSPOSE_A | AX_TRSOLVE_UNIT_DIAGONAL}},
     {AX_P_SORT, 1, {2}, {{2, 3}}, {F}, {-2}, {2}, {.naxes = 1, .axes = {1}}},
     {AX_P_THREEFRY2X32, 4, {0, 0, 1, 1}, {{0}, {0}, {3}, {3}}, {AX_U32, AX_U32, AX_U32, AX_U32},
      {0, 0, 0, 0}, {9, 9, 9, 9}, {0}},

@@ -233,6 +233,8 @@ static const jspec specs[] = {
      false},
     {AX_P_CHOLESKY, 1, {2}, {{3, 3}}, {0}, -1, 0, false},
     {AX_P_TRIANGULAR_SOLVE, 2, {2, 2}, {{3, 3}, {3, 4}}, {.flag = AX_TRSOLVE_LOWER}, -1, 0, false},
+    {AX_P_TRIANGULAR_SOLVE, 2, {2, 2}, {{3, 3}, {4, 3}},
+     {.flag = AX_TRSOLVE_RIGHT_SIDE | AX_TRSOLVE_UNIT_DIAGONAL}, -1, 0, false},
     {AX_P_SORT, 1, {1}, {{9}}, {.naxes = 1, .axes = {0}}, -1, 0, false},
     {AX_P_ARGSORT, 1, {1}, {{9}}, {.naxes = 1, .axes = {0}, .dtype = AX_I32}, -1, 0, false},
     {AX_P_THREEFRY2X32, 4, {0, 0, 1, 1}, {{0}, {0}, {9}, {9}}, {0}, -1, 0, false},

@@ -1,4 +1,5 @@
-/* dot_general and Cholesky: values from NumPy (np.matmul / np.einsum / np.linalg.cholesky),
+/* dot_general, Cholesky and triangular solves: values from NumPy (np.matmul / np.einsum /
+ * np.linalg.cholesky / np.linalg.solve on np.tril / np.triu),
  * and a randomised comparison of every operand layout against a plain loop. */
 #include <math.h>
 #include <setjmp.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include "../../runtime/linalg.h"
+#include "../../runtime/shape_ops.h"
 
 static ax_array *make(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape,
                       const double *values) {
@@ -446,6 +448,83 @@ static void test_cholesky(void **state) {
     ax_ctx_free(cx);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Triangular solves                                                                        */
+
+/* A's triangle that a solve does not read holds junk (7, -5, 9 above, 0.5, 1, 0.25 below). */
+static const double tri_a[9] = {2.0, 7.0, -5.0, 0.5, -1.5, 9.0, 1.0, 0.25, 4.0};
+static const double tri_b[6] = {1.0, -2.0, 0.5, 3.0, 2.0, 1.0};       /* 3x2: on the left */
+static const double tri_b_right[6] = {1.0, 0.5, 2.0, -2.0, 3.0, 1.0}; /* 2x3: on the right */
+static const double want_lower[6] = {
+    0.5, -1.0, -0.16666666666666666, -2.333333333333333, 0.3854166666666667, 0.6458333333333333};
+
+static void expect_solve(ax_ctx *cx, ax_array *a, const double *b, bool right, int flags,
+                         const double *want) {
+    int64_t shape[2] = {right ? 2 : 3, right ? 3 : 2};
+    ax_array *bb = make(cx, a->dtype, 2, shape, b);
+    ax_array *x = ax_triangular_solve(cx, a, bb, flags);
+    expect_values(x, a->dtype, 2, shape, want, 1e-13);
+    ax_array_release(x);
+    ax_array_release(bb);
+}
+
+static void test_triangular_solve(void **state) {
+    (void)state;
+    ax_ctx *cx = ax_ctx_new();
+    ax_array *a = make(cx, AX_F64, 2, (int64_t[]){3, 3}, tri_a);
+    expect_solve(cx, a, tri_b, false, AX_TRSOLVE_LOWER, want_lower);
+    expect_solve(cx, a, tri_b, false, AX_TRSOLVE_TRANSPOSE_A,
+                 (double[]){0.5000000000000001, -1.0000000000000004, 2.0000000000000004,
+                            -6.666666666666669, -3.375000000000001, 14.000000000000004});
+    expect_solve(cx, a, tri_b, false, AX_TRSOLVE_LOWER | AX_TRSOLVE_UNIT_DIAGONAL,
+                 (double[]){1.0, -2.0, 0.0, 4.0, 1.0, 2.0});
+    expect_solve(cx, a, tri_b_right, true, AX_TRSOLVE_RIGHT_SIDE,
+                 (double[]){0.5000000000000001, 2.0000000000000004, -3.375000000000001,
+                            -1.0000000000000004, -6.666666666666669, 14.000000000000004});
+    expect_solve(cx, a, tri_b_right, true,
+                 AX_TRSOLVE_RIGHT_SIDE | AX_TRSOLVE_LOWER | AX_TRSOLVE_TRANSPOSE_A,
+                 (double[]){0.5, -0.16666666666666666, 0.3854166666666667, -1.0, -2.333333333333333,
+                            0.6458333333333333});
+    /* a transposed view: the upper triangle of a^T, transposed, is tril(a) */
+    ax_array *at = ax_transpose(cx, a, (int[]){1, 0});
+    expect_solve(cx, at, tri_b, false, AX_TRSOLVE_TRANSPOSE_A, want_lower);
+    ax_array_release(at);
+    ax_array_release(a);
+    /* batched f32: a (2, 2, 2), b (2, 2, 1) */
+    ax_array *ab =
+        make(cx, AX_F32, 3, (int64_t[]){2, 2, 2}, (double[]){2, -1, 0.5, 4, -3, 8, 1.5, 0.5});
+    ax_array *bb = make(cx, AX_F32, 3, (int64_t[]){2, 2, 1}, (double[]){1, 2, 3, -1});
+    ax_array *xb = ax_triangular_solve(cx, ab, bb, AX_TRSOLVE_LOWER);
+    expect_values(xb, AX_F32, 3, (int64_t[]){2, 2, 1}, (double[]){0.5, 0.4375, -1.0, 1.0}, 1e-6);
+    ax_array_release(xb);
+    ax_array_release(bb);
+    /* no right-hand sides: an empty result */
+    ax_array *b0 = ax_array_new(cx, AX_F32, 3, (int64_t[]){2, 2, 0});
+    ax_array *x0 = ax_triangular_solve(cx, ab, b0, AX_TRSOLVE_LOWER);
+    assert_non_null(x0);
+    assert_true(ax_shape_equal(x0->ndim, x0->shape, 3, (int64_t[]){2, 2, 0}));
+    ax_array_release(x0);
+    ax_array_release(b0);
+    /* errors, in the user's terms */
+    ax_array *bd = ax_array_new(cx, AX_F64, 3, (int64_t[]){2, 2, 1});
+    assert_null(ax_triangular_solve(cx, ab, bd, 0));
+    assert_int_equal(cx->err.kind, AX_ERR_TYPE);
+    assert_string_equal(cx->err.message, "triangular_solve requires f32 or f64 operands of one "
+                                         "dtype, got f32[2,2,2] and f64[2,2,1]");
+    ax_error_clear(cx);
+    ax_array *bs = ax_array_new(cx, AX_F32, 3, (int64_t[]){2, 3, 1});
+    assert_null(ax_triangular_solve(cx, ab, bs, 0));
+    assert_int_equal(cx->err.kind, AX_ERR_SHAPE);
+    assert_string_equal(cx->err.message, "triangular_solve requires a (..., n, n) and b (..., n, "
+                                         "k) with the same leading dimensions, got f32[2,2,2] "
+                                         "and f32[2,3,1]");
+    ax_error_clear(cx);
+    ax_array_release(bs);
+    ax_array_release(bd);
+    ax_array_release(ab);
+    ax_ctx_free(cx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matrix_matrix),    cmocka_unit_test(test_matrix_vector_and_dot),
@@ -453,6 +532,7 @@ int main(void) {
         cmocka_unit_test(test_nonstandard_dims), cmocka_unit_test(test_transposed_view),
         cmocka_unit_test(test_integers),         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_random_layouts),   cmocka_unit_test(test_cholesky),
+        cmocka_unit_test(test_triangular_solve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -368,6 +368,8 @@ static const prim_case cases[] = {
     {AX_P_CHOLESKY, 0, 1, {IN(VAR, 2, 2, 2)}, {0}, FLOATS, false},
     {AX_P_TRIANGULAR_SOLVE, 0, 2, {IN(VAR, 3, 3), IN(VAR, 3, 2)}, {.flag = AX_TRSOLVE_LOWER},
      FLOATS, false},
+    {AX_P_TRIANGULAR_SOLVE, 0, 2, {IN(VAR, 2, 3, 3), IN(VAR, 2, 1, 3)},
+     {.flag = AX_TRSOLVE_RIGHT_SIDE | AX_TRSOLVE_TRANSPOSE_A}, FLOATS, false},
     {AX_P_SORT, 0, 1, {IN(VAR, 2, 3)}, {.naxes = 1, .axes = {1}, .flag = 1}, ALL, false},
     {AX_P_ARGSORT, 0, 1, {IN(VAR, 2, 3)}, {.naxes = 1, .axes = {0}, .dtype = AX_I32}, ALL, false},
 };
@@ -649,6 +651,24 @@ static void test_indexing_and_other_errors(void **state) {
                       "cholesky requires square matrices, got f32[3,4]");
     expect_bind_error(cx, AX_P_CHOLESKY, 1, TYPES(T(AX_I32, 2, 2)), NULL, AX_ERR_TYPE,
                       "cholesky requires a floating-point argument, got i32[2,2]");
+    expect_bind_error(cx, AX_P_TRIANGULAR_SOLVE, 2, TYPES(T(AX_I32, 2, 2), T(AX_I32, 2, 1)), NULL,
+                      AX_ERR_TYPE,
+                      "triangular_solve requires a floating-point argument, got i32[2,2]");
+    expect_bind_error(cx, AX_P_TRIANGULAR_SOLVE, 2, TYPES(T(AX_F32, 3, 3), T(AX_F64, 3, 2)), NULL,
+                      AX_ERR_TYPE,
+                      "triangular_solve requires one dtype, got f32[3,3] and f64[3,2]");
+    expect_bind_error(cx, AX_P_TRIANGULAR_SOLVE, 2, TYPES(T(AX_F32, 3, 3), T(AX_F32, 2, 2)), NULL,
+                      AX_ERR_SHAPE,
+                      "triangular_solve requires a (..., n, n) and b (..., n, k) with the same "
+                      "leading dimensions, got f32[3,3] and f32[2,2]");
+    expect_bind_error(cx, AX_P_TRIANGULAR_SOLVE, 2, TYPES(T(AX_F32, 3, 3), T(AX_F32, 3, 2)),
+                      &(ax_params){.flag = AX_TRSOLVE_RIGHT_SIDE}, AX_ERR_SHAPE,
+                      "triangular_solve requires a (..., n, n) and b (..., k, n) with the same "
+                      "leading dimensions, got f32[3,3] and f32[3,2]");
+    expect_bind_error(cx, AX_P_TRIANGULAR_SOLVE, 2, TYPES(T(AX_F32, 2, 3, 3), T(AX_F32, 3, 3, 1)),
+                      &(ax_params){.flag = AX_TRSOLVE_LOWER}, AX_ERR_SHAPE,
+                      "triangular_solve requires a (..., n, n) and b (..., n, k) with the same "
+                      "leading dimensions, got f32[2,3,3] and f32[3,3,1]");
 }
 
 /* ---- weak types ---- */
