@@ -434,15 +434,21 @@ static ax_array *zeros_ref(ax_ctx *cx, const ax_array *x) {
 typedef struct example_jvp {
     ax_callback *inner;
     int k, nin;
+    const int *tangent_at; /* input i's tangent: argument tangent_at[i] of the example, -1 = zero */
 } example_jvp;
 
-/* One example's (output, tangent) by the inner rule; inputs: primals, then tangents. */
+/* One example's (output, tangent) by the inner rule; inputs: primals, then the tangents that
+ * are not zero (a zero stays NULL, so the rule can tell it is zero). */
 static int jvp_of_example(ax_ctx *cx, void *closure, int n2, ax_array **in, int *nout,
                           ax_array ***out) {
     example_jvp *e = closure;
     (void)n2;
-    ax_array *o = NULL, *t = NULL;
-    if (e->inner->jvp(cx, e->inner->data, e->k, e->nin, in, in + e->nin, &o, &t)) return -1;
+    ax_array *o = NULL, *t = NULL, **tan = calloc((size_t)e->nin + 1, sizeof *tan);
+    if (!tan) return ax_error_oom(cx), -1;
+    for (int i = 0; i < e->nin; i++) tan[i] = e->tangent_at[i] >= 0 ? in[e->tangent_at[i]] : NULL;
+    int rc = e->inner->jvp(cx, e->inner->data, e->k, e->nin, in, tan, &o, &t);
+    free(tan);
+    if (rc) return -1;
     if (!t) t = zeros_ref(cx, o);
     *out = calloc(3, sizeof **out);
     if (!*out || !t) {
@@ -454,22 +460,79 @@ static int jvp_of_example(ax_ctx *cx, void *closure, int n2, ax_array **in, int 
     return 0;
 }
 
+/* x (batch dimension first) with its first two dimensions as one (`merge`), or split back
+ * into (size, rest) (!merge). A new reference; NULL passes through as NULL. */
+static ax_array *merge_batch_dims(ax_ctx *cx, ax_array *x, bool merge, int64_t size) {
+    if (!x) return NULL;
+    int64_t shape[AX_MAX_RANK + 1];
+    int ndim = 0;
+    if (merge) {
+        shape[ndim++] = x->shape[0] * x->shape[1];
+        for (int i = 2; i < x->ndim; i++) shape[ndim++] = x->shape[i];
+    } else {
+        shape[ndim++] = size;
+        shape[ndim++] = x->shape[0] / size;
+        for (int i = 1; i < x->ndim; i++) shape[ndim++] = x->shape[i];
+    }
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    ax_array *r = ax_lax_reshape(&s, x, ndim, shape);
+    r = r ? ax_scope_keep(&s, r) : NULL;
+    ax_scope_end(&s);
+    return r;
+}
+
+/* The batched rule of a function vmapped twice (size examples of b->size examples): the inner
+ * function's own batched rule over size * b->size examples, reshaped. How vmap of vmap of a
+ * custom_vjp function keeps running fwd and bwd per example. */
+static int merged_batched_jvp(ax_ctx *cx, void *data, int64_t size, int k, int nin,
+                              ax_array **primals, ax_array **tangents, ax_array **out,
+                              ax_array **tout) {
+    batched_call *b = data;
+    ax_array **args = calloc(2 * (size_t)nin + 1, sizeof *args), *o = NULL, *t = NULL;
+    int rc = args ? 0 : -1;
+    for (int i = 0; i < nin && !rc; i++) {
+        args[i] = merge_batch_dims(cx, primals[i], true, size);
+        args[nin + i] = merge_batch_dims(cx, tangents[i], true, size);
+        if (!args[i] || (tangents[i] && !args[nin + i])) rc = -1;
+    }
+    if (!rc)
+        rc = b->inner->batched_jvp(cx, b->inner->data, size * b->size, k, nin, args, args + nin, &o,
+                                   &t);
+    if (!rc) {
+        *out = merge_batch_dims(cx, o, false, size);
+        *tout = merge_batch_dims(cx, t, false, size);
+        if (!*out || (t && !*tout)) {
+            ax_array_release(*out), ax_array_release(*tout);
+            *out = *tout = NULL;
+            rc = -1;
+        }
+    }
+    ax_array_release(o), ax_array_release(t);
+    for (int i = 0; args && i < 2 * nin; i++) ax_array_release(args[i]);
+    free(args);
+    if (rc && !ax_error_pending(cx)) ax_error_oom(cx);
+    return rc;
+}
+
 static int batched_jvp(ax_ctx *cx, void *data, int k, int nin, ax_array **primals,
                        ax_array **tangents, ax_array **out, ax_array **tout) {
     batched_call *b = data;
     if (b->inner->batched_jvp)
         return b->inner->batched_jvp(cx, b->inner->data, b->size, k, nin, primals, tangents, out,
                                      tout);
+    /* the inner rule vmapped over the primals and the tangents that are not zero */
     ax_array **args = calloc(2 * (size_t)nin + 1, sizeof *args), **res = NULL;
     int *axes = calloc(2 * (size_t)nin + 1, sizeof *axes), *bdims = NULL, nres = 0, rc = -1;
-    if (!args || !axes) goto done;
+    int *tangent_at = calloc((size_t)nin + 1, sizeof *tangent_at), nargs = nin;
+    if (!args || !axes || !tangent_at) goto done;
     for (int i = 0; i < nin; i++) {
         args[i] = ax_array_retain(primals[i]);
-        args[nin + i] = tangents[i] ? ax_array_retain(tangents[i]) : zeros_ref(cx, primals[i]);
-        if (!args[nin + i]) goto done;
+        tangent_at[i] = tangents[i] ? nargs : -1;
+        if (tangents[i]) args[nargs++] = ax_array_retain(tangents[i]);
     }
-    example_jvp e = {b->inner, k, nin};
-    if (ax_vmap(cx, jvp_of_example, &e, 2 * nin, args, axes, b->size, &nres, &res, &bdims) ||
+    example_jvp e = {b->inner, k, nin, tangent_at};
+    if (ax_vmap(cx, jvp_of_example, &e, nargs, args, axes, b->size, &nres, &res, &bdims) ||
         ax_vmap_place_first(cx, nres, res, bdims, b->size))
         goto done;
     *out = res[0], *tout = res[1];
@@ -477,16 +540,21 @@ static int batched_jvp(ax_ctx *cx, void *data, int k, int nin, ax_array **primal
     rc = 0;
 done:
     if (args)
-        for (int i = 0; i < 2 * nin; i++) ax_array_release(args[i]);
+        for (int i = 0; i < nargs; i++) ax_array_release(args[i]);
     for (int j = 0; res && j < nres; j++) ax_array_release(res[j]);
-    free(res), free(args), free(axes);
+    free(res), free(args), free(axes), free(tangent_at);
     if (rc && !ax_error_pending(cx)) ax_error_oom(cx);
     return rc;
 }
 
 int ax_batch_custom_call(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                          const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
-    (void)prim;
+    /* A custom_vjp function's tangent map with batched tangents is forward mode (jacfwd):
+     * the same error as when it is applied to one tangent (its eager kernel). */
+    if (prim == AX_P_CUSTOM_LINEAR) {
+        *out_bdim = -1;
+        return ax_prim_get(prim)->eager(cx, nin, in, p, out);
+    }
     ax_scope s;
     ax_scope_begin(&s, cx);
     ax_array **x = calloc((size_t)nin + 1, sizeof *x);
@@ -504,8 +572,12 @@ int ax_batch_custom_call(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, 
     }
     *b = (batched_call){.inner = ax_callback_retain(p->cb), .size = size};
     snprintf(b->name, sizeof b->name, "vmap(%s)", p->cb->name);
-    *cb = (ax_callback){
-        .refs = 1, .name = b->name, .jvp = batched_jvp, .free = batched_call_free, .data = b};
+    *cb = (ax_callback){.refs = 1,
+                        .name = b->name,
+                        .jvp = batched_jvp,
+                        .batched_jvp = p->cb->batched_jvp ? merged_batched_jvp : NULL,
+                        .free = batched_call_free,
+                        .data = b};
     b = NULL;
     int nout = 0;
     cb->body = ax_trace_to_ir(cx, vmapped_body, cb->data, nin, types, &nout);

@@ -200,7 +200,10 @@ bool ax_codegen_fusable(const ax_ir_eqn *e, const ax_aval *in, const ax_aval *ou
     if (e->nout != 1 || e->nsub) return false;
     const ax_prim_info *info = ax_prim_get(e->prim);
     ax_dtype t = e->nin ? in[0].dtype : out->dtype;
-    if (ax_prim_is_reduction(e->prim)) return reduce_ok(e->prim, t, out->dtype) && in[0].ndim > 0;
+    /* A reduction over no axes is a copy, left to the eager kernel: fusion would take it for a
+     * loop without reductions yet and let other reductions join it. */
+    if (ax_prim_is_reduction(e->prim))
+        return reduce_ok(e->prim, t, out->dtype) && in[0].ndim > 0 && e->params.naxes > 0;
     switch (e->prim) {
     case AX_P_BROADCAST_IN_DIM:
     case AX_P_TRANSPOSE:
@@ -694,7 +697,9 @@ static gcc_jit_rvalue *scalar_math(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue 
 static gcc_jit_rvalue *unary_value(cg *g, const ax_ir_eqn *e, ax_dtype t, gcc_jit_rvalue *v) {
     gcc_jit_type *ty = g->st[t];
     switch (e->prim) {
-    case AX_P_NEG:
+    case AX_P_NEG: /* floats: a sign flip (0 - x would give +0 for +0) */
+        if (is_float(t))
+            return GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, ty, v);
         return wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), v);
     case AX_P_STOP_GRADIENT:
         return v;
@@ -1254,12 +1259,16 @@ static void build_loop(cg *g, int step) {
     loop_order(k, g->order);
     g->lane = lane_dim(k);
     g->first_reduced = k->ndim + 1; /* none */
-    if (has_reduce(k))
+    if (has_reduce(k)) {
+        /* reductions over axes of length 1 only (finish_kernel drops them): no reduced dim
+         * is left, so the accumulators live and die around each block */
+        g->first_reduced = k->ndim;
         for (int p = 0; p < k->ndim; p++)
             if (k->reduced[g->order[p]]) {
                 g->first_reduced = p;
                 break;
             }
+    }
     plan_segments(g);
     g->L = i64c(g, g->B);
     nest(g, 0);

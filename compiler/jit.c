@@ -18,7 +18,7 @@
 #include "jit_cache.h"
 
 /* Bump when generated code changes, so old cache entries are not used. */
-#define CODEGEN_VERSION "ax-codegen-9"
+#define CODEGEN_VERSION "ax-codegen-10"
 
 struct ax_jit_program {
     ax_ir *ir;

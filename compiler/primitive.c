@@ -395,8 +395,8 @@ static const ax_prim_info table[AX_P_NPRIMS] = {
     ROW(AX_P_TRIANGULAR_SOLVE, "triangular_solve", 2, LIN, triangular_solve, ax_jvp_special, ax_batch_triangular_solve),
     ROW(AX_P_SORT, "sort", 1, 0, sort, ax_jvp_special, ax_batch_axes),
     ROW(AX_P_ARGSORT, "argsort", 1, ND, argsort, NULL, ax_batch_axes),
-    /* no batching rule: vmap of a function's reverse-mode tangent map is not formed here */
-    ROW(AX_P_CUSTOM_LINEAR, "custom_linear", -1, LIN, custom_linear, ax_jvp_linear, NULL),
+    /* batched, it is forward mode (jacfwd of a custom_vjp function): its rule is the error */
+    ROW(AX_P_CUSTOM_LINEAR, "custom_linear", -1, LIN, custom_linear, ax_jvp_linear, ax_batch_custom_call),
     ROW(AX_P_CUSTOM_CALL, "custom_call", -1, 0, custom_call, ax_jvp_special, ax_batch_custom_call),
     [AX_P_THREEFRY2X32] = {"threefry2x32", 4, 2, EW | ND, ax_shape_threefry2x32,
                            eager_threefry2x32, NULL, NULL, (void *)ax_batch_elementwise, NULL},

@@ -25,7 +25,8 @@ int ax_batch_triangular_solve(ax_ctx *cx, ax_prim prim, const ax_params *p, int 
                               int *out_bdim);
 int ax_batch_indexing(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                       const int *bdim, int64_t size, ax_array **out, int *out_bdim);
-/* custom_call: a custom_call of the vmapped function, whose rule runs per example. */
+/* custom_call: a custom_call of the vmapped function, whose rule runs per example;
+ * custom_linear: batched tangents of a custom_vjp function are forward mode, an error. */
 int ax_batch_custom_call(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                          const int *bdim, int64_t size, ax_array **out, int *out_bdim);
 

@@ -5,10 +5,13 @@
  * is another one (jit, vmap, make_jaxpr), the call becomes one custom_call equation per output:
  * the function's body traced, with the rule attached, so a differentiation outside
  * (grad(jit(f)), grad(vmap(f))) still applies the rule; vmap batches it by running the rule per
- * example (compiler/batch_rules.c), or for custom_vjp fwd and bwd per example (below). Without
- * any transformation the function runs as written.
+ * example (compiler/batch_rules.c), or for custom_vjp fwd and bwd per example (below). Traced
+ * values the function closes over become leading operands of those equations (JAX's closure
+ * conversion), so the IR never holds another trace's tracer. Without any transformation the
+ * function runs as written.
  * custom_vjp's tangent map is one custom_linear equation per output, whose transpose calls the
- * user's backward function. */
+ * user's backward function (one cotangent per argument, None for zero); it has no forward mode:
+ * applied forward (jvp, jacfwd, linearize) it is a TypeError, as in JAX. */
 #include "custom_rules.h"
 
 #include <stdio.h>
@@ -163,12 +166,90 @@ static int run_jvp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **p
 
 /* ---------------------------------------------------------------- custom_vjp */
 
+/* How a function's arguments flatten: what a backward function's result is checked against. */
+typedef struct arg_layout {
+    int nargs;      /* arguments */
+    int counts[32]; /* leaves of each */
+    int nin;        /* leaves in all */
+    ax_aval *types; /* of each leaf (owned) */
+} arg_layout;
+
+/* The layout of fc's arguments, with leaf types from `flat` (less `drop` leading dims). */
+static int layout_init(ax_ctx *cx, arg_layout *l, const flat_call *fc, ax_array **flat, int drop) {
+    *l = (arg_layout){.nargs = fc->ntraced, .nin = fc->nflat};
+    memcpy(l->counts, fc->counts, sizeof l->counts);
+    if (!(l->types = calloc((size_t)l->nin + 1, sizeof *l->types))) return ax_error_oom(cx), -1;
+    for (int i = 0; i < l->nin; i++) {
+        ax_aval_of(&l->types[i], flat[i]);
+        l->types[i].ndim -= drop;
+        memmove(l->types[i].shape, l->types[i].shape + drop,
+                (size_t)l->types[i].ndim * sizeof *l->types[i].shape);
+    }
+    return 0;
+}
+
+/* The cotangents a backward function returned: a tuple with one entry per argument of the
+ * function, each with that argument's structure and shapes, or None for zero (as in JAX).
+ * Fills ct_in[0..l->nin) with new references, NULL for zero. */
+static int bwd_cotangents(ax_interp *in, const char *name, ax_value *r, const arg_layout *l,
+                          ax_array **ct_in) {
+    ax_ctx *cx = in->cx;
+    for (int i = 0; i < l->nin; i++) ct_in[i] = NULL;
+    if (r->kind != AX_V_TUPLE || r->n != l->nargs) {
+        ax_error(cx, AX_ERR_TYPE,
+                 "the backward function of %s must return a tuple with one cotangent per "
+                 "argument (%d of them; None for zero)",
+                 name, l->nargs);
+        return -1;
+    }
+    for (int k = 0, off = 0; k < l->nargs; off += l->counts[k++]) {
+        if (r->items[k]->kind == AX_V_NONE) continue;
+        ax_array **flat = NULL;
+        ax_value *def = NULL;
+        int n = 0, rc = 0;
+        if (flatten_arrays(in, r->items[k], "a custom_vjp backward function", &flat, &n, &def))
+            goto fail;
+        ax_value_release(def);
+        if (n != l->counts[k]) {
+            ax_error(cx, AX_ERR_VALUE,
+                     "the backward function of %s returned %d cotangent arrays for argument %d, "
+                     "which holds %d",
+                     name, n, k, l->counts[k]);
+            rc = -1;
+        }
+        for (int j = 0; j < n && !rc; j++) {
+            const ax_aval *t = &l->types[off + j];
+            if (!ax_shape_equal(t->ndim, t->shape, flat[j]->ndim, flat[j]->shape)) {
+                char want[256], got[256];
+                ax_type_format(want, sizeof want, t->dtype, t->ndim, t->shape);
+                ax_type_format(got, sizeof got, flat[j]->dtype, flat[j]->ndim, flat[j]->shape);
+                ax_error(cx, AX_ERR_VALUE,
+                         "the backward function of %s returned a cotangent %s for an argument "
+                         "of type %s (argument %d): they must have the same shape",
+                         name, got, want, k);
+                rc = -1;
+            }
+        }
+        for (int j = 0; j < n && !rc; j++) ct_in[off + j] = ax_array_retain(flat[j]);
+        ax_flat_release_arrays(flat, n);
+        if (rc) goto fail;
+    }
+    return 0;
+fail:
+    for (int i = 0; i < l->nin; i++) {
+        ax_array_release(ct_in[i]);
+        ct_in[i] = NULL;
+    }
+    return -1;
+}
+
 /* What the transpose of one custom_vjp call needs. */
 typedef struct vjp_data {
     ax_interp *in;
     ax_value *bwd, *res, *out_def;
     int nout;
     ax_aval *out_types;
+    arg_layout args;
     char name[64];
 } vjp_data;
 
@@ -178,6 +259,7 @@ static void vjp_data_free(void *p) {
     ax_value_release(d->res);
     ax_value_release(d->out_def);
     free(d->out_types);
+    free(d->args.types);
     free(d);
 }
 
@@ -201,27 +283,8 @@ static int vjp_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nin, a
     ax_value *r = ax_call(d->in, d->bwd, &a);
     ax_value_release(ct_tree);
     if (!r) return -1;
-    /* bwd returns one cotangent per argument (None for zero), as a tuple */
-    ax_array **flat = NULL;
-    int n = 0;
-    ax_value *def = NULL;
-    rc = r->kind == AX_V_TUPLE ? 0 : -1;
-    if (rc)
-        ax_error(cx, AX_ERR_TYPE,
-                 "the backward function of %s must return a tuple with one "
-                 "cotangent per argument",
-                 d->name);
-    if (!rc) rc = flatten_arrays(d->in, r, "a custom_vjp backward function", &flat, &n, &def);
-    if (!rc && n != nin) {
-        ax_error(cx, AX_ERR_VALUE,
-                 "the backward function of %s returned %d cotangent arrays for "
-                 "%d input arrays",
-                 d->name, n, nin);
-        rc = -1;
-    }
-    for (int i = 0; i < nin; i++) ct_in[i] = !rc ? ax_array_retain(flat[i]) : NULL;
-    ax_flat_release_arrays(flat, n);
-    if (def) ax_value_release(def);
+    (void)nin; /* = d->args.nin: the tangents of the arguments */
+    rc = bwd_cotangents(d->in, d->name, r, &d->args, ct_in);
     ax_value_release(r);
     return rc;
 }
@@ -267,9 +330,14 @@ static int run_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **p
                     .nout = *n,
                     .out_types = calloc((size_t)*n + 1, sizeof(ax_aval))};
     snprintf(d->name, sizeof d->name, "%s", c->name);
-    for (int j = 0; d->out_types && j < *n; j++) ax_aval_of(&d->out_types[j], outs[j]);
     *cb = (ax_callback){
         .refs = 1, .name = d->name, .transpose = vjp_transpose, .free = vjp_data_free, .data = d};
+    if (!d->out_types) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
+    for (int j = 0; j < *n; j++) ax_aval_of(&d->out_types[j], outs[j]);
+    if (layout_init(in->cx, &d->args, fc, prim, 0)) goto done;
     for (int j = 0; j < *n; j++) {
         ax_params prm = {.cb = cb, .k = j, .dtype = outs[j]->dtype, .ndim = outs[j]->ndim};
         memcpy(prm.shape, outs[j]->shape, (size_t)outs[j]->ndim * sizeof *prm.shape);
@@ -297,12 +365,14 @@ static int run_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **prim,
 
 /* ---------------------------------------------------------------- under jit and vmap */
 
-/* What a custom_call equation needs to run the rule later: the function object and how to
- * rebuild its arguments from flat arrays. */
+/* What a custom_call equation needs to run the rule later: the function object, how to
+ * rebuild its arguments from flat arrays, and how many of the call's leading inputs are values
+ * the function closes over rather than arguments (see convert_traced_consts). */
 typedef struct call_data {
     ax_interp *in;
     ax_value *obj;   /* the custom_jvp / custom_vjp object */
     flat_call shape; /* only in, ntraced, defs and counts are used: the argument structure */
+    int nconsts;
     char name[64];
 } call_data;
 
@@ -313,6 +383,22 @@ static void call_data_free(void *p) {
     free(d);
 }
 
+/* The rule differentiates with respect to the arguments only: a tangent on a value the
+ * function closes over cannot be honoured (JAX refuses it the same way). */
+static int check_closure_tangents(ax_ctx *cx, const call_data *d, ax_array **tan) {
+    for (int i = 0; i < d->nconsts; i++) {
+        if (tan[i]) {
+            ax_error(cx, AX_ERR_TYPE,
+                     "%s is differentiated with respect to a value it closes over, but its "
+                     "custom rule only gives derivatives with respect to its arguments: pass "
+                     "that value as an argument (and extend the rule)",
+                     d->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* custom_call's JVP: the user's rule, output k. */
 static int call_jvp(ax_ctx *cx, void *data, int k, int nin, ax_array **prim, ax_array **tan,
                     ax_array **out, ax_array **tout) {
@@ -321,7 +407,9 @@ static int call_jvp(ax_ctx *cx, void *data, int k, int nin, ax_array **prim, ax_
     ax_array **outs = NULL, **touts = NULL;
     ax_value *def = NULL;
     int n = 0;
-    d->shape.nflat = nin;
+    if (check_closure_tangents(cx, d, tan)) return -1;
+    prim += d->nconsts, tan += d->nconsts;
+    d->shape.nflat = nin - d->nconsts;
     if (run_rule(d->in, c, &d->shape, prim, tan, &n, &outs, &touts, &def)) return -1;
     int rc = 0;
     if (k >= n) {
@@ -344,6 +432,7 @@ typedef struct vmapped_vjp {
     ax_interp *in;
     custom_fn *c;
     flat_call *shape; /* the argument structure */
+    arg_layout args;  /* one example's arguments */
     int nout;         /* outputs of fwd (flat) */
     ax_value *out_def, *res_def;
     ax_aval *out_types; /* one example's */
@@ -359,6 +448,7 @@ static void vmapped_vjp_free(void *p) {
     if (v->res_def) ax_value_release(v->res_def);
     ax_flat_release_arrays(v->res, v->nres);
     free(v->out_types);
+    free(v->args.types);
     free(v);
 }
 
@@ -391,6 +481,7 @@ static int fwd_example(ax_ctx *cx, void *closure, int nin, ax_array **in, int *n
         od = rd = NULL;
         free(v->out_types);
         v->out_types = calloc((size_t)no + 1, sizeof *v->out_types);
+        if (!v->out_types) rc = -1, ax_error_oom(cx);
         for (int j = 0; v->out_types && j < no; j++) ax_aval_of(&v->out_types[j], o[j]);
     } else if (!rc) {
         rc = -1, ax_error_oom(cx);
@@ -408,7 +499,24 @@ typedef struct bwd_closure {
     int k;
 } bwd_closure;
 
-/* One example: bwd(residuals, cotangent of output k) flattened; inputs: residual leaves, ct. */
+/* One example's cotangent tree for output k: ct there, zeros elsewhere. */
+static ax_value *example_ct_tree(ax_ctx *cx, vmapped_vjp *v, int k, ax_array *ct) {
+    ax_array **cts = calloc((size_t)v->nout + 1, sizeof *cts);
+    int rc = cts ? 0 : -1;
+    for (int j = 0; j < v->nout && !rc; j++) {
+        const ax_aval *t = &v->out_types[j];
+        cts[j] = j == k ? ax_array_retain(ct) : ax_array_zeros(cx, t->dtype, t->ndim, t->shape);
+        if (!cts[j]) rc = -1;
+    }
+    ax_value **cv = rc ? NULL : ax_flat_wrap_arrays(cx, v->nout, cts);
+    ax_value *tree = cv ? ax_tree_unflatten(v->in, v->out_def, cv, v->nout) : NULL;
+    if (cv) ax_values_release(cv, v->nout);
+    ax_flat_release_arrays(cts, v->nout);
+    return tree;
+}
+
+/* One example: bwd(residuals, cotangent of output k), one cotangent per argument leaf (zeros
+ * where bwd gave None); inputs: residual leaves, ct. */
 static int bwd_example(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
                        ax_array ***out) {
     bwd_closure *b = closure;
@@ -416,19 +524,7 @@ static int bwd_example(ax_ctx *cx, void *closure, int nin, ax_array **in, int *n
     ax_value **rv = ax_flat_wrap_arrays(cx, v->nres, in);
     ax_value *res = rv ? ax_tree_unflatten(v->in, v->res_def, rv, v->nres) : NULL;
     if (rv) ax_values_release(rv, v->nres);
-    ax_array **cts = calloc((size_t)v->nout + 1, sizeof *cts);
-    int rc = res && cts ? 0 : -1;
-    for (int j = 0; j < v->nout && !rc; j++) {
-        const ax_aval *t = &v->out_types[j];
-        cts[j] = j == b->k ? ax_array_retain(in[nin - 1])
-                           : ax_array_zeros(cx, t->dtype, t->ndim, t->shape);
-        if (!cts[j]) rc = -1;
-    }
-    ax_value **cv = rc ? NULL : ax_flat_wrap_arrays(cx, v->nout, cts);
-    ax_value *ct = cv ? ax_tree_unflatten(v->in, v->out_def, cv, v->nout) : NULL;
-    if (cv) ax_values_release(cv, v->nout);
-    ax_flat_release_arrays(cts, v->nout);
-    ax_value *r = NULL;
+    ax_value *ct = res ? example_ct_tree(cx, v, b->k, in[nin - 1]) : NULL, *r = NULL;
     if (res && ct) {
         ax_value *args[2] = {res, ct};
         ax_args a = {.n = 2, .pos = args};
@@ -437,17 +533,19 @@ static int bwd_example(ax_ctx *cx, void *closure, int nin, ax_array **in, int *n
     if (res) ax_value_release(res);
     if (ct) ax_value_release(ct);
     if (!r) return -1;
-    ax_value *def = NULL;
-    rc = r->kind == AX_V_TUPLE
-             ? flatten_arrays(v->in, r, "a custom_vjp backward function", out, nout, &def)
-             : -1;
-    if (r->kind != AX_V_TUPLE)
-        ax_error(cx, AX_ERR_TYPE,
-                 "the backward function of %s must return a tuple with one cotangent per "
-                 "argument",
-                 v->c->name);
-    if (def) ax_value_release(def);
+    *nout = v->args.nin;
+    *out = calloc((size_t)v->args.nin + 1, sizeof **out);
+    int rc = *out ? bwd_cotangents(v->in, v->c->name, r, &v->args, *out) : -1;
+    for (int i = 0; !rc && i < v->args.nin; i++) {
+        const ax_aval *t = &v->args.types[i];
+        if (!(*out)[i] && !((*out)[i] = ax_array_zeros(cx, t->dtype, t->ndim, t->shape))) rc = -1;
+    }
     ax_value_release(r);
+    if (rc && !ax_error_pending(cx)) ax_error_oom(cx);
+    if (rc) {
+        ax_flat_release_arrays(*out, v->args.nin);
+        *out = NULL;
+    }
     return rc;
 }
 
@@ -467,31 +565,28 @@ static int vmapped_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int ni
     int rc = ax_vmap(cx, bwd_example, &b, n, args, axes, v->size, &nout, &outs, &bdims);
     free(args), free(axes);
     if (!rc) rc = ax_vmap_place_first(cx, nout, outs, bdims, v->size);
-    if (!rc && nout != nin) {
-        ax_error(cx, AX_ERR_VALUE,
-                 "the backward function of %s returned %d cotangents for %d "
-                 "inputs",
-                 v->c->name, nout, nin);
-        rc = -1;
-    }
-    for (int i = 0; i < nin; i++) ct_in[i] = !rc ? ax_array_retain(outs[i]) : NULL;
+    for (int i = 0; i < nin; i++) ct_in[i] = !rc && i < nout ? ax_array_retain(outs[i]) : NULL;
     ax_flat_release_arrays(outs, nout);
     return rc;
 }
 
 /* custom_vjp vmapped: outputs from fwd per example; the tangent of output k a custom_linear
- * whose transpose runs bwd per example on the batched residuals. */
+ * of the arguments' tangents whose transpose runs bwd per example on the batched residuals. */
 static int vmapped_vjp_jvp(ax_ctx *cx, void *data, int64_t size, int k, int nin, ax_array **prim,
                            ax_array **tan, ax_array **out, ax_array **tout) {
     call_data *d = data;
     custom_fn *c = d->obj->obj.payload;
+    if (check_closure_tangents(cx, d, tan)) return -1;
+    prim += d->nconsts, tan += d->nconsts, nin -= d->nconsts;
+    d->shape.nflat = nin;
     vmapped_vjp *v = calloc(1, sizeof *v);
     int *axes = calloc((size_t)nin + 1, sizeof *axes), *bdims = NULL, nall = 0, rc = -1;
     ax_array **all = NULL, **tz = NULL;
     ax_callback *cb = calloc(1, sizeof *cb);
     if (!v || !axes || !cb) goto done;
     *v = (vmapped_vjp){.in = d->in, .c = c, .shape = &d->shape, .size = size};
-    snprintf(v->name, sizeof v->name, "vmap(%s)", c->name);
+    snprintf(v->name, sizeof v->name, "%s", c->name); /* as errors name it */
+    if (layout_init(cx, &v->args, &d->shape, prim, 1)) goto done;
     if (ax_vmap(cx, fwd_example, v, nin, prim, axes, size, &nall, &all, &bdims) ||
         ax_vmap_place_first(cx, nall, all, bdims, size))
         goto done;
@@ -525,17 +620,80 @@ done:
     return rc;
 }
 
-/* Under jit, vmap or make_jaxpr: one custom_call equation per output, so a later
- * differentiation (grad(jit(f)), grad(vmap(f))) still finds the rule. */
-static ax_value *bind_custom_call(ax_interp *in, ax_value *self, custom_fn *c, flat_call *fc) {
-    ax_aval *types = calloc((size_t)fc->nflat + 1, sizeof *types);
+/* JAX's closure conversion: the body's constants that are tracers (values of an enclosing
+ * transformation that the function closes over) become its leading inputs, so that the
+ * custom_call passes them as operands and every transformation sees them. Left as constants,
+ * they would outlive their trace inside the equation (jit(f) of a function defined in f).
+ * Returns the body (a new reference); the tracers (new references) go to *consts. */
+static ax_ir *convert_traced_consts(ax_ctx *cx, ax_ir *body, int *nconsts, ax_array ***consts) {
+    int n = 0;
+    for (int i = 0; i < body->nconsts; i++) n += body->consts[i]->tracer != NULL;
+    *nconsts = 0;
+    if (!(*consts = calloc((size_t)n + 1, sizeof **consts))) return ax_error_oom(cx);
+    if (!n) return ax_ir_retain(body);
+    ax_ir_builder *b = ax_ir_builder_new();
+    ax_ir_atom *map = calloc((size_t)body->nvars + 1, sizeof *map);
+    ax_ir_atom *outs = calloc((size_t)body->nout + 1, sizeof *outs);
+    ax_ir *res = NULL;
+    int rc = b && map && outs ? 0 : -1;
+    for (int i = 0; i < body->nconsts && !rc; i++) {
+        if (!body->consts[i]->tracer) continue;
+        int v = ax_ir_add_input(b, &body->types[body->constvars[i]]);
+        map[body->constvars[i]] = (ax_ir_atom){.var = v};
+        (*consts)[(*nconsts)++] = ax_array_retain(body->consts[i]);
+        rc = v < 0;
+    }
+    for (int i = 0; i < body->nin && !rc; i++) {
+        int v = ax_ir_add_input(b, &body->types[body->invars[i]]);
+        map[body->invars[i]] = (ax_ir_atom){.var = v};
+        rc = v < 0;
+    }
+    for (int i = 0; i < body->nconsts && !rc; i++) {
+        if (body->consts[i]->tracer) continue;
+        int v = ax_ir_add_const(b, body->consts[i]);
+        map[body->constvars[i]] = (ax_ir_atom){.var = v};
+        rc = v < 0;
+    }
+    for (int k = 0; k < body->neqns && !rc; k++) {
+        const ax_ir_eqn *e = &body->eqns[k];
+        ax_ir_atom in[64]; /* the IR trace's limits */
+        ax_aval types[8];
+        int vars[8];
+        if (e->nin > 64 || e->nout > 8) {
+            rc = -1;
+            break;
+        }
+        for (int i = 0; i < e->nin; i++) in[i] = e->in[i].var >= 0 ? map[e->in[i].var] : e->in[i];
+        for (int i = 0; i < e->nout; i++) types[i] = body->types[e->out[i]];
+        rc = ax_ir_add_eqn(b, e->prim, &e->params, e->nin, in, e->nout, types, vars, e->nsub,
+                           e->sub);
+        for (int i = 0; !rc && i < e->nout; i++) map[e->out[i]] = (ax_ir_atom){.var = vars[i]};
+    }
+    for (int j = 0; j < body->nout && !rc; j++)
+        outs[j] = body->outs[j].var >= 0 ? map[body->outs[j].var] : body->outs[j];
+    if (!rc) {
+        res = ax_ir_builder_finish(b, body->nout, outs);
+        b = NULL;
+    }
+    ax_ir_builder_free(b);
+    free(map);
+    free(outs);
+    if (!res) {
+        ax_flat_release_arrays(*consts, *nconsts);
+        *consts = NULL;
+        *nconsts = 0;
+        if (!ax_error_pending(cx)) ax_error_oom(cx);
+    }
+    return res;
+}
+
+/* The callback of the custom_call equations of one call: body traced, rule attached. */
+static ax_callback *call_callback(ax_interp *in, ax_value *self, custom_fn *c,
+                                  const flat_call *fc) {
     call_data *d = calloc(1, sizeof *d);
     ax_callback *cb = calloc(1, sizeof *cb);
-    ax_array **outs = NULL;
-    ax_value *result = NULL;
-    int nout = 0;
-    if (!types || !d || !cb) {
-        free(types), free(d), free(cb);
+    if (!d || !cb) {
+        free(d), free(cb);
         return ax_error_oom(in->cx);
     }
     *d = (call_data){.in = in, .obj = ax_value_retain(self)};
@@ -552,23 +710,58 @@ static ax_value *bind_custom_call(ax_interp *in, ax_value *self, custom_fn *c, f
                         .free = call_data_free,
                         .data = d,
                         .batched_jvp = c->is_vjp ? vmapped_vjp_jvp : NULL};
+    return cb;
+}
+
+/* Under jit, vmap or make_jaxpr: one custom_call equation per output, so a later
+ * differentiation (grad(jit(f)), grad(vmap(f))) still finds the rule. Its operands: the
+ * traced values the function closes over, then the flattened arguments. */
+static ax_value *bind_custom_call(ax_interp *in, ax_value *self, custom_fn *c, flat_call *fc) {
+    ax_ctx *cx = in->cx;
+    ax_aval *types = calloc((size_t)fc->nflat + 1, sizeof *types);
+    if (!types) return ax_error_oom(cx);
+    ax_callback *cb = call_callback(in, self, c, fc);
+    ax_array **consts = NULL, **args = NULL, **outs = NULL;
+    ax_value *result = NULL;
+    int nout = 0, nconsts = 0, rc = -1;
+    if (!cb) {
+        free(types);
+        return NULL;
+    }
     for (int i = 0; i < fc->nflat; i++) ax_aval_of(&types[i], fc->flat[i]);
-    cb->body = ax_trace_to_ir(in->cx, ax_flat_call_fn, fc, fc->nflat, types, &nout);
-    if (cb->body && fc->nmain == nout) {
-        outs = calloc((size_t)nout + 1, sizeof *outs);
-        for (int j = 0; outs && j < nout; j++) {
-            ax_params q = {.cb = cb, .k = j};
-            if (!(outs[j] = ax_bind1(in->cx, AX_P_CUSTOM_CALL, fc->nflat, fc->flat, &q))) break;
-        }
-        ax_value **vals = outs ? ax_flat_wrap_arrays(in->cx, nout, outs) : NULL;
+    ax_ir *traced = ax_trace_to_ir(cx, ax_flat_call_fn, fc, fc->nflat, types, &nout);
+    cb->body = traced ? convert_traced_consts(cx, traced, &nconsts, &consts) : NULL;
+    ax_ir_release(traced);
+    if (!cb->body) goto done;
+    ((call_data *)cb->data)->nconsts = nconsts;
+    if (fc->nmain != nout) {
+        ax_error(cx, AX_ERR_TYPE, "%s must return arrays (or pytrees of arrays)", c->name);
+        goto done;
+    }
+    args = calloc((size_t)(nconsts + fc->nflat) + 1, sizeof *args);
+    outs = calloc((size_t)nout + 1, sizeof *outs);
+    if (!args || !outs) {
+        ax_error_oom(cx);
+        goto done;
+    }
+    memcpy(args, consts, (size_t)nconsts * sizeof *args);
+    memcpy(args + nconsts, fc->flat, (size_t)fc->nflat * sizeof *args);
+    for (int j = 0; j < nout; j++) {
+        ax_params q = {.cb = cb, .k = j};
+        if (!(outs[j] = ax_bind1(cx, AX_P_CUSTOM_CALL, nconsts + fc->nflat, args, &q))) goto done;
+    }
+    rc = 0;
+done:
+    if (!rc) {
+        ax_value **vals = ax_flat_wrap_arrays(cx, nout, outs);
         if (vals) {
             result = ax_tree_unflatten(in, fc->out_def, vals, nout);
             ax_values_release(vals, nout);
         }
-        if (outs) ax_flat_release_arrays(outs, nout);
-    } else if (cb->body) {
-        ax_error(in->cx, AX_ERR_TYPE, "%s must return arrays (or pytrees of arrays)", c->name);
     }
+    if (outs) ax_flat_release_arrays(outs, nout);
+    ax_flat_release_arrays(consts, nconsts);
+    free(args);
     ax_callback_release(cb);
     free(types);
     return result;
