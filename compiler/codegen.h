@@ -2,9 +2,9 @@
  * functions, built with the libgccjit API in one context per program.
  *
  * Every step function has the signature of ax_step_fn: `bufs` holds the data pointers of the
- * buffers the step reads and writes (in the order ax_kernel_buffers gives, or lhs, rhs, out for
- * a GEMM), `fns` the runtime functions the code calls (AX_FN_*), and [lo, hi) the range of the
- * outermost loop this call runs, so the caller can split a loop over threads. */
+ * buffers the step reads and writes (its slots in the code: ax_code_step.first_buf ..; lhs,
+ * rhs, out for a GEMM), `fns` the runtime functions the code calls (AX_FN_*), and [lo, hi) the
+ * range of the outermost loop this call runs, so the caller can split a loop over threads. */
 #ifndef AX_CODEGEN_H
 #define AX_CODEGEN_H
 
@@ -26,6 +26,9 @@ enum {
     AX_FN_COUNT
 };
 
+/* Bump when generated code changes, so that old cache entries are not used. */
+#define AX_CODEGEN_VERSION "ax-codegen-11"
+
 typedef void (*ax_step_fn)(char **bufs, void *const *fns, int64_t lo, int64_t hi);
 
 /* Whether equation `e` (operand types `in`, result type `out`) can be part of a LOOP step:
@@ -33,20 +36,19 @@ typedef void (*ax_step_fn)(char **bufs, void *const *fns, int64_t lo, int64_t hi
 bool ax_codegen_fusable(const ax_ir_eqn *e, const ax_aval *in, const ax_aval *out);
 /* Whether a dot_general is a (batched) matrix product that a GEMM step can do. */
 bool ax_codegen_gemm(const ax_ir_eqn *e, const ax_aval *lhs, const ax_aval *rhs);
+/* Sets a GEMM step's batch, m, n, kdim, lda, ldb, trans_a and trans_b (one by one: the step
+ * is zeroed code); false when the product is not one a GEMM step can do. */
+bool ax_codegen_gemm_layout(const ax_dot_dims *d, const ax_aval *lhs, const ax_aval *rhs,
+                            ax_code_step *out);
 
-/* The variables whose buffers a LOOP step's function takes, in order; returns how many
- * (at most 2 * k->nnodes). */
-int ax_kernel_buffers(const ax_kernel *k, int *vars);
-/* How a LOOP step's outermost loop may be split: its extent, the elements each of its
- * iterations touches, the granule a split must respect, and whether it may be split at all
- * (not when it runs over a reduced axis). */
+/* How a step's function is called: [0, extent) of its outermost loop, which may be split
+ * into ranges at multiples of `granule` (not when it runs over a reduced axis), each
+ * iteration touching work_per_iter elements. A GEMM step's extent is its batch count. */
 typedef struct ax_loop_split {
     int64_t extent, work_per_iter, granule;
     bool splittable;
 } ax_loop_split;
-void ax_kernel_split(const ax_kernel *k, ax_loop_split *out);
-/* A GEMM step's batch count (its function's range). */
-int64_t ax_gemm_batches(const ax_plan *plan, int step);
+void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out);
 
 /* The optimisation level: 2, or AX_JIT_OPT (0-3) when set. */
 int ax_codegen_opt_level(void);
@@ -55,7 +57,8 @@ int ax_codegen_opt_level(void);
 void ax_codegen_options(const ax_gccjit *api, gcc_jit_context *ctx);
 /* The target the options select ("x86-64-v4"...), for cache keys and logs. */
 const char *ax_codegen_target(void);
-/* Adds the function "s<N>" for every LOOP and GEMM step N of `plan` to `ctx`. */
-void ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_plan *plan);
+/* Adds the function "s<N>" for every LOOP and GEMM step N of `code` to `ctx`. Reads nothing
+ * but `code`. */
+bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code);
 
 #endif

@@ -11,10 +11,13 @@
  * an eager step, a matrix product, another kernel, or the program's outputs. */
 #include "fuse.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/elementwise.h"
 #include "codegen.h"
+#include "jit_cache.h"
 
 enum { ST_MAT, ST_KERNEL, ST_VIEW };
 
@@ -479,6 +482,141 @@ static void find_uniform_consts(fuser *f) {
     }
 }
 
+/* ---- lowering: the plan as code (see ax_code in fuse.h) ---- */
+
+/* The variables whose buffers a LOOP step's function takes, in order; returns how many. */
+static int kernel_buffers(const ax_kernel *k, int *vars) {
+    int n = 0;
+    for (int i = 0; i < k->nnodes; i++) {
+        const ax_knode *nd = &k->nodes[i];
+        if (nd->kind != AX_KN_LOAD && !nd->store) continue;
+        bool seen = false;
+        for (int j = 0; j < n && !seen; j++) seen = vars[j] == nd->var;
+        if (!seen) vars[n++] = nd->var;
+    }
+    return n;
+}
+
+static int slot_of(const int *vars, int n, int var) {
+    for (int b = 0; b < n; b++)
+        if (vars[b] == var) return b;
+    return -1;
+}
+
+/* Node n of a kernel as code. `code` is zeroed: fields are set one by one (never by assigning
+ * a whole struct, whose padding bytes would then be undefined and reach the key). */
+static void lower_node(const ax_plan *plan, const ax_knode *n, int ndim, const int *vars, int nbufs,
+                       ax_code_node *c) {
+    c->kind = n->kind;
+    c->dtype = n->dtype;
+    c->nin = n->nin;
+    memcpy(c->in, n->in, sizeof c->in);
+    c->store = n->store;
+    memcpy(c->stride, n->stride, (size_t)ndim * sizeof *c->stride);
+    memcpy(c->ostride, n->ostride, (size_t)ndim * sizeof *c->ostride);
+    c->buf = n->kind == AX_KN_LOAD || n->store ? slot_of(vars, nbufs, n->var) : -1;
+    if (n->kind == AX_KN_OP || n->kind == AX_KN_REDUCE || n->kind == AX_KN_INDEX) {
+        const ax_ir_eqn *e = &plan->ir->eqns[n->eqn];
+        c->prim = e->prim;
+        if (e->prim == AX_P_INTEGER_POW) c->k = e->params.k;
+    }
+    if (n->kind == AX_KN_CONST) memcpy(&c->lit, ax_array_data(n->lit), ax_dtype_size(n->dtype));
+}
+
+/* Counts what the code needs: nodes and buffer slots. */
+static void count_code(const ax_plan *plan, int *nnodes, int *nbufs) {
+    *nnodes = *nbufs = 0;
+    for (int s = 0; s < plan->nsteps; s++) {
+        const ax_step *st = &plan->steps[s];
+        if (st->kind == AX_STEP_LOOP) *nnodes += st->k->nnodes;
+        if (st->kind == AX_STEP_LOOP) *nbufs += 2 * st->k->nnodes;
+        if (st->kind == AX_STEP_GEMM) *nbufs += 3;
+    }
+}
+
+static void lower_loop(ax_plan *plan, const ax_kernel *k, ax_code_step *cs, int *vars) {
+    ax_code *code = &plan->code;
+    cs->ndim = k->ndim;
+    memcpy(cs->shape, k->shape, (size_t)k->ndim * sizeof *k->shape);
+    memcpy(cs->reduced, k->reduced, (size_t)k->ndim * sizeof *k->reduced);
+    cs->first_node = code->h.nnodes;
+    cs->nnodes = k->nnodes;
+    cs->first_buf = code->h.nbufs;
+    cs->nbufs = kernel_buffers(k, vars);
+    for (int b = 0; b < cs->nbufs; b++) {
+        code->bufs[code->h.nbufs + b] = plan->ir->types[vars[b]].dtype;
+        plan->slot_var[code->h.nbufs + b] = vars[b];
+    }
+    for (int i = 0; i < k->nnodes; i++)
+        lower_node(plan, &k->nodes[i], k->ndim, vars, cs->nbufs, &code->nodes[code->h.nnodes + i]);
+    code->h.nnodes += k->nnodes;
+    code->h.nbufs += cs->nbufs;
+}
+
+static void lower_gemm(ax_plan *plan, const ax_step *st, ax_code_step *cs) {
+    ax_code *code = &plan->code;
+    const ax_ir_eqn *e = &plan->ir->eqns[st->eqn];
+    const ax_aval *lhs = &plan->ir->types[e->in[0].var], *rhs = &plan->ir->types[e->in[1].var];
+    ax_codegen_gemm_layout(&e->params.dot, lhs, rhs, cs);
+    cs->dtype = lhs->dtype;
+    cs->transposed = st->transposed;
+    cs->first_buf = code->h.nbufs;
+    cs->nbufs = 3;
+    int vars[3] = {e->in[0].var, e->in[1].var, st->out};
+    for (int b = 0; b < 3; b++) {
+        code->bufs[code->h.nbufs + b] = lhs->dtype;
+        plan->slot_var[code->h.nbufs + b] = vars[b];
+    }
+    code->h.nbufs += 3;
+}
+
+/* Fills plan->code and plan->slot_var; false when out of memory. */
+static bool lower_plan(ax_plan *plan) {
+    ax_code *code = &plan->code;
+    int nnodes, nbufs, maxnodes = 0;
+    count_code(plan, &nnodes, &nbufs);
+    for (int s = 0; s < plan->nsteps; s++)
+        if (plan->steps[s].k && plan->steps[s].k->nnodes > maxnodes)
+            maxnodes = plan->steps[s].k->nnodes;
+    code->steps = calloc((size_t)plan->nsteps + 1, sizeof *code->steps);
+    code->nodes = calloc((size_t)nnodes + 1, sizeof *code->nodes);
+    code->bufs = calloc((size_t)nbufs + 1, sizeof *code->bufs);
+    plan->slot_var = calloc((size_t)nbufs + 1, sizeof *plan->slot_var);
+    int *vars = malloc((2 * (size_t)maxnodes + 1) * sizeof *vars);
+    if (!code->steps || !code->nodes || !code->bufs || !plan->slot_var || !vars) {
+        free(vars);
+        return false;
+    }
+    snprintf(code->h.version, sizeof code->h.version, "%s", AX_CODEGEN_VERSION);
+    snprintf(code->h.target, sizeof code->h.target, "%s", ax_codegen_target());
+    code->h.vector_lanes = ax_elementwise_vector_lanes();
+    code->h.opt_level = ax_codegen_opt_level();
+    code->h.nsteps = plan->nsteps;
+    for (int s = 0; s < plan->nsteps; s++) {
+        const ax_step *st = &plan->steps[s];
+        ax_code_step *cs = &code->steps[s];
+        cs->kind = st->kind;
+        if (st->kind == AX_STEP_LOOP) lower_loop(plan, st->k, cs, vars);
+        if (st->kind == AX_STEP_GEMM) lower_gemm(plan, st, cs);
+    }
+    free(vars);
+    return true;
+}
+
+/* The key hashes the header and the records' bytes, so it covers every field of them. A new
+ * member of ax_code itself (another array) would not be: this assertion stops the build
+ * until it is added to the hash below. */
+_Static_assert(sizeof(ax_code_header) % 8 == 0 &&
+                   sizeof(ax_code) == sizeof(ax_code_header) + 3 * sizeof(void *),
+               "a new member of ax_code must be hashed in ax_code_key");
+
+uint64_t ax_code_key(const ax_code *code) {
+    uint64_t h = ax_hash_bytes(AX_HASH_INIT, &code->h, sizeof code->h);
+    h = ax_hash_bytes(h, code->steps, (size_t)code->h.nsteps * sizeof *code->steps);
+    h = ax_hash_bytes(h, code->nodes, (size_t)code->h.nnodes * sizeof *code->nodes);
+    return ax_hash_bytes(h, code->bufs, (size_t)code->h.nbufs * sizeof *code->bufs);
+}
+
 ax_plan *ax_fuse(const ax_ir *ir) {
     fuser f = {.ir = ir};
     f.plan = calloc(1, sizeof *f.plan);
@@ -508,11 +646,19 @@ ax_plan *ax_fuse(const ax_ir *ir) {
     }
     for (int s = 0; s < f.plan->nsteps; s++)
         if (f.plan->steps[s].kind == AX_STEP_LOOP) finish_kernel(f.plan->steps[s].k);
+    if (!lower_plan(f.plan)) {
+        ax_plan_free(f.plan);
+        return NULL;
+    }
     return f.plan;
 }
 
 void ax_plan_free(ax_plan *plan) {
     if (!plan) return;
+    free(plan->code.steps);
+    free(plan->code.nodes);
+    free(plan->code.bufs);
+    free(plan->slot_var);
     for (int s = 0; s < plan->nsteps; s++)
         if (plan->steps[s].k) {
             free(plan->steps[s].k->nodes);

@@ -53,14 +53,68 @@ typedef struct ax_step {
     bool transposed;
 } ax_step;
 
+/* ---- The code: what native code is generated from ----
+ * A plan lowered to plain values: everything compiler/codegen.c reads, and nothing else (it
+ * never sees the IR). The records hold no pointers and are zeroed before they are filled, so
+ * the jit cache key, a hash of their bytes (ax_code_key), covers every field by construction:
+ * a field added here is part of the key without anyone having to remember it. */
+typedef struct ax_code_node {
+    ax_knode_kind kind;
+    ax_dtype dtype;
+    ax_prim prim; /* OP, REDUCE, INDEX */
+    int nin;
+    int in[3]; /* OP, REDUCE: operand nodes (earlier in the step) */
+    int buf;   /* LOAD: the buffer slot read; stored nodes: the slot written; else -1 */
+    bool store;
+    int64_t k;    /* OP integer_pow: the exponent */
+    uint64_t lit; /* CONST: the value's bits (the low ax_dtype_size bytes) */
+    int64_t stride[AX_MAX_RANK], ostride[AX_MAX_RANK];
+} ax_code_node;
+
+typedef struct ax_code_step {
+    ax_step_kind kind;
+    /* LOOP */
+    int ndim;
+    int64_t shape[AX_MAX_RANK];
+    bool reduced[AX_MAX_RANK];
+    int first_node, nnodes; /* the step's nodes: code->nodes[first_node ..] */
+    /* LOOP and GEMM: the buffers the function takes: code->bufs[first_buf ..] (a GEMM's are
+     * lhs, rhs, out) */
+    int first_buf, nbufs;
+    /* GEMM: C = op(A) op(B) per batch element, A m x k, B k x n (or, transposed, C^T) */
+    ax_dtype dtype;
+    int64_t batch, m, n, kdim;
+    int lda, ldb;
+    bool trans_a, trans_b, transposed;
+} ax_code_step;
+
+typedef struct ax_code_header {
+    char version[32]; /* CODEGEN_VERSION (compiler/codegen.h) */
+    char target[20];  /* the -march level (ax_codegen_target) */
+    int vector_lanes; /* the eager kernels' f32 width: the libmvec entry points called */
+    int opt_level;    /* ax_codegen_opt_level */
+    int nsteps, nnodes, nbufs;
+} ax_code_header;
+
+typedef struct ax_code {
+    ax_code_header h;
+    ax_code_step *steps; /* h.nsteps (EAGER steps too, so step s is function "s<s>") */
+    ax_code_node *nodes; /* h.nnodes */
+    ax_dtype *bufs;      /* h.nbufs: the dtype of each buffer slot */
+} ax_code;
+
 typedef struct ax_plan {
     const ax_ir *ir; /* borrowed */
     int nsteps, cap;
     ax_step *steps;
+    ax_code code;  /* the steps lowered for code generation */
+    int *slot_var; /* per buffer slot of `code`: the variable bound to it when running */
 } ax_plan;
 
-/* The steps for `ir`; NULL when out of memory. */
+/* The steps for `ir`, with their code; NULL when out of memory. */
 ax_plan *ax_fuse(const ax_ir *ir);
+/* The cache key of the code: a hash of its header and records. */
+uint64_t ax_code_key(const ax_code *code);
 void ax_plan_free(ax_plan *plan);
 /* The plan as text ("loop f32[5000,5000]: mul mul add -> c" per step), for logs and :ir. */
 void ax_plan_format(ax_strbuf *out, const ax_plan *plan);

@@ -17,16 +17,11 @@
 #include "fuse.h"
 #include "jit_cache.h"
 
-/* Bump when generated code changes, so old cache entries are not used. */
-#define CODEGEN_VERSION "ax-codegen-10"
-
 struct ax_jit_program {
     ax_ir *ir;
     ax_plan *plan;
     void *dl;       /* the loaded shared object; NULL: run the IR on the eager kernels */
     ax_step_fn *fn; /* per step (NULL for eager steps) */
-    int **bufvars;  /* LOOP steps: the variables of their buffers */
-    int *nbufs;
     ax_jit_info info;
 };
 
@@ -116,87 +111,6 @@ static void warn_once(jit_state *s, const char *why) {
             why);
 }
 
-/* ---- the key: everything the generated code depends on ---- */
-
-static uint64_t hash_str(uint64_t h, const char *s) {
-    return ax_hash_bytes(h, s, strlen(s) + 1);
-}
-
-static int clamp_rank(int n) {
-    return n < 0 ? 0 : n > AX_MAX_RANK ? AX_MAX_RANK : n;
-}
-
-static uint64_t hash_params(uint64_t h, const ax_params *p) {
-    h = ax_hash_bytes(h, &p->dtype, sizeof p->dtype);
-    h = ax_hash_bytes(h, &p->k, sizeof p->k);
-    h = ax_hash_bytes(h, &p->naxes, sizeof p->naxes);
-    const ax_dot_dims *d = &p->dot; /* only the entries in use: the rest may be anything */
-    int counts[3] = {clamp_rank(p->naxes), clamp_rank(d->ncontract), clamp_rank(d->nbatch)};
-    h = ax_hash_bytes(h, p->axes, (size_t)counts[0] * sizeof *p->axes);
-    h = ax_hash_bytes(h, counts, sizeof counts);
-    h = ax_hash_bytes(h, d->lhs_contract, (size_t)counts[1] * sizeof(int));
-    h = ax_hash_bytes(h, d->rhs_contract, (size_t)counts[1] * sizeof(int));
-    h = ax_hash_bytes(h, d->lhs_batch, (size_t)counts[2] * sizeof(int));
-    h = ax_hash_bytes(h, d->rhs_batch, (size_t)counts[2] * sizeof(int));
-    return h;
-}
-
-static uint64_t hash_kernel(uint64_t h, const ax_plan *plan, const ax_kernel *k) {
-    h = ax_hash_bytes(h, &k->ndim, sizeof k->ndim);
-    h = ax_hash_bytes(h, k->shape, (size_t)k->ndim * sizeof *k->shape);
-    h = ax_hash_bytes(h, k->reduced, (size_t)k->ndim * sizeof *k->reduced);
-    for (int i = 0; i < k->nnodes; i++) {
-        const ax_knode *n = &k->nodes[i];
-        int fields[6] = {n->kind, n->dtype, n->nin, n->in[0], n->in[1], n->in[2]};
-        h = ax_hash_bytes(h, fields, sizeof fields);
-        h = ax_hash_bytes(h, &n->store, sizeof n->store);
-        h = ax_hash_bytes(h, n->stride, (size_t)k->ndim * sizeof *n->stride);
-        h = ax_hash_bytes(h, n->ostride, (size_t)k->ndim * sizeof *n->ostride);
-        if (n->kind == AX_KN_CONST)
-            h = ax_hash_bytes(h, ax_array_data(n->lit), ax_dtype_size(n->dtype));
-        if (n->kind == AX_KN_OP || n->kind == AX_KN_REDUCE) {
-            const ax_ir_eqn *e = &plan->ir->eqns[n->eqn];
-            h = ax_hash_bytes(h, &e->prim, sizeof e->prim);
-            h = hash_params(h, &e->params);
-        }
-        if (n->kind == AX_KN_LOAD) /* which buffer slot it reads: its position among loads */
-            h = ax_hash_bytes(h, &plan->ir->types[n->var].dtype, sizeof(ax_dtype));
-    }
-    int vars[512], nb = k->nnodes <= 256 ? ax_kernel_buffers(k, vars) : 0;
-    for (int b = 0; b < nb; b++)
-        for (int i = 0; i < k->nnodes; i++)
-            if (k->nodes[i].var == vars[b]) {
-                h = ax_hash_bytes(h, &i, sizeof i); /* buffer b belongs to node i */
-                break;
-            }
-    return h;
-}
-
-static uint64_t plan_key(const ax_plan *plan) {
-    uint64_t h = hash_str(AX_HASH_INIT, CODEGEN_VERSION);
-    h = hash_str(h, ax_codegen_target());
-    int lanes = ax_elementwise_vector_lanes(), opt = ax_codegen_opt_level();
-    h = ax_hash_bytes(h, &lanes, sizeof lanes);
-    h = ax_hash_bytes(h, &opt, sizeof opt);
-    for (int s = 0; s < plan->nsteps; s++) {
-        const ax_step *st = &plan->steps[s];
-        h = ax_hash_bytes(h, &st->kind, sizeof st->kind);
-        if (st->kind == AX_STEP_LOOP) h = hash_kernel(h, plan, st->k);
-        if (st->kind == AX_STEP_GEMM) {
-            const ax_ir_eqn *e = &plan->ir->eqns[st->eqn];
-            h = ax_hash_bytes(h, &st->transposed, sizeof st->transposed);
-            h = hash_params(h, &e->params);
-            for (int i = 0; i < 2; i++) {
-                const ax_aval *t = &plan->ir->types[e->in[i].var];
-                h = ax_hash_bytes(h, &t->dtype, sizeof t->dtype);
-                h = ax_hash_bytes(h, &t->ndim, sizeof t->ndim);
-                h = ax_hash_bytes(h, t->shape, (size_t)t->ndim * sizeof *t->shape);
-            }
-        }
-    }
-    return h;
-}
-
 /* ---- building ---- */
 
 static gcc_jit_context *new_context(const ax_gccjit *api, const ax_plan *plan) {
@@ -210,7 +124,10 @@ static gcc_jit_context *new_context(const ax_gccjit *api, const ax_plan *plan) {
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-nostdlib");
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-fno-use-linker-plugin");
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-Wl,--build-id=none");
-    ax_codegen_build(api, ctx, plan);
+    if (!ax_codegen_build(api, ctx, &plan->code)) {
+        GCCJIT(gcc_jit_context_release)(ctx);
+        return NULL;
+    }
     return ctx;
 }
 
@@ -295,20 +212,9 @@ static void count_steps(ax_jit_program *p) {
     }
 }
 
-static bool prepare_buffers(ax_jit_program *p) {
-    int n = p->plan->nsteps;
-    p->fn = calloc((size_t)n + 1, sizeof *p->fn);
-    p->bufvars = calloc((size_t)n + 1, sizeof *p->bufvars);
-    p->nbufs = calloc((size_t)n + 1, sizeof *p->nbufs);
-    if (!p->fn || !p->bufvars || !p->nbufs) return false;
-    for (int s = 0; s < n; s++) {
-        const ax_kernel *k = p->plan->steps[s].k;
-        if (!k) continue;
-        p->bufvars[s] = malloc((2 * (size_t)k->nnodes + 1) * sizeof(int));
-        if (!p->bufvars[s]) return false;
-        p->nbufs[s] = ax_kernel_buffers(k, p->bufvars[s]);
-    }
-    return true;
+static bool prepare_functions(ax_jit_program *p) {
+    p->fn = calloc((size_t)p->plan->nsteps + 1, sizeof *p->fn);
+    return p->fn != NULL;
 }
 
 ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
@@ -322,7 +228,7 @@ ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
     }
     p->ir = ax_ir_retain(ir);
     p->plan = ax_fuse(ir);
-    if (!p->plan || !prepare_buffers(p)) {
+    if (!p->plan || !prepare_functions(p)) {
         ax_jit_free(p);
         ax_error_oom(cx);
         return NULL;
@@ -332,7 +238,7 @@ ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
         p->info.build_ms = now_ms() - t0;
         return p;
     }
-    p->info.key = plan_key(p->plan);
+    p->info.key = ax_code_key(&p->plan->code);
     char why[512] = "";
     if (s->cache_dir) p->dl = ax_jit_cache_load(s->cache_dir, p->info.key);
     p->info.from_disk = p->dl != NULL;
@@ -360,10 +266,6 @@ ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
 void ax_jit_free(ax_jit_program *p) {
     if (!p) return;
     if (p->dl) dlclose(p->dl);
-    if (p->bufvars && p->plan)
-        for (int s = 0; s < p->plan->nsteps; s++) free(p->bufvars[s]);
-    free(p->bufvars);
-    free(p->nbufs);
     free(p->fn);
     ax_plan_free(p->plan);
     ax_ir_release(p->ir);
@@ -429,9 +331,10 @@ static void run_chunk(void *arg, int64_t begin, int64_t end) {
 }
 
 /* Splits the outermost loop over the pool when there is enough work. */
-static void run_loop(ax_ctx *cx, ax_step_fn fn, const ax_kernel *k, char **bufs, void *const *fns) {
+static void run_loop(ax_ctx *cx, ax_step_fn fn, const ax_code *code, int step, char **bufs,
+                     void *const *fns) {
     ax_loop_split sp;
-    ax_kernel_split(k, &sp);
+    ax_codegen_split(code, step, &sp);
     const int64_t min_chunk = 1 << 15;
     if (!sp.splittable || sp.extent * sp.work_per_iter < 2 * min_chunk) {
         fn(bufs, fns, 0, sp.extent);
@@ -469,30 +372,34 @@ static int new_output(ax_ctx *cx, ax_array **env, const ax_ir *ir, int var) {
     return 0;
 }
 
+/* The data pointers of step s's buffers, in its slots' order (outputs made first). */
+static int step_buffers(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env, char **b) {
+    const ax_code_step *cs = &p->plan->code.steps[s];
+    const int *vars = p->plan->slot_var + cs->first_buf;
+    for (int i = 0; i < cs->nbufs; i++)
+        if (!(b[i] = buffer_of(cx, env, vars[i]))) return -1;
+    return 0;
+}
+
 static int run_loop_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env, void *const *fns) {
     const ax_kernel *k = p->plan->steps[s].k;
     for (int i = 0; i < k->nnodes; i++)
         if (k->nodes[i].store && new_output(cx, env, p->ir, k->nodes[i].var)) return -1;
     char *bufs[512];
-    int nb = p->nbufs[s];
+    int nb = p->plan->code.steps[s].nbufs;
     char **b = nb <= 512 ? bufs : malloc((size_t)nb * sizeof *b);
     if (!b) return ax_error_oom(cx), -1;
-    int rc = 0;
-    for (int i = 0; i < nb && !rc; i++)
-        if (!(b[i] = buffer_of(cx, env, p->bufvars[s][i]))) rc = -1;
-    if (!rc) run_loop(cx, p->fn[s], k, b, fns);
+    int rc = step_buffers(cx, p, s, env, b);
+    if (!rc) run_loop(cx, p->fn[s], &p->plan->code, s, b, fns);
     if (b != bufs) free(b);
     return rc;
 }
 
 static int run_gemm_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env, void *const *fns) {
-    const ax_step *st = &p->plan->steps[s];
-    const ax_ir_eqn *e = &p->ir->eqns[st->eqn];
-    if (new_output(cx, env, p->ir, st->out)) return -1;
-    char *bufs[3] = {buffer_of(cx, env, e->in[0].var), buffer_of(cx, env, e->in[1].var),
-                     buffer_of(cx, env, st->out)};
-    if (!bufs[0] || !bufs[1] || !bufs[2]) return -1;
-    p->fn[s](bufs, fns, 0, ax_gemm_batches(p->plan, s));
+    if (new_output(cx, env, p->ir, p->plan->steps[s].out)) return -1;
+    char *bufs[3];
+    if (step_buffers(cx, p, s, env, bufs)) return -1;
+    p->fn[s](bufs, fns, 0, p->plan->code.steps[s].batch);
     return 0;
 }
 
