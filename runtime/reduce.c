@@ -152,14 +152,16 @@ static inline uint64_t or_u(uint64_t a, uint64_t v) {
 
 /* The kernels of one (dtype, operation), on 8-byte accumulators (see reduce.h):
  *   run(total, x, n, s)     *total op= the chunked, laned fold of the run x[0], x[s], ...;
- *   runs(tot, x, count, ls, n, s)   run(tot + j, x + j * ls, n, s) for j < count;
+ *   runs(tot, x, count, ls, rcount, rs, n, s)
+ *                           run(tot + j, x + j * ls + r * rs, n, s) for j < count, r < rcount;
  *   chunk(x, n, s)          one chunk's fold (n <= CHUNK), for the threaded full reductions;
- *   row(acc, x, n, s)       acc[j] op= x[j * s] for j < n (the last axis kept);
- *   rows(acc, x, count, rs, n, s)   row(acc, x + i * rs, n, s) for i < count. */
+ *   rows(acc, x, count, rs, n, s)
+ *                           acc[j] op= x[i * rs + j * s] for i < count, j < n (the last axis
+ *                           kept). */
 typedef void run_fn(void *total, const void *x, int64_t n, int64_t s);
-typedef void runs_fn(void *tot, const void *x, int64_t count, int64_t ls, int64_t n, int64_t s);
+typedef void runs_fn(void *tot, const void *x, int64_t count, int64_t ls, int64_t rcount,
+                     int64_t rs, int64_t n, int64_t s);
 typedef void chunk_fn(void *out, const void *x, int64_t n, int64_t s);
-typedef void row_fn(void *acc, const void *x, int64_t n, int64_t s);
 typedef void rows_fn(void *acc, const void *x, int64_t count, int64_t rs, int64_t n, int64_t s);
 typedef void combine_fn(void *acc, const void *v);
 
@@ -202,14 +204,38 @@ typedef void combine_fn(void *acc, const void *v);
         *(ACC *)total = s == 1 ? NAME##_run_value(*(ACC *)total, x, n, 1)                          \
                                : NAME##_run_value(*(ACC *)total, x, n, s);                         \
     }                                                                                              \
-    static void NAME##_runs(void *tot, const void *src, int64_t count, int64_t ls, int64_t n,      \
-                            int64_t s) {                                                           \
-        ACC *t = tot;                                                                              \
+    /* f[q] = the fold of the short run (n <= LANES) at x + q * qs, for q < 8: eight               \
+     * independent chains instead of one, for short rows */                                        \
+    static inline __attribute__((always_inline)) void NAME##_folds8(                               \
+        ACC *f, const T *x, int64_t qs, int64_t n, int64_t s) {                                    \
+        for (int q = 0; q < 8; q++) f[q] = IDENT;                                                  \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            for (int q = 0; q < 8; q++) f[q] = OP(f[q], LOAD(ACC, x[q * qs + i * s]));             \
+    }                                                                                              \
+    static void NAME##_runs(void *tot, const void *src, int64_t count, int64_t ls, int64_t rcount, \
+                            int64_t rs, int64_t n, int64_t s) {                                    \
+        ACC *t = tot, f[8];                                                                        \
         const T *x = src;                                                                          \
-        if (s == 1)                                                                                \
-            for (int64_t j = 0; j < count; j++) t[j] = NAME##_run_value(t[j], x + j * ls, n, 1);   \
-        else                                                                                       \
-            for (int64_t j = 0; j < count; j++) t[j] = NAME##_run_value(t[j], x + j * ls, n, s);   \
+        int64_t j = 0;                                                                             \
+        if (n <= LANES && rcount == 1)                                                             \
+            for (; j + 8 <= count; j += 8) {                                                       \
+                NAME##_folds8(f, x + j * ls, ls, n, s);                                            \
+                for (int q = 0; q < 8; q++) t[j + q] = OP(t[j + q], f[q]);                         \
+            }                                                                                      \
+        for (; j < count; j++) {                                                                   \
+            ACC v = t[j];                                                                          \
+            int64_t r = 0;                                                                         \
+            if (n <= LANES)                                                                        \
+                for (; r + 8 <= rcount; r += 8) {                                                  \
+                    NAME##_folds8(f, x + j * ls + r * rs, rs, n, s);                               \
+                    for (int q = 0; q < 8; q++) v = OP(v, f[q]);                                   \
+                }                                                                                  \
+            if (s == 1)                                                                            \
+                for (; r < rcount; r++) v = NAME##_run_value(v, x + j * ls + r * rs, n, 1);        \
+            else                                                                                   \
+                for (; r < rcount; r++) v = NAME##_run_value(v, x + j * ls + r * rs, n, s);        \
+            t[j] = v;                                                                              \
+        }                                                                                          \
     }                                                                                              \
     static void NAME##_chunk(void *out, const void *x, int64_t n, int64_t s) {                     \
         *(ACC *)out = NAME##_fold(x, n, s);                                                        \
@@ -221,9 +247,7 @@ typedef void combine_fn(void *acc, const void *v);
         else                                                                                       \
             for (int64_t j = 0; j < n; j++) acc[j] = OP(acc[j], LOAD(ACC, x[j * s]));              \
     }                                                                                              \
-    static void NAME##_row(void *acc, const void *x, int64_t n, int64_t s) {                       \
-        NAME##_row_body(acc, x, n, s);                                                             \
-    }                                                                                              \
+                                                                                                   \
     static void NAME##_rows(void *acc, const void *src, int64_t count, int64_t rs, int64_t n,      \
                             int64_t s) {                                                           \
         const T *x = src;                                                                          \
@@ -260,13 +284,12 @@ typedef struct {
     run_fn *run;
     runs_fn *runs;
     chunk_fn *chunk;
-    row_fn *row;
     rows_fn *rows;
     combine_fn *combine;
 } reduce_kernel;
 
 #define KERNEL(NAME)                                                                               \
-    { NAME##_run, NAME##_runs, NAME##_chunk, NAME##_row, NAME##_rows, NAME##_combine }
+    { NAME##_run, NAME##_runs, NAME##_chunk, NAME##_rows, NAME##_combine }
 #define KERNELS_OF(SFX)                                                                            \
     {                                                                                              \
         KERNEL(SFX##_sum), KERNEL(SFX##_prod), KERNEL(SFX##_max), KERNEL(SFX##_min),               \
@@ -482,8 +505,8 @@ static void run_tile(const reduce_plan *p, int64_t task, uint64_t *acc) {
     for (int64_t j = 1; j < len; j++) acc[j] = acc[0];
     int64_t tin = p->tdim >= 0 ? p->in[p->tdim] : 0, es = (int64_t)p->es;
     int last = p->ndim - 1;
-    /* the last is kept: the rows kernel loops over the last reduced dim itself */
-    int inner_r = !p->runs && p->nr > 0 ? p->nr - 1 : -1;
+    /* the kernels loop over the last of the reduced dims they do not reduce themselves */
+    int inner_r = p->nr > 0 ? p->nr - 1 : -1;
     int64_t shape[AX_MAX_RANK], strides[AX_MAX_RANK];
     int m = 0;
     for (int i = 0; i < p->nr; i++)
@@ -496,14 +519,12 @@ static void run_tile(const reduce_plan *p, int64_t task, uint64_t *acc) {
     do {
         if (p->empty) break;
         const char *src = p->src + (in0 + it.pos[0]) * es;
-        if (p->runs) {
-            p->kernel.runs(acc, src, len, tin, p->shape[last], p->in[last]);
-        } else if (inner_r >= 0) {
-            int d = p->rdims[inner_r];
-            p->kernel.rows(acc, src, p->shape[d], p->in[d], len, tin);
-        } else {
-            p->kernel.row(acc, src, len, tin);
-        }
+        int64_t rcount = 1, rs = 0;
+        if (inner_r >= 0) rcount = p->shape[p->rdims[inner_r]], rs = p->in[p->rdims[inner_r]];
+        if (p->runs)
+            p->kernel.runs(acc, src, len, tin, rcount, rs, p->shape[last], p->in[last]);
+        else
+            p->kernel.rows(acc, src, rcount, rs, len, tin);
     } while (ax_iter_next(&it));
     int64_t ostride = p->tdim >= 0 ? p->out[p->tdim] : 1;
     int64_t oes = (int64_t)ax_dtype_size(p->out_dtype);
