@@ -279,7 +279,6 @@ bool ax_codegen_gemm(const ax_ir_eqn *e, const ax_aval *lhs, const ax_aval *rhs)
 enum {
     B = AX_REDUCE_LANES,     /* lanes per block; a reduction's accumulators per run */
     CHUNK = AX_REDUCE_CHUNK, /* a reduction's run is folded every CHUNK elements */
-    PIECE_WORK = 48,         /* operations per piece function of a big loop (see pieces) */
 };
 
 static bool has_reduce(const ax_code *code, const ax_code_step *st) {
@@ -1347,17 +1346,17 @@ static void nest(cg *g, int pos) {
 
 /* Big loops are split into pieces: GCC's optimisers take time superlinear in the size of a
  * function (alias walks over every store; 2400 operations in one function: tens of seconds),
- * so a loop with more than 2 * PIECE_WORK operations becomes a driver (the loop nest) that
- * calls piece functions of about PIECE_WORK operations on each block. Values a later piece
- * reads, and the reductions' accumulators, live in a frame the driver passes them. */
+ * so a loop with more than twice ax_codegen_piece_work() operations becomes a driver (the loop
+ * nest) that calls piece functions of about that many operations on each block. Values a later
+ * piece reads, and the reductions' accumulators, live in a frame the driver passes them. */
 static void plan_pieces(cg *g) {
-    int work = 0, p = 0, since = 0;
+    int work = 0, p = 0, since = 0, piece_work = g->code->h.piece_work;
     for (int i = 0; i < g->n; i++)
         work += g->nd[i].kind == AX_KN_OP || g->nd[i].kind == AX_KN_REDUCE;
-    bool split = work > 2 * PIECE_WORK;
+    bool split = piece_work > 0 && work > 2 * piece_work;
     for (int i = 0; i < g->n; i++) {
         bool counts = g->nd[i].kind == AX_KN_OP || g->nd[i].kind == AX_KN_REDUCE;
-        if (split && counts && since >= PIECE_WORK) {
+        if (split && counts && since >= piece_work) {
             p++;
             since = 0;
         }
@@ -1671,6 +1670,13 @@ bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code 
  * docs/benchmarks.md, -O3 builds no faster code here (every lane loop has a constant trip
  * count that -O2's vectoriser already handles) but doubles compile latency: selu cold, 77 ms
  * at -O2 and 138 ms at -O3. */
+/* Measured with tests/bench/jit_compile.py (docs/benchmarks.md): compile time per operation
+ * is flat from 16 to 128 operations per piece; 48 keeps the calls per block few. */
+int ax_codegen_piece_work(void) {
+    const char *v = getenv("AX_JIT_PIECE_WORK");
+    return v && *v ? atoi(v) : 48;
+}
+
 int ax_codegen_opt_level(void) {
     const char *v = getenv("AX_JIT_OPT");
     return v && *v >= '0' && *v <= '3' && !v[1] ? *v - '0' : 2;

@@ -50,6 +50,9 @@ typedef struct ax_loop_split {
 } ax_loop_split;
 void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out);
 
+/* Operations per piece function of a big loop (see codegen.c): 48, or AX_JIT_PIECE_WORK
+ * when set (0: a loop is always one function). */
+int ax_codegen_piece_work(void);
 /* The optimisation level: 2, or AX_JIT_OPT (0-3) when set. */
 int ax_codegen_opt_level(void);
 /* Sets the options generated code is compiled with: -O2, -march for this CPU, no errno,

@@ -591,6 +591,7 @@ static bool lower_plan(ax_plan *plan) {
     snprintf(code->h.target, sizeof code->h.target, "%s", ax_codegen_target());
     code->h.vector_lanes = ax_elementwise_vector_lanes();
     code->h.opt_level = ax_codegen_opt_level();
+    code->h.piece_work = ax_codegen_piece_work();
     code->h.nsteps = plan->nsteps;
     for (int s = 0; s < plan->nsteps; s++) {
         const ax_step *st = &plan->steps[s];

@@ -90,9 +90,10 @@ typedef struct ax_code_step {
 
 typedef struct ax_code_header {
     char version[32]; /* CODEGEN_VERSION (compiler/codegen.h) */
-    char target[20];  /* the -march level (ax_codegen_target) */
+    char target[16];  /* the -march level (ax_codegen_target) */
     int vector_lanes; /* the eager kernels' f32 width: the libmvec entry points called */
     int opt_level;    /* ax_codegen_opt_level */
+    int piece_work;   /* ax_codegen_piece_work */
     int nsteps, nnodes, nbufs;
 } ax_code_header;
 
