@@ -2,10 +2,15 @@
 #include "jit.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../runtime/blas.h"
@@ -137,13 +142,82 @@ static void temp_template(char *buf, size_t n, const char *name) {
     snprintf(buf, n, "%s/%s", base && *base ? base : "/tmp", name);
 }
 
-/* Compiles into the cache directory (or a private temporary one) and loads the result. */
-static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, char *why,
-                              size_t whylen) {
-    const ax_gccjit *api = gccjit(s);
-    gcc_jit_context *ctx = api ? new_context(api, plan) : NULL;
+/* Builds the code and compiles it to the shared object `path`; 0, or -1 with the reason. */
+static int compile_here(const ax_gccjit *api, const ax_plan *plan, const char *path, char *why,
+                        size_t whylen) {
+    gcc_jit_context *ctx = new_context(api, plan);
     if (!ctx) {
-        snprintf(why, whylen, "%s", api ? "libgccjit cannot make a context" : s->api_why);
+        snprintf(why, whylen, "libgccjit cannot make a context");
+        return -1;
+    }
+    GCCJIT(gcc_jit_context_compile_to_file)(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, path);
+    const char *err = GCCJIT(gcc_jit_context_get_first_error)(ctx);
+    if (err) snprintf(why, whylen, "libgccjit: %s", err);
+    GCCJIT(gcc_jit_context_release)(ctx);
+    return err ? -1 : 0;
+}
+
+/* Waits for the compiling child `pid`, reading its message from `fd`, until it ends or Ctrl-C
+ * (cx->interrupt) abandons it: then it is killed. 0, -1 with the reason, or -2: interrupted. */
+static int wait_for_compile(ax_ctx *cx, pid_t pid, int fd, char *why, size_t whylen) {
+    char msg[512];
+    size_t got = 0;
+    for (;;) {
+        if (cx->interrupt) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+            }
+            return -2;
+        }
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 50) <= 0) continue; /* a timeout, or a signal (Ctrl-C) */
+        ssize_t n = read(fd, msg + got, sizeof msg - 1 - got);
+        if (n > 0) got += (size_t)n;
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN) || got == sizeof msg - 1) break;
+    }
+    msg[got] = 0;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+    if (got)
+        snprintf(why, whylen, "%s", msg);
+    else if (WIFSIGNALED(status))
+        snprintf(why, whylen, "the compiler process died of signal %d", WTERMSIG(status));
+    else
+        snprintf(why, whylen, "the compiler process failed");
+    return -1;
+}
+
+/* Compiles in a child process, which Ctrl-C can abandon (GCC cannot be stopped in the middle
+ * of a compile; a large program takes seconds): 0, -1 with the reason, -2: interrupted. When
+ * there is no child to be had, compiles here. */
+static int compile_to(ax_ctx *cx, const ax_gccjit *api, const ax_plan *plan, const char *path,
+                      char *why, size_t whylen) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC)) return compile_here(api, plan, path, why, whylen);
+    pid_t pid = fork();
+    if (pid == 0) { /* the child: compile, report, and leave without running exit handlers */
+        close(fds[0]);
+        char msg[512] = "";
+        int rc = compile_here(api, plan, path, msg, sizeof msg);
+        if (rc && write(fds[1], msg, strlen(msg)) < 0) rc = -1;
+        _exit(rc ? 1 : 0);
+    }
+    close(fds[1]);
+    int rc = pid < 0 ? compile_here(api, plan, path, why, whylen)
+                     : wait_for_compile(cx, pid, fds[0], why, whylen);
+    close(fds[0]);
+    return rc;
+}
+
+/* Compiles into the cache directory (or a private temporary one) and loads the result.
+ * *interrupted: Ctrl-C abandoned the compile. */
+static void *compile_and_load(ax_ctx *cx, jit_state *s, const ax_plan *plan, uint64_t key,
+                              char *why, size_t whylen, bool *interrupted) {
+    const ax_gccjit *api = gccjit(s);
+    if (!api) {
+        snprintf(why, whylen, "%s", s->api_why);
         return NULL;
     }
     char tmpdir[4096];
@@ -162,10 +236,9 @@ static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, c
     if (!tmp) {
         snprintf(why, whylen, "no directory to compile in");
     } else {
-        GCCJIT(gcc_jit_context_compile_to_file)(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, tmp);
-        const char *err = GCCJIT(gcc_jit_context_get_first_error)(ctx);
-        if (err) {
-            snprintf(why, whylen, "libgccjit: %s", err);
+        int rc = compile_to(cx, api, plan, tmp, why, whylen);
+        *interrupted = rc == -2;
+        if (rc) {
             unlink(tmp);
         } else if (s->cache_dir) {
             final = ax_jit_cache_publish(dir, key, tmp);
@@ -179,15 +252,14 @@ static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, c
             dl = dlopen(tmp, RTLD_NOW | RTLD_LOCAL);
             unlink(tmp);
         }
-        const char *dlerr = err || dl ? NULL : dlerror();
-        if (!err && !dl)
+        const char *dlerr = rc || dl ? NULL : dlerror();
+        if (!rc && !dl)
             snprintf(why, whylen, "cannot load the compiled code: %s",
                      dlerr ? dlerr : "it could not be written");
     }
     if (!s->cache_dir && dir) rmdir(dir);
     free(tmp);
     free(final);
-    GCCJIT(gcc_jit_context_release)(ctx);
     return dl;
 }
 
@@ -250,7 +322,14 @@ ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
     if (!p->dl && !tools_ok(s)) { /* a cached entry loads without them */
         warn_once(s, "the assembler 'as' or linker 'ld' is not on PATH");
     } else if (!p->dl) {
-        p->dl = compile_and_load(s, p->plan, p->info.key, why, sizeof why);
+        bool interrupted = false;
+        p->dl = compile_and_load(cx, s, p->plan, p->info.key, why, sizeof why, &interrupted);
+        if (interrupted) { /* KeyboardInterrupt, and nothing kept of the abandoned compile */
+            ax_jit_free(p);
+            cx->interrupt = 0;
+            ax_error(cx, AX_ERR_INTERRUPT, "interrupted");
+            return NULL;
+        }
         if (p->dl && !bind_functions(p)) {
             snprintf(why, sizeof why, "compiled code lacks its functions");
             dlclose(p->dl);

@@ -20,7 +20,9 @@ typedef struct ax_jit_info {
     uint64_t key;
 } ax_jit_info;
 
-/* Builds the program for `ir` (retained). NULL only when out of memory. */
+/* Builds the program for `ir` (retained). NULL when out of memory, or with KeyboardInterrupt
+ * when Ctrl-C (cx->interrupt) abandoned its compile: compiles run in a child process that is
+ * killed then, so the call returns at once. */
 ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir);
 void ax_jit_free(ax_jit_program *p);
 const ax_jit_info *ax_jit_program_info(const ax_jit_program *p);
