@@ -289,25 +289,32 @@ static bool has_reduce(const ax_code *code, const ax_code_step *st) {
 
 /* The dim whose consecutive elements are a block's lanes: the innermost, unless it is a short
  * reduced run (sums over rows of 10): then the last kept dim, so that each lane accumulates
- * one row and no lanes are folded per row. */
+ * one row and no lanes are folded per row, or else the last reduced one (each lane one row of
+ * the same output). */
 static int lane_dim(const ax_code *code, const ax_code_step *st) {
-    int inner = st->ndim - 1;
+    int inner = st->ndim - 1, kept = -1, reduced = -1;
     if (!st->reduced[inner] || st->shape[inner] >= B || !has_reduce(code, st)) return inner;
-    for (int d = inner - 1; d >= 0; d--)
-        if (!st->reduced[d]) return st->shape[d] >= B ? d : inner;
-    return inner;
+    for (int d = inner - 1; d >= 0; d--) {
+        if (!st->reduced[d] && kept < 0) kept = d;
+        if (st->reduced[d] && reduced < 0) reduced = d;
+    }
+    if (kept >= 0 && st->shape[kept] >= B) return kept;
+    return reduced >= 0 && st->shape[reduced] >= B ? reduced : inner;
 }
 
 /* Loop order: kept dims outside, reduced dims inside, and the lane dim blocked; when the lane
- * dim is kept it comes before the reduced ones (per-lane accumulators). */
+ * dim is kept it comes before the reduced ones (per-lane accumulators); a reduced lane dim
+ * comes last, or just before the innermost when that is a short run (ACROSS_RUNS). */
 static int loop_order(const ax_code *code, const ax_code_step *st, int *order) {
-    int n = 0, lane = lane_dim(code, st);
+    int n = 0, lane = lane_dim(code, st), inner = st->ndim - 1;
+    bool across = st->reduced[lane] && lane != inner;
     for (int d = 0; d < st->ndim; d++)
         if (!st->reduced[d] && d != lane) order[n++] = d;
     if (!st->reduced[lane]) order[n++] = lane;
     for (int d = 0; d < st->ndim; d++)
-        if (st->reduced[d] && d != lane) order[n++] = d;
+        if (st->reduced[d] && d != lane && !(across && d == inner)) order[n++] = d;
     if (st->reduced[lane]) order[n++] = lane;
+    if (across) order[n++] = inner;
     return n;
 }
 
@@ -338,8 +345,11 @@ void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out) {
  *               order to the output's total;
  *   SHORT_RUNS  the innermost dim is reduced but shorter than B, and the lanes run across
  *               outputs: each lane adds its run in order and the run to its total (what RUNS
- *               computes for a run of fewer than B elements). */
-typedef enum { RK_NONE, RK_ROWS, RK_RUNS, RK_SHORT_RUNS } reduce_kind;
+ *               computes for a run of fewer than B elements);
+ *   ACROSS_RUNS the same with the lanes across the runs of one output (the last reduced dim
+ *               before the innermost): the lanes' runs are added to the total in lane order
+ *               (sum(x) of a 100000 x 10 array). */
+typedef enum { RK_NONE, RK_ROWS, RK_RUNS, RK_SHORT_RUNS, RK_ACROSS_RUNS } reduce_kind;
 
 /* A lane array: a local array of the function being built or, in a big loop split into
  * pieces, a slot of the frame that the driver function passes to its pieces. */
@@ -1114,7 +1124,7 @@ static void init_totals(cg *g) {
     for (int i = 0; i < g->n; i++) {
         if (g->nd[i].kind != AX_KN_REDUCE) continue;
         ax_dtype t = acc_dtype(g, i);
-        if (g->rk == RK_SHORT_RUNS) {
+        if (g->rk == RK_SHORT_RUNS) { /* a total per lane */
             g->tot[i] = lane_array(g, g->st[t], "tot");
         } else {
             g->tot[i] = local(g, g->st[t], "tot");
@@ -1142,12 +1152,14 @@ static void fold_chunk(cg *g, int64_t n) {
     }
 }
 
-/* SHORT_RUNS: each lane's run added to its total. */
+/* SHORT_RUNS: each lane's run added to its total; ACROSS_RUNS: the lanes' runs added to the
+ * one total, in lane order. */
 static void add_runs(cg *g) {
     loop l = lanes_begin(g);
     for (int i = 0; i < g->n; i++) {
         if (g->nd[i].kind != AX_KN_REDUCE) continue;
-        gcc_jit_lvalue *t = at(g, rv(g, g->tot[i]), rv(g, g->j));
+        gcc_jit_lvalue *t =
+            g->rk == RK_SHORT_RUNS ? at(g, rv(g, g->tot[i]), rv(g, g->j)) : g->tot[i];
         ax_dtype dt = acc_dtype(g, i);
         assign(g, t,
                reduce_step(g, g->nd[i].prim, dt, rv(g, t), rv(g, ref_lane(g, acc_ref(g, i)))));
@@ -1157,7 +1169,7 @@ static void add_runs(cg *g) {
 
 /* After the reduced loops: the results to the outputs. */
 static void store_results(cg *g) {
-    if (g->rk == RK_RUNS) {
+    if (g->rk == RK_RUNS || g->rk == RK_ACROSS_RUNS) { /* one total */
         for (int i = 0; i < g->n; i++)
             if (g->nd[i].kind == AX_KN_REDUCE)
                 store_node(g, i, reduce_result(g, i, rv(g, g->tot[i])), false);
@@ -1413,7 +1425,10 @@ static void plan_kernel(cg *g, int step) {
     g->rk = RK_NONE;
     if (has_reduce(g->code, k)) {
         int inner = k->ndim - 1;
-        g->rk = !k->reduced[inner] ? RK_ROWS : g->lane == inner ? RK_RUNS : RK_SHORT_RUNS;
+        g->rk = !k->reduced[inner]     ? RK_ROWS
+                : g->lane == inner     ? RK_RUNS
+                : !k->reduced[g->lane] ? RK_SHORT_RUNS
+                                       : RK_ACROSS_RUNS;
         /* reductions over axes of length 1 only (finish_kernel drops them): no reduced dim
          * is left, so the accumulators live and die around each block */
         g->first_reduced = k->ndim;
@@ -1422,7 +1437,7 @@ static void plan_kernel(cg *g, int step) {
                 g->first_reduced = p;
                 break;
             }
-        if (g->rk == RK_SHORT_RUNS) g->run_pos = k->ndim - 1;
+        if (g->rk == RK_SHORT_RUNS || g->rk == RK_ACROSS_RUNS) g->run_pos = k->ndim - 1;
     }
     plan_pieces(g);
     plan_segments(g);

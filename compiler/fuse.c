@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../runtime/elementwise.h"
+#include "../runtime/reduce.h"
 #include "codegen.h"
 #include "jit_cache.h"
 
@@ -414,9 +415,12 @@ static bool steps_over(const int64_t *stride, const ax_kernel *k, int d) {
 }
 
 /* Dims d and d+1 merge when both are reduced or both kept and every access steps over d as
- * over a whole run of d+1. */
+ * over a whole run of d+1; not into a reduced last dim, unless its runs are whole chunks: the
+ * reductions' lanes and chunks are counted along it (runtime/reduce.h). */
 static bool mergeable(const ax_kernel *k, int d) {
     if (k->reduced[d] != k->reduced[d + 1]) return false;
+    if (k->reduced[d + 1] && d + 1 == k->ndim - 1 && k->shape[d + 1] % AX_REDUCE_CHUNK != 0)
+        return false;
     for (int i = 0; i < k->nnodes; i++) {
         const ax_knode *n = &k->nodes[i];
         if (reads_strided(n) && !steps_over(n->stride, k, d)) return false;
