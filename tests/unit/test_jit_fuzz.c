@@ -3,20 +3,23 @@
  * broadcasts, transposes, reshapes, conversions, iota, matrix products and eager-only steps
  * between loops) on shapes with tails, short rows, broadcasts, rank 0 and empty axes, and
  * arguments passed as views. Each program runs through ax_ir_eval (the reference) and native
- * code, and every output must have the same bits (jit_test_util.h). Programs are built in
+ * code (after the simplify pass, as jit() runs it), and every output must have the same bits
+ * (jit_test_util.h). Programs are built in
  * batches sharing one compile; every other batch has its loops split into pieces of two
  * operations.
  *
- *   test_jit_fuzz [--seed S] [--count N] [-v]
+ *   test_jit_fuzz [--seed S] [--count N] [-v] [--print]
  *
  * make test runs the fixed seed 1 with 48 programs (a few seconds); --count 5000 runs longer.
- * A failure names the program's seed and prints its IR; `--seed S --count 1` runs it alone. */
+ * A failure names the program's seed and prints its IR; `--seed S --count 1` runs it alone,
+ * --print prints every program. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 
 #include <cmocka.h>
 
+#include "../../compiler/simplify.h"
 #include "jit_test_util.h"
 
 enum { MAX_VALUES = 96, MAX_PROG_IN = 6, BATCH = 12 };
@@ -25,6 +28,7 @@ enum { MAX_VALUES = 96, MAX_PROG_IN = 6, BATCH = 12 };
 typedef struct value {
     ax_ir_atom a;
     ax_aval t;
+    bool used; /* an operand of a later equation */
 } value;
 
 typedef struct gen {
@@ -41,6 +45,8 @@ typedef struct gen {
 static uint64_t pick(gen *g, uint64_t n) {
     return rnd(&g->r) % n;
 }
+
+#define PICK(a) (a)[pick(g, sizeof(a) / sizeof *(a))]
 
 static const ax_dtype dtypes[] = {AX_F32, AX_F32, AX_F32,  AX_F32, AX_F64, AX_F64,
                                   AX_I32, AX_U8,  AX_BOOL, AX_I64, AX_U32};
@@ -61,7 +67,7 @@ enum { NSHAPES = sizeof shapes / sizeof *shapes };
 
 static int add_value(gen *g, ax_ir_atom a, const ax_aval *t) {
     if (g->nv == MAX_VALUES) return -1;
-    g->v[g->nv] = (value){a, *t};
+    g->v[g->nv] = (value){.a = a, .t = *t};
     return g->nv++;
 }
 
@@ -78,12 +84,22 @@ static int emit(gen *g, ax_prim prim, const ax_params *p, int nin, const ax_ir_a
         ax_error_clear(g->cx);
         return -1;
     }
+    for (int i = 0; i < nin; i++)
+        for (int k = 0; k < g->nv; k++)
+            if (in[i].var >= 0 && g->v[k].a.var == in[i].var) g->v[k].used = true;
     return add_value(g, (ax_ir_atom){.var = vars[0]}, &out[0]);
 }
 
+/* A literal: half the time one of the identities the simplify pass looks for (0, -0, 1),
+ * specials too. */
 static ax_ir_atom literal(gen *g, ax_dtype t) {
-    double v = t == AX_BOOL ? (double)pick(g, 2) : (double)pick(g, 7) - 3 + (is_float(t) ? 0.5 : 0);
-    if (is_float(t) && pick(g, 8) == 0) v = (const double[]){0.0, -0.0, INFINITY, NAN}[pick(g, 4)];
+    static const double identities[] = {0.0, -0.0, 1.0};
+    static const double floats[] = {-1.0, 0.5, 2.0, 3.0, -2.5, INFINITY, NAN};
+    static const double ints[] = {0, 1, -1, 2, 3, 7, -5, 100};
+    double v = t == AX_BOOL   ? (double)pick(g, 2)
+               : !is_float(t) ? PICK(ints)
+               : pick(g, 2)   ? PICK(identities)
+                              : PICK(floats);
     ax_array *lit = ax_array_scalar(g->cx, t, v);
     assert_non_null(lit);
     if (g->nlits == g->caplits) {
@@ -120,6 +136,7 @@ static int some_value(gen *g, int want) {
  * literal. */
 static ax_ir_atom partner(gen *g, int i) {
     const ax_aval *t = &g->v[i].t;
+    if (pick(g, 3) == 0) return literal(g, t->dtype);
     int start = (int)pick(g, (uint64_t)g->nv);
     for (int k = 0; k < g->nv; k++) {
         const value *w = &g->v[(start + k) % g->nv];
@@ -137,13 +154,11 @@ static const ax_prim float_unary[] = {
     AX_P_IS_FINITE, AX_P_CBRT,  AX_P_EXP2,  AX_P_INTEGER_POW,
 };
 static const ax_prim int_unary[] = {AX_P_NEG, AX_P_ABS, AX_P_SIGN, AX_P_NOT, AX_P_SQUARE};
-static const ax_prim binary[] = {AX_P_ADD, AX_P_SUB, AX_P_MUL, AX_P_DIV,      AX_P_MAX,
-                                 AX_P_MIN, AX_P_POW, AX_P_EQ,  AX_P_LT,       AX_P_GE,
-                                 AX_P_AND, AX_P_XOR, AX_P_SHL, AX_P_SHR_ARITH};
+static const ax_prim binary[] = {AX_P_ADD, AX_P_ADD, AX_P_SUB, AX_P_SUB, AX_P_MUL,      AX_P_MUL,
+                                 AX_P_DIV, AX_P_MAX, AX_P_MIN, AX_P_POW, AX_P_EQ,       AX_P_LT,
+                                 AX_P_GE,  AX_P_AND, AX_P_XOR, AX_P_SHL, AX_P_SHR_ARITH};
 static const ax_prim reductions[] = {AX_P_REDUCE_SUM, AX_P_REDUCE_SUM, AX_P_REDUCE_PROD,
                                      AX_P_REDUCE_MAX, AX_P_REDUCE_MIN};
-
-#define PICK(a) (a)[pick(g, sizeof(a) / sizeof *(a))]
 
 static int step_unary(gen *g) {
     int i = some_value(g, 0);
@@ -294,7 +309,7 @@ static const step_fn steps[] = {step_unary,     step_unary,   step_binary,  step
                                 step_transpose, step_reshape, step_convert, step_select,
                                 step_clamp,     step_iota,    step_other};
 
-/* Program `seed` added to g's builder: its inputs, equations and up to 4 outputs. */
+/* Program `seed` added to g's builder: its inputs, equations and up to 8 outputs. */
 static int generate(gen *g, uint64_t seed, ax_ir_atom *outs) {
     g->r = (rng){.s = seed * 0x9E3779B97F4A7C15ull + 1};
     g->nv = 0;
@@ -303,16 +318,16 @@ static int generate(gen *g, uint64_t seed, ax_ir_atom *outs) {
     for (int i = 0; i < nin; i++) new_input(g);
     int nsteps = 4 + (int)pick(g, 20);
     for (int s = 0; s < nsteps; s++) PICK(steps)(g);
-    int nout = 0;
-    outs[nout++] = g->v[g->nv - 1].a; /* the last value, and a few others */
-    for (int k = (int)pick(g, 4); k > 0; k--) outs[nout++] = g->v[pick(g, (uint64_t)g->nv)].a;
+    int nout = 0; /* what nothing else reads (so every result is seen), up to 8 */
+    for (int k = g->nv - 1; k >= 0 && nout < 8; k--)
+        if (!g->v[k].used) outs[nout++] = g->v[k].a;
     return nout;
 }
 
 typedef struct fuzz_options {
     uint64_t seed;
     int count;
-    bool verbose;
+    bool verbose, print;
 } fuzz_options;
 
 static fuzz_options options = {.seed = 1, .count = 48};
@@ -347,6 +362,7 @@ static int run_batch(ax_ctx *cx, uint64_t first, int n, bool pieces, int *loops)
     ax_ir_atom outs[BATCH * 8];
     int nout = 0, prog_of_out[BATCH * 8];
     for (int k = 0; k < n; k++) {
+        if (options.print) print_program(cx, first + (uint64_t)k);
         int m = generate(g, first + (uint64_t)k, outs + nout);
         for (int o = 0; o < m; o++) prog_of_out[nout + o] = k;
         nout += m;
@@ -363,6 +379,9 @@ static int run_batch(ax_ctx *cx, uint64_t first, int n, bool pieces, int *loops)
         bool view = t->ndim == 2 && t->shape[0] > 1 && t->shape[1] > 1 && rnd(&vals) % 3 == 0;
         args[i] = view ? make_view_arg(cx, &vals, t, D_ANY, (view_kind)(1 + rnd(&vals) % 4))
                        : make_input(cx, &vals, t, D_ANY, 0);
+        if (!view && is_float(t->dtype)) /* zeros of both signs, which identities must keep */
+            for (int64_t e = 0; e < args[i]->size; e++)
+                if (rnd(&vals) % 8 == 0) set_elem(args[i], e, rnd(&vals) % 2 ? 0.0 : -0.0, 0);
     }
     ax_array **want = calloc((size_t)nout + 1, sizeof *want);
     ax_array **got = calloc((size_t)nout + 1, sizeof *got);
@@ -380,9 +399,13 @@ static int run_batch(ax_ctx *cx, uint64_t first, int n, bool pieces, int *loops)
         ax_jit_free(p);
         nout = 0;
     } else {
+        /* jit compiles the simplified IR, as jit() does; eager runs the program as written */
+        ax_ir *simple = ax_simplify(cx, ir);
+        if (!simple) fail_msg("simplify failed: %s", cx->err.message);
         if (pieces) setenv("AX_JIT_PIECE_WORK", "2", 1);
-        ax_jit_program *p = ax_jit_build(cx, ir);
+        ax_jit_program *p = ax_jit_build(cx, simple);
         if (pieces) unsetenv("AX_JIT_PIECE_WORK");
+        ax_ir_release(simple);
         assert_non_null(p);
         assert_true(ax_jit_program_info(p)->native);
         *loops += ax_jit_program_info(p)->nloops;
@@ -446,8 +469,10 @@ int main(int argc, char **argv) {
             options.count = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-v"))
             options.verbose = true;
+        else if (!strcmp(argv[i], "--print"))
+            options.print = true;
         else {
-            fprintf(stderr, "usage: %s [--seed S] [--count N] [-v]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--seed S] [--count N] [-v] [--print]\n", argv[0]);
             return 2;
         }
     }
