@@ -456,4 +456,15 @@ static inline ax_array *make_view_arg(ax_ctx *cx, rng *r, const ax_aval *t, doma
     return view;
 }
 
+/* cmocka fixtures: a fresh context per test. */
+static inline int jit_test_setup(void **state) {
+    *state = ax_ctx_new();
+    return *state ? 0 : -1;
+}
+
+static inline int jit_test_teardown(void **state) {
+    ax_ctx_free(*state);
+    return 0;
+}
+
 #endif

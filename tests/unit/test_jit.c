@@ -1741,26 +1741,18 @@ static void test_interrupted_compile(void **state) {
     free(saved);
 }
 
-static int setup(void **state) {
-    *state = ax_ctx_new();
-    return *state ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    ax_ctx_free(*state);
-    return 0;
-}
-
 /* An argument runs only the tests whose names match it (cmocka's filter). */
 int main(int argc, char **argv) {
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_every_primitive, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_custom_linear, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_corpus, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_outputs_inputs_and_literals, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_f32_accuracy, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_interrupted_compile, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_primitive, jit_test_setup, jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_custom_linear, jit_test_setup, jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_corpus, jit_test_setup, jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_outputs_inputs_and_literals, jit_test_setup,
+                                        jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_f32_accuracy, jit_test_setup, jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_interrupted_compile, jit_test_setup,
+                                        jit_test_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -451,16 +451,6 @@ static void test_random_programs(void **state) {
     if (bad) fail_msg("%d elements differ between eager and jit", bad);
 }
 
-static int setup(void **state) {
-    *state = ax_ctx_new();
-    return *state ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    ax_ctx_free(*state);
-    return 0;
-}
-
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seed") && i + 1 < argc)
@@ -477,7 +467,7 @@ int main(int argc, char **argv) {
         }
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_random_programs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_random_programs, jit_test_setup, jit_test_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

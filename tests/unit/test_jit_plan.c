@@ -279,24 +279,19 @@ static void test_fuse_gemm_and_eager_steps(void **state) {
     ax_ir_release(ir);
 }
 
-static int setup(void **state) {
-    *state = ax_ctx_new();
-    return *state ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    ax_ctx_free(*state);
-    return 0;
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_key_tells_buffers_apart, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_key_is_a_function_of_the_code, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_key_covers_every_byte, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fuse_softmax_denominator, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fuse_merges_dims, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fuse_gemm_and_eager_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_key_tells_buffers_apart, jit_test_setup,
+                                        jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_key_is_a_function_of_the_code, jit_test_setup,
+                                        jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_key_covers_every_byte, jit_test_setup,
+                                        jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_fuse_softmax_denominator, jit_test_setup,
+                                        jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_fuse_merges_dims, jit_test_setup, jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_fuse_gemm_and_eager_steps, jit_test_setup,
+                                        jit_test_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

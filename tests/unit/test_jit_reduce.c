@@ -145,36 +145,11 @@ static acc ref_load(const ref_op *o, const ax_array *x, int64_t off) {
 }
 
 static void ref_store(const ref_op *o, acc a, ax_array *out, int64_t k) {
-    char *p = (char *)ax_array_data(out) + k * (int64_t)ax_dtype_size(out->dtype);
     bool extreme = o->op == AX_REDUCE_MAX || o->op == AX_REDUCE_MIN;
     if (ref_float(o) && extreme && isnan(a.f)) a.f = NAN;
-    switch (out->dtype) {
-    case AX_F32: {
-        float f = (float)a.f;
-        memcpy(p, &f, 4);
-        break;
-    }
-    case AX_F64:
-        memcpy(p, &a.f, 8);
-        break;
-    case AX_BOOL:
-        *(uint8_t *)p = a.u != 0;
-        break;
-    case AX_U8:
-        *(uint8_t *)p = (uint8_t)a.u;
-        break;
-    case AX_I32:
-    case AX_U32: {
-        uint32_t v = (uint32_t)(ax_dtype_is_signed(out->dtype) && extreme ? (uint64_t)a.i : a.u);
-        memcpy(p, &v, 4);
-        break;
-    }
-    default: {
-        uint64_t v = extreme ? (uint64_t)a.i : a.u;
-        memcpy(p, &v, 8);
-        break;
-    }
-    }
+    bool is_signed = ax_dtype_is_signed(out->dtype) && out->dtype != AX_BOOL;
+    int64_t n = out->dtype == AX_BOOL ? a.u != 0 : extreme && is_signed ? a.i : (int64_t)a.u;
+    set_elem(out, k, a.f, n);
 }
 
 /* The statement of runtime/reduce.h, element by element. */
@@ -564,24 +539,17 @@ static void test_jit_in_pieces_equals_eager(void **state) {
     run_jit_cases(*state, "1");
 }
 
-static int setup(void **state) {
-    *state = ax_ctx_new();
-    return *state ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    ax_ctx_free(*state);
-    return 0;
-}
-
 /* An argument runs only the tests whose names match it (cmocka's filter). */
 int main(int argc, char **argv) {
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_eager_follows_the_algorithm, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_threads_change_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_jit_equals_eager, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_jit_in_pieces_equals_eager, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_eager_follows_the_algorithm, jit_test_setup,
+                                        jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_threads_change_nothing, jit_test_setup,
+                                        jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_jit_equals_eager, jit_test_setup, jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_jit_in_pieces_equals_eager, jit_test_setup,
+                                        jit_test_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
