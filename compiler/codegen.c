@@ -279,6 +279,7 @@ bool ax_codegen_gemm(const ax_ir_eqn *e, const ax_aval *lhs, const ax_aval *rhs)
 enum {
     B = AX_REDUCE_LANES,     /* lanes per block; a reduction's accumulators per run */
     CHUNK = AX_REDUCE_CHUNK, /* a reduction's run is folded every CHUNK elements */
+    TILE = 1024,             /* ROWS: outputs accumulated together (see nest) */
 };
 
 static bool has_reduce(const ax_code *code, const ax_code_step *st) {
@@ -338,7 +339,9 @@ void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out) {
 
 /* How a LOOP step reduces (see docs/jit.md, "Reductions": the same algorithm as the eager
  * kernels, runtime/reduce.c):
- *   ROWS        the innermost dim is kept: each lane is an output, accumulated in order;
+ *   ROWS        the innermost dim is kept: each lane is an output, accumulated in order (over
+ *               tiles of TILE outputs: the reduced loops inside the tile's, the tile's blocks
+ *               innermost, so rows are read in memory order);
  *   RUNS        the innermost dim is reduced and is the lane dim: each run along it is cut into
  *               chunks of CHUNK, a chunk's elements go to B lane accumulators (element i to
  *               lane i % B) that are folded in order, and the chunk results are added in
@@ -383,8 +386,12 @@ typedef struct cg {
     int first_reduced; /* position in order of the first reduced dim */
     int run_pos;       /* SHORT_RUNS: position of the reduced innermost dim, else -1 */
     reduce_kind rk;
-    bool *math;     /* per node: a vector call on whole blocks */
-    int *seg;       /* per node: its segment (a new one at each vector call and piece) */
+    bool tiled;              /* ROWS over tiles: accumulators for TILE lanes */
+    gcc_jit_lvalue *tile_lo; /* the driver's current tile: [tile_lo, tile_hi) of the lane dim */
+    gcc_jit_rvalue *tile_hi;
+    gcc_jit_rvalue *accoff_p; /* a piece's offset of its block in the tile (a parameter) */
+    bool *math;               /* per node: a vector call on whole blocks */
+    int *seg;                 /* per node: its segment (a new one at each vector call and piece) */
     bool *spilled;  /* per node: kept in a lane array (read by another segment, or stored) */
     int *piece;     /* per node: the piece function computing it */
     int *frame_off; /* per node: its lane array's (or accumulator's) place in the frame, or -1 */
@@ -587,10 +594,14 @@ static loop lanes_upto(cg *g, int64_t n) {
 
 /* ---- lane arrays ---- */
 
-/* A local array of B elements of type t, aligned for vector loads. */
-static gcc_jit_lvalue *lane_array(cg *g, gcc_jit_type *t, const char *base) {
-    gcc_jit_type *arr = GJ(gcc_jit_context_new_array_type)(g->c, NULL, t, B);
+/* A local array of n elements of type t, aligned for vector loads. */
+static gcc_jit_lvalue *array_of(cg *g, gcc_jit_type *t, int n, const char *base) {
+    gcc_jit_type *arr = GJ(gcc_jit_context_new_array_type)(g->c, NULL, t, n);
     return local(g, GJ(gcc_jit_type_get_aligned)(arr, 64), base);
+}
+
+static gcc_jit_lvalue *lane_array(cg *g, gcc_jit_type *t, const char *base) {
+    return array_of(g, t, B, base);
 }
 
 static lanes_ref local_ref(cg *g, gcc_jit_lvalue **slot, gcc_jit_type *t, const char *base) {
@@ -622,11 +633,22 @@ static ax_dtype acc_dtype(const cg *g, int i) {
     return n->dtype == AX_F32 && widen ? AX_F64 : n->dtype;
 }
 
-/* Reduction node i's B lane accumulators: in the frame when the loop has pieces. */
+/* Reduction node i's lane accumulators (B, or TILE when tiled): in the frame when the loop
+ * has pieces. */
 static lanes_ref acc_ref(cg *g, int i) {
     gcc_jit_type *t = g->st[acc_dtype(g, i)];
     if (g->npieces > 1) return (lanes_ref){.off = g->frame_off[i], .t = t};
-    return local_ref(g, &g->acc[i], t, "acc");
+    if (!g->acc[i]) g->acc[i] = array_of(g, t, g->tiled ? TILE : B, "acc");
+    return (lanes_ref){.local = g->acc[i], .t = t};
+}
+
+/* The accumulator of the current lane: lane j, or in a tile the block's offset in it plus j. */
+static gcc_jit_lvalue *acc_lane(cg *g, int i) {
+    if (!g->tiled) return ref_lane(g, acc_ref(g, i));
+    gcc_jit_rvalue *off = g->accoff_p ? g->accoff_p
+                                      : bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64,
+                                            rv(g, g->idxl[g->lane]), rv(g, g->tile_lo));
+    return ref_at(g, acc_ref(g, i), bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, off, rv(g, g->j)));
 }
 
 static lanes_ref mathin_ref(cg *g, int i, int which) {
@@ -1175,6 +1197,11 @@ static void store_results(cg *g) {
                 store_node(g, i, reduce_result(g, i, rv(g, g->tot[i])), false);
         return;
     }
+    if (g->tiled) { /* the tile's outputs: from its first index on */
+        assign(g, g->idxl[g->lane], rv(g, g->tile_lo));
+        g->L = hold(g, g->t_i64,
+                    bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64, g->tile_hi, rv(g, g->tile_lo)));
+    }
     loop l = lanes_begin(g);
     for (int i = 0; i < g->n; i++) {
         if (g->nd[i].kind != AX_KN_REDUCE) continue;
@@ -1214,7 +1241,7 @@ static void emit_block(cg *g, int a, int b) {
             gcc_jit_rvalue *v = value(g, i);
             if (g->spilled[i]) assign(g, ref_lane(g, spill_ref(g, i)), v);
         } else if (n->kind == AX_KN_REDUCE) {
-            accumulate(g, i, ref_lane(g, acc_ref(g, i)), value(g, n->in[0]));
+            accumulate(g, i, acc_lane(g, i), value(g, n->in[0]));
         }
     }
     loop_end(g, &l);
@@ -1237,11 +1264,14 @@ static void block_body(cg *g) {
         return;
     }
     for (int p = 0; p < g->npieces; p++) {
-        gcc_jit_rvalue *args[4 + AX_MAX_RANK] = {g->bufs, g->fns, g->L, g->frame};
-        for (int d = 0; d < g->ks->ndim; d++) args[4 + d] = rv(g, g->idxl[d]);
+        gcc_jit_rvalue *args[5 + AX_MAX_RANK] = {g->bufs, g->fns, g->L, g->frame, i64c(g, 0)};
+        if (g->tiled)
+            args[4] = bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64, rv(g, g->idxl[g->lane]),
+                          rv(g, g->tile_lo));
+        for (int d = 0; d < g->ks->ndim; d++) args[5 + d] = rv(g, g->idxl[d]);
         GJ(gcc_jit_block_add_eval)
         (g->blk, NULL,
-         GJ(gcc_jit_context_new_call)(g->c, NULL, g->piece_fn[p], 4 + g->ks->ndim, args));
+         GJ(gcc_jit_context_new_call)(g->c, NULL, g->piece_fn[p], 5 + g->ks->ndim, args));
     }
 }
 
@@ -1289,10 +1319,11 @@ static void chunked(cg *g, int pos) {
 
 /* The blocked lane dim when kept: full blocks of B lanes, then the tail. Inside the nest its
  * extent is constant (so is the tail's length: short rows get loops of known trip count); as
- * the outermost loop it runs over [lo, hi). */
-static void blocked(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
+ * the outermost loop, or a tile's blocks (innermost: then its body is the block's), it runs
+ * over [from, to). */
+static void blocked(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to, bool innermost) {
     int d = g->lane;
-    if (pos > 0) {
+    if (pos > 0 && !innermost) {
         int64_t extent = g->ks->shape[d];
         blocks_then_tail(g, pos, i64c(g, 0), extent / B, extent % B);
         return;
@@ -1309,7 +1340,10 @@ static void blocked(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
     g->blk = body;
     g->L = step;
     g->tail = false;
-    nest(g, pos + 1);
+    if (innermost)
+        block_body(g);
+    else
+        nest(g, pos + 1);
     GJ(gcc_jit_block_add_assignment_op)(g->blk, NULL, i, GCC_JIT_BINARY_OP_PLUS, step);
     GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, head);
     g->blk = rest;
@@ -1319,9 +1353,23 @@ static void blocked(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
     g->blk = tail;
     g->L = hold(g, g->t_i64, bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64, to, rv(g, i)));
     g->tail = true;
-    nest(g, pos + 1);
+    if (innermost)
+        block_body(g);
+    else
+        nest(g, pos + 1);
     GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, done);
     g->blk = done;
+}
+
+/* ROWS over tiles: the lane dim in tiles of TILE lanes; the reduced loops run inside a tile,
+ * the tile's blocks inside them (nest, at the innermost position). */
+static void tiles(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
+    gcc_jit_rvalue *size = i64c(g, TILE);
+    loop l = loop_begin(g, g->tile_lo, from, to, size);
+    gcc_jit_rvalue *end = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, g->tile_lo), size);
+    g->tile_hi = hold(g, g->t_i64, sel(g, AX_I64, cmp(g, GCC_JIT_COMPARISON_LT, end, to), end, to));
+    nest(g, pos + 1);
+    loop_end(g, &l);
 }
 
 /* Emits loop positions pos.. of the nest (position 0 runs over [lo, hi)). */
@@ -1329,21 +1377,26 @@ static void nest(cg *g, int pos) {
     const ax_code_step *k = g->ks;
     if (pos == g->first_reduced) {
         if (g->rk == RK_ROWS)
-            reset_lanes(g, false, -1);
+            reset_lanes(g, false, g->tiled ? TILE : -1);
         else
             init_totals(g);
     }
     if (pos == g->run_pos) reset_lanes(g, false, -1);
     if (pos == k->ndim) {
-        block_body(g);
+        if (g->tiled)
+            blocked(g, pos, rv(g, g->tile_lo), g->tile_hi, true);
+        else
+            block_body(g);
     } else {
         int d = g->order[pos];
         gcc_jit_rvalue *from = pos == 0 ? g->lo : i64c(g, 0);
         gcc_jit_rvalue *to = pos == 0 ? g->hi : i64c(g, k->shape[d]);
         if (d == g->lane && g->rk == RK_RUNS) {
             chunked(g, pos);
+        } else if (d == g->lane && g->tiled) {
+            tiles(g, pos, from, to);
         } else if (d == g->lane) {
-            blocked(g, pos, from, to);
+            blocked(g, pos, from, to, false);
         } else {
             loop l = loop_begin(g, g->idxl[d], from, to, i64c(g, 1));
             nest(g, pos + 1);
@@ -1408,7 +1461,7 @@ static void plan_segments(cg *g) {
                       (g->npieces > 1 && g->nd[i].kind == AX_KN_REDUCE);
         if (!framed) continue;
         g->frame_off[i] = g->frame_bytes;
-        g->frame_bytes += B * 8;
+        g->frame_bytes += (g->tiled && g->nd[i].kind == AX_KN_REDUCE ? TILE : B) * 8;
     }
 }
 
@@ -1423,6 +1476,7 @@ static void plan_kernel(cg *g, int step) {
     g->first_reduced = k->ndim + 1; /* none */
     g->run_pos = -1;
     g->rk = RK_NONE;
+    g->tiled = false;
     if (has_reduce(g->code, k)) {
         int inner = k->ndim - 1;
         g->rk = !k->reduced[inner]     ? RK_ROWS
@@ -1438,6 +1492,7 @@ static void plan_kernel(cg *g, int step) {
                 break;
             }
         if (g->rk == RK_SHORT_RUNS || g->rk == RK_ACROSS_RUNS) g->run_pos = k->ndim - 1;
+        g->tiled = g->rk == RK_ROWS && g->first_reduced < k->ndim && k->shape[g->lane] > B;
     }
     plan_pieces(g);
     plan_segments(g);
@@ -1460,6 +1515,7 @@ static void begin_function(cg *g, gcc_jit_function *fn, gcc_jit_param **p) {
     memset(g->tot, 0, n * sizeof *g->tot);
     memset(g->val, 0, n * sizeof *g->val);
     memset(g->idxp, 0, sizeof g->idxp);
+    g->accoff_p = NULL;
     for (int b = 0; b < g->ks->nbufs; b++) {
         gcc_jit_type *pt = GJ(gcc_jit_type_get_pointer)(g->mt[g->code->bufs[g->ks->first_buf + b]]);
         g->ptr[b] = hold(g, pt, cast(g, rv(g, at(g, g->bufs, i64c(g, b))), pt));
@@ -1471,27 +1527,29 @@ static gcc_jit_param *param(cg *g, gcc_jit_type *t, const char *name) {
     return GJ(gcc_jit_context_new_param)(g->c, NULL, t, name);
 }
 
-/* Piece p: void s<step>_p<p>(char **bufs, void **fns, int64_t L, char *frame, int64_t i0..):
- * nodes [first, end) on the block at the indices given, of L lanes. */
+/* Piece p: void s<step>_p<p>(char **bufs, void **fns, int64_t L, char *frame, int64_t accoff,
+ * int64_t i0..): nodes [first, end) on the block at the indices given, of L lanes (accoff:
+ * the block's offset in a tile of accumulators). */
 static gcc_jit_function *build_piece(cg *g, int p, int first, int end) {
-    gcc_jit_param *ps[4 + AX_MAX_RANK] = {param(g, g->t_charpp, "bufs"),
-                                          param(g, g->t_voidpp, "fns"), param(g, g->t_i64, "L"),
-                                          param(g, g->t_charp, "frame")};
+    gcc_jit_param *ps[5 + AX_MAX_RANK] = {
+        param(g, g->t_charpp, "bufs"), param(g, g->t_voidpp, "fns"), param(g, g->t_i64, "L"),
+        param(g, g->t_charp, "frame"), param(g, g->t_i64, "accoff")};
     int nd = g->ks->ndim;
     for (int d = 0; d < nd; d++) {
         char name[16];
         snprintf(name, sizeof name, "i%d", d);
-        ps[4 + d] = param(g, g->t_i64, name);
+        ps[5 + d] = param(g, g->t_i64, name);
     }
     char name[48];
     snprintf(name, sizeof name, "s%d_p%d", g->step, p);
     /* exported: GCC must not inline the pieces back into one big function */
     gcc_jit_function *fn = GJ(gcc_jit_context_new_function)(g->c, NULL, GCC_JIT_FUNCTION_EXPORTED,
-                                                            g->t_void, name, 4 + nd, ps, 0);
+                                                            g->t_void, name, 5 + nd, ps, 0);
     begin_function(g, fn, ps);
     gcc_jit_rvalue *L = GJ(gcc_jit_param_as_rvalue)(ps[2]);
     g->frame = GJ(gcc_jit_param_as_rvalue)(ps[3]);
-    for (int d = 0; d < nd; d++) g->idxp[d] = GJ(gcc_jit_param_as_rvalue)(ps[4 + d]);
+    g->accoff_p = GJ(gcc_jit_param_as_rvalue)(ps[4]);
+    for (int d = 0; d < nd; d++) g->idxp[d] = GJ(gcc_jit_param_as_rvalue)(ps[5 + d]);
     gcc_jit_block *full = block(g, "full"), *part = block(g, "part");
     GJ(gcc_jit_block_end_with_conditional)
     (g->blk, NULL, cmp(g, GCC_JIT_COMPARISON_EQ, L, i64c(g, B)), full, part);
@@ -1548,6 +1606,7 @@ static bool build_loop(cg *g, int step) {
         g->idxl[d] = local(g, g->t_i64, "i");
         assign(g, g->idxl[d], i64c(g, 0));
     }
+    g->tile_lo = g->tiled ? local(g, g->t_i64, "tile") : NULL;
     g->L = i64c(g, B);
     nest(g, 0);
     GJ(gcc_jit_block_end_with_void_return)(g->blk, NULL);
