@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/blas.h"
 #include "../runtime/elementwise.h"
 #include "../runtime/reduce.h"
 
@@ -237,43 +236,6 @@ bool ax_codegen_fusable(const ax_ir_eqn *e, const ax_aval *in, const ax_aval *ou
     return false;
 }
 
-/* lhs [batch..., m, k] or [batch..., k, m] (or [batch..., k]); rhs likewise with n. */
-bool ax_codegen_gemm_layout(const ax_dot_dims *d, const ax_aval *lhs, const ax_aval *rhs,
-                            ax_code_step *g) {
-    if (d->ncontract != 1) return false;
-    int nb = d->nbatch;
-    for (int i = 0; i < nb; i++)
-        if (d->lhs_batch[i] != i || d->rhs_batch[i] != i) return false;
-    if (lhs->ndim < nb + 1 || lhs->ndim > nb + 2 || rhs->ndim < nb + 1 || rhs->ndim > nb + 2)
-        return false;
-    int cl = d->lhs_contract[0], cr = d->rhs_contract[0];
-    if (cl < nb || cr < nb) return false;
-    g->batch = g->m = g->n = 1;
-    g->trans_a = g->trans_b = false;
-    for (int i = 0; i < nb; i++) g->batch *= lhs->shape[i];
-    g->kdim = lhs->shape[cl];
-    if (lhs->ndim == nb + 2) {
-        int fl = cl == nb ? nb + 1 : nb;
-        g->m = lhs->shape[fl];
-        g->trans_a = cl < fl;
-    }
-    if (rhs->ndim == nb + 2) {
-        int fr = cr == nb ? nb + 1 : nb;
-        g->n = rhs->shape[fr];
-        g->trans_b = fr < cr;
-    }
-    g->lda = (int)(g->trans_a ? g->m : g->kdim);
-    g->ldb = (int)(g->trans_b ? g->kdim : g->n);
-    return g->m > 0 && g->n > 0 && g->kdim > 0 && g->m < (1 << 30) && g->n < (1 << 30) &&
-           g->kdim < (1 << 30);
-}
-
-bool ax_codegen_gemm(const ax_ir_eqn *e, const ax_aval *lhs, const ax_aval *rhs) {
-    ax_code_step g;
-    return e->prim == AX_P_DOT_GENERAL && is_float(lhs->dtype) && lhs->dtype == rhs->dtype &&
-           ax_codegen_gemm_layout(&e->params.dot, lhs, rhs, &g);
-}
-
 /* ---------------------------------------------------------------- loop structure */
 
 enum {
@@ -321,10 +283,6 @@ static int loop_order(const ax_code *code, const ax_code_step *st, int *order) {
 
 void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out) {
     const ax_code_step *st = &code->steps[step];
-    if (st->kind != AX_STEP_LOOP) {
-        *out = (ax_loop_split){.extent = st->batch, .granule = 1};
-        return;
-    }
     int order[AX_MAX_RANK];
     loop_order(code, st, order);
     int64_t total = 1;
@@ -1615,63 +1573,6 @@ static bool build_loop(cg *g, int step) {
     return true;
 }
 
-/* A GEMM step: one cblas_?gemm call per batch element in [lo, hi). */
-static void build_gemm(cg *g, int step) {
-    const ax_code_step *s = &g->code->steps[step];
-    g->step = step;
-    gcc_jit_param *ps[4];
-    g->fn = step_function(g, ps);
-    g->blk = block(g, "entry");
-    g->bufs = GJ(gcc_jit_param_as_rvalue)(ps[0]);
-    g->fns = GJ(gcc_jit_param_as_rvalue)(ps[1]);
-    g->lo = GJ(gcc_jit_param_as_rvalue)(ps[2]);
-    g->hi = GJ(gcc_jit_param_as_rvalue)(ps[3]);
-    ax_dtype t = s->dtype;
-    gcc_jit_type *ft = g->st[t], *fp = GJ(gcc_jit_type_get_pointer)(ft), *it = g->t_int;
-    gcc_jit_type *args[14] = {it, it, it, it, it, it, ft, fp, it, fp, it, ft, fp, it};
-    gcc_jit_type *fnt =
-        GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, g->t_void, 14, args, 0);
-    gcc_jit_rvalue *gemm =
-        hold(g, fnt,
-             cast(g, rv(g, at(g, g->fns, i64c(g, t == AX_F32 ? AX_FN_SGEMM : AX_FN_DGEMM))), fnt));
-    gcc_jit_rvalue *ptr[3];
-    for (int b = 0; b < 3; b++)
-        ptr[b] = hold(g, fp, cast(g, rv(g, at(g, g->bufs, i64c(g, b))), fp));
-    gcc_jit_rvalue *a = ptr[0], *bm = ptr[1], *c = ptr[2];
-    gcc_jit_lvalue *bi = local(g, g->t_i64, "b");
-    loop l = loop_begin(g, bi, g->lo, g->hi, i64c(g, 1));
-#define INT(v) GJ(gcc_jit_context_new_rvalue_from_int)(g->c, it, (int)(v))
-#define PLUS(p, n)                                                                                 \
-    GJ(gcc_jit_lvalue_get_address)                                                                 \
-    (at(g, p, bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, rv(g, bi), i64c(g, n))), NULL)
-    /* C = op(A) op(B) (m x n), or for a transposed step C^T = op(B)^T op(A)^T (n x m) */
-    bool tr = s->transposed;
-    gcc_jit_rvalue *first = tr ? PLUS(bm, s->kdim * s->n) : PLUS(a, s->m * s->kdim);
-    gcc_jit_rvalue *second = tr ? PLUS(a, s->m * s->kdim) : PLUS(bm, s->kdim * s->n);
-    bool t1 = tr ? !s->trans_b : s->trans_a, t2 = tr ? !s->trans_a : s->trans_b;
-    int64_t rows = tr ? s->n : s->m, cols = tr ? s->m : s->n;
-    gcc_jit_rvalue *call_args[14] = {INT(AX_CBLAS_ROW_MAJOR),
-                                     INT(t1 ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS),
-                                     INT(t2 ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS),
-                                     INT(rows),
-                                     INT(cols),
-                                     INT(s->kdim),
-                                     fconst(g, t, 1.0),
-                                     first,
-                                     INT(tr ? s->ldb : s->lda),
-                                     second,
-                                     INT(tr ? s->lda : s->ldb),
-                                     fconst(g, t, 0.0),
-                                     PLUS(c, s->m * s->n),
-                                     INT(cols)};
-#undef INT
-#undef PLUS
-    GJ(gcc_jit_block_add_eval)
-    (g->blk, NULL, GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, gemm, 14, call_args));
-    loop_end(g, &l);
-    GJ(gcc_jit_block_end_with_void_return)(g->blk, NULL);
-}
-
 static void init_types(cg *g) {
     gcc_jit_context *c = g->c;
     g->t_void = GJ(gcc_jit_context_get_type)(c, GCC_JIT_TYPE_VOID);
@@ -1732,7 +1633,6 @@ bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code 
     for (int s = 0; s < code->h.nsteps && ok; s++) {
         memset(g.spilled, 0, (size_t)code->steps[s].nnodes * sizeof *g.spilled);
         if (code->steps[s].kind == AX_STEP_LOOP) ok = build_loop(&g, s);
-        if (code->steps[s].kind == AX_STEP_GEMM) build_gemm(&g, s);
     }
     free_node_arrays(&g);
     return ok;

@@ -1,10 +1,10 @@
-/* Code generation: the LOOP and GEMM steps of a fusion plan (compiler/fuse.h) as native
- * functions, built with the libgccjit API in one context per program.
+/* Code generation: the LOOP steps of a fusion plan (compiler/fuse.h) as native functions,
+ * built with the libgccjit API in one context per program.
  *
  * Every step function has the signature of ax_step_fn: `bufs` holds the data pointers of the
- * buffers the step reads and writes (its slots in the code: ax_code_step.first_buf ..; lhs,
- * rhs, out for a GEMM), `fns` the runtime functions the code calls (AX_FN_*), and [lo, hi) the
- * range of the outermost loop this call runs, so the caller can split a loop over threads. */
+ * buffers the step reads and writes (its slots in the code: ax_code_step.first_buf ..), `fns`
+ * the runtime functions the code calls (AX_FN_*), and [lo, hi) the range of the outermost loop
+ * this call runs, so the caller can split a loop over threads. */
 #ifndef AX_CODEGEN_H
 #define AX_CODEGEN_H
 
@@ -12,11 +12,9 @@
 
 #include "fuse.h"
 
-/* Functions generated code calls through the `fns` table: OpenBLAS (opened at run time) and
- * ax's own scalar special functions. */
+/* Functions generated code calls through the `fns` table: ax's own scalar special
+ * functions. */
 enum {
-    AX_FN_SGEMM,
-    AX_FN_DGEMM,
     AX_FN_ERF_INV_F32,
     AX_FN_ERF_INV_F64,
     AX_FN_LGAMMA_F32,
@@ -27,23 +25,17 @@ enum {
 };
 
 /* Bump when generated code changes, so that old cache entries are not used. */
-#define AX_CODEGEN_VERSION "ax-codegen-11"
+#define AX_CODEGEN_VERSION "ax-codegen-12"
 
 typedef void (*ax_step_fn)(char **bufs, void *const *fns, int64_t lo, int64_t hi);
 
 /* Whether equation `e` (operand types `in`, result type `out`) can be part of a LOOP step:
  * elementwise operations, reductions and views on the dtypes code generation handles. */
 bool ax_codegen_fusable(const ax_ir_eqn *e, const ax_aval *in, const ax_aval *out);
-/* Whether a dot_general is a (batched) matrix product that a GEMM step can do. */
-bool ax_codegen_gemm(const ax_ir_eqn *e, const ax_aval *lhs, const ax_aval *rhs);
-/* Sets a GEMM step's batch, m, n, kdim, lda, ldb, trans_a and trans_b (one by one: the step
- * is zeroed code); false when the product is not one a GEMM step can do. */
-bool ax_codegen_gemm_layout(const ax_dot_dims *d, const ax_aval *lhs, const ax_aval *rhs,
-                            ax_code_step *out);
 
 /* How a step's function is called: [0, extent) of its outermost loop, which may be split
  * into ranges at multiples of `granule` (not when it runs over a reduced axis), each
- * iteration touching work_per_iter elements. A GEMM step's extent is its batch count. */
+ * iteration touching work_per_iter elements. */
 typedef struct ax_loop_split {
     int64_t extent, work_per_iter, granule;
     bool splittable;
@@ -60,7 +52,7 @@ int ax_codegen_opt_level(void);
 void ax_codegen_options(const ax_gccjit *api, gcc_jit_context *ctx);
 /* The target the options select ("x86-64-v4"...), for cache keys and logs. */
 const char *ax_codegen_target(void);
-/* Adds the function "s<N>" for every LOOP and GEMM step N of `code` to `ctx`. Reads nothing
+/* Adds the function "s<N>" for every LOOP step N of `code` to `ctx`. Reads nothing
  * but `code`. */
 bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code);
 

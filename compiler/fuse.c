@@ -38,8 +38,6 @@ typedef struct fuser {
     var_state *vs;
     const ax_array **uniform; /* per variable: a constant holding one value everywhere (a
                                  broadcast scalar), or NULL */
-    int *uses;                /* per variable: operand uses by equations and outputs */
-    int *gemm_step;           /* per variable: the GEMM step that made it, or -1 */
     bool oom;
 } fuser;
 
@@ -334,29 +332,15 @@ static bool make_view(fuser *f, int eqn) {
     return true;
 }
 
-static void run_eagerly(fuser *f, int eqn, ax_step_kind kind) {
+/* An equation on its eager kernel, between the loops: matrix products too, so that they make
+ * exactly the OpenBLAS calls they make eagerly (the layout of an operand decides which, and
+ * OpenBLAS's bits depend on it), and anything the loops do not do. */
+static void run_eagerly(fuser *f, int eqn) {
     const ax_ir_eqn *e = &f->ir->eqns[eqn];
     for (int i = 0; i < e->nin; i++)
         if (e->in[i].var >= 0) materialize(f, e->in[i].var);
-    int s = add_step(f, (ax_step){.kind = kind, .eqn = eqn, .out = e->out[0]});
+    int s = add_step(f, (ax_step){.kind = AX_STEP_EAGER, .eqn = eqn});
     for (int i = 0; i < e->nout; i++) f->vs[e->out[i]] = (var_state){.state = ST_MAT, .ready = s};
-    if (s >= 0 && kind == AX_STEP_GEMM) f->gemm_step[e->out[0]] = s;
-}
-
-/* A 2-d transpose whose operand is a matrix product used nowhere else: the product is
- * computed transposed instead (reverse mode makes many of these). */
-static bool fold_into_gemm(fuser *f, int eqn) {
-    const ax_ir_eqn *e = &f->ir->eqns[eqn];
-    int x = e->in[0].var;
-    if (x < 0 || f->gemm_step[x] < 0 || f->uses[x] != 1 || type_of(f, x)->ndim != 2 ||
-        e->params.axes[0] != 1)
-        return false;
-    ax_step *st = &f->plan->steps[f->gemm_step[x]];
-    if (st->transposed || f->ir->eqns[st->eqn].params.dot.nbatch) return false;
-    st->transposed = true;
-    st->out = e->out[0];
-    f->vs[e->out[0]] = (var_state){.state = ST_MAT, .ready = f->gemm_step[x]};
-    return true;
 }
 
 static void fuse_eqn(fuser *f, int eqn) {
@@ -377,22 +361,18 @@ static void fuse_eqn(fuser *f, int eqn) {
         }
         switch (e->prim) {
         case AX_P_TRANSPOSE:
-            if (fold_into_gemm(f, eqn)) return;
-            if (!make_view(f, eqn)) run_eagerly(f, eqn, AX_STEP_EAGER);
-            return;
         case AX_P_BROADCAST_IN_DIM:
         case AX_P_RESHAPE:
         case AX_P_SQUEEZE:
         case AX_P_EXPAND_DIMS:
-            if (!make_view(f, eqn)) run_eagerly(f, eqn, AX_STEP_EAGER);
+            if (!make_view(f, eqn)) run_eagerly(f, eqn);
             return;
         default:
             fuse_elementwise(f, eqn);
             return;
         }
     }
-    run_eagerly(f, eqn,
-                e->nin == 2 && ax_codegen_gemm(e, &in[0], &in[1]) ? AX_STEP_GEMM : AX_STEP_EAGER);
+    run_eagerly(f, eqn);
 }
 
 /* ---- finishing: merge dims that every access walks contiguously, and set store strides ---- */
@@ -465,15 +445,6 @@ static void finish_kernel(ax_kernel *k) {
     }
 }
 
-static void count_uses(fuser *f) {
-    const ax_ir *ir = f->ir;
-    for (int k = 0; k < ir->neqns; k++)
-        for (int i = 0; i < ir->eqns[k].nin; i++)
-            if (ir->eqns[k].in[i].var >= 0) f->uses[ir->eqns[k].in[i].var]++;
-    for (int i = 0; i < ir->nout; i++)
-        if (ir->outs[i].var >= 0) f->uses[ir->outs[i].var]++;
-}
-
 /* Constants whose every element is one value (broadcasts of a scalar, which tracing makes of
  * zeros_like and the like): loops read them as constants. */
 static void find_uniform_consts(fuser *f) {
@@ -534,7 +505,6 @@ static void count_code(const ax_plan *plan, int *nnodes, int *nbufs) {
         const ax_step *st = &plan->steps[s];
         if (st->kind == AX_STEP_LOOP) *nnodes += st->k->nnodes;
         if (st->kind == AX_STEP_LOOP) *nbufs += 2 * st->k->nnodes;
-        if (st->kind == AX_STEP_GEMM) *nbufs += 3;
     }
 }
 
@@ -555,23 +525,6 @@ static void lower_loop(ax_plan *plan, const ax_kernel *k, ax_code_step *cs, int 
         lower_node(plan, &k->nodes[i], k->ndim, vars, cs->nbufs, &code->nodes[code->h.nnodes + i]);
     code->h.nnodes += k->nnodes;
     code->h.nbufs += cs->nbufs;
-}
-
-static void lower_gemm(ax_plan *plan, const ax_step *st, ax_code_step *cs) {
-    ax_code *code = &plan->code;
-    const ax_ir_eqn *e = &plan->ir->eqns[st->eqn];
-    const ax_aval *lhs = &plan->ir->types[e->in[0].var], *rhs = &plan->ir->types[e->in[1].var];
-    ax_codegen_gemm_layout(&e->params.dot, lhs, rhs, cs);
-    cs->dtype = lhs->dtype;
-    cs->transposed = st->transposed;
-    cs->first_buf = code->h.nbufs;
-    cs->nbufs = 3;
-    int vars[3] = {e->in[0].var, e->in[1].var, st->out};
-    for (int b = 0; b < 3; b++) {
-        code->bufs[code->h.nbufs + b] = lhs->dtype;
-        plan->slot_var[code->h.nbufs + b] = vars[b];
-    }
-    code->h.nbufs += 3;
 }
 
 /* Fills plan->code and plan->slot_var; false when out of memory. */
@@ -602,7 +555,6 @@ static bool lower_plan(ax_plan *plan) {
         ax_code_step *cs = &code->steps[s];
         cs->kind = st->kind;
         if (st->kind == AX_STEP_LOOP) lower_loop(plan, st->k, cs, vars);
-        if (st->kind == AX_STEP_GEMM) lower_gemm(plan, st, cs);
     }
     free(vars);
     return true;
@@ -626,25 +578,21 @@ ax_plan *ax_fuse(const ax_ir *ir) {
     fuser f = {.ir = ir};
     f.plan = calloc(1, sizeof *f.plan);
     f.vs = calloc((size_t)ir->nvars + 1, sizeof *f.vs);
-    f.uses = calloc((size_t)ir->nvars + 1, sizeof *f.uses);
-    f.gemm_step = malloc(((size_t)ir->nvars + 1) * sizeof *f.gemm_step);
     f.uniform = calloc((size_t)ir->nvars + 1, sizeof *f.uniform);
-    if (!f.plan || !f.vs || !f.uses || !f.gemm_step || !f.uniform) {
-        free(f.vs), free(f.uses), free(f.gemm_step), free(f.uniform);
+    if (!f.plan || !f.vs || !f.uniform) {
+        free(f.vs), free(f.uniform);
         free(f.plan);
         return NULL;
     }
     f.plan->ir = ir;
-    count_uses(&f);
     find_uniform_consts(&f);
     for (int v = 0; v < ir->nvars; v++) {
         f.vs[v] = (var_state){.state = ST_MAT, .ready = -1};
-        f.gemm_step[v] = -1;
     }
     for (int k = 0; k < ir->neqns && !f.oom; k++) fuse_eqn(&f, k);
     for (int i = 0; i < ir->nout && !f.oom; i++)
         if (ir->outs[i].var >= 0) materialize(&f, ir->outs[i].var);
-    free(f.vs), free(f.uses), free(f.gemm_step), free(f.uniform);
+    free(f.vs), free(f.uniform);
     if (f.oom) {
         ax_plan_free(f.plan);
         return NULL;
@@ -692,9 +640,7 @@ void ax_plan_format(ax_strbuf *out, const ax_plan *plan) {
         if (st->kind == AX_STEP_LOOP)
             format_kernel(out, plan, st->k);
         else
-            ax_strbuf_appendf(out, "%s %s%s", st->kind == AX_STEP_GEMM ? "gemm" : "eager",
-                              ax_prim_get(plan->ir->eqns[st->eqn].prim)->name,
-                              st->transposed ? " (transposed)" : "");
+            ax_strbuf_appendf(out, "eager %s", ax_prim_get(plan->ir->eqns[st->eqn].prim)->name);
         ax_strbuf_appendf(out, "\n");
     }
 }

@@ -3,9 +3,9 @@
  * A LOOP step is one loop nest: chains of elementwise operations over one iteration shape,
  * reading the arrays it needs through broadcasts, transposes and reshapes folded into strides,
  * and optionally reducing some axes (sums, maxima, ...), so no intermediate array is made.
- * A GEMM step is a matrix product handed to OpenBLAS from generated code. Everything else is an
- * EAGER step: the equation runs on its eager kernel (sorting, gathers, Cholesky, ...).
- * compiler/codegen.c turns LOOP and GEMM steps into native code. */
+ * Everything else is an EAGER step: the equation runs on its eager kernel (matrix products
+ * through OpenBLAS exactly as eagerly, sorting, gathers, Cholesky, ...). compiler/codegen.c
+ * turns LOOP steps into native code. */
 #ifndef AX_FUSE_H
 #define AX_FUSE_H
 
@@ -42,15 +42,12 @@ typedef struct ax_kernel {
     ax_knode *nodes;
 } ax_kernel;
 
-typedef enum { AX_STEP_LOOP, AX_STEP_GEMM, AX_STEP_EAGER } ax_step_kind;
+typedef enum { AX_STEP_LOOP, AX_STEP_EAGER } ax_step_kind;
 
 typedef struct ax_step {
     ax_step_kind kind;
-    int eqn;      /* GEMM, EAGER */
+    int eqn;      /* EAGER */
     ax_kernel *k; /* LOOP */
-    int out;      /* GEMM: the variable written: the product's, or the transpose's that was its
-                     only use (then `transposed`: the step computes (A B)^T = B^T A^T) */
-    bool transposed;
 } ax_step;
 
 /* ---- The code: what native code is generated from ----
@@ -78,14 +75,7 @@ typedef struct ax_code_step {
     int64_t shape[AX_MAX_RANK];
     bool reduced[AX_MAX_RANK];
     int first_node, nnodes; /* the step's nodes: code->nodes[first_node ..] */
-    /* LOOP and GEMM: the buffers the function takes: code->bufs[first_buf ..] (a GEMM's are
-     * lhs, rhs, out) */
-    int first_buf, nbufs;
-    /* GEMM: C = op(A) op(B) per batch element, A m x k, B k x n (or, transposed, C^T) */
-    ax_dtype dtype;
-    int64_t batch, m, n, kdim;
-    int lda, ldb;
-    bool trans_a, trans_b, transposed;
+    int first_buf, nbufs;   /* the buffers the function takes: code->bufs[first_buf ..] */
 } ax_code_step;
 
 typedef struct ax_code_header {

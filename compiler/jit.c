@@ -13,7 +13,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../runtime/blas.h"
 #include "../runtime/elementwise.h"
 #include "../runtime/pool.h"
 #include "../runtime/special.h"
@@ -277,10 +276,11 @@ static bool bind_functions(ax_jit_program *p) {
 static void count_steps(ax_jit_program *p) {
     p->info.nsteps = p->plan->nsteps;
     for (int s = 0; s < p->plan->nsteps; s++) {
-        ax_step_kind k = p->plan->steps[s].kind;
-        p->info.nloops += k == AX_STEP_LOOP;
-        p->info.ngemms += k == AX_STEP_GEMM;
-        p->info.neager += k == AX_STEP_EAGER;
+        const ax_step *st = &p->plan->steps[s];
+        bool product = st->kind == AX_STEP_EAGER && p->ir->eqns[st->eqn].prim == AX_P_DOT_GENERAL;
+        p->info.nloops += st->kind == AX_STEP_LOOP;
+        p->info.ngemms += product; /* on OpenBLAS, as eagerly */
+        p->info.neager += st->kind == AX_STEP_EAGER && !product;
     }
 }
 
@@ -306,7 +306,7 @@ ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
         return NULL;
     }
     count_steps(p);
-    if (p->info.nloops + p->info.ngemms == 0) { /* nothing to compile: eager steps only */
+    if (p->info.nloops == 0) { /* nothing to compile: eager steps only */
         p->info.build_ms = now_ms() - t0;
         return p;
     }
@@ -360,7 +360,7 @@ void ax_jit_format_plan(ax_strbuf *out, const ax_jit_program *p) {
 }
 
 int ax_jit_dump_c(ax_ctx *cx, const ax_jit_program *p, ax_strbuf *out) {
-    if (p->info.nloops + p->info.ngemms == 0) {
+    if (p->info.nloops == 0) {
         ax_strbuf_appendf(out, "/* no native code: every step runs on an eager kernel */\n");
         return 0;
     }
@@ -474,14 +474,6 @@ static int run_loop_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env, v
     return rc;
 }
 
-static int run_gemm_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env, void *const *fns) {
-    if (new_output(cx, env, p->ir, p->plan->steps[s].out)) return -1;
-    char *bufs[3];
-    if (step_buffers(cx, p, s, env, bufs)) return -1;
-    p->fn[s](bufs, fns, 0, p->plan->code.steps[s].batch);
-    return 0;
-}
-
 static int run_eager_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env) {
     const ax_ir_eqn *e = &p->ir->eqns[p->plan->steps[s].eqn];
     ax_array *in[16], **ins = e->nin <= 16 ? in : malloc((size_t)e->nin * sizeof *ins);
@@ -498,26 +490,13 @@ static int run_eager_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env) 
     return 0;
 }
 
-static bool needs_blas(const ax_plan *plan) {
-    for (int s = 0; s < plan->nsteps; s++)
-        if (plan->steps[s].kind == AX_STEP_GEMM) return true;
-    return false;
-}
-
-static int fill_fns(ax_ctx *cx, const ax_plan *plan, void **fns) {
+static void fill_fns(void **fns) {
     fns[AX_FN_ERF_INV_F32] = (void *)ax_erf_inv_f32;
     fns[AX_FN_ERF_INV_F64] = (void *)ax_erf_inv_f64;
     fns[AX_FN_LGAMMA_F32] = (void *)ax_lgamma_f32;
     fns[AX_FN_LGAMMA_F64] = (void *)ax_lgamma_f64;
     fns[AX_FN_DIGAMMA_F32] = (void *)ax_digamma_f32;
     fns[AX_FN_DIGAMMA_F64] = (void *)ax_digamma_f64;
-    if (needs_blas(plan)) {
-        ax_blas *blas = ax_blas_get(cx);
-        if (!blas) return -1;
-        fns[AX_FN_SGEMM] = (void *)blas->sgemm;
-        fns[AX_FN_DGEMM] = (void *)blas->dgemm;
-    }
-    return 0;
 }
 
 int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) {
@@ -526,16 +505,14 @@ int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) 
     void *fns[AX_FN_COUNT] = {0};
     ax_array **env = calloc((size_t)ir->nvars + 1, sizeof *env);
     if (!env) return ax_error_oom(cx), -1;
-    int rc = fill_fns(cx, p->plan, fns);
+    fill_fns(fns);
+    int rc = 0;
     for (int i = 0; i < ir->nconsts; i++) env[ir->constvars[i]] = ax_array_retain(ir->consts[i]);
     for (int i = 0; i < ir->nin; i++) env[ir->invars[i]] = ax_array_retain(args[i]);
     for (int s = 0; s < p->plan->nsteps && !rc; s++) {
         switch (p->plan->steps[s].kind) {
         case AX_STEP_LOOP:
             rc = run_loop_step(cx, p, s, env, fns);
-            break;
-        case AX_STEP_GEMM:
-            rc = run_gemm_step(cx, p, s, env, fns);
             break;
         default:
             rc = run_eager_step(cx, p, s, env);

@@ -13,10 +13,10 @@ typedef struct ax_jit_program ax_jit_program;
 
 /* How a program came to be, for AX_LOG_COMPILES and tests. */
 typedef struct ax_jit_info {
-    bool native;     /* false: runs on the eager kernels */
-    bool from_disk;  /* loaded from the disk cache */
-    double build_ms; /* fusing + code generation + compiling or loading */
-    int nsteps, nloops, ngemms, neager;
+    bool native;                        /* false: runs on the eager kernels */
+    bool from_disk;                     /* loaded from the disk cache */
+    double build_ms;                    /* fusing + code generation + compiling or loading */
+    int nsteps, nloops, ngemms, neager; /* ngemms: matrix products (eager steps on OpenBLAS) */
     uint64_t key;
 } ax_jit_info;
 

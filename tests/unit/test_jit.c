@@ -6,7 +6,7 @@
  *    ([37], [4,33]), short rows ([7], [3,5]), rank 0, rank-0 operands broadcast against arrays,
  *    literal operands. All cases share one IR per group, so the test pays few compiles. Every
  *    equation the code generator accepts must end up in a native loop (checked on the fusion
- *    plan), every matrix product the GEMM step accepts in a GEMM step.
+ *    plan); matrix products run on OpenBLAS exactly as eagerly (random values: the same bits).
  * 2. A corpus of composed programs, traced from C functions that call ax_bind: an MLP loss,
  *    softmax cross-entropy, normalisations, reductions over every kind of axis, transposes,
  *    iota masks, integer wrapping, shifts, conversions, dot_general in every layout, rank 0,
@@ -58,7 +58,7 @@ typedef struct pcase {
     {                                                                                              \
         AX_P_DOT_GENERAL, 2, {2, 2}, {{l0, l1}, {r0, r1}},                                         \
             {.dot = {.ncontract = 1, .lhs_contract = {lc}, .rhs_contract = {rc}}},                 \
-            {D_EXACT, D_EXACT}, 0, 0, 0, 0                                                         \
+            {D_SMALL, D_SMALL}, 0, 0, 0, 0                                                         \
     }
 
 static const pcase other_cases[] = {
@@ -289,7 +289,7 @@ static const pcase other_cases[] = {
      {1, 2},
      {{3}, {3, 4}},
      {.dot = {.ncontract = 1, .lhs_contract = {0}, .rhs_contract = {0}}},
-     {D_EXACT, D_EXACT},
+     {D_SMALL, D_SMALL},
      0,
      0,
      0,
@@ -299,7 +299,7 @@ static const pcase other_cases[] = {
      {1, 1},
      {{37}, {37}},
      {.dot = {.ncontract = 1, .lhs_contract = {0}, .rhs_contract = {0}}},
-     {D_EXACT, D_EXACT},
+     {D_SMALL, D_SMALL},
      0,
      0,
      0,
@@ -314,12 +314,12 @@ static const pcase other_cases[] = {
               .nbatch = 1,
               .lhs_batch = {0},
               .rhs_batch = {0}}},
-     {D_EXACT, D_EXACT},
+     {D_SMALL, D_SMALL},
      0,
      0,
      0,
      0},
-    {AX_P_DOT_GENERAL, /* batch dims not leading: no GEMM step */
+    {AX_P_DOT_GENERAL, /* batch dims not leading */
      2,
      {3, 3},
      {{5, 2, 3}, {3, 2, 4}},
@@ -329,7 +329,7 @@ static const pcase other_cases[] = {
               .nbatch = 1,
               .lhs_batch = {1},
               .rhs_batch = {1}}},
-     {D_EXACT, D_EXACT},
+     {D_SMALL, D_SMALL},
      0,
      0,
      0,
@@ -339,7 +339,7 @@ static const pcase other_cases[] = {
      {3, 2},
      {{2, 3, 4}, {3, 2}},
      {.dot = {.ncontract = 2, .lhs_contract = {0, 1}, .rhs_contract = {1, 0}}},
-     {D_EXACT, D_EXACT},
+     {D_SMALL, D_SMALL},
      0,
      0,
      0,
@@ -748,7 +748,7 @@ static void run_batch(ax_ctx *cx, rng *r, batch *bt, const char *name, check *c)
         args[i] = make_input(cx, r, &bt->in_type[i], bt->in_dom[i], bt->in_index_max[i]);
     int fusable = check_compiled(ir);
     ax_jit_info info = run_both(cx, ir, args, bt->desc, c);
-    print_message("%s: %d equations (%d fusable), %d outputs: %d loops, %d GEMMs, %d eager; "
+    print_message("%s: %d equations (%d fusable), %d outputs: %d loops, %d products, %d eager; "
                   "built in %.0f ms%s\n",
                   name, ir->neqns, fusable, ir->nout, info.nloops, info.ngemms, info.neager,
                   info.build_ms, info.from_disk ? " (from the disk cache)" : "");
@@ -1314,7 +1314,7 @@ static const program corpus[] = {
      10,
      {F32(5, 3), F32(3, 4), F32(3, 5), F32(3, 4), F32(4, 3), F32(2, 5, 3), F32(2, 3, 4), F32(3),
       I32(5, 3), I32(3, 4)},
-     {D_EXACT, D_EXACT, D_EXACT, D_EXACT, D_EXACT, D_EXACT, D_EXACT, D_EXACT, D_ANY, D_ANY},
+     {D_SMALL, D_SMALL, D_SMALL, D_SMALL, D_SMALL, D_SMALL, D_SMALL, D_SMALL, D_ANY, D_ANY},
      0,
      {0}},
     {"rank0",
@@ -1432,7 +1432,7 @@ static void run_group(ax_ctx *cx, group *g, uint64_t seed, check *total) {
         total->mismatches += c.mismatches;
         if (c.worst_ulp > total->worst_ulp) total->worst_ulp = c.worst_ulp;
     }
-    print_message("group of %d: %d equations, %d loops, %d GEMMs, %d eager, built in %.0f ms\n",
+    print_message("group of %d: %d equations, %d loops, %d products, %d eager, built in %.0f ms\n",
                   g->n, ir->neqns, info->nloops, info->ngemms, info->neager, info->build_ms);
     assert_true(info->native);
     assert_true(info->nloops >= 1);

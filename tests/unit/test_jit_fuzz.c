@@ -280,7 +280,7 @@ static int step_iota(gen *g) {
     return emit(g, AX_P_IOTA, &p, 0, NULL);
 }
 
-/* x @ w for a 2-d float x and a new input w (a GEMM step), or an eager-only step (cumsum,
+/* x @ w for a 2-d float x and a new input w (OpenBLAS), or an eager-only step (cumsum,
  * sort) between loops. */
 static int step_other(gen *g) {
     int i = some_value(g, 1);
