@@ -6,6 +6,8 @@
 #include "prng.h"
 #include "pytree.h"
 #include "jit_builtin.h"
+#include "graph.h"
+#include "plot.h"
 #include "transforms.h"
 
 #include <math.h>
@@ -174,7 +176,8 @@ int ax_builtins_register(ax_interp *in) {
     /* The builtins written elsewhere: tree_* (stdlib/pytree.c), grad/vmap/... (transforms.c),
      * jit (jit_builtin.c). */
     if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0 ||
-        ax_jit_register(in) < 0 || ax_custom_rules_register(in) < 0 || ax_prng_register(in) < 0)
+        ax_jit_register(in) < 0 || ax_custom_rules_register(in) < 0 || ax_prng_register(in) < 0 ||
+        ax_plot_register(in) < 0 || ax_graph_register(in) < 0)
         return -1;
     return 0;
 }

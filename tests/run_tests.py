@@ -4,14 +4,17 @@
 Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
                           [-v] [FILE ...]
 
-Suites (--only unit,lang,conformance,docs,repl,jit):
+Suites (--only unit,lang,conformance,docs,repl,jit,notebook):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
   lang         tests/lang/*.ax
   conformance  ../shared/conformance/*.ax, when ../shared exists
   docs         the code blocks of docs/*.md and README.md (see "Executable docs" below)
   repl         tests/repl_test.py (one count per check)
   jit          tests/jit_test.py: jit's disk cache, log and fallback end to end (one per check)
-FILE arguments run just those .ax programs or .md documents.
+  notebook     `ax notebook --check` on each tutorial (docs/tutorials/**/*.md), and
+               tests/notebook_test.py: the notebook runner, plots, show_graph, the page in
+               Chromium (one per check; a check whose tool is missing is counted as skipped)
+FILE arguments run just those .ax programs or .md documents (a tutorial: as a notebook).
 
 Expectations in an .ax program (those of ../shared/conformance/run.py, plus two):
   #> TEXT      the next line of stdout is TEXT (numbers: rel 1e-5, abs 1e-6; spaces ignored)
@@ -53,7 +56,7 @@ SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime 
 
 class Results:
     def __init__(self, verbose):
-        self.passed = self.failed = 0
+        self.passed = self.failed = self.skipped = 0
         self.verbose = verbose
         self.suites = []
 
@@ -272,6 +275,28 @@ def check_doc_program(ctx, rel, lineno, lines):
             f.write("\n".join(lines) + "\n")
         return check_program(ctx, path, lines)
 
+
+def tutorial_files():
+    d = os.path.join(ROOT, "docs", "tutorials")
+    return sorted(os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs if f.endswith(".md"))
+
+
+def check_tutorial(ctx, path):
+    """`ax notebook --check`: every output recorded in the tutorial is still what it prints."""
+    r = run_ax(ctx, ["notebook", "--check", "--strict", path], cwd=ROOT)
+    if isinstance(r, str):
+        return r
+    status, out, err = r
+    crash = crash_report(status, err)
+    if crash or status != 0:
+        return crash or f"exit status {status}\n{tail(out + err, 3000)}"
+    return None
+
+
+def tutorial_jobs(ctx, paths):
+    return [(f"tutorial {os.path.relpath(p, ROOT)}", lambda p=p: check_tutorial(ctx, p))
+            for p in paths]
+
 # ---------------------------------------------------------------- unit tests (cmocka)
 
 
@@ -317,15 +342,16 @@ def run_script_checks(ctx, res, name):
     except subprocess.TimeoutExpired:
         res.fail(name, f"no answer in {ctx.timeout * 10} s")
         return
-    m = re.search(r"^(\d+) passed, (\d+) failed\s*$", out, re.M)
+    m = re.search(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$", out, re.M)
     for line in out.splitlines():
-        if line.startswith(("FAIL", "ok ")) and (line.startswith("FAIL") or res.verbose):
+        if line.startswith(("FAIL", "SKIP")) or (line.startswith("ok ") and res.verbose):
             print(line, flush=True)
     if not m:
         res.fail(name, f"no summary (exit {p.returncode}):\n{tail(out)}")
         return
     res.passed += int(m.group(1))
     res.failed += int(m.group(2))
+    res.skipped += int(m.group(3) or 0)
 
 # ---------------------------------------------------------------- main
 
@@ -386,16 +412,17 @@ def main():
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
     suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl",
-                                                    "jit"}
+                                                    "jit", "notebook"}
 
     if a.build_failed:
         res.fail("build", "make did not build every target (its errors are above)")
     if a.files:
         files = [os.path.abspath(f) for f in a.files]
         jobs = program_jobs(ctx, [f for f in files if f.endswith(".ax")], "lang")
+        tutorials = os.path.join(ROOT, "docs", "tutorials") + os.sep
         for f in files:
             if f.endswith(".md"):
-                jobs += doc_jobs(ctx, f)
+                jobs += tutorial_jobs(ctx, [f]) if f.startswith(tutorials) else doc_jobs(ctx, f)
         run_jobs(res, jobs, NPROC)
         suites = set()
 
@@ -422,12 +449,18 @@ def main():
     if "docs" in suites:
         for f in doc_files():
             jobs += doc_jobs(ctx, f)
+    if "notebook" in suites:
+        jobs += tutorial_jobs(ctx, tutorial_files())
     run_jobs(res, jobs, NPROC)
     if "repl" in suites:
         run_script_checks(ctx, res, "repl_test.py")
     if "jit" in suites:
         run_script_checks(ctx, res, "jit_test.py")
+    if "notebook" in suites:
+        run_script_checks(ctx, res, "notebook_test.py")
 
+    if res.skipped:
+        print(f"{res.skipped} skipped (their tool is not installed: see the SKIP lines)")
     print(f"{res.passed} passed, {res.failed} failed")
     sys.exit(1 if res.failed else 0)
 
