@@ -175,6 +175,20 @@ oom:
     return -1;
 }
 
+/* An ```output block that follows no ax block is left over from an edit: nothing checks it. */
+static void warn_orphan_outputs(const nb_document *doc) {
+    for (int i = 0; i < doc->nblocks; i++) {
+        if (strcmp(doc->blocks[i].lang, "output")) continue;
+        bool owned = false;
+        for (int k = 0; k < doc->nblocks && !owned; k++) owned = doc->blocks[k].output == i;
+        if (!owned)
+            fprintf(stderr,
+                    "%s:%d: warning: this ```output block does not follow an ```ax block (only "
+                    "blank lines may come between): nothing checks or updates it\n",
+                    doc->path, doc->blocks[i].line);
+    }
+}
+
 static void free_document(nb_document *doc) {
     for (int i = 0; i < doc->nblocks; i++) {
         free(doc->blocks[i].code);
@@ -327,6 +341,9 @@ static void report_failure(const nb_document *doc, const nb_block *b, int number
 static int run_all(nb_document *doc, const nb_options *o, const char *exe, int *failures) {
     doc->results = calloc((size_t)(doc->nblocks ? doc->nblocks : 1), sizeof *doc->results);
     if (!doc->results) return -1;
+    /* Line by line, so that prints and warnings (stderr, unbuffered) keep their order in the
+     * captured text. Nothing has been written to stdout yet. */
+    setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
     ax_ctx *cx = ax_ctx_new();
     if (!cx) return -1;
     cx->x64 = o->x64;
@@ -721,6 +738,7 @@ static char *default_page(const char *abs_md) {
 static int finish(nb_document *doc, const nb_options *o, const char *md_abs, const char *page,
                   int failures) {
     int status = 0;
+    if (o->check || o->update) warn_orphan_outputs(doc);
     if (o->check) {
         int differ = check_outputs(doc);
         if (differ) {

@@ -577,7 +577,7 @@ static void axes_settings(render *r, const plot_figure *f, const plot_axes *a) {
     if (a->ylog) ax_strbuf_append(s, "set logscale y 10\n");
     if (a->grid) ax_strbuf_append(s, "set grid lc rgb '#b0b0b0' lw 0.8 dt 1\n");
     if (a->legend)
-        ax_strbuf_appendf(s, "set key %s box opaque samplen 2 spacing 1.1 width 1\n",
+        ax_strbuf_appendf(s, "set key %s reverse Left box opaque samplen 2 spacing 1.1 width 1\n",
                           legend_place(a->legend_loc));
     else
         ax_strbuf_append(s, "unset key\n");
