@@ -23,8 +23,7 @@
 typedef struct plot_state {
     plot_figure **figs;
     int n, cap;
-    int current;     /* index into figs, or -1 */
-    int next_number; /* matplotlib numbers figures from 1 */
+    int current; /* index into figs, or -1 */
 } plot_state;
 
 /* A Figure (axes < 0) or an Axes value. */
@@ -77,8 +76,12 @@ static plot_figure *new_figure(ax_interp *in, plot_state *st, int number) {
     }
     plot_figure *f = calloc(1, sizeof *f);
     if (!f) return ax_error_oom(in->cx);
-    f->number = number > 0 ? number : st->next_number;
-    if (f->number >= st->next_number) st->next_number = f->number + 1;
+    f->number = number;
+    if (number <= 0) { /* matplotlib's next number: one more than the largest open one */
+        f->number = 1;
+        for (int i = 0; i < st->n; i++)
+            if (st->figs[i]->number >= f->number) f->number = st->figs[i]->number + 1;
+    }
     f->width = 6.4, f->height = 4.8, f->dpi = 100;
     f->current = -1;
     st->figs[st->n] = f;
@@ -548,7 +551,7 @@ static ax_value *m_scatter(ax_interp *in, ax_value *self, const ax_args *a) {
     const char *names[32];
     static const char *const own[] = {"x", "y", "s", "cmap", "vmin", "vmax", NULL};
     ax_value *v[32];
-    if (!ax_bi_parse(in, a, "scatter", with_style(names, own), 4, v)) return NULL;
+    if (!ax_bi_parse(in, a, "scatter", with_style(names, own), 3, v)) return NULL;
     if (!ax_bi_required(in, v[0], "scatter", "x") || !ax_bi_required(in, v[1], "scatter", "y"))
         return NULL;
     plot_axes *ax = self_axes(in, self);
@@ -558,7 +561,6 @@ static ax_value *m_scatter(ax_interp *in, ax_value *self, const ax_args *a) {
     se.line = 0;
     se.marker = 'o';
     ax_value *c = ax_bi_kwarg(a, "c");
-    if (a->n >= 4) c = a->pos[3];
     bool c_values = given(c) && !is_str(c);
     if (!(se.x = vector_of(in, v[0], "scatter", "x", &se.n)) ||
         !(se.y = vector_of(in, v[1], "scatter", "y", &se.n)) ||
@@ -604,10 +606,9 @@ static ax_value *m_bar(ax_interp *in, ax_value *self, const ax_args *a) {
         ax_error(in->cx, AX_ERR_SHAPE, "bar(): %d names for %lld bars", v[0]->n, (long long)se.n);
         goto fail;
     }
-    if (!(se.w = vector_of(in, given(v[2]) ? v[2] : NULL, "bar", "width", &se.n)) && given(v[2]))
-        goto fail;
-    if (!se.w) {
-        ax_error_clear(in->cx);
+    if (given(v[2])) {
+        if (!(se.w = vector_of(in, v[2], "bar", "width", &se.n))) goto fail;
+    } else {
         if (!(se.w = malloc((size_t)(se.n ? se.n : 1) * sizeof *se.w))) goto oom;
         for (int64_t i = 0; i < se.n; i++) se.w[i] = 0.8;
     }
@@ -742,12 +743,16 @@ static ax_value *m_hist(ax_interp *in, ax_value *self, const ax_args *a) {
     }
     result = ax_value_tuple(3, (ax_value *[]){counts, edge_value, ax_none()});
     if (!result) goto oom;
-    if (!style_args(in, a, "hist", &se, true) || add_series(in, ax, &se) < 0) {
-        se = (plot_series){0};
+    if (!style_args(in, a, "hist", &se, true)) {
+        ax_value_release(result);
+        result = NULL;
+        goto done; /* frees se */
+    }
+    if (add_series(in, ax, &se) < 0) { /* it freed se */
         ax_value_release(result);
         result = NULL;
     }
-    se = (plot_series){0};
+    se = (plot_series){0}; /* the axes own it now */
     goto done;
 oom:
     ax_error_oom(in->cx);
@@ -1561,7 +1566,6 @@ int ax_plot_register(ax_interp *in) {
     plot_state *st = calloc(1, sizeof *st);
     if (!st) return ax_error_oom(in->cx), -1;
     st->current = -1;
-    st->next_number = 1;
     ax_value *v = ax_value_object(&state_type, st);
     if (!v) return ax_error_oom(in->cx), -1;
     ax_interp_define_builtin(in, STATE_NAME, v);

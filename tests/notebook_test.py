@@ -384,11 +384,12 @@ def check_pictures_in_place(c):
     outs = output_blocks(c.read("pics.md"))
     expect(outs[0] == "before\n[picture: graph of f]\nbetween\nafter\n[picture: figure 1: Waves]\n",
            f"pictures in place in the transcript: {outs[0]!r}")
-    expect(outs[1] == "[picture: figure 2]\nafter show\n[picture: figure 3]\n",
-           f"show() in a notebook, then the figure left open: {outs[1]!r}")
+    expect(outs[1] == "[picture: figure 1]\nafter show\n[picture: figure 1]\n",
+           f"show() in a notebook, then the figure left open (each numbered 1: the figures "
+           f"before were closed, as matplotlib's inline backend does): {outs[1]!r}")
     html = c.read("pics.html")
     pics = decode_images(html)
-    expect([alt for _, alt, _ in pics] == ["graph of f", "figure 1: Waves", "figure 2", "figure 3"],
+    expect([alt for _, alt, _ in pics] == ["graph of f", "figure 1: Waves", "figure 1", "figure 1"],
            f"the page's pictures: {[a for _, a, _ in pics]}")
     expect(all(mime == "image/svg+xml" and data.lstrip().startswith((b"<?xml", b"<svg"))
                for mime, _, data in pics), "the pictures are inline SVG documents")
@@ -519,6 +520,72 @@ def check_plot_errors(c):
     p = c.run(["nognu.ax"], env={"PATH": bindir})
     expect(p.returncode == 1 and "gnuplot-nox" in p.stderr and "not installed" in p.stderr,
            f"gnuplot missing: {p.stderr!r}")
+
+
+def check_plot_api_surface(c):
+    """Every function and method once, with what they return or change."""
+    need("gnuplot")
+    out = c.script("""import matplotlib.pyplot as plt
+fig, axs = plt.subplots(2, 2, figsize=(6, 5))
+print(fig.number, len(axs), len(axs[0]))
+a = axs[0][0]
+x = arange(5.0)
+a.bar(x, x + 1, width=0.5, align="edge", color="C3", label="bars")
+a.errorbar(x, x, yerr=0.5, xerr=array([0.1, 0.2, 0.1, 0.2, 0.1]), fmt="o-", capsize=3)
+a.axhline(2.0, color="k", linestyle=":")
+a.axvline(1.0)
+a.set(title="mixed", xlabel="x", ylabel="y", xlim=(-1.0, 6.0))
+a.legend(["first"], loc="lower right")
+print(a.get_xlim(), a.get_ylim()[0])
+b = axs[0][1]
+s = random.normal(random.key(0), (500,))
+n, edges, _ = b.hist(s, bins=array([-3.0, -1.0, 0.0, 1.0, 3.0]), histtype="step", color="g", label="h")
+print(n.sum(), sum((s >= -3.0) & (s <= 3.0)), edges)
+b.fill_between(x, x, x * 2, alpha=0.3)
+b.set_ylim(top=600.0)
+print(b.get_ylim()[1])
+axs[1][0].scatter(x, x, 50.0, c="m", marker="s", alpha=0.5)
+axs[1][0].scatter(x, -x, s=x * 10 + 1, c=x, cmap="coolwarm_r", vmin=0.0, vmax=4.0)
+g = linspace(-1.0, 1.0, 12)
+axs[1][1].contour(g, g, g[None, :] ** 2 + g[:, None] ** 2, [0.2, 0.5, 0.8], colors="k")
+axs[1][1].contour(g[None, :] * g[:, None], 4, cmap="plasma")
+axs[1][1].imshow(random.uniform(random.key(1), (4, 5, 3)), extent=(0.0, 1.0, 0.0, 1.0))
+axs[1][1].grid()
+axs[1][1].set_xscale("log")
+axs[1][1].set_xscale("linear")
+fig.suptitle("all of it")
+fig.savefig("all.png", dpi=80)
+fig.savefig("all.pdf")
+sub = plt.subplot(2, 1, 2)
+plt.plot(x, x ** 2, "C1.--", lw=2, ms=8, label="sq")
+print(plt.gcf().number)
+f2 = plt.figure(7)
+print(plt.gcf().number)
+plt.figure(1)
+print(plt.gcf().number)
+plt.close(f2)
+plt.close()
+print(plt.gcf().number)
+plt.clf()
+plt.close("all")
+h = plt.figure()
+print(h.number, plt.ylim())
+plt.tight_layout()
+plt.savefig("empty.png")
+""")
+    lines = out.splitlines()
+    expect(lines[0] == "1 2 2", f"subplots: {lines[0]!r}")
+    expect(lines[1].startswith("(-1.0, 6.0) -0."), f"set(xlim=...) and the y range: {lines[1]!r}")
+    total, inside = lines[2].split()[:2]
+    expect(float(total) == float(inside) and "[-3. -1.  0.  1.  3.]" in lines[2],
+           f"hist with given edges: {lines[2]!r}")
+    expect(lines[3] == "600.0", f"set_ylim(top=...): {lines[3]!r}")
+    expect(lines[4:] == ["1", "7", "1", "1", "1 (0.0, 1.0)"],
+           f"figures made, made current, closed and numbered as matplotlib does: {lines[4:]}")
+    w, h, _ = read_png(open(c.path("all.png"), "rb").read())
+    expect((w, h) == (480, 400), f"dpi=80 at 6x5 inches: {w}x{h}")
+    expect(open(c.path("all.pdf"), "rb").read(5) == b"%PDF-", "a PDF file")
+    expect(read_png(open(c.path("empty.png"), "rb").read())[:2] == (640, 480), "an empty figure")
 
 
 def check_show_in_script(c):
@@ -735,7 +802,7 @@ CHECKS = [
     check_update_rewrites_and_removes, check_last_value_and_state, check_notebook_directory,
     check_usage_errors, check_pictures_in_place, check_missing_cmark,
     check_plot_png, check_plot_svg_series_and_ticks, check_imshow_orientation, check_hist_counts,
-    check_plot_errors, check_show_in_script,
+    check_plot_errors, check_plot_api_surface, check_show_in_script,
     check_graph_values_and_grads, check_graph_names_and_pytrees, check_graph_backward_pass,
     check_graph_clusters, check_graph_files_and_repl,
     check_chromium_shows_tutorial,
