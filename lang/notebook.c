@@ -53,17 +53,6 @@ typedef struct nb_options {
 
 /* ---------------------------------------------------------------- reading the Markdown */
 
-static char *read_whole(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *text = ax_repl_read_text(f);
-    int saved = errno;
-    fclose(f);
-    errno = saved;
-    if (text && len) *len = strlen(text);
-    return text;
-}
-
 /* A fence: up to any indentation, then 3+ backticks or tildes. */
 static bool fence_open(const char *line, size_t n, int *indent, char *ch, int *len) {
     size_t i = 0;
@@ -776,11 +765,12 @@ int ax_notebook_main(int argc, char **argv, const char *exe) {
     if (status >= 0) return status;
     nb_document doc = {.path = o.file};
     char *md_abs = absolute(o.file), *page = NULL, *exe_abs = NULL;
-    if (!md_abs || !(doc.text = read_whole(md_abs, &doc.len))) {
+    if (!md_abs || !(doc.text = ax_repl_read_file(md_abs))) {
         fprintf(stderr, "ax notebook: cannot read '%s': %s\n", o.file, strerror(errno));
         free(md_abs);
         return EXIT_USAGE;
     }
+    doc.len = strlen(doc.text);
     status = EXIT_DIFFERS;
     if (o.out || (!o.update && !o.check)) page = o.out ? absolute(o.out) : default_page(md_abs);
     /* the binary's own path before leaving the directory it was named from */

@@ -639,7 +639,7 @@ char *ax_repl_read_text(FILE *f) {
     return s.data;
 }
 
-static char *read_file(const char *path) {
+char *ax_repl_read_file(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     char *text = ax_repl_read_text(f);
@@ -658,7 +658,7 @@ static void cmd_load(ax_interp *in, const char *args, FILE *out) {
         memmove(path, path + 1, n - 2);
         path[n - 2] = 0;
     }
-    char *src = read_file(path);
+    char *src = ax_repl_read_file(path);
     if (!src) {
         fprintf(stderr, "cannot read '%s': %s\n", path, strerror(errno));
         return;

@@ -689,24 +689,13 @@ static ax_value *b_graph_dot(ax_interp *in, ax_value *self, const ax_args *a) {
     return v ? v : ax_error_oom(in->cx);
 }
 
-int ax_graph_register(ax_interp *in) {
-    static const struct {
-        const char *name, *doc;
-        ax_builtin_fn fn;
-    } fns[] = {
-        {"show_graph",
-         "show_graph(f, *args, values=False, grads=False, path=None): draw the computation graph "
-         "of f at args with graphviz (in a notebook: inline; else a .svg file whose path is "
-         "printed)",
-         b_show_graph},
-        {"graph_dot",
-         "graph_dot(f, *args, values=False, grads=False): the DOT text show_graph draws",
-         b_graph_dot},
-    };
-    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
-        ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
-        if (!v) return -1;
-        ax_interp_define_builtin(in, fns[i].name, v);
-    }
-    return 0;
-}
+const ax_builtin_def ax_builtins_graph[] = {
+    {"show_graph", b_show_graph,
+     "show_graph(f, *args, values=False, grads=False, path=None): draw the computation graph "
+     "of f at args with graphviz (in a notebook: inline; else a .svg file whose path is "
+     "printed)",
+     0},
+    {"graph_dot", b_graph_dot,
+     "graph_dot(f, *args, values=False, grads=False): the DOT text show_graph draws", 0},
+    {NULL, NULL, NULL, 0},
+};

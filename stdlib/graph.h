@@ -6,8 +6,9 @@
 #ifndef AX_GRAPH_H
 #define AX_GRAPH_H
 
-#include "../lang/interp.h"
+#include "builtins_lib.h"
 
-int ax_graph_register(ax_interp *in);
+/* show_graph and graph_dot, registered with the other builtin tables (builtins.c). */
+extern const ax_builtin_def ax_builtins_graph[];
 
 #endif

@@ -1540,29 +1540,23 @@ static ax_value *b_clf(ax_interp *in, ax_value *self, const ax_args *a) {
     return r;
 }
 
+const ax_builtin_def ax_builtins_plot[] = {
+    {"_plt_figure", b_figure, "figure(num=None, figsize=None, dpi=None): a new or existing figure",
+     0},
+    {"_plt_gcf", b_gcf, "gcf(): the current figure", 0},
+    {"_plt_gca", b_gca, "gca(): the current axes", 0},
+    {"_plt_subplot", b_subplot, "subplot(nrows, ncols, index): axes in a grid cell of the figure",
+     0},
+    {"_plt_subplots", b_subplots, "subplots(nrows=1, ncols=1, figsize=None): (figure, axes)", 0},
+    {"_plt_savefig", b_savefig, "savefig(fname, dpi=None, format=None): write the current figure",
+     0},
+    {"_plt_show", b_show, "show(): show the open figures and close them", 0},
+    {"_plt_close", b_close, "close(fig=None): close the current figure, one figure, or 'all'", 0},
+    {"_plt_clf", b_clf, "clf(): clear the current figure", 0},
+    {NULL, NULL, NULL, 0},
+};
+
 int ax_plot_register(ax_interp *in) {
-    static const struct {
-        const char *name, *doc;
-        ax_builtin_fn fn;
-    } fns[] = {
-        {"_plt_figure", "figure(num=None, figsize=None, dpi=None): a new or existing figure",
-         b_figure},
-        {"_plt_gcf", "gcf(): the current figure", b_gcf},
-        {"_plt_gca", "gca(): the current axes", b_gca},
-        {"_plt_subplot", "subplot(nrows, ncols, index): axes in a grid cell of the figure",
-         b_subplot},
-        {"_plt_subplots", "subplots(nrows=1, ncols=1, figsize=None): (figure, axes)", b_subplots},
-        {"_plt_savefig", "savefig(fname, dpi=None, format=None): write the current figure",
-         b_savefig},
-        {"_plt_show", "show(): show the open figures and close them", b_show},
-        {"_plt_close", "close(fig=None): close the current figure, one figure, or 'all'", b_close},
-        {"_plt_clf", "clf(): clear the current figure", b_clf},
-    };
-    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
-        ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
-        if (!v) return -1;
-        ax_interp_define_builtin(in, fns[i].name, v);
-    }
     plot_state *st = calloc(1, sizeof *st);
     if (!st) return ax_error_oom(in->cx), -1;
     st->current = -1;

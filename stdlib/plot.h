@@ -5,9 +5,13 @@
 #ifndef AX_PLOT_H
 #define AX_PLOT_H
 
-#include "../lang/interp.h"
+#include "builtins_lib.h"
 
-/* Defines the builtins plot.ax uses (_plt_figure, _plt_gca, ...) and the figure state. */
+/* The builtins plot.ax uses (_plt_figure, _plt_gca, ...), registered with the other tables
+ * (builtins.c). */
+extern const ax_builtin_def ax_builtins_plot[];
+
+/* Creates the interpreter's figure state (a hidden builtin). 0, or -1 on out of memory. */
 int ax_plot_register(ax_interp *in);
 
 /* Shows every open figure (as plt.show() does) and closes them: what a notebook does after

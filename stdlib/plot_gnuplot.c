@@ -266,63 +266,73 @@ static int data_file(render *r, ax_strbuf *data, char name[32]) {
 }
 
 /* Columns x y [more...] per point, one point a line. */
-static int columns_file(render *r, int64_t n, const double *const *cols, int ncols, char name[32]) {
-    ax_strbuf d;
-    ax_strbuf_init(&d);
+static void columns_text(ax_strbuf *d, int64_t n, const double *const *cols, int ncols) {
     for (int64_t i = 0; i < n; i++) {
         for (int k = 0; k < ncols; k++) {
-            if (k) ax_strbuf_append(&d, " ");
-            number(&d, cols[k][i]);
+            if (k) ax_strbuf_append(d, " ");
+            number(d, cols[k][i]);
         }
-        ax_strbuf_append(&d, "\n");
+        ax_strbuf_append(d, "\n");
     }
-    int rc = data_file(r, &d, name);
-    ax_strbuf_free(&d);
-    return rc;
 }
 
-static int bar_file(render *r, const plot_series *se, char name[32]) {
-    ax_strbuf d;
-    ax_strbuf_init(&d);
+static void line_text(ax_strbuf *d, const plot_series *se) {
+    columns_text(d, se->n, (const double *const[]){se->x, se->y}, 2);
+}
+
+static void fill_text(ax_strbuf *d, const plot_series *se) {
+    columns_text(d, se->n, (const double *const[]){se->x, se->y, se->y2}, 3);
+}
+
+/* x y, then the optional columns a and b that are given. */
+static void xy_text(ax_strbuf *d, const plot_series *se, const double *a, const double *b) {
+    const double *cols[4] = {se->x, se->y, a, b};
+    int n = 2;
+    if (a) cols[n++] = a;
+    if (b) cols[n++] = b;
+    columns_text(d, se->n, cols, n);
+}
+
+/* x y [s] [c]: per-point sizes and colour values when given. */
+static void scatter_text(ax_strbuf *d, const plot_series *se) {
+    xy_text(d, se, se->s, se->c);
+}
+
+/* x y [xerr] [yerr] */
+static void errorbar_text(ax_strbuf *d, const plot_series *se) {
+    xy_text(d, se, se->xerr, se->yerr);
+}
+
+static void bar_text(ax_strbuf *d, const plot_series *se) {
     for (int64_t i = 0; i < se->n; i++) {
-        number(&d, se->x[i]), ax_strbuf_append(&d, " ");
-        number(&d, se->y[i]), ax_strbuf_append(&d, " ");
-        number(&d, se->w[i]);
+        number(d, se->x[i]), ax_strbuf_append(d, " ");
+        number(d, se->y[i]), ax_strbuf_append(d, " ");
+        number(d, se->w[i]);
         if (se->ticks) {
-            ax_strbuf_append(&d, " \"");
+            ax_strbuf_append(d, " \"");
             for (const char *p = se->ticks[i]; *p; p++)
-                ax_strbuf_append(&d, *p == '"' ? "'" : *p == '\n' ? " " : (char[]){*p, 0});
-            ax_strbuf_append(&d, "\"");
+                ax_strbuf_append(d, *p == '"' ? "'" : *p == '\n' ? " " : (char[]){*p, 0});
+            ax_strbuf_append(d, "\"");
         }
-        ax_strbuf_append(&d, "\n");
+        ax_strbuf_append(d, "\n");
     }
-    int rc = data_file(r, &d, name);
-    ax_strbuf_free(&d);
-    return rc;
 }
 
 /* A histogram's outline: (e0, 0), (e0, h0), (e1, h1), ..., (en, h(n-1)), (en, 0). */
-static int step_file(render *r, const plot_series *se, char name[32]) {
-    ax_strbuf d;
-    ax_strbuf_init(&d);
+static void step_text(ax_strbuf *d, const plot_series *se) {
     int64_t n = se->n;
     for (int64_t i = -1; i <= n; i++) {
         double x = se->x[i < 0 ? 0 : i], y = i < 0 || i == n ? 0 : se->y[i];
         if (i == n) {
-            number(&d, x), ax_strbuf_append(&d, " "), number(&d, se->y[n - 1]);
-            ax_strbuf_append(&d, "\n");
+            number(d, x), ax_strbuf_append(d, " "), number(d, se->y[n - 1]);
+            ax_strbuf_append(d, "\n");
         }
-        number(&d, x), ax_strbuf_append(&d, " "), number(&d, y), ax_strbuf_append(&d, "\n");
+        number(d, x), ax_strbuf_append(d, " "), number(d, y), ax_strbuf_append(d, "\n");
     }
-    int rc = data_file(r, &d, name);
-    ax_strbuf_free(&d);
-    return rc;
 }
 
 /* An image as (x, y, value) or (x, y, r, g, b) per pixel, rows separated by blank lines. */
-static int image_file(render *r, const plot_series *se, char name[32]) {
-    ax_strbuf d;
-    ax_strbuf_init(&d);
+static void image_text(ax_strbuf *d, const plot_series *se) {
     double l = -0.5, rt = (double)se->cols - 0.5, b = -0.5, t = (double)se->rows - 0.5;
     if (se->has_extent) l = se->extent[0], rt = se->extent[1], b = se->extent[2], t = se->extent[3];
     double dx = (rt - l) / (double)se->cols, dy = (t - b) / (double)se->rows;
@@ -335,32 +345,36 @@ static int image_file(render *r, const plot_series *se, char name[32]) {
                                       : t - ((double)i + 0.5) * dy;
         for (int64_t j = 0; j < se->cols; j++) {
             double x = se->has_extent ? l + ((double)j + 0.5) * dx : (double)j;
-            number(&d, x), ax_strbuf_append(&d, " "), number(&d, y);
+            number(d, x), ax_strbuf_append(d, " "), number(d, y);
             for (int k = 0; k < channels; k++) {
-                ax_strbuf_append(&d, " ");
-                number(&d, se->z[(i * se->cols + j) * channels + k]);
+                ax_strbuf_append(d, " ");
+                number(d, se->z[(i * se->cols + j) * channels + k]);
             }
-            ax_strbuf_append(&d, "\n");
+            ax_strbuf_append(d, "\n");
         }
-        ax_strbuf_append(&d, "\n");
+        ax_strbuf_append(d, "\n");
     }
-    int rc = data_file(r, &d, name);
-    ax_strbuf_free(&d);
-    return rc;
 }
 
 /* A contour's surface as a grid of (x, y, z) lines, rows separated by blank lines. */
-static int grid_file(render *r, const plot_series *se, char name[32]) {
-    ax_strbuf d;
-    ax_strbuf_init(&d);
+static void grid_text(ax_strbuf *d, const plot_series *se) {
     for (int64_t i = 0; i < se->rows; i++) {
         for (int64_t j = 0; j < se->cols; j++) {
-            number(&d, se->gx[j]), ax_strbuf_append(&d, " ");
-            number(&d, se->gy[i]), ax_strbuf_append(&d, " ");
-            number(&d, se->z[i * se->cols + j]), ax_strbuf_append(&d, "\n");
+            number(d, se->gx[j]), ax_strbuf_append(d, " ");
+            number(d, se->gy[i]), ax_strbuf_append(d, " ");
+            number(d, se->z[i * se->cols + j]), ax_strbuf_append(d, "\n");
         }
-        ax_strbuf_append(&d, "\n");
+        ax_strbuf_append(d, "\n");
     }
+}
+
+typedef void (*series_text_fn)(ax_strbuf *d, const plot_series *se);
+
+/* Writes a series' data, as `text` lays it out, to a new file of the render's directory. */
+static int series_file(render *r, series_text_fn text, const plot_series *se, char name[32]) {
+    ax_strbuf d;
+    ax_strbuf_init(&d);
+    text(&d, se);
     int rc = data_file(r, &d, name);
     ax_strbuf_free(&d);
     return rc;
@@ -370,7 +384,7 @@ static int grid_file(render *r, const plot_series *se, char name[32]) {
  * (x y level, one block per line); the axes then plot those tables as lines. */
 static int contour_table(render *r, const plot_series *se, char table[32]) {
     char grid[32];
-    if (grid_file(r, se, grid) < 0) return -1;
+    if (series_file(r, grid_text, se, grid) < 0) return -1;
     snprintf(table, 32, "t%d.dat", r->files++);
     ax_strbuf *s = &r->script;
     ax_strbuf_append(s, "set table ");
@@ -617,13 +631,11 @@ static int series_term(render *r, const plot_series *se, const char *table, bool
     ax_strbuf *s = &r->script;
     char name[32], c[16];
     int rc = 0;
-    const double *cols[6];
-    int n = 0;
     ax_strbuf_append(s, *first ? "plot " : ", \\\n     ");
     *first = false;
     switch (se->kind) {
     case PLOT_LINE:
-        rc = columns_file(r, se->n, (const double *const[]){se->x, se->y}, 2, name);
+        rc = series_file(r, line_text, se, name);
         path_quoted(s, r->dir, name);
         ax_strbuf_appendf(s, " using 1:2 with %s",
                           !se->marker ? "lines"
@@ -633,10 +645,7 @@ static int series_term(render *r, const plot_series *se, const char *table, bool
         if (se->marker) marker_style(s, se);
         break;
     case PLOT_SCATTER:
-        cols[n++] = se->x, cols[n++] = se->y;
-        if (se->s) cols[n++] = se->s;
-        if (se->c) cols[n++] = se->c;
-        rc = columns_file(r, se->n, cols, n, name);
+        rc = series_file(r, scatter_text, se, name);
         path_quoted(s, r->dir, name);
         ax_strbuf_appendf(s, " using 1:2%s%s with points pt %d", se->s ? ":3" : "",
                           se->c ? (se->s ? ":4" : ":3") : "", point_type(se->marker));
@@ -651,7 +660,7 @@ static int series_term(render *r, const plot_series *se, const char *table, bool
             ax_strbuf_appendf(s, " lc rgb '%s'", c);
         break;
     case PLOT_BAR:
-        rc = bar_file(r, se, name);
+        rc = series_file(r, bar_text, se, name);
         path_quoted(s, r->dir, name);
         color_spec(c, se->color, 1.0);
         ax_strbuf_appendf(s,
@@ -660,14 +669,14 @@ static int series_term(render *r, const plot_series *se, const char *table, bool
                           se->ticks ? ":xtic(4)" : "", se->alpha, c);
         break;
     case PLOT_STEP:
-        rc = step_file(r, se, name);
+        rc = series_file(r, step_text, se, name);
         path_quoted(s, r->dir, name);
         ax_strbuf_append(s, " using 1:2 with steps");
         line_style(s, se);
         break;
     case PLOT_IMAGE:
     case PLOT_RGB:
-        rc = image_file(r, se, name);
+        rc = series_file(r, image_text, se, name);
         path_quoted(s, r->dir, name);
         ax_strbuf_append(s, se->kind == PLOT_RGB ? " using 1:2:3:4:5 with rgbimage"
                                                  : " using 1:2:3 with image");
@@ -683,13 +692,10 @@ static int series_term(render *r, const plot_series *se, const char *table, bool
         break;
     case PLOT_ERRORBAR: {
         bool xe = se->xerr != NULL, ye = se->yerr != NULL;
-        cols[n++] = se->x, cols[n++] = se->y;
-        if (xe) cols[n++] = se->xerr;
-        if (ye) cols[n++] = se->yerr;
-        rc = columns_file(r, se->n, cols, n, name);
+        rc = series_file(r, errorbar_text, se, name);
         path_quoted(s, r->dir, name);
         const char *kind = xe && ye ? "xy" : xe ? "x" : "y";
-        ax_strbuf_appendf(s, " using 1:2:3%s with %serror%s", n == 4 ? ":4" : "", kind,
+        ax_strbuf_appendf(s, " using 1:2:3%s with %serror%s", xe && ye ? ":4" : "", kind,
                           se->line ? "lines" : "bars");
         line_style(s, se);
         if (se->marker)
@@ -699,7 +705,7 @@ static int series_term(render *r, const plot_series *se, const char *table, bool
         break;
     }
     case PLOT_FILL:
-        rc = columns_file(r, se->n, (const double *const[]){se->x, se->y, se->y2}, 3, name);
+        rc = series_file(r, fill_text, se, name);
         path_quoted(s, r->dir, name);
         color_spec(c, se->color, 1.0);
         ax_strbuf_appendf(s,
