@@ -1421,8 +1421,115 @@ static ax_value *b_subplot(ax_interp *in, ax_value *self, const ax_args *a) {
     return f ? axes_in(in, f, spec[0], spec[1], spec[2]) : NULL;
 }
 
-/* The axes of subplots(): one Axes, a tuple (one row or one column), or a tuple of rows. */
-static ax_value *axes_grid(ax_interp *in, plot_figure *f, int nrows, int ncols, bool squeeze) {
+/* ---------------------------------------------------------------- subplots' grid of axes */
+
+/* A 2-D grid of axes, as subplots(2, 2) returns it: axs[0, 1] and axs[0][1] are an Axes,
+ * axs[0] a row (a tuple), axs.flat every Axes in a tuple, axs.shape (nrows, ncols). */
+typedef struct axes_grid {
+    ax_value *rows; /* a tuple of row tuples */
+    int nrows, ncols;
+} axes_grid;
+
+static void grid_free(void *payload) {
+    axes_grid *g = payload;
+    ax_value_release(g->rows);
+    free(g);
+}
+
+static void grid_format(ax_strbuf *out, void *payload) {
+    axes_grid *g = payload;
+    ax_strbuf_appendf(out, "<Axes grid %dx%d>", g->nrows, g->ncols);
+}
+
+/* An index along one dimension (negative from the end); false when out of range. */
+static bool grid_index(ax_interp *in, ax_value *v, int n, int *out, bool *ok) {
+    int64_t i;
+    if (!ax_bi_int(in, v, "an axes index", 0, &i)) return *ok = false;
+    if (i < 0) i += n;
+    *out = (int)i;
+    return i >= 0 && i < n;
+}
+
+static ax_value *grid_getitem(ax_interp *in, ax_value *self, ax_value *index) {
+    axes_grid *g = self->obj.payload;
+    bool ok = true;
+    int i, j;
+    if (index->kind == AX_V_TUPLE && index->n == 2) {
+        if (!grid_index(in, index->items[0], g->nrows, &i, &ok) ||
+            !grid_index(in, index->items[1], g->ncols, &j, &ok))
+            return ok ? ax_error(in->cx, AX_ERR_INDEX, "axes index out of the %dx%d grid", g->nrows,
+                                 g->ncols)
+                      : NULL;
+        return ax_value_retain(g->rows->items[i]->items[j]);
+    }
+    if (index->kind == AX_V_ARRAY && index->arr->ndim == 0) {
+        if (!grid_index(in, index, g->nrows, &i, &ok)) return NULL; /* IndexError ends a loop */
+        return ax_value_retain(g->rows->items[i]);
+    }
+    return ax_error(in->cx, AX_ERR_TYPE, "axes are indexed as axs[row, col] or axs[row]");
+}
+
+static ax_value *grid_flat(ax_interp *in, axes_grid *g) {
+    int n = g->nrows * g->ncols;
+    ax_value **cells = malloc((size_t)n * sizeof *cells);
+    if (!cells) return ax_error_oom(in->cx);
+    for (int k = 0; k < n; k++)
+        cells[k] = ax_value_retain(g->rows->items[k / g->ncols]->items[k % g->ncols]);
+    ax_value *t = ax_value_tuple(n, cells);
+    free(cells);
+    return t ? t : ax_error_oom(in->cx);
+}
+
+static ax_value *m_grid_ravel(ax_interp *in, ax_value *self, const ax_args *a) {
+    if (!ax_args_check(in, a, "ravel", 0, NULL)) return NULL;
+    return grid_flat(in, self->builtin->data->obj.payload);
+}
+
+static ax_value *grid_getattr(ax_interp *in, ax_value *self, const char *name) {
+    axes_grid *g = self->obj.payload;
+    static const method_def methods[] = {
+        {"ravel", m_grid_ravel, "ravel(): every Axes, row by row, in a tuple"},
+        {"flatten", m_grid_ravel, "flatten(): every Axes, row by row, in a tuple"},
+        {NULL, NULL, NULL},
+    };
+    if (!strcmp(name, "flat")) return grid_flat(in, g);
+    if (!strcmp(name, "shape")) {
+        ax_value *r = ax_bi_int_value(in, g->nrows), *c = r ? ax_bi_int_value(in, g->ncols) : NULL;
+        if (!c) return ax_value_release(r), NULL;
+        ax_value *t = ax_value_tuple(2, (ax_value *[]){r, c});
+        return t ? t : ax_error_oom(in->cx);
+    }
+    return bind_method(in, self, methods, name);
+}
+
+static const ax_object_type grid_type = {.name = "Axes grid",
+                                         .free = grid_free,
+                                         .format = grid_format,
+                                         .getattr = grid_getattr,
+                                         .getitem = grid_getitem};
+
+/* A tuple of nrows row tuples: takes the cells' references (and releases them on failure). */
+static ax_value *rows_of(ax_value **cells, int nrows, int ncols) {
+    int n = nrows * ncols;
+    ax_value **rows = calloc((size_t)nrows, sizeof *rows);
+    for (int r = 0; rows && r < nrows; r++) {
+        if ((rows[r] = ax_value_tuple(ncols, cells + r * ncols))) continue;
+        for (int k = 0; k < r; k++) ax_value_release(rows[k]); /* row r released its cells */
+        for (int i = (r + 1) * ncols; i < n; i++) ax_value_release(cells[i]);
+        free(rows);
+        return NULL;
+    }
+    if (!rows) {
+        for (int i = 0; i < n; i++) ax_value_release(cells[i]);
+        return NULL;
+    }
+    ax_value *t = ax_value_tuple(nrows, rows); /* releases the rows on failure */
+    free(rows);
+    return t;
+}
+
+/* The axes of subplots(): one Axes, a tuple (one row or one column), or a grid. */
+static ax_value *axes_grid_of(ax_interp *in, plot_figure *f, int nrows, int ncols, bool squeeze) {
     int n = nrows * ncols;
     ax_value **cells = calloc((size_t)n, sizeof *cells);
     if (!cells) return ax_error_oom(in->cx);
@@ -1438,17 +1545,13 @@ static ax_value *axes_grid(ax_interp *in, plot_figure *f, int nrows, int ncols, 
     } else if (squeeze && (nrows == 1 || ncols == 1)) {
         result = ax_value_tuple(n, cells);
     } else {
-        ax_value **rows = calloc((size_t)nrows, sizeof *rows);
-        int made = 0;
-        for (; rows && made < nrows; made++)
-            if (!(rows[made] = ax_value_tuple(ncols, cells + made * ncols))) break;
-        if (rows && made == nrows) {
-            result = ax_value_tuple(nrows, rows);
-        } else { /* a failed row released its own cells */
-            for (int r = 0; r < made; r++) ax_value_release(rows[r]);
-            for (int i = (made + (rows ? 1 : 0)) * ncols; i < n; i++) ax_value_release(cells[i]);
-        }
-        free(rows);
+        ax_value *rows = rows_of(cells, nrows, ncols);
+        axes_grid *g = rows ? malloc(sizeof *g) : NULL;
+        if (g)
+            *g = (axes_grid){rows, nrows, ncols};
+        else
+            ax_value_release(rows);
+        result = g ? ax_value_object(&grid_type, g) : NULL;
     }
     free(cells);
     return result ? result : ax_error_oom(in->cx);
@@ -1476,7 +1579,7 @@ static ax_value *b_subplots(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_value *fig = b_figure(in, self, &fa);
     if (!fig) return NULL;
     plot_figure *f = handle_figure(in, fig->obj.payload);
-    ax_value *axes = f ? axes_grid(in, f, (int)nrows, (int)ncols, squeeze) : NULL;
+    ax_value *axes = f ? axes_grid_of(in, f, (int)nrows, (int)ncols, squeeze) : NULL;
     if (!axes) {
         ax_value_release(fig);
         return NULL;

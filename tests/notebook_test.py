@@ -527,8 +527,8 @@ def check_plot_api_surface(c):
     need("gnuplot")
     out = c.script("""import matplotlib.pyplot as plt
 fig, axs = plt.subplots(2, 2, figsize=(6, 5))
-print(fig.number, len(axs), len(axs[0]))
-a = axs[0][0]
+print(fig.number, axs.shape, len(axs.flat))
+a = axs[0, 0]
 x = arange(5.0)
 a.bar(x, x + 1, width=0.5, align="edge", color="C3", label="bars")
 a.errorbar(x, x, yerr=0.5, xerr=array([0.1, 0.2, 0.1, 0.2, 0.1]), fmt="o-", capsize=3)
@@ -537,14 +537,14 @@ a.axvline(1.0)
 a.set(title="mixed", xlabel="x", ylabel="y", xlim=(-1.0, 6.0))
 a.legend(["first"], loc="lower right")
 print(a.get_xlim(), a.get_ylim()[0])
-b = axs[0][1]
+b = axs[0, -1]
 s = random.normal(random.key(0), (500,))
 n, edges, _ = b.hist(s, bins=array([-3.0, -1.0, 0.0, 1.0, 3.0]), histtype="step", color="g", label="h")
 print(n.sum(), sum((s >= -3.0) & (s <= 3.0)), edges)
 b.fill_between(x, x, x * 2, alpha=0.3)
 b.set_ylim(top=600.0)
 print(b.get_ylim()[1])
-axs[1][0].scatter(x, x, 50.0, c="m", marker="s", alpha=0.5)
+axs[1, 0].scatter(x, x, 50.0, c="m", marker="s", alpha=0.5)
 axs[1][0].scatter(x, -x, s=x * 10 + 1, c=x, cmap="coolwarm_r", vmin=0.0, vmax=4.0)
 g = linspace(-1.0, 1.0, 12)
 axs[1][1].contour(g, g, g[None, :] ** 2 + g[:, None] ** 2, [0.2, 0.5, 0.8], colors="k")
@@ -574,7 +574,7 @@ plt.tight_layout()
 plt.savefig("empty.png")
 """)
     lines = out.splitlines()
-    expect(lines[0] == "1 2 2", f"subplots: {lines[0]!r}")
+    expect(lines[0] == "1 (2, 2) 4", f"subplots: {lines[0]!r}")
     expect(lines[1].startswith("(-1.0, 6.0) -0."), f"set(xlim=...) and the y range: {lines[1]!r}")
     total, inside = lines[2].split()[:2]
     expect(float(total) == float(inside) and "[-3. -1.  0.  1.  3.]" in lines[2],
