@@ -648,6 +648,8 @@ static int write_text(const char *path, const char *text) {
     snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) return -1;
+    struct stat st; /* the new file keeps the old one's permissions */
+    if (stat(path, &st) == 0) fchmod(fileno(f), st.st_mode & 07777);
     bool ok = fputs(text, f) >= 0;
     ok = fclose(f) == 0 && ok;
     if (!ok || rename(tmp, path) != 0) {
