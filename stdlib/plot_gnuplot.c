@@ -625,6 +625,18 @@ static void axes_settings(render *r, const plot_figure *f, const plot_axes *a) {
     }
 }
 
+/* A filled series (bars, a band): its data, the `using ... with ...` part, and its colour
+ * with its transparency. */
+static int filled_term(render *r, const plot_series *se, series_text_fn text, const char *style) {
+    char name[32], c[16];
+    int rc = series_file(r, text, se, name);
+    path_quoted(&r->script, r->dir, name);
+    color_spec(c, se->color, 1.0);
+    ax_strbuf_appendf(&r->script, " %s fs transparent solid %.3g noborder lc rgb '%s'", style,
+                      se->alpha, c);
+    return rc;
+}
+
 /* One term of the plot command for a series (nothing for axhline/axvline). */
 static int series_term(render *r, const plot_series *se, const char *table, bool *first) {
     if (se->kind == PLOT_HLINE || se->kind == PLOT_VLINE) return 0;
@@ -660,13 +672,8 @@ static int series_term(render *r, const plot_series *se, const char *table, bool
             ax_strbuf_appendf(s, " lc rgb '%s'", c);
         break;
     case PLOT_BAR:
-        rc = series_file(r, bar_text, se, name);
-        path_quoted(s, r->dir, name);
-        color_spec(c, se->color, 1.0);
-        ax_strbuf_appendf(s,
-                          " using 1:2:3%s with boxes fs transparent solid %.3g noborder "
-                          "lc rgb '%s'",
-                          se->ticks ? ":xtic(4)" : "", se->alpha, c);
+        rc = filled_term(r, se, bar_text,
+                         se->ticks ? "using 1:2:3:xtic(4) with boxes" : "using 1:2:3 with boxes");
         break;
     case PLOT_STEP:
         rc = series_file(r, step_text, se, name);
@@ -705,13 +712,7 @@ static int series_term(render *r, const plot_series *se, const char *table, bool
         break;
     }
     case PLOT_FILL:
-        rc = series_file(r, fill_text, se, name);
-        path_quoted(s, r->dir, name);
-        color_spec(c, se->color, 1.0);
-        ax_strbuf_appendf(s,
-                          " using 1:2:3 with filledcurves fs transparent solid %.3g noborder "
-                          "lc rgb '%s'",
-                          se->alpha, c);
+        rc = filled_term(r, se, fill_text, "using 1:2:3 with filledcurves");
         break;
     default:
         break;
