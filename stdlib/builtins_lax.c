@@ -223,6 +223,30 @@ static bool types_agree(int n, const ax_aval *a, int m, const ax_aval *b) {
     return true;
 }
 
+/* JAX's promotion of weakly typed loop carries: a carry that starts as a Python number (weak)
+ * takes the type the body gives it (scan(f, 0.0, xs) with f64 xs carries an f64). Converts
+ * such leaves of f; true when one changed (the body must then be traced again). */
+static bool promote_weak_carry(ax_interp *in, flat_tree *f, int nout, const ax_aval *out) {
+    bool changed = false;
+    for (int i = 0; i < f->n && i < nout; i++) {
+        ax_aval *t = &f->types[i];
+        if (!t->weak || t->dtype == out[i].dtype ||
+            !ax_shape_equal(t->ndim, t->shape, out[i].ndim, out[i].shape))
+            continue;
+        ax_params p = {.dtype = out[i].dtype, .weak = out[i].weak};
+        ax_array *c = ax_bind1(in->cx, AX_P_CONVERT, 1, &f->leaves[i], &p);
+        if (!c) {
+            ax_error_clear(in->cx); /* keep the leaf: the type error says why */
+            continue;
+        }
+        ax_array_release(f->leaves[i]);
+        f->leaves[i] = c;
+        ax_aval_of(t, c);
+        changed = true;
+    }
+    return changed;
+}
+
 /* The TypeError of two structures or type lists that must agree. */
 static int disagree(ax_interp *in, const char *fmt, int n, const ax_aval *a, int m,
                     const ax_aval *b) {
@@ -417,11 +441,23 @@ static ax_value *b_while_loop(ax_interp *in, ax_value *self, const ax_args *a) {
     traced c = {0}, b = {0};
     ax_value *result = NULL;
     ax_aval *bt = NULL;
-    int rc = trace_fn(in, "while_loop's cond_fun", cond_fun, 1, &f.def, &f.n, f.types, false,
+    int rc = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        rc = trace_fn(in, "while_loop's cond_fun", cond_fun, 1, &f.def, &f.n, f.types, false,
                       false, &c);
-    if (!rc)
-        rc = trace_fn(in, "while_loop's body_fun", body_fun, 1, &f.def, &f.n, f.types, false,
-                      false, &b);
+        if (!rc)
+            rc = trace_fn(in, "while_loop's body_fun", body_fun, 1, &f.def, &f.n, f.types, false,
+                          false, &b);
+        if (!rc) {
+            bt = calloc((size_t)b.nout[0] + 1, sizeof *bt);
+            if (!bt) ax_error_oom(cx), rc = -1;
+            else out_types(b.ir, 0, b.nout[0], bt);
+        }
+        if (rc || attempt || !promote_weak_carry(in, &f, b.nout[0], bt)) break;
+        traced_free(&c), traced_free(&b);
+        free(bt);
+        bt = NULL;
+    }
     if (!rc) {
         ax_aval pt;
         ax_ir_out_type(c.ir, 0, &pt);
@@ -435,11 +471,6 @@ static ax_value *b_while_loop(ax_interp *in, ax_value *self, const ax_args *a) {
             free(got);
             rc = -1;
         }
-    }
-    if (!rc) {
-        bt = calloc((size_t)b.nout[0] + 1, sizeof *bt);
-        if (!bt) ax_error_oom(cx), rc = -1;
-        else out_types(b.ir, 0, b.nout[0], bt);
     }
     if (!rc && (!ax_treedef_equal(f.def, b.out_def[0]) || !types_agree(f.n, f.types, b.nout[0], bt)))
         rc = disagree(in,
@@ -536,11 +567,18 @@ static ax_value *b_scan(ax_interp *in, ax_value *self, const ax_args *a) {
     }
     ax_value *defs[2] = {c.def, x.def};
     int counts[2] = {c.n, x.n};
-    if (!rc) rc = trace_fn(in, "scan's f", fn, 2, defs, counts, types, true, false, &t);
-    if (!rc) {
-        ct = calloc((size_t)t.nout[0] + 1, sizeof *ct);
-        if (!ct) ax_error_oom(cx), rc = -1;
-        else out_types(t.ir, 0, t.nout[0], ct);
+    for (int attempt = 0; attempt < 2 && !rc; attempt++) {
+        rc = trace_fn(in, "scan's f", fn, 2, defs, counts, types, true, false, &t);
+        if (!rc) {
+            ct = calloc((size_t)t.nout[0] + 1, sizeof *ct);
+            if (!ct) ax_error_oom(cx), rc = -1;
+            else out_types(t.ir, 0, t.nout[0], ct);
+        }
+        if (rc || attempt || !promote_weak_carry(in, &c, t.nout[0], ct)) break;
+        for (int i = 0; i < c.n; i++) types[i] = c.types[i];
+        traced_free(&t);
+        free(ct);
+        ct = NULL;
     }
     if (!rc && (!ax_treedef_equal(c.def, t.out_def[0]) || !types_agree(c.n, c.types, t.nout[0], ct)))
         rc = disagree(in,
