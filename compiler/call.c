@@ -337,6 +337,11 @@ static int call_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_
     return rc;
 }
 
+static void call_dependencies(const ax_params *p, int nin, const bool *in, bool *out) {
+    (void)nin;
+    ax_ir_dependencies(p->sub[0], in, out);
+}
+
 const ax_prim_info ax_call_info = {
     .name = "pjit",
     .nin = -1,
@@ -348,4 +353,5 @@ const ax_prim_info ax_call_info = {
     .batch = (void *)call_batch,
     .partial_eval = call_partial_eval,
     .nout_of = call_nout,
+    .dependencies = call_dependencies,
 };

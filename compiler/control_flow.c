@@ -447,6 +447,18 @@ static int cond_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_
     return rc;
 }
 
+static void cond_dependencies(const ax_params *p, int nin, const bool *in, bool *out) {
+    int nout = p->sub[0]->nout;
+    bool *one = calloc((size_t)nout + 1, sizeof *one);
+    for (int j = 0; j < nout; j++) out[j] = in[0] || !one; /* the index decides them all */
+    for (int k = 0; k < p->nsub && one && !in[0]; k++) {
+        ax_ir_dependencies(p->sub[k], in + 1, one);
+        for (int j = 0; j < nout; j++) out[j] |= one[j];
+    }
+    (void)nin;
+    free(one);
+}
+
 const ax_prim_info ax_cond_info = {
     .name = "cond",
     .nin = -1,
@@ -458,6 +470,7 @@ const ax_prim_info ax_cond_info = {
     .batch = (void *)cond_batch,
     .partial_eval = cond_partial_eval,
     .nout_of = cond_nout,
+    .dependencies = cond_dependencies,
 };
 
 /* ================================================================ while */
@@ -638,14 +651,15 @@ static int while_partial_eval(ax_ctx *cx, ax_ir_trace *t, ax_prim prim, const ax
     memcpy(mask, unknown + nc, (size_t)(nb + n) * sizeof *mask);
     carry_fixpoint(p->sub[1], nb, n, mask);
     /* The loop runs now, its unknown part recorded step by step, when the predicate reads only
-     * known, concrete values; otherwise it is recorded whole (forward mode works on it,
-     * reverse mode cannot transpose it). */
+     * known values and every known input is concrete (so each step's predicate is); otherwise
+     * it is recorded whole (forward mode works on it, reverse mode cannot transpose it). */
     bool now = true;
     for (int i = 0; i < nc + n && now; i++) {
         if (!ax_ir_uses_input(p->sub[0], i)) continue;
-        int at = i < nc ? i : i + nb;
-        now = !(i < nc ? unknown[i] : mask[nb + i - nc]) && ax_concrete_value(cx, in[at]);
+        now = !(i < nc ? unknown[i] : mask[nb + i - nc]);
     }
+    for (int i = 0; i < nin && now; i++)
+        now = unknown[i] || ax_concrete_value(cx, in[i]) != NULL;
     free(mask);
     return now ? run_loop(cx, p, nin, in, out) : ax_ir_trace_record(t, prim, nin, in, p, out);
 }
@@ -713,7 +727,7 @@ static int while_batch_any(ax_ctx *cx, const ax_params *p, int nin, ax_array **x
                            int64_t size, ax_array **out) {
     int nc = p->nconsts, nb = p->nconsts2, n = nin - nc - nb;
     bool *force = alloc0(cx, (size_t)(2 * n + 2), sizeof *force), *bo = force ? force + n + 1 : 0;
-    ax_aval *types = alloc0(cx, (size_t)(2 * nc + nb + n), sizeof *types);
+    ax_aval *types = alloc0(cx, (size_t)(nin + nc + nb + n), sizeof *types);
     ax_array **args = alloc0(cx, (size_t)(nin + nc), sizeof *args);
     if (!force || !types || !args) {
         free(force), free(types), free(args);
@@ -810,6 +824,24 @@ static int while_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax
     return rc;
 }
 
+static void while_dependencies(const ax_params *p, int nin, const bool *in, bool *out) {
+    int nc = p->nconsts, nb = p->nconsts2, n = nin - nc - nb;
+    bool *mask = calloc((size_t)(nb + n + nc + n) + 1, sizeof *mask), *cm = mask + nb + n;
+    if (!mask) {
+        for (int j = 0; j < n; j++) out[j] = true;
+        return;
+    }
+    memcpy(mask, in + nc, (size_t)(nb + n) * sizeof *mask);
+    carry_fixpoint(p->sub[1], nb, n, mask);
+    /* a predicate that depends on them makes the number of steps, so every value, depend */
+    memcpy(cm, in, (size_t)nc * sizeof *cm);
+    memcpy(cm + nc, mask + nb, (size_t)n * sizeof *cm);
+    bool pred = false;
+    ax_ir_dependencies(p->sub[0], cm, &pred);
+    for (int j = 0; j < n; j++) out[j] = pred || mask[nb + j];
+    free(mask);
+}
+
 const ax_prim_info ax_while_info = {
     .name = "while",
     .nin = -1,
@@ -821,6 +853,7 @@ const ax_prim_info ax_while_info = {
     .batch = (void *)while_batch,
     .partial_eval = while_partial_eval,
     .nout_of = while_nout,
+    .dependencies = while_dependencies,
 };
 
 /* ================================================================ scan */
@@ -1260,6 +1293,19 @@ static int scan_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_
     return rc;
 }
 
+static void scan_dependencies(const ax_params *p, int nin, const bool *in, bool *out) {
+    const ax_ir *body = p->sub[0];
+    bool *mask = calloc((size_t)nin + 1, sizeof *mask);
+    if (!mask) {
+        for (int j = 0; j < body->nout; j++) out[j] = true;
+        return;
+    }
+    memcpy(mask, in, (size_t)nin * sizeof *mask);
+    carry_fixpoint(body, p->nconsts, p->ncarry, mask);
+    ax_ir_dependencies(body, mask, out);
+    free(mask);
+}
+
 const ax_prim_info ax_scan_info = {
     .name = "scan",
     .nin = -1,
@@ -1271,4 +1317,5 @@ const ax_prim_info ax_scan_info = {
     .batch = (void *)scan_batch,
     .partial_eval = scan_partial_eval,
     .nout_of = scan_nout,
+    .dependencies = scan_dependencies,
 };

@@ -292,6 +292,16 @@ void ax_ir_dependencies(const ax_ir *ir, const bool *in_mask, bool *out_mask) {
         const ax_ir_eqn *e = &ir->eqns[k];
         bool any = false;
         for (int i = 0; i < e->nin; i++) any |= e->in[i].var >= 0 && dep[e->in[i].var];
+        const ax_prim_info *info = ax_prim_get(e->prim);
+        bool *in = any && info->dependencies ? calloc((size_t)e->nin + (size_t)e->nout + 1, 1)
+                                             : NULL;
+        if (in) { /* output by output, through the sub-programs */
+            for (int i = 0; i < e->nin; i++) in[i] = e->in[i].var >= 0 && dep[e->in[i].var];
+            info->dependencies(&e->params, e->nin, in, in + e->nin);
+            for (int i = 0; i < e->nout; i++) dep[e->out[i]] = in[e->nin + i];
+            free(in);
+            continue;
+        }
         for (int i = 0; i < e->nout; i++) dep[e->out[i]] = any;
     }
     for (int j = 0; j < ir->nout; j++) out_mask[j] = ir->outs[j].var >= 0 && dep[ir->outs[j].var];
@@ -577,9 +587,9 @@ static void format_sub_params(printer *pr, const ax_ir_eqn *e) {
         ax_strbuf_appendf(s, "unroll=%d", p->unroll);
         break;
     case AX_P_CALL:
-        format_sub_param(pr, "jaxpr", e->sub[0]);
         newline(pr, 6);
         ax_strbuf_appendf(s, "name=%s", e->sub[0]->name ? e->sub[0]->name : "<lambda>");
+        format_sub_param(pr, "jaxpr", e->sub[0]);
         break;
     default:
         for (int i = 0; i < e->nsub; i++) format_sub_param(pr, "jaxpr", e->sub[i]);

@@ -182,6 +182,9 @@ typedef struct ax_prim_info {
     void *codegen;
     ax_partial_eval_rule partial_eval;
     int (*nout_of)(const ax_params *p); /* the number of outputs, when nout is -1 */
+    /* Which outputs depend on the inputs marked in `in` (what partial evaluation and the loop
+     * fixpoints ask); without it every output depends on every input. */
+    void (*dependencies)(const ax_params *p, int nin, const bool *in, bool *out);
 } ax_prim_info;
 
 const ax_prim_info *ax_prim_get(ax_prim p);

@@ -327,9 +327,11 @@ static ax_value *bind_branches(ax_interp *in, const char *what, ax_array *index,
                      "%s: the branches must return the same types, but branch 0 gives %%s and "
                      "branch %d gives %%s",
                      what, k);
-            if (nb == 2) snprintf(fmt, sizeof fmt, "%s: true_fun and false_fun must return the "
-                                  "same types, but false_fun gives %%s and true_fun gives %%s", what);
-            rc = disagree(in, fmt, br[0].nout[0], t0, br[k].nout[0], tk);
+            if (nb == 2) /* branch 0 is false_fun */
+                snprintf(fmt, sizeof fmt, "%s: true_fun and false_fun must return the same "
+                         "types, but true_fun gives %%s and false_fun gives %%s", what);
+            rc = nb == 2 ? disagree(in, fmt, br[k].nout[0], tk, br[0].nout[0], t0)
+                         : disagree(in, fmt, br[0].nout[0], t0, br[k].nout[0], tk);
         }
         free(tk);
         tk = NULL;
