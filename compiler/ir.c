@@ -193,7 +193,7 @@ static int copy_eqn(ax_ir_eqn *dst, const ax_ir_eqn *src) {
         free(dst->sub);
         return -1;
     }
-    memcpy(dst->in, src->in, (size_t)src->nin * sizeof *dst->in);
+    if (src->nin) memcpy(dst->in, src->in, (size_t)src->nin * sizeof *dst->in);
     memcpy(dst->out, src->out, (size_t)src->nout * sizeof *dst->out);
     for (int i = 0; i < src->nin; i++)
         if (dst->in[i].var < 0) ax_array_retain(dst->in[i].lit);
@@ -217,7 +217,7 @@ ax_ir *ax_ir_lift_consts(const ax_ir *ir, const bool *lift) {
     r->eqns = calloc((size_t)ir->neqns + 1, sizeof *r->eqns);
     r->outs = malloc(((size_t)ir->nout + 1) * sizeof *r->outs);
     if (!r->types || !r->constvars || !r->consts || !r->invars || !r->eqns || !r->outs) goto fail;
-    memcpy(r->types, ir->types, (size_t)ir->nvars * sizeof *r->types);
+    if (ir->nvars) memcpy(r->types, ir->types, (size_t)ir->nvars * sizeof *r->types);
     for (int i = 0; i < ir->nconsts; i++) {
         if (lift[i]) {
             r->invars[r->nin++] = ir->constvars[i];
