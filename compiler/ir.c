@@ -863,7 +863,10 @@ static int eval_flat(ax_ctx *cx, const ax_ir *ir, ax_array **in, int *nout, ax_a
     *nout = ir->nout;
     *out = calloc((size_t)ir->nout + 1, sizeof **out);
     if (!*out) return ax_error_oom(cx), -1;
-    return eval_ir(cx, ir, in, *out, inline_calls);
+    if (eval_ir(cx, ir, in, *out, inline_calls) == 0) return 0;
+    free(*out); /* a flat function leaves nothing behind when it fails */
+    *out = NULL;
+    return -1;
 }
 
 int ax_ir_flat_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout, ax_array ***out) {
