@@ -73,10 +73,11 @@ void ax_ir_builder_free(ax_ir_builder *b) {
     free(b);
 }
 
-/* Grows *arr (of elements of `size` bytes) so that index n fits. */
+/* Grows *arr (of elements of `size` bytes) so that index n fits. The first allocation holds
+ * about 1 KB: an equation is ~1 KB (its parameters), and most traced IRs are small. */
 static bool grow(void **arr, int *cap, int n, size_t size) {
     if (n < *cap) return true;
-    int nc = *cap ? *cap * 2 : 16;
+    int nc = *cap ? *cap * 2 : size >= 256 ? 2 : 16;
     while (nc <= n) nc *= 2;
     void *p = realloc(*arr, (size_t)nc * size);
     if (!p) return false;
