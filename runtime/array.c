@@ -1,6 +1,7 @@
 /* Array allocation, views, element access and the strided iterator. */
 #include "array.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,9 +164,53 @@ static void buffer_release(ax_buffer *b) {
     cache_unref(c);
 }
 
+bool ax_shape_size_checked(int ndim, const int64_t *shape, size_t elem_size, int64_t *size) {
+    int64_t nonzero = elem_size ? (int64_t)elem_size : 1, n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0)
+            n = 0;
+        else if (!ax_mul_i64(nonzero, shape[i], &nonzero))
+            return false;
+    }
+    *size = n ? nonzero / (elem_size ? (int64_t)elem_size : 1) : 0;
+    return true;
+}
+
+bool ax_rank_check(ax_ctx *cx, const char *what, int ndim) {
+    if (ndim >= 0 && ndim <= AX_MAX_RANK) return true;
+    ax_error(cx, AX_ERR_VALUE, "%s%sax arrays have at most %d dimensions, not %d", what ? what : "",
+             what ? ": " : "", AX_MAX_RANK, ndim);
+    return false;
+}
+
+bool ax_shape_check(ax_ctx *cx, const char *what, ax_dtype dtype, int ndim, const int64_t *shape) {
+    if (!ax_rank_check(cx, what, ndim)) return false;
+    const char *sep = what ? ": " : "";
+    if (!what) what = "";
+    char text[400];
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] >= 0) continue;
+        ax_shape_format(text, sizeof text, ndim, shape);
+        ax_error(cx, AX_ERR_VALUE, "%s%snegative dimension %lld in shape %s", what, sep,
+                 (long long)shape[i], text);
+        return false;
+    }
+    int64_t size;
+    if (ax_shape_size_checked(ndim, shape, ax_dtype_size(dtype), &size)) return true;
+    ax_shape_format(text, sizeof text, ndim, shape);
+    ax_error(cx, AX_ERR_VALUE,
+             "shape %s is too big: its %s elements would take more than 2**63 bytes", text,
+             ax_dtype_name(dtype));
+    return false;
+}
+
 int64_t ax_shape_size(int ndim, const int64_t *shape) {
     int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= shape[i];
+    for (int i = 0; i < ndim; i++) {
+        bool fits = ax_mul_i64(n, shape[i], &n);
+        assert(shape[i] >= 0 && fits && "ax_shape_size of a shape that was never checked");
+        (void)fits;
+    }
     return n;
 }
 
@@ -216,13 +261,7 @@ void ax_array_type_format(char *out, size_t cap, const ax_array *a) {
 }
 
 static ax_array *header_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape) {
-    if (ndim < 0 || ndim > AX_MAX_RANK)
-        return ax_error(cx, AX_ERR_VALUE, "arrays have at most %d dimensions, not %d", AX_MAX_RANK,
-                        ndim);
-    for (int i = 0; i < ndim; i++)
-        if (shape[i] < 0)
-            return ax_error(cx, AX_ERR_VALUE, "negative dimension %lld in a shape",
-                            (long long)shape[i]);
+    if (!ax_shape_check(cx, NULL, dtype, ndim, shape)) return NULL;
     struct ax_alloc_cache *c = cx ? cx->alloc : NULL;
     ax_array *a;
     if (c && c->nheaders > 0) {
@@ -247,7 +286,7 @@ ax_array *ax_array_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shap
     if (!a) return NULL;
     a->buf = buffer_new(cx, (size_t)a->size * ax_dtype_size(dtype));
     if (!a->buf) {
-        free(a);
+        ax_array_release(a); /* the header goes back to its cache, which it holds a count of */
         return NULL;
     }
     return a;
