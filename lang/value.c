@@ -100,12 +100,25 @@ static void drop(dead_list *d, ax_value *v) {
     d->items[d->n++] = v;
 }
 
+/* The release loop running on this thread, if any. A value released while another is being
+ * destroyed (an object's free function releasing what it holds: jit(jit(...)), custom_jvp of
+ * a custom_jvp function) joins that loop instead of starting a nested one, so that chains of
+ * objects free without recursion. Thread-local rather than in ax_ctx: values do not know
+ * their context, and each thread's loop is its own. */
+static _Thread_local dead_list *active_release;
+
 void ax_value_release(ax_value *v) {
+    if (active_release) {
+        drop(active_release, v);
+        return;
+    }
     if (!v || v->refs < 0 || --v->refs > 0) return;
     dead_list d = {.n = 0, .cap = 32};
     d.items = d.inline_items;
+    active_release = &d;
     value_destroy(&d, v);
     while (d.n > 0) value_destroy(&d, d.items[--d.n]);
+    active_release = NULL;
     if (d.items != d.inline_items) free(d.items);
 }
 
