@@ -264,6 +264,9 @@ static ax_value *triangle(ax_interp *in, ax_value *self, const ax_args *args, bo
     }
     if (!m) return NULL;
     int64_t rows = m->shape[m->ndim - 2], cols = m->shape[m->ndim - 1];
+    /* col - row lies in [-rows, cols]: a k beyond that means the same as its end (and k - 1
+     * below cannot overflow) */
+    k = k < -rows - 1 ? -rows - 1 : k > cols + 1 ? cols + 1 : k;
     /* lower: keep col - row <= k; upper: keep col - row >= k, i.e. not (col - row <= k - 1). */
     ax_array *keep = diagonal_mask(cx, rows, cols, lower ? k : k - 1, AX_P_LE);
     ax_array *zero = ax_np_scalar(cx, m->dtype, 0);
@@ -293,7 +296,7 @@ static ax_value *bi_meshgrid(ax_interp *in, ax_value *self, const ax_args *args)
     if (!xy && strcmp(indexing, "ij"))
         return ax_error(in->cx, AX_ERR_VALUE, "indexing must be 'xy' or 'ij', got '%s'", indexing);
     int n = args->n;
-    if (n > AX_MAX_RANK) return ax_error(in->cx, AX_ERR_VALUE, "meshgrid: too many arrays");
+    if (!ax_rank_check(in->cx, "meshgrid", n)) return NULL; /* one dimension per array */
     ax_array *xs[AX_MAX_RANK] = {NULL};
     ax_value *outs[AX_MAX_RANK] = {NULL};
     int64_t shape[AX_MAX_RANK];

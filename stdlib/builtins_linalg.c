@@ -238,8 +238,19 @@ static ax_value *bi_diag(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_error(cx, AX_ERR_VALUE, "diag needs a 1-D or 2-D array");
     } else {
         /* M[i, j] = v[min(i, j)] where j - i == k: pad v to N and select on the diagonal. */
-        int64_t n = x->shape[0], ak = k < 0 ? -k : k, size = n + ak;
+        int64_t n = x->shape[0], ak = k == INT64_MIN ? INT64_MAX : k < 0 ? -k : k, size;
+        if (k == INT64_MIN || !ax_add_i64(n, ak, &size)) {
+            ax_array_release(x);
+            return ax_error(cx, AX_ERR_VALUE,
+                            "diag: a vector of %lld elements on diagonal %lld needs a matrix of "
+                            "more than 2**63 - 1 rows",
+                            (long long)n, (long long)k);
+        }
         int64_t shape[2] = {size, size};
+        if (!ax_shape_check(cx, "diag", x->dtype, 2, shape)) {
+            ax_array_release(x);
+            return NULL;
+        }
         ax_scope s;
         ax_scope_begin(&s, cx);
         ax_params p = {.ndim = 1};

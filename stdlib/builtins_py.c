@@ -235,16 +235,19 @@ static ax_value *bi_range(ax_interp *in, ax_value *self, const ax_args *args) {
         a = 0;
     }
     if (step == 0) return ax_error(in->cx, AX_ERR_VALUE, "range() arg 3 must not be zero");
-    int64_t n = step > 0 ? (b > a ? (b - a + step - 1) / step : 0)
-                         : (a > b ? (a - b - step - 1) / -step : 0);
-    if (n > 100000000)
+    /* in unsigned arithmetic: b - a and -step may not fit in int64 */
+    uint64_t ua = (uint64_t)a, ub = (uint64_t)b, ustep = (uint64_t)step;
+    uint64_t un = step > 0 ? (b > a ? (ub - ua - 1) / ustep + 1 : 0)
+                           : (a > b ? (ua - ub - 1) / (0 - ustep) + 1 : 0);
+    if (un > 100000000)
         return ax_error(in->cx, AX_ERR_VALUE,
-                        "range() of %lld elements is too long for a list; use fori_loop",
-                        (long long)n);
+                        "range() of %llu elements is too long for a list; use fori_loop",
+                        (unsigned long long)un);
+    int64_t n = (int64_t)un;
     ax_value **items = calloc((size_t)(n ? n : 1), sizeof *items);
     if (!items) return ax_error_oom(in->cx);
     for (int64_t i = 0; i < n; i++)
-        if (!(items[i] = ax_bi_int_value(in, a + i * step))) {
+        if (!(items[i] = ax_bi_int_value(in, (int64_t)(ua + (uint64_t)i * ustep)))) {
             release_items((int)i, items);
             return NULL;
         }
@@ -294,6 +297,12 @@ static ax_value *bi_enumerate(ax_interp *in, ax_value *self, const ax_args *args
         !ax_bi_required(in, v[0], "enumerate", "iterable") ||
         !ax_bi_int(in, v[1], "start", 0, &start) || !items_of(in, v[0], "enumerate", &n, &items))
         return NULL;
+    int64_t last;
+    if (n > 0 && !ax_add_i64(start, n - 1, &last)) {
+        release_items(n, items);
+        return ax_error(in->cx, AX_ERR_VALUE, "enumerate: start %lld + %d items overflows int64",
+                        (long long)start, n);
+    }
     for (int i = 0; i < n; i++) {
         ax_value *idx = ax_bi_int_value(in, start + i);
         ax_value *pair = idx ? ax_value_tuple(2, (ax_value *[]){idx, items[i]}) : NULL;
