@@ -1,6 +1,7 @@
 /* Shape builtins: reshape, transpose, concatenate, stack, split, tile, repeat, roll, pad, ... */
 #include "builtins_lib.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,7 +89,7 @@ static bool axis_list(ax_interp *in, ax_value *v, int ndim, int *n, int *axes) {
     bool seq = v->kind == AX_V_TUPLE || v->kind == AX_V_LIST;
     *n = seq ? v->n : 1;
     if (*n > ndim) {
-        ax_error(in->cx, AX_ERR_VALUE, "too many axes");
+        ax_error(in->cx, AX_ERR_VALUE, "%d axes given for an array of rank %d", *n, ndim);
         return false;
     }
     for (int i = 0; i < *n; i++) {
@@ -149,7 +150,7 @@ static ax_value *bi_expand_dims(ax_interp *in, ax_value *self, const ax_args *ar
     bool seq = v[1]->kind == AX_V_TUPLE || v[1]->kind == AX_V_LIST;
     int n = seq ? v[1]->n : 1;
     int64_t axes[AX_MAX_RANK];
-    if (n > AX_MAX_RANK) return done(in, x, ax_error(in->cx, AX_ERR_VALUE, "too many axes"));
+    if (!ax_rank_check(in->cx, "expand_dims", x->ndim + n)) return done(in, x, NULL);
     for (int i = 0; i < n; i++)
         if (!ax_bi_int(in, seq ? v[1]->items[i] : v[1], "axis", 0, &axes[i]))
             return done(in, x, NULL);
@@ -332,58 +333,78 @@ static ax_array *slice_axis(ax_ctx *cx, ax_array *x, int axis, int64_t lo, int64
     return ax_bind1(cx, AX_P_SLICE, 1, &x, &p);
 }
 
-/* split points from sections (an int) or a list of indices. */
-static int split_points(ax_interp *in, ax_value *v, int64_t n, bool even, int64_t *pts, int cap) {
-    if (v->kind == AX_V_LIST || v->kind == AX_V_TUPLE ||
-        (v->kind == AX_V_ARRAY && v->arr->ndim == 1)) {
-        int count = v->kind == AX_V_ARRAY ? (int)v->arr->size : v->n;
-        if (count + 1 > cap) return ax_error(in->cx, AX_ERR_VALUE, "too many split points"), -1;
-        for (int i = 0; i < count; i++) {
-            if (v->kind == AX_V_ARRAY) {
-                pts[i] = ax_array_get_i64(v->arr, i);
-            } else if (!ax_bi_int(in, v->items[i], "split index", 0, &pts[i])) {
-                return -1;
-            }
-            if (pts[i] < 0) pts[i] += n;
-            pts[i] = pts[i] < 0 ? 0 : pts[i] > n ? n : pts[i];
+/* The end of each piece of a split of n elements (pieces may be empty), from sections (an int)
+ * or a list of indices: *pts (malloc'd) gets *count of them. */
+static bool split_points(ax_interp *in, ax_value *v, int64_t n, bool even, int64_t **pts,
+                         int *count) {
+    *pts = NULL;
+    bool listed = v->kind == AX_V_LIST || v->kind == AX_V_TUPLE ||
+                  (v->kind == AX_V_ARRAY && v->arr->ndim == 1);
+    int64_t sections = 0, npts;
+    if (listed) {
+        npts = (v->kind == AX_V_ARRAY ? v->arr->size : v->n) + 1;
+    } else {
+        if (!ax_bi_int(in, v, "sections", 0, &sections)) return false;
+        if (sections <= 0) {
+            ax_error(in->cx, AX_ERR_VALUE, "number of sections must be larger than 0, not %lld",
+                     (long long)sections);
+            return false;
         }
-        pts[count] = n;
-        return count + 1;
+        if (even && n % sections) {
+            ax_error(in->cx, AX_ERR_VALUE, "array split does not result in an equal division");
+            return false;
+        }
+        npts = sections;
     }
-    int64_t sections;
-    if (!ax_bi_int(in, v, "sections", 0, &sections)) return -1;
-    if (sections <= 0 || sections > cap)
-        return ax_error(in->cx, AX_ERR_VALUE, "number of sections must be between 1 and %d", cap),
-               -1;
-    if (even && n % sections)
-        return ax_error(in->cx, AX_ERR_VALUE, "array split does not result in an equal division"),
-               -1;
-    int64_t base = n / sections, extra = n % sections, at = 0;
-    for (int64_t i = 0; i < sections; i++) pts[i] = at += base + (i < extra);
-    return (int)sections;
+    /* each piece is a value in a list: a list holds at most INT_MAX of them */
+    if (npts > INT_MAX || !(*pts = malloc((size_t)npts * sizeof **pts))) {
+        if (npts > INT_MAX)
+            ax_error(in->cx, AX_ERR_VALUE, "split into %lld pieces: a list holds at most %d",
+                     (long long)npts, INT_MAX);
+        else
+            ax_error_oom(in->cx);
+        return false;
+    }
+    *count = (int)npts;
+    if (!listed) {
+        int64_t base = n / sections, extra = n % sections, at = 0;
+        for (int64_t i = 0; i < sections; i++) (*pts)[i] = at += base + (i < extra);
+        return true;
+    }
+    for (int i = 0; i + 1 < *count; i++) {
+        int64_t p;
+        if (v->kind == AX_V_ARRAY) {
+            p = ax_array_get_i64(v->arr, i);
+        } else if (!ax_bi_int(in, v->items[i], "split index", 0, &p)) {
+            free(*pts);
+            *pts = NULL;
+            return false;
+        }
+        if (p < 0) p = p < -n ? 0 : p + n;
+        (*pts)[i] = p > n ? n : p;
+    }
+    (*pts)[*count - 1] = n;
+    return true;
 }
 
 static ax_value *split(ax_interp *in, ax_value *self, const ax_args *args, bool even) {
     static const char *const names[] = {"ary", "indices_or_sections", "axis", NULL};
     ax_value *v[3];
     ax_array *x = first_array(in, self, args, names, 3, v);
-    int axis;
-    enum { CAP = 4096 };
+    int axis, n = 0, i = 0;
+    int64_t *pts = NULL;
+    ax_value **outs = NULL;
     if (!x) return NULL;
-    int64_t *pts = malloc(CAP * sizeof *pts);
-    ax_value **outs = calloc(CAP, sizeof *outs);
-    int n = -1, i = 0;
-    if (!pts || !outs)
-        ax_error_oom(in->cx);
-    else if (ax_bi_required(in, v[1], "split", "indices_or_sections") &&
-             ax_bi_axis(in, v[2], x->ndim, 0, false, &axis))
-        n = split_points(in, v[1], x->shape[axis], even, pts, CAP);
-    for (int64_t lo = 0; i < n; lo = pts[i], i++) {
+    bool ok = ax_bi_required(in, v[1], "split", "indices_or_sections") &&
+              ax_bi_axis(in, v[2], x->ndim, 0, false, &axis) &&
+              split_points(in, v[1], x->shape[axis], even, &pts, &n);
+    if (ok && !(outs = calloc((size_t)n, sizeof *outs))) ok = ax_error_oom(in->cx) != NULL;
+    for (int64_t lo = 0; ok && i < n; lo = pts[i], i++) {
         int64_t hi = pts[i] < lo ? lo : pts[i];
         outs[i] = ax_np_wrap(in, slice_axis(in->cx, x, axis, lo, hi));
         if (!outs[i]) break;
     }
-    ax_value *r = n >= 0 && i == n ? ax_value_list(n, outs) : NULL;
+    ax_value *r = ok && i == n ? ax_value_list(n, outs) : NULL;
     if (!r && outs)
         for (int j = 0; j < i; j++) ax_value_release(outs[j]);
     free(pts);
@@ -401,6 +422,32 @@ static ax_value *bi_array_split(ax_interp *in, ax_value *self, const ax_args *ar
 
 /* ---------------------------------------------------------------- tile, repeat, roll */
 
+/* x repeated r times along axis (r * n elements there): (..., n, ...) -> (..., 1, n, ...) ->
+ * broadcast (..., r, n, ...) -> (..., r * n, ...); an axis of size 1 just broadcasts. */
+static ax_array *tile_axis(ax_ctx *cx, ax_array *x, int axis, int64_t r) {
+    int64_t n = x->shape[axis], wide[AX_MAX_RANK], out[AX_MAX_RANK];
+    if (r == 1) return ax_array_retain(x);
+    memcpy(out, x->shape, (size_t)x->ndim * sizeof *out);
+    if (!ax_mul_i64(n, r, &out[axis])) {
+        char t[200];
+        ax_array_type_format(t, sizeof t, x);
+        return ax_error(cx, AX_ERR_VALUE,
+                        "tile: %lld repetitions of axis %d of %s make more than 2**63 elements",
+                        (long long)r, axis, t);
+    }
+    if (n == 1) return ax_np_broadcast_to(cx, x, x->ndim, out);
+    int64_t ax = axis;
+    ax_array *e = ax_np_expand_dims(cx, x, 1, &ax);
+    if (!e) return NULL;
+    memcpy(wide, e->shape, (size_t)e->ndim * sizeof *wide);
+    wide[axis] = r;
+    ax_array *b = ax_np_broadcast_to(cx, e, e->ndim, wide);
+    ax_array *t = ax_np_reshape(cx, b, x->ndim, out);
+    ax_array_release(e);
+    ax_array_release(b);
+    return t;
+}
+
 static ax_value *bi_tile(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {"A", "reps", NULL};
     ax_value *v[2];
@@ -410,24 +457,21 @@ static ax_value *bi_tile(ax_interp *in, ax_value *self, const ax_args *args) {
     if (!x) return NULL;
     if (!ax_bi_required(in, v[1], "tile", "reps") || !ax_bi_shape(in, v[1], "reps", &nr, reps))
         return done(in, x, NULL);
+    for (int i = 0; i < nr; i++)
+        if (reps[i] < 0)
+            return done(in, x,
+                        ax_error(in->cx, AX_ERR_VALUE, "tile: reps must be >= 0, got %lld",
+                                 (long long)reps[i]));
+    /* x with leading 1s up to the rank of the result, then one axis at a time */
     int d = nr > x->ndim ? nr : x->ndim;
-    if (2 * d > AX_MAX_RANK)
-        return done(in, x, ax_error(in->cx, AX_ERR_VALUE, "tile: too many dimensions"));
-    /* x as (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...), then merged pairwise. */
-    int64_t inter[AX_MAX_RANK], wide[AX_MAX_RANK], out[AX_MAX_RANK];
-    for (int i = 0; i < d; i++) {
-        int64_t s = i < d - x->ndim ? 1 : x->shape[i - (d - x->ndim)];
-        int64_t r = i < d - nr ? 1 : reps[i - (d - nr)];
-        inter[2 * i] = 1;
-        inter[2 * i + 1] = wide[2 * i + 1] = s;
-        wide[2 * i] = r;
-        out[i] = r * s;
+    int64_t shape[AX_MAX_RANK];
+    for (int i = 0; i < d; i++) shape[i] = i < d - x->ndim ? 1 : x->shape[i - (d - x->ndim)];
+    ax_array *r = ax_np_reshape(in->cx, x, d, shape);
+    for (int i = d - nr; i < d && r; i++) {
+        ax_array *t = tile_axis(in->cx, r, i, reps[i - (d - nr)]);
+        ax_array_release(r);
+        r = t;
     }
-    ax_array *a = ax_np_reshape(in->cx, x, 2 * d, inter);
-    ax_array *b = ax_np_broadcast_to(in->cx, a, 2 * d, wide);
-    ax_array *r = ax_np_reshape(in->cx, b, d, out);
-    ax_array_release(a);
-    ax_array_release(b);
     return done(in, x, r);
 }
 
@@ -447,12 +491,19 @@ static ax_value *bi_repeat(ax_interp *in, ax_value *self, const ax_args *args) {
     if (axis < 0) axis = 0;
     if (!y) return done(in, x, NULL);
     /* (..., n, ...) -> (..., n, 1, ...) -> (..., n, reps, ...) -> (..., n * reps, ...) */
-    int64_t wide[AX_MAX_RANK], out[AX_MAX_RANK], ax1 = axis + 1;
+    int64_t wide[AX_MAX_RANK + 1], out[AX_MAX_RANK], ax1 = axis + 1;
     int nd = y->ndim;
     for (int i = 0, j = 0; i < nd; i++) {
         wide[j++] = y->shape[i];
         if (i == axis) wide[j++] = reps;
-        out[i] = i == axis ? y->shape[i] * reps : y->shape[i];
+        out[i] = y->shape[i];
+    }
+    if (!ax_mul_i64(y->shape[axis], reps, &out[axis])) {
+        ax_error(in->cx, AX_ERR_VALUE,
+                 "repeat: %lld repeats of %lld elements make more than 2**63 elements",
+                 (long long)reps, (long long)y->shape[axis]);
+        ax_array_release(y);
+        return done(in, x, NULL);
     }
     ax_array *e = ax_np_expand_dims(in->cx, y, 1, &ax1);
     ax_array *b = ax_np_broadcast_to(in->cx, e, nd + 1, wide);

@@ -31,7 +31,7 @@ typedef struct jit_entry {
 typedef struct jit_state {
     ax_value *fn;
     int nstatic;
-    int statics[32];
+    int *statics; /* static_argnums */
     jit_entry *entries;
     int nentries, cap;
 } jit_state;
@@ -48,6 +48,7 @@ static void jit_state_free(void *p) {
         ax_value_release(s->entries[i].out_def);
     }
     free(s->entries);
+    free(s->statics);
     free(s);
 }
 static const ax_object_type jit_state_type = {.name = "jit", .free = jit_state_free};
@@ -290,10 +291,16 @@ static int check_call(ax_interp *in, const jit_state *s, const ax_args *a) {
 
 /* The cache entry for this call (tracing on a miss); fc is initialised for the call. */
 static jit_entry *entry_for(ax_interp *in, jit_state *s, const ax_args *a, flat_call *fc) {
-    int traced[32], ntraced = 0;
-    for (int i = 0; i < a->n && ntraced < 32; i++)
+    int *traced = malloc((size_t)(a->n + 1) * sizeof *traced), ntraced = 0;
+    if (!traced) {
+        memset(fc, 0, sizeof *fc);
+        return ax_error_oom(in->cx);
+    }
+    for (int i = 0; i < a->n; i++)
         if (!is_static(s, i)) traced[ntraced++] = i;
-    if (ax_flat_call_init(fc, in, "jit", s->fn, a, ntraced, traced, false)) return NULL;
+    int rc = ax_flat_call_init(fc, in, "jit", s->fn, a, ntraced, traced, false);
+    free(traced);
+    if (rc) return NULL;
     size_t len = 0;
     unsigned char *key = signature_key(s, a, fc, &len);
     jit_entry *e = NULL;
@@ -345,7 +352,7 @@ static ax_value *b_jit(ax_interp *in, ax_value *self, const ax_args *a) {
     s->fn = ax_value_retain(fn);
     if (statics && statics->kind != AX_V_NONE) {
         bool as_tuple;
-        if (ax_read_argnums(in, "jit", statics, s->statics, &s->nstatic, &as_tuple)) {
+        if (ax_read_argnums(in, "jit", statics, &s->statics, &s->nstatic, &as_tuple)) {
             jit_state_free(s);
             return NULL;
         }

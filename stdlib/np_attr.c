@@ -58,8 +58,8 @@ static ax_value *m_reshape(ax_interp *in, ax_value *self, const ax_args *args) {
     int ndim = args->n;
     if (sv) {
         if (!ax_bi_shape(in, sv, "shape", &ndim, shape)) return NULL;
-    } else if (ndim > AX_MAX_RANK) {
-        return ax_error(in->cx, AX_ERR_VALUE, "arrays have at most %d dimensions", AX_MAX_RANK);
+    } else if (!ax_rank_check(in->cx, "reshape", ndim)) {
+        return NULL;
     } else {
         for (int i = 0; i < ndim; i++)
             if (!ax_bi_int(in, args->pos[i], "shape", 0, &shape[i])) return NULL;

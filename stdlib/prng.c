@@ -11,7 +11,7 @@
 
 #include "../compiler/primitive.h"
 #include "../compiler/trace.h"
-#include "np.h"
+#include "np_lib.h"
 
 /* ---------------------------------------------------------------- typed keys */
 
@@ -160,7 +160,8 @@ static ax_value *b_threefry(ax_interp *in, ax_value *self, const ax_args *a) {
     for (; i < 4; i++) {
         ax_array *x = ax_value_to_array(in, a->pos[i], "threefry2x32");
         if (!x) break;
-        args[i] = x->dtype == AX_U32 ? x : ax_convert(in->cx, x, AX_U32, false);
+        /* through bind: x may be a tracer (jit, vmap, grad) */
+        args[i] = x->dtype == AX_U32 ? x : ax_np_astype(in->cx, x, AX_U32, false);
         if (args[i] != x) ax_array_release(x);
         if (!args[i]) break;
     }
