@@ -41,7 +41,7 @@ static ax_value *oom(ax_interp *in, ax_value *v) {
 
 /* ---- sequences ---- */
 
-static ax_value *make_sequence(ax_value_kind kind, int n, ax_value **items) {
+static ax_value *make_sequence_take(ax_value_kind kind, int n, ax_value **items) {
     return kind == AX_V_TUPLE ? ax_value_tuple(n, items) : ax_value_list(n, items);
 }
 
@@ -51,7 +51,7 @@ static ax_value *concat(ax_interp *in, ax_value *a, ax_value *b) {
     if (!items) return ax_error_oom(in->cx);
     for (int i = 0; i < a->n; i++) items[i] = ax_value_retain(a->items[i]);
     for (int i = 0; i < b->n; i++) items[a->n + i] = ax_value_retain(b->items[i]);
-    ax_value *r = make_sequence(a->kind, n, items);
+    ax_value *r = make_sequence_take(a->kind, n, items);
     free(items);
     return oom(in, r);
 }
@@ -90,7 +90,7 @@ static ax_value *repeat(ax_interp *in, ax_value *seq, ax_value *count) {
     ax_value **items = malloc((size_t)(n ? n : 1) * sizeof *items);
     if (!items) return ax_error_oom(in->cx);
     for (int i = 0; i < n; i++) items[i] = ax_value_retain(seq->items[i % seq->n]);
-    ax_value *r = make_sequence(seq->kind, n, items);
+    ax_value *r = make_sequence_take(seq->kind, n, items);
     free(items);
     return oom(in, r);
 }
@@ -379,7 +379,7 @@ static ax_value *slice_sequence(ax_interp *in, ax_value *seq, const ax_value *s)
     ax_value **items = malloc((size_t)(count ? count : 1) * sizeof *items);
     if (!items) return ax_error_oom(in->cx);
     for (int64_t i = 0; i < count; i++) items[i] = ax_value_retain(seq->items[start + i * step]);
-    ax_value *r = make_sequence(seq->kind, (int)count, items);
+    ax_value *r = make_sequence_take(seq->kind, (int)count, items);
     free(items);
     return oom(in, r);
 }

@@ -1,8 +1,18 @@
 /* Immutable n-d arrays: a dtype, a shape, strides into a reference-counted, 64-byte-aligned
  * buffer. Views (transpose, slice, broadcast, reverse) share the buffer with other strides.
  *
- * Ownership: functions returning ax_array* return a new reference (count already taken) that
- * the caller must ax_array_release(). Arguments are borrowed unless the name says _take.
+ * Ownership, the one convention for arrays and values (ax_value, lang/value.h) in all of ax:
+ *  - a function returning an ax_array* (or ax_value*) returns a new reference (count already
+ *    taken) that the caller releases (ax_array_release / ax_value_release); NULL means an
+ *    error recorded in the context;
+ *  - arguments are borrowed: the callee retains what it keeps;
+ *  - a function that consumes a reference says so in its name, `_take` (ax_binary_take,
+ *    ax_np_wrap_take, ...): it owns the arguments its comment names from the call on, on
+ *    success and on error alike, so that `f_take(g(x))` neither leaks nor needs a temporary;
+ *  - the only other consumers are the value constructors, which wrap what they are given
+ *    (ax_value_array, _tuple, _list, _dict, _object, _builtin: see lang/value.h), and a scope's
+ *    ax_scope_own (compiler/lax.h), whose job is to take;
+ *  - an array stored in a struct is owned by it unless its comment says borrowed.
  * A tracer (compiler/trace.h) is an ax_array whose `tracer` field is set: its dtype and shape
  * are known, its buffer may be NULL (abstract) or hold the value (concrete tracing). */
 #ifndef AX_ARRAY_H

@@ -218,7 +218,7 @@ static ax_value *bi_einsum(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *r = ok ? einsum(in->cx, spec, nops, terms) : NULL;
     for (int i = 0; i < nops; i++) ax_array_release(terms[i].x);
     free(terms);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 const ax_builtin_def ax_builtins_einsum[] = {

@@ -21,7 +21,7 @@ static ax_value *unary(ax_interp *in, ax_value *self, const ax_args *args, ax_pr
     ax_array *x = one_array(in, self, args);
     ax_array *r = ax_np_unary(in->cx, p, x);
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 #define DEF_UNARY(cname, prim)                                                                     \
@@ -66,7 +66,7 @@ static ax_value *float_only(ax_interp *in, ax_value *self, const ax_args *args, 
                       ? ax_array_retain(x)
                       : ax_np_unary(in->cx, p, x);
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_floor(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -86,18 +86,18 @@ static ax_value *bi_negative(ax_interp *in, ax_value *self, const ax_args *args)
     ax_array *x = one_array(in, self, args);
     ax_array *r = ax_np_unop(in->cx, AX_OP_NEG, x);
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_positive(ax_interp *in, ax_value *self, const ax_args *args) {
-    return ax_np_wrap(in, one_array(in, self, args));
+    return ax_np_wrap_take(in, one_array(in, self, args));
 }
 
 static ax_value *bi_invert(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *x = one_array(in, self, args);
     ax_array *r = ax_np_unop(in->cx, AX_OP_INVERT, x);
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_logical_not(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -106,13 +106,13 @@ static ax_value *bi_logical_not(ax_interp *in, ax_value *self, const ax_args *ar
     ax_array *r = b ? ax_bind_unary(in->cx, AX_P_NOT, b) : NULL;
     ax_array_release(x);
     ax_array_release(b);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* trunc(x): floor for x >= 0, ceil below. */
 static ax_value *bi_trunc(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *x = one_array(in, self, args);
-    if (!x || !ax_dtype_is_float(x->dtype)) return ax_np_wrap(in, x);
+    if (!x || !ax_dtype_is_float(x->dtype)) return ax_np_wrap_take(in, x);
     ax_ctx *cx = in->cx;
     ax_array *zero = ax_np_scalar(cx, x->dtype, 0);
     ax_array *neg = ax_np_binary(cx, AX_P_LT, "trunc", x, zero);
@@ -123,7 +123,7 @@ static ax_value *bi_trunc(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array_release(c);
     ax_array_release(f);
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* x * factor, in x's float dtype. */
@@ -145,13 +145,13 @@ static ax_value *bi_round(ax_interp *in, ax_value *self, const ax_args *args) {
         return NULL;
     ax_ctx *cx = in->cx;
     ax_array *x = ax_np_asarray(in, v[0], f);
-    if (!x || (!ax_dtype_is_float(x->dtype) && decimals >= 0)) return ax_np_wrap(in, x);
+    if (!x || (!ax_dtype_is_float(x->dtype) && decimals >= 0)) return ax_np_wrap_take(in, x);
     ax_array *xf = ax_np_to_inexact(cx, x);
     ax_array_release(x);
     if (decimals == 0 || !xf) {
         ax_array *r = ax_np_unary(cx, AX_P_ROUND, xf);
         ax_array_release(xf);
-        return ax_np_wrap(in, r);
+        return ax_np_wrap_take(in, r);
     }
     double factor = pow(10.0, (double)decimals);
     ax_array *up = scaled(cx, xf, factor);
@@ -160,7 +160,7 @@ static ax_value *bi_round(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array_release(xf);
     ax_array_release(up);
     ax_array_release(rounded);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* log(x) / log(base), as JAX computes log2 and log10. */
@@ -175,7 +175,7 @@ static ax_value *log_base(ax_interp *in, ax_value *self, const ax_args *args, do
     ax_array_release(l);
     ax_array_release(b);
     ax_array_release(lb);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_log2(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -191,7 +191,7 @@ static ax_value *scale_float(ax_interp *in, ax_value *self, const ax_args *args,
     ax_array *r = f ? scaled(in->cx, f, k) : NULL;
     ax_array_release(x);
     ax_array_release(f);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_deg2rad(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -208,7 +208,7 @@ static ax_value *bi_reciprocal(ax_interp *in, ax_value *self, const ax_args *arg
     ax_array *r = one ? ax_np_binary(in->cx, AX_P_DIV, "reciprocal", one, x) : NULL;
     ax_array_release(x);
     ax_array_release(one);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* isfinite/isnan/isinf: integers and bools are always finite. */
@@ -233,7 +233,7 @@ static ax_value *float_class(ax_interp *in, ax_value *self, const ax_args *args,
         ax_array_release(inf);
     }
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_isfinite(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -270,7 +270,7 @@ static ax_value *binary(ax_interp *in, ax_value *self, const ax_args *args, bina
     ax_array *r = two_arrays(in, self, args, &a, &b) ? fn(in->cx, p, fname_of(self), a, b) : NULL;
     ax_array_release(a);
     ax_array_release(b);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 #define DEF_BINARY(cname, fn, prim)                                                                \
@@ -357,7 +357,7 @@ static ax_value *bi_where(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array_release(c);
     ax_array_release(x);
     ax_array_release(y);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_clip(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -375,14 +375,14 @@ static ax_value *bi_clip(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array_release(x);
     ax_array_release(lo);
     ax_array_release(hi);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* stop_gradient of an array or of every leaf of a tuple/list/dict. */
 static ax_value *stop_gradient_tree(ax_interp *in, ax_value *self, ax_value *v) {
     if (v->kind == AX_V_ARRAY) {
         ax_array *r = ax_bind_unary(in->cx, AX_P_STOP_GRADIENT, v->arr);
-        return ax_np_wrap(in, r);
+        return ax_np_wrap_take(in, r);
     }
     if (v->kind != AX_V_LIST && v->kind != AX_V_TUPLE && v->kind != AX_V_DICT)
         return ax_value_retain(v);
@@ -434,7 +434,7 @@ static ax_value *nonzero_tuple(ax_interp *in, ax_array *x) {
     ax_ctx *cx = in->cx;
     ax_array *b = ax_np_to_bool(cx, x);
     if (!b) return NULL;
-    ax_value *pos = ax_np_wrap(in, ax_array_retain(b));
+    ax_value *pos = ax_np_wrap_take(in, ax_array_retain(b));
     ax_value **items = calloc((size_t)(x->ndim ? x->ndim : 1), sizeof *items);
     ax_value *r = NULL;
     if (pos && items) {
@@ -442,7 +442,7 @@ static ax_value *nonzero_tuple(ax_interp *in, ax_array *x) {
         int d = 0;
         for (; d < x->ndim; d++) {
             ax_array *io = ax_np_iota(cx, ax_np_default_int(cx), x->ndim, x->shape, d);
-            ax_value *iov = ax_np_wrap(in, io);
+            ax_value *iov = ax_np_wrap_take(in, io);
             items[d] = iov ? ax_np_getitem(in, iov, pos) : NULL;
             if (iov) ax_value_release(iov);
             if (!items[d]) break;

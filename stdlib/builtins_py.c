@@ -49,7 +49,7 @@ static bool items_of(ax_interp *in, ax_value *v, const char *fname, int *n, ax_v
         ax_value **items = calloc((size_t)(*n ? *n : 1), sizeof *items);
         bool ok = items != NULL;
         for (int i = 0; i < *n; i++) {
-            items[i] = ok ? ax_np_wrap(in, ax_array_retain(rows[i])) : NULL;
+            items[i] = ok ? ax_np_wrap_take(in, ax_array_retain(rows[i])) : NULL;
             ok = ok && items[i];
         }
         ax_bi_free_arrays(*n, rows);
@@ -76,7 +76,7 @@ static bool items_of(ax_interp *in, ax_value *v, const char *fname, int *n, ax_v
 }
 
 /* A list (or tuple) value made from items, which it takes (the array is freed). */
-static ax_value *make_seq(ax_interp *in, bool tuple, int n, ax_value **items) {
+static ax_value *make_seq_take(ax_interp *in, bool tuple, int n, ax_value **items) {
     (void)in;
     ax_value *r = tuple ? ax_value_tuple(n, items) : ax_value_list(n, items);
     free(items); /* the constructor took the references */
@@ -251,7 +251,7 @@ static ax_value *bi_range(ax_interp *in, ax_value *self, const ax_args *args) {
             release_items((int)i, items);
             return NULL;
         }
-    return make_seq(in, false, (int)n, items);
+    return make_seq_take(in, false, (int)n, items);
 }
 
 /* ---------------------------------------------------------------- zip, enumerate, list, tuple */
@@ -273,10 +273,10 @@ static ax_value *bi_zip(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_value **t = calloc((size_t)(k ? k : 1), sizeof *t);
         if (!(ok = t != NULL)) break;
         for (int j = 0; j < k; j++) t[j] = ax_value_retain(cols[j][i]);
-        ok = (rows[i] = make_seq(in, true, k, t)) != NULL;
+        ok = (rows[i] = make_seq_take(in, true, k, t)) != NULL;
     }
     if (ok) {
-        r = make_seq(in, false, n, rows);
+        r = make_seq_take(in, false, n, rows);
         rows = NULL;
     } else if (!ax_error_pending(in->cx)) {
         ax_error_oom(in->cx);
@@ -313,7 +313,7 @@ static ax_value *bi_enumerate(ax_interp *in, ax_value *self, const ax_args *args
         }
         items[i] = pair;
     }
-    return make_seq(in, false, n, items);
+    return make_seq_take(in, false, n, items);
 }
 
 static ax_value *to_seq(ax_interp *in, ax_value *self, const ax_args *args, bool tuple) {
@@ -324,7 +324,7 @@ static ax_value *to_seq(ax_interp *in, ax_value *self, const ax_args *args, bool
     if (!ax_bi_parse(in, args, f, names, 1, v)) return NULL;
     if (!v[0]) return tuple ? ax_value_tuple(0, NULL) : ax_value_list(0, NULL);
     if (!items_of(in, v[0], f, &n, &items)) return NULL;
-    return make_seq(in, tuple, n, items);
+    return make_seq_take(in, tuple, n, items);
 }
 
 static ax_value *bi_list(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -346,14 +346,14 @@ static ax_value *bi_reversed(ax_interp *in, ax_value *self, const ax_args *args)
         items[i] = items[n - 1 - i];
         items[n - 1 - i] = t;
     }
-    return make_seq(in, false, n, items);
+    return make_seq_take(in, false, n, items);
 }
 
 /* ---------------------------------------------------------------- dict */
 
 /* Adds key/value (new references taken) to growing arrays, replacing an equal key. */
-static bool dict_put(ax_interp *in, int *n, ax_value ***keys, ax_value ***vals, int *cap,
-                     ax_value *key, ax_value *val) {
+static bool dict_put_take(ax_interp *in, int *n, ax_value ***keys, ax_value ***vals, int *cap,
+                          ax_value *key, ax_value *val) {
     for (int i = 0; i < *n; i++)
         if (!strcmp((*keys)[i]->str, key->str)) {
             ax_value_release((*vals)[i]);
@@ -383,8 +383,8 @@ static bool dict_from(ax_interp *in, ax_value *src, int *n, ax_value ***keys, ax
                       int *cap) {
     if (src->kind == AX_V_DICT) {
         for (int i = 0; i < src->n; i++)
-            if (!dict_put(in, n, keys, vals, cap, ax_value_retain(src->keys[i]),
-                          ax_value_retain(src->items[i])))
+            if (!dict_put_take(in, n, keys, vals, cap, ax_value_retain(src->keys[i]),
+                               ax_value_retain(src->items[i])))
                 return false;
         return true;
     }
@@ -399,8 +399,8 @@ static bool dict_from(ax_interp *in, ax_value *src, int *n, ax_value ***keys, ax
             ax_error(in->cx, AX_ERR_TYPE, "dict() needs (str, value) pairs");
             return false;
         }
-        if (!dict_put(in, n, keys, vals, cap, ax_value_retain(p->items[0]),
-                      ax_value_retain(p->items[1])))
+        if (!dict_put_take(in, n, keys, vals, cap, ax_value_retain(p->items[0]),
+                           ax_value_retain(p->items[1])))
             return false;
     }
     return true;
@@ -415,7 +415,8 @@ static ax_value *bi_dict(ax_interp *in, ax_value *self, const ax_args *args) {
     bool ok = args->n == 0 || dict_from(in, args->pos[0], &n, &keys, &vals, &cap);
     for (int k = 0; k < args->nkw && ok; k++) {
         ax_value *key = ax_value_str(args->kwnames[k]);
-        ok = key && dict_put(in, &n, &keys, &vals, &cap, key, ax_value_retain(args->kwvals[k]));
+        ok =
+            key && dict_put_take(in, &n, &keys, &vals, &cap, key, ax_value_retain(args->kwvals[k]));
     }
     if (!ok) {
         release_items(n, keys);
@@ -553,7 +554,7 @@ static ax_value *bi_sorted(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_value **out = calloc((size_t)(n ? n : 1), sizeof *out);
         if (out) {
             for (int i = 0; i < n; i++) out[i] = ax_value_retain(items[idx[i]]);
-            r = make_seq(in, false, n, out);
+            r = make_seq_take(in, false, n, out);
         }
     }
     if (!r && !ax_error_pending(in->cx)) ax_error_oom(in->cx);
@@ -583,7 +584,7 @@ static ax_value *bi_map(ax_interp *in, ax_value *self, const ax_args *args) {
     if (!out)
         ax_error_oom(in->cx);
     else if (i == n)
-        r = make_seq(in, false, n, out);
+        r = make_seq_take(in, false, n, out);
     else
         release_items(i, out);
     ax_value_release(zipped);
@@ -617,7 +618,7 @@ static ax_value *bi_filter(ax_interp *in, ax_value *self, const ax_args *args) {
         release_items(n, items);
         return NULL;
     }
-    return make_seq(in, false, kept, items);
+    return make_seq_take(in, false, kept, items);
 }
 
 /* ---------------------------------------------------------------- attributes */

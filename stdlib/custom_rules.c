@@ -88,9 +88,9 @@ static int flatten_arrays(ax_interp *in, ax_value *tree, const char *what, ax_ar
     return rc;
 }
 
-/* Wraps outputs as JVP tracers of t; consumes outs and touts. */
-static ax_value *wrap_outputs(ax_interp *in, ax_trace *t, ax_value *def, int n, ax_array **outs,
-                              ax_array **touts) {
+/* Wraps outputs as JVP tracers of t; takes outs and touts. */
+static ax_value *wrap_outputs_take(ax_interp *in, ax_trace *t, ax_value *def, int n,
+                                   ax_array **outs, ax_array **touts) {
     ax_array **w = calloc((size_t)n + 1, sizeof *w);
     int rc = w ? 0 : -1;
     for (int j = 0; j < n; j++) {
@@ -811,7 +811,7 @@ static ax_value *custom_call(ax_interp *in, ax_value *self, const ax_args *a) {
         ax_value *def = NULL;
         int nout = 0;
         if (!run_rule(in, c, &fc, prim, tan, &nout, &outs, &touts, &def))
-            result = wrap_outputs(in, t, def, nout, outs, touts);
+            result = wrap_outputs_take(in, t, def, nout, outs, touts);
         if (def) ax_value_release(def);
     } else if (!ax_trace_find(in->cx, fc.nflat, fc.flat, &any) && any) {
         result = bind_custom_call(in, self, c, &fc); /* jit, vmap, make_jaxpr */

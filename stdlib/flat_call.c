@@ -268,7 +268,7 @@ ax_value *ax_flat_rebuild_per_arg(flat_call *fc, ax_array **flat, bool as_tuple)
     return t;
 }
 
-ax_value *ax_flat_pair(ax_value *a, ax_value *b) {
+ax_value *ax_flat_pair_take(ax_value *a, ax_value *b) {
     if (!a || !b) {
         if (a) ax_value_release(a);
         if (b) ax_value_release(b);

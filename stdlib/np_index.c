@@ -69,7 +69,7 @@ static bool bad_index(ax_ctx *cx, const char *got) {
 /* ---------------------------------------------------------------- parsing */
 
 /* Classifies an array entry (taking the reference to a). */
-static bool parse_array(ax_ctx *cx, ax_array *a, ix_list *l) {
+static bool parse_array_take(ax_ctx *cx, ax_array *a, ix_list *l) {
     if (a->dtype == AX_BOOL) {
         if (a->ndim > 0) return ix_add(cx, l, (ix_entry){.kind = IX_MASK, .arr = a});
         bool truth = ax_np_is_concrete(a) && !a->tracer && ax_array_get_i64(a, 0);
@@ -102,7 +102,7 @@ static bool parse_entry(ax_interp *in, ax_value *v, ix_list *l) {
     case AX_V_SLICE:
         return ix_add(cx, l, (ix_entry){.kind = IX_SLICE, .slice = v});
     case AX_V_ARRAY:
-        return parse_array(cx, ax_array_retain(v->arr), l);
+        return parse_array_take(cx, ax_array_retain(v->arr), l);
     case AX_V_LIST: {
         ax_array *a = ax_np_asarray(in, v, "index");
         if (a && a->size == 0 && ax_dtype_is_float(a->dtype)) {
@@ -110,7 +110,7 @@ static bool parse_entry(ax_interp *in, ax_value *v, ix_list *l) {
             ax_array_release(a);
             a = b;
         }
-        return a && parse_array(cx, a, l);
+        return a && parse_array_take(cx, a, l);
     }
     default:
         return bad_index(cx, ax_value_kind_name(v->kind));
@@ -528,7 +528,7 @@ ax_value *ax_np_getitem(ax_interp *in, ax_value *x, ax_value *index) {
     if (x->kind != AX_V_ARRAY)
         return ax_error(in->cx, AX_ERR_TYPE, "%s is not subscriptable",
                         ax_value_kind_name(x->kind));
-    return ax_np_wrap(in, index_array(in, x->arr, index));
+    return ax_np_wrap_take(in, index_array(in, x->arr, index));
 }
 
 /* ---------------------------------------------------------------- x.at[index] */
@@ -607,7 +607,7 @@ static ax_value *at_method(ax_interp *in, ax_value *self, const ax_args *args, a
     ax_array *values = ax_np_asarray(in, v, name);
     ax_array *r = values ? at_scatter(in, st->x->arr, st->index, values, mode) : NULL;
     ax_array_release(values);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *at_set(ax_interp *in, ax_value *self, const ax_args *args) {

@@ -8,7 +8,7 @@ ax_array *ax_np_value_array(ax_value *v) {
     return v && v->kind == AX_V_ARRAY ? v->arr : NULL;
 }
 
-ax_value *ax_np_wrap(ax_interp *in, ax_array *a) {
+ax_value *ax_np_wrap_take(ax_interp *in, ax_array *a) {
     (void)in;
     if (!a) return NULL;
     return ax_value_array(a);
@@ -150,6 +150,6 @@ ax_value *ax_np_call_dtype(ax_interp *in, ax_dtype dtype, const ax_args *args) {
     if (args->n > 1 || args->nkw)
         return ax_error(in->cx, AX_ERR_TYPE, "%s() takes one positional argument",
                         ax_dtype_name(dtype));
-    if (args->n == 0) return ax_np_wrap(in, ax_array_scalar(in->cx, dtype, 0));
-    return ax_np_wrap(in, ax_np_array(in, args->pos[0], (int)dtype, ax_dtype_name(dtype)));
+    if (args->n == 0) return ax_np_wrap_take(in, ax_array_scalar(in->cx, dtype, 0));
+    return ax_np_wrap_take(in, ax_np_array(in, args->pos[0], (int)dtype, ax_dtype_name(dtype)));
 }

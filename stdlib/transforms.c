@@ -132,12 +132,12 @@ static ax_value *grad_call(ax_interp *in, ax_value *self, const ax_args *a, bool
         ax_value *aux = ax_flat_rebuild_aux(&fc, outs);
         if (with_value) {
             ax_value *value = ax_flat_rebuild_main(&fc, outs);
-            result = ax_flat_pair(ax_flat_pair(value, aux), grads);
+            result = ax_flat_pair_take(ax_flat_pair_take(value, aux), grads);
         } else {
-            result = ax_flat_pair(grads, aux);
+            result = ax_flat_pair_take(grads, aux);
         }
     } else {
-        result = with_value ? ax_flat_pair(ax_flat_rebuild_main(&fc, outs), grads) : grads;
+        result = with_value ? ax_flat_pair_take(ax_flat_rebuild_main(&fc, outs), grads) : grads;
     }
 done:
     ax_array_release(ct);
@@ -219,7 +219,7 @@ static ax_value *b_jvp(ax_interp *in, ax_value *self, const ax_args *a) {
     }
     if (ax_ad_jvp(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, ft.flat, &nout, &outs, &touts))
         goto done;
-    result = ax_flat_pair(ax_flat_rebuild_main(&fc, outs), ax_flat_rebuild_main(&fc, touts));
+    result = ax_flat_pair_take(ax_flat_rebuild_main(&fc, outs), ax_flat_rebuild_main(&fc, touts));
 done:
     ax_flat_release_arrays(outs, nout);
     ax_flat_release_arrays(touts, nout);
@@ -394,7 +394,7 @@ static ax_value *vjp_or_linearize(ax_interp *in, const ax_args *a, bool vjp) {
                                        : "the linearized function: tangents -> output tangent",
                                    vjp ? vjp_fn_call : linearized_call, state);
     ax_value *value = ax_flat_rebuild_main(&fc, outs);
-    result = ax_flat_pair(value, f);
+    result = ax_flat_pair_take(value, f);
     if (result && has_aux) {
         ax_value *aux = ax_flat_rebuild_aux(&fc, outs);
         if (!aux) {
@@ -613,8 +613,8 @@ static void jaxpr_format(ax_strbuf *out, void *p) {
 static const ax_object_type jaxpr_type = {
     .name = "jaxpr", .free = jaxpr_free, .format = jaxpr_format};
 
-/* The simplified form of ir (consumes the reference). */
-static ax_ir *simplified(ax_ctx *cx, ax_ir *ir) {
+/* The simplified form of ir (takes the reference). */
+static ax_ir *simplified_take(ax_ctx *cx, ax_ir *ir) {
     if (!ir) return NULL;
     ax_ir *s = ax_simplify(cx, ir);
     ax_ir_release(ir);
@@ -630,7 +630,7 @@ static ax_ir *trace_call(ax_interp *in, flat_call *fc, const char *what, ax_valu
     for (int i = 0; i < fc->nflat; i++) ax_aval_of(&types[i], fc->flat[i]);
     ax_ir *ir = ax_trace_to_ir(in->cx, ax_flat_call_fn, fc, fc->nflat, types, nout);
     free(types);
-    return simplified(in->cx, ir);
+    return simplified_take(in->cx, ir);
 }
 
 static ax_value *jaxpr_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
