@@ -1,6 +1,7 @@
 /* Values of the language: construction, reference counting, description and printing. */
 #include "value.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 static ax_value none_value = {.refs = -1, .kind = AX_V_NONE};
 
 ax_value *ax_value_retain(ax_value *v) {
+    assert(!v || v->refs != 0); /* retaining a released value (None counts -1: immortal) */
     if (v && v->refs >= 0) v->refs++;
     return v;
 }
@@ -84,6 +86,7 @@ static void value_destroy(dead_list *d, ax_value *v) {
 /* Releases one reference; a value that dies is queued (or destroyed at once if the queue
  * cannot grow). */
 static void drop(dead_list *d, ax_value *v) {
+    assert(!v || v->refs != 0);
     if (!v || v->refs < 0 || --v->refs > 0) return;
     if (d->n == d->cap) {
         size_t cap = 2 * d->cap;
@@ -112,6 +115,7 @@ void ax_value_release(ax_value *v) {
         drop(active_release, v);
         return;
     }
+    assert(!v || v->refs != 0); /* releasing more references than were taken */
     if (!v || v->refs < 0 || --v->refs > 0) return;
     dead_list d = {.n = 0, .cap = 32};
     d.items = d.inline_items;
