@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "pytree.h"
+
 static const char *fname_of(ax_value *self) {
     return self->builtin->name;
 }
@@ -378,40 +380,24 @@ static ax_value *bi_clip(ax_interp *in, ax_value *self, const ax_args *args) {
     return ax_np_wrap_take(in, r);
 }
 
-/* stop_gradient of an array or of every leaf of a tuple/list/dict. */
-static ax_value *stop_gradient_tree(ax_interp *in, ax_value *self, ax_value *v) {
-    if (v->kind == AX_V_ARRAY) {
-        ax_array *r = ax_bind_unary(in->cx, AX_P_STOP_GRADIENT, v->arr);
-        return ax_np_wrap_take(in, r);
+/* stop_gradient of every array leaf of a pytree (through pytree.c: its depth limit bounds the
+ * walk), other leaves as they are. */
+static ax_value *stop_gradient_tree(ax_interp *in, ax_value *v) {
+    ax_value **leaves, *def;
+    int n;
+    if (ax_tree_flatten(in, v, &leaves, &n, &def)) return NULL;
+    int i = 0;
+    for (; i < n; i++) {
+        if (leaves[i]->kind != AX_V_ARRAY) continue;
+        ax_value *sg =
+            ax_np_wrap_take(in, ax_bind_unary(in->cx, AX_P_STOP_GRADIENT, leaves[i]->arr));
+        if (!sg) break;
+        ax_value_release(leaves[i]);
+        leaves[i] = sg;
     }
-    if (v->kind != AX_V_LIST && v->kind != AX_V_TUPLE && v->kind != AX_V_DICT)
-        return ax_value_retain(v);
-    ax_value **items = calloc((size_t)(v->n ? v->n : 1), sizeof *items);
-    ax_value **keys = v->kind == AX_V_DICT ? calloc((size_t)(v->n ? v->n : 1), sizeof *keys) : NULL;
-    if (!items || (v->kind == AX_V_DICT && !keys)) {
-        free(items);
-        free(keys);
-        return ax_error_oom(in->cx);
-    }
-    int n = 0;
-    for (; n < v->n; n++) {
-        items[n] = stop_gradient_tree(in, self, v->items[n]);
-        if (!items[n]) break;
-        if (keys) keys[n] = ax_value_retain(v->keys[n]);
-    }
-    ax_value *r = NULL;
-    if (n == v->n) {
-        r = v->kind == AX_V_LIST    ? ax_value_list(n, items)
-            : v->kind == AX_V_TUPLE ? ax_value_tuple(n, items)
-                                    : ax_value_dict(n, keys, items);
-    } else {
-        for (int i = 0; i < n; i++) {
-            ax_value_release(items[i]);
-            if (keys) ax_value_release(keys[i]);
-        }
-    }
-    free(items);
-    free(keys);
+    ax_value *r = i == n ? ax_tree_unflatten(in, def, leaves, n) : NULL;
+    ax_values_release(leaves, n);
+    ax_value_release(def);
     return r;
 }
 
@@ -421,7 +407,8 @@ static ax_value *bi_stop_gradient(ax_interp *in, ax_value *self, const ax_args *
     if (!ax_bi_parse(in, args, "stop_gradient", names, 1, v) ||
         !ax_bi_required(in, v[0], "stop_gradient", "x"))
         return NULL;
-    return stop_gradient_tree(in, self, v[0]);
+    (void)self;
+    return stop_gradient_tree(in, v[0]);
 }
 
 /* ---------------------------------------------------------------- nonzero */

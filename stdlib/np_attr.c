@@ -3,6 +3,7 @@
  * the same name with the array as the first argument. */
 #include "builtins_lib.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +118,9 @@ static ax_value *m_item(ax_interp *in, ax_value *self, const ax_args *args) {
 /* Nested lists of the elements from flat position *at on, for dimensions d.. */
 static ax_value *to_list(ax_interp *in, const ax_array *x, int d, int64_t *at) {
     if (d == x->ndim) return element_value(in, x, (*at)++);
+    if (x->shape[d] > INT_MAX)
+        return ax_error(in->cx, AX_ERR_VALUE, "tolist(): %lld items are too many for a list",
+                        (long long)x->shape[d]);
     int n = (int)x->shape[d];
     ax_value **items = calloc((size_t)(n ? n : 1), sizeof *items);
     if (!items) return ax_error_oom(in->cx);

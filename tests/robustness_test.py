@@ -72,7 +72,7 @@ TEMPLATES = [
     "one_hot(array([1, 2]), {v})", "one_hot(array([{v}]), 3)", "v[array([{v}])]",
     "a[array([0, {v}])]", "[1, 2, 3][{v}]", "[1, 2, 3][{v}:]", "[1, 2, 3][::{v}]",
     "'abc'[{v}]", "'abc'[{v}::{v}]", "(1, 2)[::{v}]", "nonzero(v, size={v})",
-    "unique(v, size={v})", "iv[{v}:{v}]",
+    "unique(v, size={v})", "iv[{v}:{v}]", "broadcast_to(1.0, ({v},)).tolist()",
     # arithmetic on ints
     "left_shift(1, {v})", "right_shift(8, {v})", "1 << {v}", "{v} >> 70", "{v} // 0",
     "{v} % 0", "{v} % -1", "{v} // -1", "abs({v})", "-{v}", "{v} * {v}", "{v} + {v}",
