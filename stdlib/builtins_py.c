@@ -472,6 +472,10 @@ static ax_value *number(ax_interp *in, ax_value *self, const ax_args *args, bool
     if (isnan(d) || isinf(d))
         return ax_error(in->cx, AX_ERR_VALUE, "cannot convert float %s to integer",
                         isnan(d) ? "NaN" : "infinity");
+    /* (int64_t)d is undefined beyond int64: [-2**63, 2**63) is exactly representable */
+    if (ax_dtype_is_float(v[0]->arr->dtype) &&
+        !(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+        return ax_error(in->cx, AX_ERR_VALUE, "int(): %g does not fit in a 64-bit integer", d);
     return ax_bi_int_value(
         in, ax_dtype_is_float(v[0]->arr->dtype) ? (int64_t)d : ax_array_get_i64(v[0]->arr, 0));
 }

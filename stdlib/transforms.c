@@ -490,10 +490,15 @@ static int jacobian_blocks(ax_ctx *cx, ax_linear *lin, int nmain, bool forward, 
     int nbasis = forward ? lin->nin : nmain;
     const ax_aval *types = forward ? lin->in_types : lin->out_types;
     int64_t n = 0;
-    for (int k = 0; k < nbasis; k++) n += ax_shape_size(types[k].ndim, types[k].shape);
+    for (int k = 0; k < nbasis; k++)
+        if (!ax_add_i64(n, ax_shape_size(types[k].ndim, types[k].shape), &n))
+            return ax_error(cx, AX_ERR_VALUE,
+                            "the Jacobian has more than 2**63 rows (its leaves are too big)"),
+                   -1;
     ax_scope s;
     ax_scope_begin(&s, cx);
-    ax_array *eye = ax_scope_own(&s, ax_eye(cx, types[0].dtype, n, n, 0));
+    ax_dtype t0 = nbasis ? types[0].dtype : AX_F32; /* no basis: an empty eye */
+    ax_array *eye = ax_scope_own(&s, ax_eye(cx, t0, n, n, 0));
     ax_array **basis = calloc((size_t)nbasis + 1, sizeof *basis), **res = NULL;
     int *axes = calloc((size_t)nbasis + 1, sizeof *axes), *bdims = NULL, nres = 0, rc = -1;
     if (!basis || !axes || !eye) goto done;
