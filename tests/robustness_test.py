@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Throws extreme integers at every builtin that takes one: none may crash, hang, trip a
-sanitizer or fail with an internal error; each call either works or reports an error in the
-user's terms (ValueError, IndexError, MemoryError, ...).
+"""Throws extreme integers at every builtin that takes one, and extreme floats at the calls that
+convert floats to integers: none may crash, hang, trip a sanitizer or fail with an internal
+error; each call either works or reports an error in the user's terms (ValueError, IndexError,
+MemoryError, ...).
 
 Usage: robustness_test.py [--ax build/ax] [-v] [CHECK ...]
 
-One check per template (a call with a hole {v}), run with each extreme value in one REPL
+One check per template (a call with a hole {v} or {f}), run with each extreme value in one REPL
 session (`ax -i`, once in the default mode and once with --x64). Prints 'ok NAME' or
 'FAIL NAME: why' and ends with 'N passed, N failed'. Only the standard library is used.
 AX_TEST_TIMEOUT_SCALE multiplies the timeout (ASan).
@@ -27,6 +28,10 @@ LIMIT = 4 << 30
 VALUES = ["9223372036854775807", "(-9223372036854775807 - 1)", "-9223372036854775807",
           "4611686018427387904", "-4611686018427387904", "4294967296", "2147483648",
           "2147483647", "-2147483649", "-1", "0", "1"]
+
+# Floats for the calls that convert to integers (the C conversion of an out-of-range float is
+# undefined).
+FLOAT_VALUES = ["1e30", "-1e30", "nan", "inf", "-inf", "9.3e18", "-9.3e18", "0.5", "-0.5"]
 
 SETUP = """\
 a = arange(6.0).reshape(2, 3)
@@ -105,6 +110,18 @@ TEMPLATES = [
 ]
 
 
+FLOAT_TEMPLATES = [
+    "int({f})", "array({f}).astype(int32)", "array({f}).astype(uint8)", "array({f}).astype(int64)",
+    "array({f}).astype(uint32)", "array({f}).astype(bool)", "arange({f})", "arange(0, 1, {f})",
+    "arange({f}, 1, 0.5)", "linspace({f}, 1, 3)", "linspace(0, {f}, 3, dtype=int32)", "round({f})",
+    "{f} // 1", "full(2, {f}, dtype=int32)", "full(2, {f}, dtype=uint8)",
+    "jit(lambda x: x.astype(int32))({f})", "array([{f}, 1.0]).astype(int32).sum()",
+    "random.uniform(k, (2,), minval={f})", "random.normal(k, (2,)) * {f}", "clip(iv, {f}, 3)",
+    "iv + {f}", "power(2.0, {f})", "sort(array([{f}, 1.0, {f}]))", "argmax(array([{f}, 1.0]))",
+    "cumsum(array([{f}, 1.0]).astype(int32))", "floor_divide(array({f}), 2.0).astype(int64)",
+]
+
+
 def split_output(text, n):
     """The output of each template line, by the @@<i> markers printed before each."""
     parts = {}
@@ -127,7 +144,10 @@ def is_sanitized(ax):
 
 
 def check(ax, template, x64, sanitized):
-    lines = [t.format(v=val) for val in VALUES for t in [template]]
+    if "{f}" in template:
+        lines = [template.format(f=val) for val in FLOAT_VALUES]
+    else:
+        lines = [template.format(v=val) for val in VALUES]
     prog = SETUP + "".join(f'print("@@{i}")\n_r = {line}\n' for i, line in enumerate(lines))
     prog += 'print("@@end")\n'
     env = dict(os.environ)
@@ -167,7 +187,7 @@ def main():
     ap.add_argument("checks", nargs="*")
     a = ap.parse_args()
     ax = os.path.abspath(a.ax)
-    jobs = [(t, x64) for t in TEMPLATES for x64 in (False, True)
+    jobs = [(t, x64) for t in TEMPLATES + FLOAT_TEMPLATES for x64 in (False, True)
             if not a.checks or any(c in t for c in a.checks)]
     passed = failed = 0
     sanitized = is_sanitized(ax)
