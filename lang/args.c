@@ -175,10 +175,7 @@ static bool nest_scan(ax_interp *in, const ax_value *v, int depth, nest_info *ni
     }
     const ax_array *a = v->arr;
     if (!ni->any_leaf) {
-        if (depth + a->ndim > AX_MAX_RANK) {
-            ax_error(in->cx, AX_ERR_VALUE, "%s has too many dimensions", what);
-            return false;
-        }
+        if (!ax_rank_check(in->cx, what, depth + a->ndim)) return false;
         if (ni->ndim != depth) { /* a leaf where a sequence was seen at this depth */
             ax_error(in->cx, AX_ERR_VALUE, "%s has an inhomogeneous shape", what);
             return false;

@@ -6,6 +6,7 @@
 
 #include "../compiler/trace.h"
 #include "../stdlib/np.h"
+#include "../stdlib/pytree.h"
 #include "eval.h"
 
 static const char *binop_symbol(ax_binop op) {
@@ -40,7 +41,7 @@ static ax_value *oom(ax_interp *in, ax_value *v) {
 
 /* ---- sequences ---- */
 
-static ax_value *make_sequence(ax_value_kind kind, int n, ax_value **items) {
+static ax_value *make_sequence_take(ax_value_kind kind, int n, ax_value **items) {
     return kind == AX_V_TUPLE ? ax_value_tuple(n, items) : ax_value_list(n, items);
 }
 
@@ -50,7 +51,7 @@ static ax_value *concat(ax_interp *in, ax_value *a, ax_value *b) {
     if (!items) return ax_error_oom(in->cx);
     for (int i = 0; i < a->n; i++) items[i] = ax_value_retain(a->items[i]);
     for (int i = 0; i < b->n; i++) items[a->n + i] = ax_value_retain(b->items[i]);
-    ax_value *r = make_sequence(a->kind, n, items);
+    ax_value *r = make_sequence_take(a->kind, n, items);
     free(items);
     return oom(in, r);
 }
@@ -89,7 +90,7 @@ static ax_value *repeat(ax_interp *in, ax_value *seq, ax_value *count) {
     ax_value **items = malloc((size_t)(n ? n : 1) * sizeof *items);
     if (!items) return ax_error_oom(in->cx);
     for (int i = 0; i < n; i++) items[i] = ax_value_retain(seq->items[i % seq->n]);
-    ax_value *r = make_sequence(seq->kind, n, items);
+    ax_value *r = make_sequence_take(seq->kind, n, items);
     free(items);
     return oom(in, r);
 }
@@ -178,13 +179,19 @@ static int arrays_equal(ax_interp *in, ax_array *a, ax_array *b) {
     return 1;
 }
 
-int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
+static int equal_at(ax_interp *in, const ax_value *a, const ax_value *b, int depth) {
     if (a == b) return 1;
+    bool container = a->kind == AX_V_TUPLE || a->kind == AX_V_LIST || a->kind == AX_V_DICT;
+    if (container && depth >= AX_MAX_VALUE_DEPTH) {
+        ax_error(in->cx, AX_ERR_RECURSION, "comparing containers nested more than %d levels deep",
+                 AX_MAX_VALUE_DEPTH);
+        return -1;
+    }
     if (a->kind == AX_V_DTYPE && b->kind == AX_V_STR) {
         ax_dtype t;
         return ax_dtype_parse(b->str, &t) && t == a->dtype;
     }
-    if (a->kind == AX_V_STR && b->kind == AX_V_DTYPE) return ax_value_equal(in, b, a);
+    if (a->kind == AX_V_STR && b->kind == AX_V_DTYPE) return equal_at(in, b, a, depth);
     if (a->kind != b->kind) return 0;
     switch (a->kind) {
     case AX_V_NONE:
@@ -200,12 +207,14 @@ int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
         return arrays_equal(in, a->arr, b->arr);
     case AX_V_BUILTIN:
         return a->builtin->fn == b->builtin->fn && a->builtin->data == b->builtin->data;
+    case AX_V_OBJECT: /* tree structures compare by structure, as JAX's PyTreeDefs do */
+        return ax_treedef_equal((ax_value *)a, (ax_value *)b);
     case AX_V_TUPLE:
     case AX_V_LIST:
     case AX_V_SLICE:
         if (a->n != b->n) return 0;
         for (int i = 0; i < a->n; i++) {
-            int r = ax_value_equal(in, a->items[i], b->items[i]);
+            int r = equal_at(in, a->items[i], b->items[i], depth + 1);
             if (r != 1) return r;
         }
         return 1;
@@ -214,13 +223,17 @@ int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
         for (int i = 0; i < a->n; i++) {
             ax_value *other = ax_dict_get(b, a->keys[i]->str);
             if (!other) return 0;
-            int r = ax_value_equal(in, a->items[i], other);
+            int r = equal_at(in, a->items[i], other, depth + 1);
             if (r != 1) return r;
         }
         return 1;
     default:
         return 0;
     }
+}
+
+int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
+    return equal_at(in, a, b, 0);
 }
 
 /* `x in arr`: any(arr == x), on concrete values. */
@@ -330,6 +343,7 @@ static bool slice_indices(ax_interp *in, const ax_value *s, int64_t len, int64_t
         ax_error(in->cx, AX_ERR_VALUE, "slice step cannot be zero");
         return false;
     }
+    if (v[2] < -INT64_MAX) v[2] = -INT64_MAX; /* as CPython clamps it: -step must not overflow */
     int64_t lower = v[2] > 0 ? 0 : -1, upper = v[2] > 0 ? len : len - 1;
     for (int i = 0; i < 2; i++) {
         if (!given[i]) {
@@ -365,7 +379,7 @@ static ax_value *slice_sequence(ax_interp *in, ax_value *seq, const ax_value *s)
     ax_value **items = malloc((size_t)(count ? count : 1) * sizeof *items);
     if (!items) return ax_error_oom(in->cx);
     for (int64_t i = 0; i < count; i++) items[i] = ax_value_retain(seq->items[start + i * step]);
-    ax_value *r = make_sequence(seq->kind, (int)count, items);
+    ax_value *r = make_sequence_take(seq->kind, (int)count, items);
     free(items);
     return oom(in, r);
 }

@@ -1,6 +1,7 @@
 /* Values of the language: construction, reference counting, description and printing. */
 #include "value.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 static ax_value none_value = {.refs = -1, .kind = AX_V_NONE};
 
 ax_value *ax_value_retain(ax_value *v) {
+    assert(!v || v->refs != 0); /* retaining a released value (None counts -1: immortal) */
     if (v && v->refs >= 0) v->refs++;
     return v;
 }
@@ -84,6 +86,7 @@ static void value_destroy(dead_list *d, ax_value *v) {
 /* Releases one reference; a value that dies is queued (or destroyed at once if the queue
  * cannot grow). */
 static void drop(dead_list *d, ax_value *v) {
+    assert(!v || v->refs != 0);
     if (!v || v->refs < 0 || --v->refs > 0) return;
     if (d->n == d->cap) {
         size_t cap = 2 * d->cap;
@@ -100,12 +103,26 @@ static void drop(dead_list *d, ax_value *v) {
     d->items[d->n++] = v;
 }
 
+/* The release loop running on this thread, if any. A value released while another is being
+ * destroyed (an object's free function releasing what it holds: jit(jit(...)), custom_jvp of
+ * a custom_jvp function) joins that loop instead of starting a nested one, so that chains of
+ * objects free without recursion. Thread-local rather than in ax_ctx: values do not know
+ * their context, and each thread's loop is its own. */
+static _Thread_local dead_list *active_release;
+
 void ax_value_release(ax_value *v) {
+    if (active_release) {
+        drop(active_release, v);
+        return;
+    }
+    assert(!v || v->refs != 0); /* releasing more references than were taken */
     if (!v || v->refs < 0 || --v->refs > 0) return;
     dead_list d = {.n = 0, .cap = 32};
     d.items = d.inline_items;
+    active_release = &d;
     value_destroy(&d, v);
     while (d.n > 0) value_destroy(&d, d.items[--d.n]);
+    active_release = NULL;
     if (d.items != d.inline_items) free(d.items);
 }
 

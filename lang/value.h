@@ -1,7 +1,14 @@
 /* Values of the language. Every number is an array (a scalar is a rank-0 array), so a value
  * is either an array or one of the few non-array kinds below. Values are immutable and
  * reference-counted; closures capture their enclosing locals by value (a snapshot), so values
- * never form reference cycles. */
+ * never form reference cycles.
+ *
+ * Ownership follows the convention written at the top of runtime/array.h: results are new
+ * references (NULL + an error recorded), arguments are borrowed, and a function that consumes a
+ * reference has `_take` in its name. The constructors below are the one documented exception:
+ * they wrap what they are given, so ax_value_array, ax_value_tuple/_list/_dict (their items and
+ * keys), ax_value_object (its payload) and ax_value_builtin (its data) take those references,
+ * also when they fail. */
 #ifndef AX_VALUE_H
 #define AX_VALUE_H
 

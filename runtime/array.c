@@ -1,6 +1,7 @@
 /* Array allocation, views, element access and the strided iterator. */
 #include "array.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,7 @@ static void free_cached(struct ax_alloc_cache *c) {
 }
 
 static void cache_unref(struct ax_alloc_cache *c) {
+    assert(!c || c->refs > 0);
     if (c && --c->refs == 0) {
         free_cached(c);
         free(c);
@@ -116,6 +118,7 @@ static ax_buffer *buffer_alloc(ax_ctx *cx, size_t nbytes, int k, size_t huge_cap
         free(b);
         return ax_error_oom(cx);
     }
+    assert(((uintptr_t)b->data & (AX_ALIGN - 1)) == 0 && b->capacity >= nbytes);
     return b;
 }
 
@@ -129,6 +132,7 @@ static ax_buffer *buffer_new(ax_ctx *cx, size_t nbytes) {
     else if (nbytes >= HUGE_PAGE)
         b = take_large(c, huge_cap); /* its pages are already mapped */
     if (!b && !(b = buffer_alloc(cx, nbytes, k, huge_cap))) return NULL;
+    assert(b->capacity >= nbytes);
     b->refs = 1;
     b->nbytes = nbytes;
     b->size_class = !c ? -1 : nbytes < HUGE_PAGE ? k : LARGE_CLASS;
@@ -152,6 +156,7 @@ static bool keep_small(struct ax_alloc_cache *c, ax_buffer *b) {
 }
 
 static void buffer_release(ax_buffer *b) {
+    assert(!b || b->refs > 0);
     if (!b || --b->refs > 0) return;
     struct ax_alloc_cache *c = b->cache;
     bool kept =
@@ -163,13 +168,58 @@ static void buffer_release(ax_buffer *b) {
     cache_unref(c);
 }
 
+bool ax_shape_size_checked(int ndim, const int64_t *shape, size_t elem_size, int64_t *size) {
+    int64_t nonzero = elem_size ? (int64_t)elem_size : 1, n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0)
+            n = 0;
+        else if (!ax_mul_i64(nonzero, shape[i], &nonzero))
+            return false;
+    }
+    *size = n ? nonzero / (elem_size ? (int64_t)elem_size : 1) : 0;
+    return true;
+}
+
+bool ax_rank_check(ax_ctx *cx, const char *what, int ndim) {
+    if (ndim >= 0 && ndim <= AX_MAX_RANK) return true;
+    ax_error(cx, AX_ERR_VALUE, "%s%sax arrays have at most %d dimensions, not %d", what ? what : "",
+             what ? ": " : "", AX_MAX_RANK, ndim);
+    return false;
+}
+
+bool ax_shape_check(ax_ctx *cx, const char *what, ax_dtype dtype, int ndim, const int64_t *shape) {
+    if (!ax_rank_check(cx, what, ndim)) return false;
+    const char *sep = what ? ": " : "";
+    if (!what) what = "";
+    char text[400];
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] >= 0) continue;
+        ax_shape_format(text, sizeof text, ndim, shape);
+        ax_error(cx, AX_ERR_VALUE, "%s%snegative dimension %lld in shape %s", what, sep,
+                 (long long)shape[i], text);
+        return false;
+    }
+    int64_t size;
+    if (ax_shape_size_checked(ndim, shape, ax_dtype_size(dtype), &size)) return true;
+    ax_shape_format(text, sizeof text, ndim, shape);
+    ax_error(cx, AX_ERR_VALUE,
+             "shape %s is too big: its %s elements would take more than 2**63 bytes", text,
+             ax_dtype_name(dtype));
+    return false;
+}
+
 int64_t ax_shape_size(int ndim, const int64_t *shape) {
     int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= shape[i];
+    for (int i = 0; i < ndim; i++) {
+        bool fits = ax_mul_i64(n, shape[i], &n);
+        assert(shape[i] >= 0 && fits && "ax_shape_size of a shape that was never checked");
+        (void)fits;
+    }
     return n;
 }
 
 void ax_shape_strides(int ndim, const int64_t *shape, int64_t *strides) {
+    assert(ndim >= 0 && ndim <= AX_MAX_RANK);
     int64_t s = 1;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = s;
@@ -216,13 +266,8 @@ void ax_array_type_format(char *out, size_t cap, const ax_array *a) {
 }
 
 static ax_array *header_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape) {
-    if (ndim < 0 || ndim > AX_MAX_RANK)
-        return ax_error(cx, AX_ERR_VALUE, "arrays have at most %d dimensions, not %d", AX_MAX_RANK,
-                        ndim);
-    for (int i = 0; i < ndim; i++)
-        if (shape[i] < 0)
-            return ax_error(cx, AX_ERR_VALUE, "negative dimension %lld in a shape",
-                            (long long)shape[i]);
+    assert((unsigned)dtype < AX_NDTYPES);
+    if (!ax_shape_check(cx, NULL, dtype, ndim, shape)) return NULL;
     struct ax_alloc_cache *c = cx ? cx->alloc : NULL;
     ax_array *a;
     if (c && c->nheaders > 0) {
@@ -247,7 +292,7 @@ ax_array *ax_array_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shap
     if (!a) return NULL;
     a->buf = buffer_new(cx, (size_t)a->size * ax_dtype_size(dtype));
     if (!a->buf) {
-        free(a);
+        ax_array_release(a); /* the header goes back to its cache, which it holds a count of */
         return NULL;
     }
     return a;
@@ -283,6 +328,7 @@ ax_array *ax_array_from_data(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t
 }
 
 ax_array *ax_array_retain(ax_array *a) {
+    assert(!a || a->refs > 0); /* retaining a released array */
     if (a) a->refs++;
     return a;
 }
@@ -292,6 +338,7 @@ ax_array *ax_array_new_abstract(ax_ctx *cx, ax_dtype dtype, int ndim, const int6
 }
 
 void ax_array_release(ax_array *a) {
+    assert(!a || a->refs > 0); /* releasing more references than were taken */
     if (!a || --a->refs > 0) return;
     buffer_release(a->buf);
     if (a->tracer) {
@@ -308,6 +355,7 @@ void ax_array_release(ax_array *a) {
 
 ax_array *ax_array_view(ax_ctx *cx, ax_array *a, int ndim, const int64_t *shape,
                         const int64_t *strides, int64_t offset) {
+    assert(a->refs > 0 && (!a->buf || a->buf->refs > 0));
     ax_array *v = header_new(cx, a->dtype, ndim, shape);
     if (!v) return NULL;
     if (ndim) memcpy(v->strides, strides, (size_t)ndim * sizeof *strides);
@@ -333,10 +381,12 @@ bool ax_array_is_unique(const ax_array *a) {
 }
 
 void *ax_array_data(const ax_array *a) {
+    assert(a->buf && "the data of an abstract tracer");
     return (char *)a->buf->data + a->offset * (int64_t)ax_dtype_size(a->dtype);
 }
 
 int64_t ax_array_flat_offset(const ax_array *a, int64_t flat) {
+    assert(flat >= 0 && flat < a->size);
     int64_t off = 0;
     for (int i = a->ndim - 1; i >= 0; i--) {
         int64_t n = a->shape[i];
@@ -379,6 +429,7 @@ ax_array *ax_array_contiguous(ax_ctx *cx, ax_array *a) {
 
 /* Loads any dtype as a double or an int64 (whichever is exact), stores the other way. */
 void ax_convert_element(ax_dtype to, void *dst, ax_dtype from, const void *src) {
+    assert((unsigned)to < AX_NDTYPES && (unsigned)from < AX_NDTYPES);
     bool is_float = ax_dtype_is_float(from);
     double f = 0;
     int64_t i = 0;
@@ -455,6 +506,7 @@ void ax_convert_element(ax_dtype to, void *dst, ax_dtype from, const void *src) 
 
 void ax_iter_init(ax_iter *it, int ndim, const int64_t *shape, int nops,
                   const int64_t *const *strides) {
+    assert(ndim >= 0 && ndim <= AX_MAX_RANK && nops >= 0 && nops <= 4);
     it->ndim = ndim;
     it->nops = nops;
     for (int d = 0; d < ndim; d++) {

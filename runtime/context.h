@@ -27,6 +27,11 @@ typedef struct ax_ctx {
     void (*jit_free)(void *jit);
 } ax_ctx;
 
+/* Recursive walks over nested values (pytree flattening, `==` on containers) stop at this
+ * depth with a RecursionError, as Python's recursion limit stops them: the C stack stays
+ * bounded whatever a program builds (documented in docs/reference.md). */
+#define AX_MAX_VALUE_DEPTH 1000
+
 ax_ctx *ax_ctx_new(void);
 void ax_ctx_free(ax_ctx *cx);
 

@@ -49,7 +49,7 @@ static bool items_of(ax_interp *in, ax_value *v, const char *fname, int *n, ax_v
         ax_value **items = calloc((size_t)(*n ? *n : 1), sizeof *items);
         bool ok = items != NULL;
         for (int i = 0; i < *n; i++) {
-            items[i] = ok ? ax_np_wrap(in, ax_array_retain(rows[i])) : NULL;
+            items[i] = ok ? ax_np_wrap_take(in, ax_array_retain(rows[i])) : NULL;
             ok = ok && items[i];
         }
         ax_bi_free_arrays(*n, rows);
@@ -76,7 +76,7 @@ static bool items_of(ax_interp *in, ax_value *v, const char *fname, int *n, ax_v
 }
 
 /* A list (or tuple) value made from items, which it takes (the array is freed). */
-static ax_value *make_seq(ax_interp *in, bool tuple, int n, ax_value **items) {
+static ax_value *make_seq_take(ax_interp *in, bool tuple, int n, ax_value **items) {
     (void)in;
     ax_value *r = tuple ? ax_value_tuple(n, items) : ax_value_list(n, items);
     free(items); /* the constructor took the references */
@@ -235,20 +235,23 @@ static ax_value *bi_range(ax_interp *in, ax_value *self, const ax_args *args) {
         a = 0;
     }
     if (step == 0) return ax_error(in->cx, AX_ERR_VALUE, "range() arg 3 must not be zero");
-    int64_t n = step > 0 ? (b > a ? (b - a + step - 1) / step : 0)
-                         : (a > b ? (a - b - step - 1) / -step : 0);
-    if (n > 100000000)
+    /* in unsigned arithmetic: b - a and -step may not fit in int64 */
+    uint64_t ua = (uint64_t)a, ub = (uint64_t)b, ustep = (uint64_t)step;
+    uint64_t un = step > 0 ? (b > a ? (ub - ua - 1) / ustep + 1 : 0)
+                           : (a > b ? (ua - ub - 1) / (0 - ustep) + 1 : 0);
+    if (un > 100000000)
         return ax_error(in->cx, AX_ERR_VALUE,
-                        "range() of %lld elements is too long for a list; use fori_loop",
-                        (long long)n);
+                        "range() of %llu elements is too long for a list; use fori_loop",
+                        (unsigned long long)un);
+    int64_t n = (int64_t)un;
     ax_value **items = calloc((size_t)(n ? n : 1), sizeof *items);
     if (!items) return ax_error_oom(in->cx);
     for (int64_t i = 0; i < n; i++)
-        if (!(items[i] = ax_bi_int_value(in, a + i * step))) {
+        if (!(items[i] = ax_bi_int_value(in, (int64_t)(ua + (uint64_t)i * ustep)))) {
             release_items((int)i, items);
             return NULL;
         }
-    return make_seq(in, false, (int)n, items);
+    return make_seq_take(in, false, (int)n, items);
 }
 
 /* ---------------------------------------------------------------- zip, enumerate, list, tuple */
@@ -270,10 +273,10 @@ static ax_value *bi_zip(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_value **t = calloc((size_t)(k ? k : 1), sizeof *t);
         if (!(ok = t != NULL)) break;
         for (int j = 0; j < k; j++) t[j] = ax_value_retain(cols[j][i]);
-        ok = (rows[i] = make_seq(in, true, k, t)) != NULL;
+        ok = (rows[i] = make_seq_take(in, true, k, t)) != NULL;
     }
     if (ok) {
-        r = make_seq(in, false, n, rows);
+        r = make_seq_take(in, false, n, rows);
         rows = NULL;
     } else if (!ax_error_pending(in->cx)) {
         ax_error_oom(in->cx);
@@ -294,6 +297,12 @@ static ax_value *bi_enumerate(ax_interp *in, ax_value *self, const ax_args *args
         !ax_bi_required(in, v[0], "enumerate", "iterable") ||
         !ax_bi_int(in, v[1], "start", 0, &start) || !items_of(in, v[0], "enumerate", &n, &items))
         return NULL;
+    int64_t last;
+    if (n > 0 && !ax_add_i64(start, n - 1, &last)) {
+        release_items(n, items);
+        return ax_error(in->cx, AX_ERR_VALUE, "enumerate: start %lld + %d items overflows int64",
+                        (long long)start, n);
+    }
     for (int i = 0; i < n; i++) {
         ax_value *idx = ax_bi_int_value(in, start + i);
         ax_value *pair = idx ? ax_value_tuple(2, (ax_value *[]){idx, items[i]}) : NULL;
@@ -304,7 +313,7 @@ static ax_value *bi_enumerate(ax_interp *in, ax_value *self, const ax_args *args
         }
         items[i] = pair;
     }
-    return make_seq(in, false, n, items);
+    return make_seq_take(in, false, n, items);
 }
 
 static ax_value *to_seq(ax_interp *in, ax_value *self, const ax_args *args, bool tuple) {
@@ -315,7 +324,7 @@ static ax_value *to_seq(ax_interp *in, ax_value *self, const ax_args *args, bool
     if (!ax_bi_parse(in, args, f, names, 1, v)) return NULL;
     if (!v[0]) return tuple ? ax_value_tuple(0, NULL) : ax_value_list(0, NULL);
     if (!items_of(in, v[0], f, &n, &items)) return NULL;
-    return make_seq(in, tuple, n, items);
+    return make_seq_take(in, tuple, n, items);
 }
 
 static ax_value *bi_list(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -337,14 +346,14 @@ static ax_value *bi_reversed(ax_interp *in, ax_value *self, const ax_args *args)
         items[i] = items[n - 1 - i];
         items[n - 1 - i] = t;
     }
-    return make_seq(in, false, n, items);
+    return make_seq_take(in, false, n, items);
 }
 
 /* ---------------------------------------------------------------- dict */
 
 /* Adds key/value (new references taken) to growing arrays, replacing an equal key. */
-static bool dict_put(ax_interp *in, int *n, ax_value ***keys, ax_value ***vals, int *cap,
-                     ax_value *key, ax_value *val) {
+static bool dict_put_take(ax_interp *in, int *n, ax_value ***keys, ax_value ***vals, int *cap,
+                          ax_value *key, ax_value *val) {
     for (int i = 0; i < *n; i++)
         if (!strcmp((*keys)[i]->str, key->str)) {
             ax_value_release((*vals)[i]);
@@ -374,8 +383,8 @@ static bool dict_from(ax_interp *in, ax_value *src, int *n, ax_value ***keys, ax
                       int *cap) {
     if (src->kind == AX_V_DICT) {
         for (int i = 0; i < src->n; i++)
-            if (!dict_put(in, n, keys, vals, cap, ax_value_retain(src->keys[i]),
-                          ax_value_retain(src->items[i])))
+            if (!dict_put_take(in, n, keys, vals, cap, ax_value_retain(src->keys[i]),
+                               ax_value_retain(src->items[i])))
                 return false;
         return true;
     }
@@ -390,8 +399,8 @@ static bool dict_from(ax_interp *in, ax_value *src, int *n, ax_value ***keys, ax
             ax_error(in->cx, AX_ERR_TYPE, "dict() needs (str, value) pairs");
             return false;
         }
-        if (!dict_put(in, n, keys, vals, cap, ax_value_retain(p->items[0]),
-                      ax_value_retain(p->items[1])))
+        if (!dict_put_take(in, n, keys, vals, cap, ax_value_retain(p->items[0]),
+                           ax_value_retain(p->items[1])))
             return false;
     }
     return true;
@@ -406,7 +415,8 @@ static ax_value *bi_dict(ax_interp *in, ax_value *self, const ax_args *args) {
     bool ok = args->n == 0 || dict_from(in, args->pos[0], &n, &keys, &vals, &cap);
     for (int k = 0; k < args->nkw && ok; k++) {
         ax_value *key = ax_value_str(args->kwnames[k]);
-        ok = key && dict_put(in, &n, &keys, &vals, &cap, key, ax_value_retain(args->kwvals[k]));
+        ok =
+            key && dict_put_take(in, &n, &keys, &vals, &cap, key, ax_value_retain(args->kwvals[k]));
     }
     if (!ok) {
         release_items(n, keys);
@@ -462,6 +472,10 @@ static ax_value *number(ax_interp *in, ax_value *self, const ax_args *args, bool
     if (isnan(d) || isinf(d))
         return ax_error(in->cx, AX_ERR_VALUE, "cannot convert float %s to integer",
                         isnan(d) ? "NaN" : "infinity");
+    /* (int64_t)d is undefined beyond int64: [-2**63, 2**63) is exactly representable */
+    if (ax_dtype_is_float(v[0]->arr->dtype) &&
+        !(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+        return ax_error(in->cx, AX_ERR_VALUE, "int(): %g does not fit in a 64-bit integer", d);
     return ax_bi_int_value(
         in, ax_dtype_is_float(v[0]->arr->dtype) ? (int64_t)d : ax_array_get_i64(v[0]->arr, 0));
 }
@@ -544,7 +558,7 @@ static ax_value *bi_sorted(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_value **out = calloc((size_t)(n ? n : 1), sizeof *out);
         if (out) {
             for (int i = 0; i < n; i++) out[i] = ax_value_retain(items[idx[i]]);
-            r = make_seq(in, false, n, out);
+            r = make_seq_take(in, false, n, out);
         }
     }
     if (!r && !ax_error_pending(in->cx)) ax_error_oom(in->cx);
@@ -574,7 +588,7 @@ static ax_value *bi_map(ax_interp *in, ax_value *self, const ax_args *args) {
     if (!out)
         ax_error_oom(in->cx);
     else if (i == n)
-        r = make_seq(in, false, n, out);
+        r = make_seq_take(in, false, n, out);
     else
         release_items(i, out);
     ax_value_release(zipped);
@@ -608,7 +622,7 @@ static ax_value *bi_filter(ax_interp *in, ax_value *self, const ax_args *args) {
         release_items(n, items);
         return NULL;
     }
-    return make_seq(in, false, kept, items);
+    return make_seq_take(in, false, kept, items);
 }
 
 /* ---------------------------------------------------------------- attributes */

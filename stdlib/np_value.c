@@ -8,7 +8,7 @@ ax_array *ax_np_value_array(ax_value *v) {
     return v && v->kind == AX_V_ARRAY ? v->arr : NULL;
 }
 
-ax_value *ax_np_wrap(ax_interp *in, ax_array *a) {
+ax_value *ax_np_wrap_take(ax_interp *in, ax_array *a) {
     (void)in;
     if (!a) return NULL;
     return ax_value_array(a);
@@ -60,10 +60,7 @@ static bool collect(ax_ctx *cx, ax_value *v, int depth, leaves *c, const char *w
                  ax_value_kind_name(v->kind));
         return false;
     }
-    if (depth >= AX_MAX_RANK) {
-        ax_error(cx, AX_ERR_VALUE, "%s: arrays have at most %d dimensions", what, AX_MAX_RANK);
-        return false;
-    }
+    if (depth >= AX_MAX_RANK) return ax_rank_check(cx, what, depth + 1); /* (false) */
     if (c->depth >= 0 && depth >= c->depth) return inhomogeneous(cx, what);
     if (depth < c->ndims) {
         if (c->dims[depth] != v->n) return inhomogeneous(cx, what);
@@ -123,8 +120,7 @@ static ax_array *from_leaves(ax_ctx *cx, const leaves *c) {
     memcpy(shape, c->dims, (size_t)ndim * sizeof *shape);
     if (c->n == 0) return ax_array_zeros(cx, ax_np_default_float(cx), ndim, shape);
     const ax_array *leaf = c->items[0];
-    if (ndim + leaf->ndim > AX_MAX_RANK)
-        return ax_error(cx, AX_ERR_VALUE, "arrays have at most %d dimensions", AX_MAX_RANK);
+    if (!ax_rank_check(cx, "array", ndim + leaf->ndim)) return NULL;
     memcpy(shape + ndim, leaf->shape, (size_t)leaf->ndim * sizeof *shape);
     ndim += leaf->ndim;
     ax_dtype t = ax_np_result_type(c->n, c->items, NULL);
@@ -154,6 +150,6 @@ ax_value *ax_np_call_dtype(ax_interp *in, ax_dtype dtype, const ax_args *args) {
     if (args->n > 1 || args->nkw)
         return ax_error(in->cx, AX_ERR_TYPE, "%s() takes one positional argument",
                         ax_dtype_name(dtype));
-    if (args->n == 0) return ax_np_wrap(in, ax_array_scalar(in->cx, dtype, 0));
-    return ax_np_wrap(in, ax_np_array(in, args->pos[0], (int)dtype, ax_dtype_name(dtype)));
+    if (args->n == 0) return ax_np_wrap_take(in, ax_array_scalar(in->cx, dtype, 0));
+    return ax_np_wrap_take(in, ax_np_array(in, args->pos[0], (int)dtype, ax_dtype_name(dtype)));
 }

@@ -4,7 +4,7 @@
 Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
                           [-v] [FILE ...]
 
-Suites (--only unit,lang,conformance,docs,repl,jit,notebook):
+Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
   lang         tests/lang/*.ax
   conformance  ../shared/conformance/*.ax, when ../shared exists
@@ -14,6 +14,7 @@ Suites (--only unit,lang,conformance,docs,repl,jit,notebook):
   notebook     `ax notebook --check` on each tutorial (docs/tutorials/**/*.md), and
                tests/notebook_test.py: the notebook runner, plots, show_graph, the page in
                Chromium (one per check; a check whose tool is missing is counted as skipped)
+  robust       tests/robustness_test.py: extreme integers at every builtin (one per check)
 FILE arguments run just those .ax programs or .md documents (a tutorial: as a notebook).
 
 Expectations in an .ax program (those of ../shared/conformance/run.py, plus two):
@@ -412,7 +413,7 @@ def main():
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
     suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl",
-                                                    "jit", "notebook"}
+                                                    "jit", "notebook", "robust"}
 
     if a.build_failed:
         res.fail("build", "make did not build every target (its errors are above)")
@@ -458,6 +459,8 @@ def main():
         run_script_checks(ctx, res, "jit_test.py")
     if "notebook" in suites:
         run_script_checks(ctx, res, "notebook_test.py")
+    if "robust" in suites:
+        run_script_checks(ctx, res, "robustness_test.py")
 
     if res.skipped:
         print(f"{res.skipped} skipped (their tool is not installed: see the SKIP lines)")
