@@ -517,10 +517,20 @@ static void release_outputs(int nout, ax_array **out) {
     }
 }
 
+void *ax_scratch(ax_ctx *cx, void *small, int cap, int n, size_t size) {
+    if (n <= cap) return small;
+    void *p = malloc((size_t)n * size);
+    return p ? p : ax_error_oom(cx);
+}
+
+void ax_scratch_free(void *p, const void *small) {
+    if (p != small) free(p);
+}
+
 /* The avals of the inputs, in `small` when they fit, else in a new allocation (NULL + error). */
 static ax_aval *avals_of(ax_ctx *cx, int nin, ax_array **in, ax_aval *small, int nsmall) {
-    ax_aval *avals = nin <= nsmall ? small : malloc((size_t)nin * sizeof *avals);
-    if (!avals) return ax_error_oom(cx);
+    ax_aval *avals = ax_scratch(cx, small, nsmall, nin, sizeof *avals);
+    if (!avals) return NULL;
     for (int i = 0; i < nin; i++) ax_aval_of(&avals[i], in[i]);
     return avals;
 }
