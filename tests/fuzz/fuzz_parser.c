@@ -7,7 +7,7 @@
  *   fuzz_parser --random N SEED FILE...     N random mutations of the files (a corpus)
  * Build: gcc -std=c11 -D_GNU_SOURCE -O1 -g -fsanitize=address,undefined
  *        tests/fuzz/fuzz_parser.c lang/lexer.c lang/parser.c lang/ast.c runtime/error.c
- *        runtime/format.c runtime/array.c runtime/dtype.c -lm */
+ *        runtime/format.c runtime/array.c runtime/dtype.c runtime/strided.c -lm */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
