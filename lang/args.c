@@ -97,6 +97,9 @@ bool ax_value_truthy(ax_interp *in, ax_value *v, bool *out) {
     case AX_V_DICT:
         *out = v->n > 0;
         return true;
+    case AX_V_RANGE:
+        *out = v->range.len > 0;
+        return true;
     case AX_V_ARRAY:
         break;
     default:

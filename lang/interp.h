@@ -112,4 +112,14 @@ bool ax_value_to_int(ax_interp *in, ax_value *v, const char *what, int64_t *out)
 bool ax_value_to_double(ax_interp *in, ax_value *v, const char *what, double *out);
 bool ax_value_truthy(ax_interp *in, ax_value *v, bool *out);
 
+/* Iteration over lists, tuples, dict keys, strings (bytes), ranges, arrays along axis 0 and
+ * objects that support integer indexing. Loops that may run long poll Ctrl-C themselves. */
+typedef struct ax_value_iter {
+    ax_value *seq; /* borrowed */
+    int64_t i, n;  /* n < 0: unknown (objects: until IndexError) */
+} ax_value_iter;
+int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it); /* 0 or -1 */
+/* 1 with *item (new ref), 0 at the end, -1 on error. */
+int ax_value_iter_next(ax_interp *in, ax_value_iter *it, ax_value **item);
+
 #endif

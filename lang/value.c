@@ -211,6 +211,48 @@ ax_value *ax_value_object(const ax_object_type *type, void *payload) {
     return v;
 }
 
+ax_value *ax_value_range(ax_interp *in, int64_t start, int64_t stop, int64_t step) {
+    /* the count in unsigned arithmetic: stop - start may not fit an int64 */
+    uint64_t span = step > 0 ? (stop > start ? (uint64_t)stop - (uint64_t)start : 0)
+                             : (start > stop ? (uint64_t)start - (uint64_t)stop : 0);
+    uint64_t by = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
+    uint64_t len = span ? (span - 1) / by + 1 : 0;
+    if (len > (uint64_t)INT64_MAX)
+        return ax_error(in->cx, AX_ERR_VALUE, "range() has more than 2**63 - 1 elements");
+    ax_value *v = value_new(AX_V_RANGE);
+    if (!v) return ax_error_oom(in->cx);
+    v->range.start = start;
+    v->range.stop = stop;
+    v->range.step = step;
+    v->range.len = (int64_t)len;
+    return v;
+}
+
+int64_t ax_range_item(const ax_value *r, int64_t i) {
+    /* wraps modulo 2**64 on the way, lands on the (representable) item */
+    return (int64_t)((uint64_t)r->range.start + (uint64_t)i * (uint64_t)r->range.step);
+}
+
+int64_t ax_value_length(const ax_value *v) {
+    switch (v->kind) {
+    case AX_V_TUPLE:
+    case AX_V_LIST:
+    case AX_V_DICT:
+        return v->n;
+    case AX_V_STR: { /* characters, not bytes */
+        int64_t n = 0;
+        for (const char *p = v->str; *p; p++) n += ((unsigned char)*p & 0xC0) != 0x80;
+        return n;
+    }
+    case AX_V_RANGE:
+        return v->range.len;
+    case AX_V_ARRAY:
+        return v->arr->ndim > 0 ? v->arr->shape[0] : -1;
+    default:
+        return -1;
+    }
+}
+
 ax_value *ax_value_module(ax_module *m) {
     ax_value *v = value_new(AX_V_MODULE);
     if (v) v->module = m;
@@ -254,7 +296,7 @@ static const char *const kind_names[AX_V_NKINDS] = {
     [AX_V_TUPLE] = "tuple",   [AX_V_LIST] = "list",       [AX_V_DICT] = "dict",
     [AX_V_FUNC] = "function", [AX_V_BUILTIN] = "builtin", [AX_V_MODULE] = "module",
     [AX_V_DTYPE] = "dtype",   [AX_V_SLICE] = "slice",     [AX_V_ELLIPSIS] = "ellipsis",
-    [AX_V_OBJECT] = "object",
+    [AX_V_OBJECT] = "object", [AX_V_RANGE] = "range",
 };
 
 const char *ax_value_kind_name(ax_value_kind kind) {
@@ -406,6 +448,12 @@ static void format_value(ax_strbuf *out, const ax_value *v, int depth) {
         break;
     case AX_V_ELLIPSIS:
         ax_strbuf_append(out, "Ellipsis");
+        break;
+    case AX_V_RANGE:
+        ax_strbuf_appendf(out, "range(%lld, %lld", (long long)v->range.start,
+                          (long long)v->range.stop);
+        if (v->range.step != 1) ax_strbuf_appendf(out, ", %lld", (long long)v->range.step);
+        ax_strbuf_append(out, ")");
         break;
     case AX_V_OBJECT:
         if (v->obj.type->format)

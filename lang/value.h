@@ -26,6 +26,7 @@ typedef enum {
     AX_V_SLICE,   /* items[0..2] = start, stop, step (each AX_V_NONE or an int array) */
     AX_V_ELLIPSIS,
     AX_V_OBJECT,  /* an opaque object implemented in C (keys, `.at` helpers, ...): obj */
+    AX_V_RANGE,   /* range(start, stop, step): range; its ints are made as they are read */
     AX_V_NKINDS
 } ax_value_kind;
 
@@ -101,6 +102,10 @@ struct ax_value {
             const ax_object_type *type;
             void *payload;
         } obj;
+        struct {
+            int64_t start, stop, step;
+            int64_t len; /* the number of ints, computed once */
+        } range;
     };
 };
 
@@ -117,10 +122,18 @@ ax_value *ax_value_dict(int n, ax_value **keys, ax_value **vals); /* takes refer
 ax_value *ax_value_builtin(const char *name, const char *doc, ax_builtin_fn fn, ax_value *data);
 ax_value *ax_value_dtype(ax_dtype t);
 ax_value *ax_value_object(const ax_object_type *type, void *payload);
+/* Python's range (step != 0); NULL + ValueError when it has more than INT64_MAX ints. */
+ax_value *ax_value_range(struct ax_interp *in, int64_t start, int64_t stop, int64_t step);
+/* Its i-th int (0 <= i < len), computed without overflow. */
+int64_t ax_range_item(const ax_value *range, int64_t i);
 /* Scalars as weakly typed rank-0 arrays (what a literal `1` or `1.0` is). */
 ax_value *ax_value_int(struct ax_interp *in, int64_t v);
 ax_value *ax_value_float(struct ax_interp *in, double v);
 ax_value *ax_value_bool(struct ax_interp *in, bool v);
+
+/* The number of items of a sized value (tuple, list, dict, str: its characters, range, array
+ * of rank >= 1: its rows), or -1 for values that have none. */
+int64_t ax_value_length(const ax_value *v);
 
 /* "array", "tuple", "function", ... for error messages (arrays: their type, e.g. "f32[3]"). */
 const char *ax_value_kind_name(ax_value_kind kind);

@@ -133,9 +133,32 @@ static ax_array *from_leaves(ax_ctx *cx, const leaves *c) {
     return concrete ? fill_concrete(cx, c, t, ndim, shape) : stack_traced(cx, c, t, ndim, shape);
 }
 
+/* array(range(...)): its ints, as a list of them would give (int32, or int64 when one does not
+ * fit or under x64; an empty one is float, like []), written straight into the array. */
+static ax_array *range_array(ax_ctx *cx, const ax_value *r) {
+    int64_t n = r->range.len, first = ax_range_item(r, 0), last = ax_range_item(r, n ? n - 1 : 0);
+    bool fits = first >= INT32_MIN && first <= INT32_MAX && last >= INT32_MIN && last <= INT32_MAX;
+    ax_dtype t = n == 0 ? ax_np_default_float(cx) : cx->x64 || !fits ? AX_I64 : AX_I32;
+    ax_array *a = ax_array_new(cx, t, 1, &n);
+    if (!a) return NULL;
+    for (int64_t i = 0; i < n; i++) {
+        if ((i & 0xFFFFF) == 0 && ax_ctx_check_interrupt(cx)) {
+            ax_array_release(a);
+            return NULL;
+        }
+        int64_t x = ax_range_item(r, i);
+        if (t == AX_I64)
+            ((int64_t *)ax_array_data(a))[i] = x;
+        else
+            ((int32_t *)ax_array_data(a))[i] = (int32_t)x;
+    }
+    return a;
+}
+
 ax_array *ax_np_asarray(ax_interp *in, ax_value *v, const char *what) {
     if (!v) return NULL;
     if (v->kind == AX_V_ARRAY) return ax_array_retain(v->arr);
+    if (v->kind == AX_V_RANGE) return range_array(in->cx, v);
     leaves c = {.depth = -1};
     ax_array *r = collect(in->cx, v, 0, &c, what) ? from_leaves(in->cx, &c) : NULL;
     free(c.items);
