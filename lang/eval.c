@@ -1265,8 +1265,9 @@ int ax_eval_program(ax_interp *in, struct ax_program_ref *prog, ax_module *modul
         } else if (v && v->kind != AX_V_NONE) {
             ax_strbuf s;
             ax_strbuf_init(&s);
-            ax_value_format_repl(&s, v);
-            fprintf(echo, "%s\n", s.data ? s.data : "");
+            ax_value_format_repl(&s, v, in->cx);
+            ax_strbuf_append(&s, "\n");
+            if (!ax_write_checked(in, echo, s.data, s.len)) rc = -1;
             fflush(echo);
             ax_strbuf_free(&s);
         }

@@ -88,7 +88,14 @@ static ax_value *repeat(ax_interp *in, ax_value *seq, ax_value *count) {
     int n = (int)(seq->n * k);
     ax_value **items = malloc((size_t)(n ? n : 1) * sizeof *items);
     if (!items) return ax_error_oom(in->cx);
-    for (int i = 0; i < n; i++) items[i] = ax_value_retain(seq->items[i % seq->n]);
+    for (int i = 0; i < n; i++) {
+        if ((i & 0xFFFFF) == 0 && ax_ctx_check_interrupt(in->cx)) {
+            while (i-- > 0) ax_value_release(items[i]);
+            free(items);
+            return NULL;
+        }
+        items[i] = ax_value_retain(seq->items[i % seq->n]);
+    }
     ax_value *r = make_sequence(seq->kind, n, items);
     free(items);
     return oom(in, r);
@@ -271,6 +278,7 @@ static int contains(ax_interp *in, ax_value *container, ax_value *item) {
     case AX_V_LIST:
     case AX_V_TUPLE:
         for (int i = 0; i < container->n; i++) {
+            if ((i & 4095) == 4095 && ax_ctx_check_interrupt(in->cx)) return -1;
             int r = ax_value_equal(in, item, container->items[i]);
             if (r != 0) return r;
         }

@@ -1,6 +1,7 @@
 /* Values of the language: construction, reference counting, description and printing. */
 #include "value.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -379,22 +380,24 @@ static void format_array(ax_strbuf *out, const ax_array *a, bool in_container) {
 /* Containers nested deeper than this print as "..." (keeps the C stack bounded). */
 #define MAX_FORMAT_DEPTH 200
 
-static void format_value(ax_strbuf *out, const ax_value *v, int depth);
+static void format_value(ax_strbuf *out, const ax_value *v, int depth, const ax_ctx *cx);
 
+/* cx (may be NULL): a Ctrl-C stops the text early (the caller reports it). */
 static void format_items(ax_strbuf *out, const ax_value *v, const char *open, const char *close,
-                         int depth) {
+                         int depth, const ax_ctx *cx) {
     ax_strbuf_append(out, open);
     if (depth > MAX_FORMAT_DEPTH) {
         ax_strbuf_appendf(out, "...%s", close);
         return;
     }
     for (int i = 0; i < v->n; i++) {
+        if ((i & 1023) == 1023 && ax_ctx_interrupted(cx)) return;
         if (i) ax_strbuf_append(out, ", ");
         if (v->kind == AX_V_DICT) {
-            format_value(out, v->keys[i], depth + 1);
+            format_value(out, v->keys[i], depth + 1, cx);
             ax_strbuf_append(out, ": ");
         }
-        format_value(out, v->items[i], depth + 1);
+        format_value(out, v->items[i], depth + 1, cx);
     }
     if (v->kind == AX_V_TUPLE && v->n == 1) ax_strbuf_append(out, ",");
     ax_strbuf_append(out, close);
@@ -402,7 +405,7 @@ static void format_items(ax_strbuf *out, const ax_value *v, const char *open, co
 
 /* depth 0 is the value printed; inside containers (depth > 0) strings are quoted and
  * rank-0 arrays print as Python scalars. */
-static void format_value(ax_strbuf *out, const ax_value *v, int depth) {
+static void format_value(ax_strbuf *out, const ax_value *v, int depth, const ax_ctx *cx) {
     bool in_container = depth > 0;
     switch (v->kind) {
     case AX_V_NONE:
@@ -418,13 +421,13 @@ static void format_value(ax_strbuf *out, const ax_value *v, int depth) {
             ax_strbuf_append(out, v->str);
         break;
     case AX_V_TUPLE:
-        format_items(out, v, "(", ")", depth);
+        format_items(out, v, "(", ")", depth, cx);
         break;
     case AX_V_LIST:
-        format_items(out, v, "[", "]", depth);
+        format_items(out, v, "[", "]", depth, cx);
         break;
     case AX_V_DICT:
-        format_items(out, v, "{", "}", depth);
+        format_items(out, v, "{", "}", depth, cx);
         break;
     case AX_V_FUNC:
         ax_strbuf_appendf(out, "<function %s>", v->fn->name);
@@ -442,7 +445,7 @@ static void format_value(ax_strbuf *out, const ax_value *v, int depth) {
         ax_strbuf_append(out, "slice(");
         for (int i = 0; i < 3; i++) {
             if (i) ax_strbuf_append(out, ", ");
-            format_value(out, v->items[i], depth + 1);
+            format_value(out, v->items[i], depth + 1, cx);
         }
         ax_strbuf_append(out, ")");
         break;
@@ -469,16 +472,36 @@ static void format_value(ax_strbuf *out, const ax_value *v, int depth) {
 
 void ax_value_format(ax_strbuf *out, const ax_value *v) {
     if (!v) return;
-    format_value(out, v, 0);
+    format_value(out, v, 0, NULL);
+}
+
+bool ax_value_format_checked(ax_interp *in, ax_strbuf *out, const ax_value *v) {
+    if (v) format_value(out, v, 0, in->cx);
+    return !ax_ctx_check_interrupt(in->cx);
+}
+
+bool ax_write_checked(ax_interp *in, FILE *f, const char *data, size_t len) {
+    /* in pieces, so that Ctrl-C stops a huge text that a slow terminal takes in */
+    for (size_t done = 0; done < len;) {
+        if (ax_ctx_check_interrupt(in->cx)) return false;
+        size_t n = len - done < 65536 ? len - done : 65536;
+        size_t wrote = fwrite(data + done, 1, n, f);
+        done += wrote;
+        if (wrote < n) {
+            if (!ferror(f) || errno != EINTR) break; /* output that is gone is not an error */
+            clearerr(f);
+        }
+    }
+    return !ax_ctx_check_interrupt(in->cx);
 }
 
 void ax_value_format_nested(ax_strbuf *out, const ax_value *v) {
-    if (v) format_value(out, v, 1);
+    if (v) format_value(out, v, 1, NULL);
 }
 
-void ax_value_format_repl(ax_strbuf *out, const ax_value *v) {
+void ax_value_format_repl(ax_strbuf *out, const ax_value *v, const ax_ctx *cx) {
     if (!v) return;
-    format_value(out, v, 0);
+    format_value(out, v, 0, cx);
     if (v->kind == AX_V_ARRAY) {
         char type[128];
         ax_array_type_format(type, sizeof type, v->arr);

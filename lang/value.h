@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../runtime/array.h"
 #include "../runtime/format.h"
@@ -141,8 +142,13 @@ void ax_value_describe(char *out, size_t cap, const ax_value *v);
 
 /* str(v) as print shows it; repr-like forms inside containers ('a' quoted, 2.0 for scalars). */
 void ax_value_format(ax_strbuf *out, const ax_value *v);
-/* The REPL echo: "0.4199743 : f32[]" for arrays, str for the rest. */
-void ax_value_format_repl(ax_strbuf *out, const ax_value *v);
+/* The REPL echo: "0.4199743 : f32[]" for arrays, str for the rest. A Ctrl-C pending in cx (may
+ * be NULL) cuts the text short. */
+void ax_value_format_repl(ax_strbuf *out, const ax_value *v, const ax_ctx *cx);
+/* ax_value_format that Ctrl-C stops: false with KeyboardInterrupt recorded (the text is cut). */
+bool ax_value_format_checked(struct ax_interp *in, ax_strbuf *out, const ax_value *v);
+/* Writes len bytes to f in pieces, false with KeyboardInterrupt recorded when Ctrl-C stops it. */
+bool ax_write_checked(struct ax_interp *in, FILE *f, const char *data, size_t len);
 
 /* Dict lookup by string key (borrowed result, NULL if absent). */
 ax_value *ax_dict_get(const ax_value *dict, const char *key);

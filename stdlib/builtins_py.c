@@ -176,14 +176,15 @@ static ax_value *bi_print(ax_interp *in, ax_value *self, const ax_args *args) {
     if (!end) return NULL;
     ax_strbuf s;
     ax_strbuf_init(&s);
-    for (int i = 0; i < args->n; i++) {
+    bool ok = true; /* a Ctrl-C stops a huge value's text or its writing */
+    for (int i = 0; i < args->n && ok; i++) {
         if (i) ax_strbuf_append(&s, sep);
-        ax_value_format(&s, args->pos[i]);
+        ok = ax_value_format_checked(in, &s, args->pos[i]);
     }
     ax_strbuf_append(&s, end);
-    if (s.data) fwrite(s.data, 1, s.len, stdout);
+    if (ok && s.data) ok = ax_write_checked(in, stdout, s.data, s.len);
     ax_strbuf_free(&s);
-    return ax_none();
+    return ok ? ax_none() : NULL;
 }
 
 static ax_value *bi_str(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -194,8 +195,7 @@ static ax_value *bi_str(ax_interp *in, ax_value *self, const ax_args *args) {
     if (v[0]->kind == AX_V_STR) return ax_value_retain(v[0]);
     ax_strbuf s;
     ax_strbuf_init(&s);
-    ax_value_format(&s, v[0]);
-    ax_value *r = ax_value_str(s.data ? s.data : "");
+    ax_value *r = ax_value_format_checked(in, &s, v[0]) ? ax_value_str(s.data ? s.data : "") : NULL;
     ax_strbuf_free(&s);
     return r;
 }
