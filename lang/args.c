@@ -98,7 +98,7 @@ bool ax_value_truthy(ax_interp *in, ax_value *v, bool *out) {
         *out = v->n > 0;
         return true;
     case AX_V_RANGE:
-        *out = v->range.len > 0;
+        *out = ax_range_len(v) > 0;
         return true;
     case AX_V_ARRAY:
         break;

@@ -225,10 +225,11 @@ int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
             if (r != 1) return r;
         }
         return 1;
-    case AX_V_RANGE: /* as sequences: range(0) == range(2, 2), range(3) == range(0, 3, 1) */
-        return a->range.len == b->range.len &&
-               (a->range.len == 0 || (a->range.start == b->range.start &&
-                                      (a->range.len == 1 || a->range.step == b->range.step)));
+    case AX_V_RANGE: { /* as sequences: range(0) == range(2, 2), range(3) == range(0, 3, 1) */
+        int64_t n = ax_range_len(a);
+        return n == ax_range_len(b) && (n == 0 || (a->range.start == b->range.start &&
+                                                   (n == 1 || a->range.step == b->range.step)));
+    }
     default:
         return 0;
     }
@@ -247,7 +248,7 @@ static int range_contains(ax_interp *in, const ax_value *r, ax_value *item) {
         return -1;
     }
     int64_t start = r->range.start, step = r->range.step;
-    if (r->range.len == 0 ||
+    if (ax_range_len(r) == 0 ||
         (step > 0 ? x < start || x >= r->range.stop : x > start || x <= r->range.stop))
         return 0;
     uint64_t offset = step > 0 ? (uint64_t)x - (uint64_t)start : (uint64_t)start - (uint64_t)x;
@@ -435,7 +436,7 @@ static ax_value *index_sequence(ax_interp *in, ax_value *seq, ax_value *index) {
 
 /* range(...)[i] is an int, range(...)[a:b:c] a range, as in Python. */
 static ax_value *index_range(ax_interp *in, ax_value *r, ax_value *index) {
-    int64_t len = r->range.len;
+    int64_t len = ax_range_len(r);
     if (index->kind == AX_V_SLICE) {
         int64_t start, stop, step, count;
         if (!slice_indices(in, index, len, &start, &stop, &step, &count)) return NULL;
@@ -446,7 +447,7 @@ static ax_value *index_range(ax_interp *in, ax_value *r, ax_value *index) {
         ax_value *sliced = NULL;
         if (lo >= INT64_MIN && lo <= INT64_MAX && new_step >= INT64_MIN && new_step <= INT64_MAX)
             sliced = ax_value_range(in, (int64_t)lo, (int64_t)hi, (int64_t)new_step);
-        if (sliced && sliced->range.len == count) return sliced;
+        if (sliced && ax_range_len(sliced) == count) return sliced;
         ax_value_release(sliced); /* a bound Python would write as a bigger int */
         return ax_error(in->cx, AX_ERR_VALUE, "the slice of the range leaves the int64 range");
     }
@@ -536,7 +537,7 @@ int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it) {
         it->n = (int64_t)strlen(seq->str);
         return 0;
     case AX_V_RANGE:
-        it->n = seq->range.len;
+        it->n = ax_range_len(seq);
         return 0;
     case AX_V_ARRAY:
         if (seq->arr->ndim == 0) {

@@ -212,21 +212,28 @@ ax_value *ax_value_object(const ax_object_type *type, void *payload) {
     return v;
 }
 
-ax_value *ax_value_range(ax_interp *in, int64_t start, int64_t stop, int64_t step) {
-    /* the count in unsigned arithmetic: stop - start may not fit an int64 */
+/* The number of ints of range(start, stop, step), in unsigned arithmetic: stop - start may
+ * not fit an int64. */
+static uint64_t range_count(int64_t start, int64_t stop, int64_t step) {
     uint64_t span = step > 0 ? (stop > start ? (uint64_t)stop - (uint64_t)start : 0)
                              : (start > stop ? (uint64_t)start - (uint64_t)stop : 0);
     uint64_t by = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
-    uint64_t len = span ? (span - 1) / by + 1 : 0;
-    if (len > (uint64_t)INT64_MAX)
+    return span ? (span - 1) / by + 1 : 0;
+}
+
+ax_value *ax_value_range(ax_interp *in, int64_t start, int64_t stop, int64_t step) {
+    if (range_count(start, stop, step) > (uint64_t)INT64_MAX)
         return ax_error(in->cx, AX_ERR_VALUE, "range() has more than 2**63 - 1 elements");
     ax_value *v = value_new(AX_V_RANGE);
     if (!v) return ax_error_oom(in->cx);
     v->range.start = start;
     v->range.stop = stop;
     v->range.step = step;
-    v->range.len = (int64_t)len;
     return v;
+}
+
+int64_t ax_range_len(const ax_value *r) {
+    return (int64_t)range_count(r->range.start, r->range.stop, r->range.step);
 }
 
 int64_t ax_range_item(const ax_value *r, int64_t i) {
@@ -246,7 +253,7 @@ int64_t ax_value_length(const ax_value *v) {
         return n;
     }
     case AX_V_RANGE:
-        return v->range.len;
+        return ax_range_len(v);
     case AX_V_ARRAY:
         return v->arr->ndim > 0 ? v->arr->shape[0] : -1;
     default:

@@ -105,7 +105,6 @@ struct ax_value {
         } obj;
         struct {
             int64_t start, stop, step;
-            int64_t len; /* the number of ints, computed once */
         } range;
     };
 };
@@ -125,7 +124,8 @@ ax_value *ax_value_dtype(ax_dtype t);
 ax_value *ax_value_object(const ax_object_type *type, void *payload);
 /* Python's range (step != 0); NULL + ValueError when it has more than INT64_MAX ints. */
 ax_value *ax_value_range(struct ax_interp *in, int64_t start, int64_t stop, int64_t step);
-/* Its i-th int (0 <= i < len), computed without overflow. */
+/* Its number of ints, and its i-th int (0 <= i < len), computed without overflow. */
+int64_t ax_range_len(const ax_value *range);
 int64_t ax_range_item(const ax_value *range, int64_t i);
 /* Scalars as weakly typed rank-0 arrays (what a literal `1` or `1.0` is). */
 ax_value *ax_value_int(struct ax_interp *in, int64_t v);

@@ -43,7 +43,7 @@ static bool string_items(ax_interp *in, const char *s, int *n, ax_value ***out) 
 /* The first `limit` ints of a range (all when limit < 0), made one by one; Ctrl-C stops it. */
 static bool range_items(ax_interp *in, ax_value *r, const char *fname, int64_t limit, int *n,
                         ax_value ***out) {
-    int64_t len = limit >= 0 && limit < r->range.len ? limit : r->range.len;
+    int64_t len = limit >= 0 && limit < ax_range_len(r) ? limit : ax_range_len(r);
     if (len > INT_MAX) {
         ax_error(in->cx, AX_ERR_VALUE, "%s(): a range of %lld ints is too long for a list", fname,
                  (long long)len);
@@ -132,7 +132,7 @@ static bool truthy(ax_interp *in, ax_value *v, bool *out) {
         *out = v->n > 0;
         return true;
     case AX_V_RANGE:
-        *out = v->range.len > 0;
+        *out = ax_range_len(v) > 0;
         return true;
     case AX_V_ARRAY:
         if (v->arr->size != 1) {
@@ -253,7 +253,7 @@ static ax_value *bi_len(ax_interp *in, ax_value *self, const ax_args *args) {
         if (x->arr->ndim == 0) return ax_error(in->cx, AX_ERR_TYPE, "len() of unsized object");
         return ax_bi_int_value(in, x->arr->shape[0]);
     case AX_V_RANGE:
-        return ax_bi_int_value(in, x->range.len);
+        return ax_bi_int_value(in, ax_range_len(x));
     default:
         return ax_error(in->cx, AX_ERR_TYPE, "object of type '%s' has no len()",
                         ax_value_kind_name(x->kind));

@@ -136,7 +136,8 @@ static ax_array *from_leaves(ax_ctx *cx, const leaves *c) {
 /* array(range(...)): its ints, as a list of them would give (int32, or int64 when one does not
  * fit or under x64; an empty one is float, like []), written straight into the array. */
 static ax_array *range_array(ax_ctx *cx, const ax_value *r) {
-    int64_t n = r->range.len, first = ax_range_item(r, 0), last = ax_range_item(r, n ? n - 1 : 0);
+    int64_t n = ax_range_len(r), first = ax_range_item(r, 0),
+            last = ax_range_item(r, n ? n - 1 : 0);
     bool fits = first >= INT32_MIN && first <= INT32_MAX && last >= INT32_MIN && last <= INT32_MAX;
     ax_dtype t = n == 0 ? ax_np_default_float(cx) : cx->x64 || !fits ? AX_I64 : AX_I32;
     ax_array *a = ax_array_new(cx, t, 1, &n);

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memcpy(src, data, size);
     src[size] = 0;
     ax_ctx *cx = calloc(1, sizeof *cx);
-    ax_program *p = cx ? ax_parse(cx, src, "fuzz.ax") : NULL;
+    ax_program *p = cx ? ax_parse_n(cx, src, size, "fuzz.ax") : NULL;
     if (p) {
         ax_strbuf sb;
         ax_strbuf_init(&sb);
