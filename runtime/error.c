@@ -163,9 +163,21 @@ static void print_source(const ax_error_info *e, int start, int end, int width, 
     fputc('\n', out);
 }
 
+/* A message may quote the user's strings: control characters other than line breaks and tabs
+ * print escaped, so that a message never drives the terminal. */
+static void print_message(const char *msg, FILE *out) {
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
+        if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7F)
+            fprintf(out, "\\x%02x", *p);
+        else
+            fputc(*p, out);
+}
+
 void ax_error_print(const ax_ctx *cx, FILE *out) {
     const ax_error_info *e = &cx->err;
-    fprintf(out, "error[%s]: %s\n", ax_error_kind_name(e->kind), e->message);
+    fprintf(out, "error[%s]: ", ax_error_kind_name(e->kind));
+    print_message(e->message, out);
+    fputc('\n', out);
     if (!e->has_span) return;
     int width = snprintf(NULL, 0, "%d", e->span.line);
     fprintf(out, "%*s--> %s:%d:%d\n", width, "", e->file, e->span.line, e->span.col);

@@ -638,6 +638,20 @@ static void test_interrupt_in_c_loops(void **state) {
     assert_int_equal(fx->cx->interrupt, 0);
 }
 
+/* A message that quotes the user's strings never prints raw control characters. */
+static void test_error_message_escapes(void **state) {
+    fixture *fx = *state;
+    assert_int_equal(ax_interp_run(fx->in, "d = {'a': 1}\nd['\x1b[2J\x07']", "<test>", NULL), -1);
+    char text[512] = "";
+    FILE *f = fmemopen(text, sizeof text - 1, "w");
+    ax_error_print(fx->cx, f);
+    fclose(f);
+    assert_non_null(strstr(text, "error[KeyError]: '\\x1b[2J\\x07' is not a key"));
+    for (const char *p = text; *p; p++) assert_true((unsigned char)*p >= 0x20 || *p == '\n');
+    ax_error_clear(fx->cx);
+    ax_interp_reset(fx->in);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_literals),
@@ -661,6 +675,7 @@ int main(void) {
         cmocka_unit_test(test_value_api),
         cmocka_unit_test(test_to_array_traced),
         cmocka_unit_test(test_interrupt_in_c_loops),
+        cmocka_unit_test(test_error_message_escapes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
