@@ -241,6 +241,24 @@ int64_t ax_range_item(const ax_value *r, int64_t i) {
     return (int64_t)((uint64_t)r->range.start + (uint64_t)i * (uint64_t)r->range.step);
 }
 
+ax_value *ax_range_tuple(ax_interp *in, const ax_value *r, int64_t max) {
+    int64_t n = ax_range_len(r);
+    if (n > max)
+        return ax_error(in->cx, AX_ERR_VALUE, "a range of %lld ints is too long for this argument",
+                        (long long)n);
+    ax_value **items = calloc((size_t)(n ? n : 1), sizeof *items);
+    if (!items) return ax_error_oom(in->cx);
+    for (int64_t i = 0; i < n; i++)
+        if (!(items[i] = ax_value_int(in, ax_range_item(r, i)))) {
+            while (i-- > 0) ax_value_release(items[i]);
+            free(items);
+            return NULL;
+        }
+    ax_value *t = ax_value_tuple((int)n, items);
+    free(items);
+    return t ? t : ax_error_oom(in->cx);
+}
+
 int64_t ax_value_length(const ax_value *v) {
     switch (v->kind) {
     case AX_V_TUPLE:

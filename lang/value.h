@@ -127,6 +127,10 @@ ax_value *ax_value_range(struct ax_interp *in, int64_t start, int64_t stop, int6
 /* Its number of ints, and its i-th int (0 <= i < len), computed without overflow. */
 int64_t ax_range_len(const ax_value *range);
 int64_t ax_range_item(const ax_value *range, int64_t i);
+/* A range as a tuple of its ints, for arguments read as tuples (axes, shapes): NULL +
+ * ValueError when it has more than `max` ints (a bound far above what the caller accepts, so
+ * that the caller itself says what is wrong with a short one). */
+ax_value *ax_range_tuple(struct ax_interp *in, const ax_value *range, int64_t max);
 /* Scalars as weakly typed rank-0 arrays (what a literal `1` or `1.0` is). */
 ax_value *ax_value_int(struct ax_interp *in, int64_t v);
 ax_value *ax_value_float(struct ax_interp *in, double v);

@@ -1,6 +1,7 @@
 /* Values as arrays: numbers, arrays and nested lists/tuples of them, as jnp.asarray sees them. */
 #include "np_lib.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,8 +17,11 @@ ax_value *ax_np_wrap(ax_interp *in, ax_array *a) {
 
 /* The leaves of a nested list, checked to form a regular (rectangular) array. */
 typedef struct leaves {
-    ax_array **items; /* borrowed */
+    ax_array **items; /* borrowed (from the value, or from `owned`) */
     int n, cap;
+    ax_interp *in;
+    ax_value **owned; /* the tuples nested ranges read as, released with the leaves */
+    int nowned;
     int depth; /* list depth of the leaves; -1 before the first leaf */
     int ndims; /* list dimensions seen so far */
     int64_t dims[AX_MAX_RANK];
@@ -53,8 +57,19 @@ static bool push_leaf(ax_ctx *cx, leaves *c, ax_array *a, int depth, const char 
     return true;
 }
 
+/* A range inside a list reads as the tuple of its ints (kept until the leaves are used). */
+static bool collect(ax_ctx *cx, ax_value *v, int depth, leaves *c, const char *what);
+static bool collect_range(ax_interp *in, ax_value *v, int depth, leaves *c, const char *what) {
+    ax_value **owned = realloc(c->owned, (size_t)(c->nowned + 1) * sizeof *owned);
+    if (!owned) return ax_error_oom(in->cx), false;
+    c->owned = owned;
+    if (!(owned[c->nowned] = ax_range_tuple(in, v, INT_MAX))) return false;
+    return collect(in->cx, owned[c->nowned++], depth, c, what);
+}
+
 static bool collect(ax_ctx *cx, ax_value *v, int depth, leaves *c, const char *what) {
     if (v->kind == AX_V_ARRAY) return push_leaf(cx, c, v->arr, depth, what);
+    if (v->kind == AX_V_RANGE) return collect_range(c->in, v, depth, c, what);
     if (v->kind != AX_V_LIST && v->kind != AX_V_TUPLE) {
         ax_error(cx, AX_ERR_TYPE, "%s: expected numbers or arrays, got %s", what,
                  ax_value_kind_name(v->kind));
@@ -160,9 +175,11 @@ ax_array *ax_np_asarray(ax_interp *in, ax_value *v, const char *what) {
     if (!v) return NULL;
     if (v->kind == AX_V_ARRAY) return ax_array_retain(v->arr);
     if (v->kind == AX_V_RANGE) return range_array(in->cx, v);
-    leaves c = {.depth = -1};
+    leaves c = {.depth = -1, .in = in};
     ax_array *r = collect(in->cx, v, 0, &c, what) ? from_leaves(in->cx, &c) : NULL;
     free(c.items);
+    for (int i = 0; i < c.nowned; i++) ax_value_release(c.owned[i]);
+    free(c.owned);
     return r;
 }
 
