@@ -498,8 +498,10 @@ def ctrl_c_stops_load_of_an_endless_stream(ctx):
     def write_forever():
         try:
             with open(fifo, "w") as f:
-                while not stop:
-                    f.write("y = 1\n" * 10000)
+                while not stop:  # a steady trickle (a few MB/s): the reader never sees the end
+                    f.write("y = 1\n" * 1000)
+                    f.flush()
+                    time.sleep(0.001)
         except OSError:  # the reader closed it: done
             pass
 
