@@ -140,13 +140,13 @@ static void report_error(ax_interp *in) {
     ax_error_clear(in->cx);
 }
 
-/* Forgets a Ctrl-C that the evaluator did not get to see. */
+/* Forgets a Ctrl-C that the evaluator did not get to see: after an entry or a command, never
+ * before one (a Ctrl-C pressed just after Enter is meant for what the line starts). */
 static void clear_interrupt(ax_interp *in) {
     in->cx->interrupt = 0;
 }
 
 int ax_repl_eval(ax_interp *in, const char *source, FILE *out) {
-    clear_interrupt(in);
     int rc = ax_interp_run(in, source, "<repl>", out);
     fflush(out);
     if (rc != 0) report_error(in);
@@ -408,7 +408,6 @@ static void cmd_help(ax_interp *in, const char *args, FILE *out) {
 }
 
 static void cmd_type(ax_interp *in, const char *args, FILE *out) {
-    clear_interrupt(in);
     ax_value *v = ax_interp_eval_expr(in, args, "<repl>");
     if (!v) {
         report_error(in);
@@ -454,7 +453,6 @@ static void show_jit(ax_interp *in, const char *args, FILE *out, const char *fn)
         fprintf(stderr, ":%s needs a call, like :%s f(x)\n", fn + 4, fn + 4);
     } else {
         snprintf(expr, 2 * cap + 32, "%s(%s%s%s)", fn, callee, *rest ? ", " : "", rest);
-        clear_interrupt(in);
         ax_value *v = ax_interp_eval_expr(in, expr, "<repl>");
         if (!v)
             report_error(in);
@@ -530,7 +528,6 @@ static void cmd_time(ax_interp *in, const char *args, FILE *out) {
         fputs("usage: :time [N] expr\n", stderr);
         return;
     }
-    clear_interrupt(in);
     /* A first run outside the measurement: it pays for jit compilation and caches. */
     double first = time_once(in, expr);
     if (first < 0) return;
@@ -622,10 +619,8 @@ static void cmd_load(ax_interp *in, const char *args, FILE *out) {
         memmove(path, path + 1, n - 2);
         path[n - 2] = 0;
     }
-    clear_interrupt(in);
     if (ax_interp_run_file(in, path, NULL) != 0) report_error(in);
     fflush(stdout);
-    clear_interrupt(in);
 }
 
 static void cmd_reset(ax_interp *in, const char *args, FILE *out) {
@@ -656,6 +651,7 @@ int ax_repl_command(ax_interp *in, const char *line, FILE *out) {
     else
         c->run(in, args, out);
     fflush(out);
+    clear_interrupt(in);
     return 0;
 }
 
