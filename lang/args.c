@@ -1,4 +1,5 @@
 /* Helpers for builtins: reading arguments and converting values to C numbers and arrays. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,9 @@ bool ax_value_truthy(ax_interp *in, ax_value *v, bool *out) {
     case AX_V_LIST:
     case AX_V_DICT:
         *out = v->n > 0;
+        return true;
+    case AX_V_RANGE:
+        *out = ax_range_len(v) > 0;
         return true;
     case AX_V_ARRAY:
         break;
@@ -253,6 +257,12 @@ static ax_array *nest_bind(ax_interp *in, const ax_value *v, int depth, const ne
 
 ax_array *ax_value_to_array(ax_interp *in, ax_value *v, const char *what) {
     if (v && v->kind == AX_V_ARRAY) return ax_array_retain(v->arr);
+    if (v && v->kind == AX_V_RANGE) { /* as the tuple of its ints */
+        ax_value *t = ax_range_tuple(in, v, INT_MAX);
+        ax_array *a = t ? ax_value_to_array(in, t, what) : NULL;
+        ax_value_release(t);
+        return a;
+    }
     if (!v || !is_sequence(v)) {
         char desc[64];
         ax_value_describe(desc, sizeof desc, v);

@@ -22,7 +22,20 @@ enum {
     CACHED_BUFFERS = 64,
     LARGE_CLASS = SIZE_CLASSES, /* buffers on 2 MB pages, reused by exact capacity */
     CACHED_LARGE = 4,
+    TINY_CLASS = SIZE_CLASSES + 1, /* scalars: the data inside the ax_buffer's own block */
+    TINY_BYTES = 16,
 };
+
+/* A scalar's buffer and data in one block of 80 bytes (instead of a buffer and 128 bytes of
+ * padded data): every int of a loop or a list is one. Its data is 16-byte aligned. */
+typedef struct tiny_buffer {
+    ax_buffer b;
+    _Alignas(16) unsigned char data[TINY_BYTES];
+} tiny_buffer;
+
+/* A rank-0 array's header ends where shape[] begins (ax_array keeps shape and strides last):
+ * 64 bytes instead of 320. */
+#define SCALAR_HEADER offsetof(ax_array, shape)
 
 /* Large buffers kept for reuse at most: a fresh one costs a page fault per 2 MB page on first
  * touch, which made a jitted x*x + x*2.0 on 100 MB 1.5x a memcpy instead of ~1.1x. */
@@ -31,8 +44,11 @@ enum {
 struct ax_alloc_cache {
     int64_t refs; /* the context's, plus one per header or buffer taken from it */
     bool closed;
-    int nheaders;
+    int nheaders, nscalar_headers;
     ax_array *headers[CACHED_HEADERS];
+    ax_array *scalar_headers[CACHED_HEADERS]; /* SCALAR_HEADER bytes each */
+    int ntiny;
+    ax_buffer *tiny[CACHED_BUFFERS];
     int nbuffers[SIZE_CLASSES];
     ax_buffer *buffers[SIZE_CLASSES][CACHED_BUFFERS];
     int nlarge;
@@ -49,6 +65,10 @@ struct ax_alloc_cache *ax_alloc_cache_new(void) {
 static void free_cached(struct ax_alloc_cache *c) {
     for (int i = 0; i < c->nheaders; i++) free(c->headers[i]);
     c->nheaders = 0;
+    for (int i = 0; i < c->nscalar_headers; i++) free(c->scalar_headers[i]);
+    c->nscalar_headers = 0;
+    for (int i = 0; i < c->ntiny; i++) free(c->tiny[i]); /* its data is inside */
+    c->ntiny = 0;
     for (int i = 0; i < c->nlarge; i++) {
         free(c->large[i]->base);
         free(c->large[i]);
@@ -122,7 +142,23 @@ static ax_buffer *buffer_alloc(ax_ctx *cx, size_t nbytes, int k, size_t huge_cap
     return b;
 }
 
+static ax_buffer *tiny_buffer_new(ax_ctx *cx, size_t nbytes) {
+    struct ax_alloc_cache *c = cx ? cx->alloc : NULL;
+    ax_buffer *b = c && c->ntiny > 0 ? c->tiny[--c->ntiny] : malloc(sizeof(tiny_buffer));
+    if (!b) return ax_error_oom(cx);
+    *b = (ax_buffer){.refs = 1,
+                     .nbytes = nbytes,
+                     .data = ((tiny_buffer *)b)->data,
+                     .base = NULL,
+                     .cache = c,
+                     .size_class = c ? TINY_CLASS : -1,
+                     .capacity = TINY_BYTES};
+    if (c) c->refs++;
+    return b;
+}
+
 static ax_buffer *buffer_new(ax_ctx *cx, size_t nbytes) {
+    if (nbytes <= TINY_BYTES) return tiny_buffer_new(cx, nbytes);
     struct ax_alloc_cache *c = cx ? cx->alloc : NULL;
     int k = size_class(nbytes);
     size_t huge_cap = (nbytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
@@ -155,12 +191,20 @@ static bool keep_small(struct ax_alloc_cache *c, ax_buffer *b) {
     return true;
 }
 
+static bool keep_tiny(struct ax_alloc_cache *c, ax_buffer *b) {
+    if (c->ntiny == CACHED_BUFFERS) return false;
+    c->tiny[c->ntiny++] = b;
+    return true;
+}
+
 static void buffer_release(ax_buffer *b) {
     assert(!b || b->refs > 0);
     if (!b || --b->refs > 0) return;
     struct ax_alloc_cache *c = b->cache;
-    bool kept =
-        c && !c->closed && (b->size_class == LARGE_CLASS ? keep_large(c, b) : keep_small(c, b));
+    bool kept = c && !c->closed &&
+                (b->size_class == LARGE_CLASS  ? keep_large(c, b)
+                 : b->size_class == TINY_CLASS ? keep_tiny(c, b)
+                                               : keep_small(c, b));
     if (!kept) {
         free(b->base);
         free(b);
@@ -265,17 +309,39 @@ void ax_array_type_format(char *out, size_t cap, const ax_array *a) {
     ax_type_format(out, cap, a->dtype, a->ndim, a->shape);
 }
 
+/* A zeroed header for an array of rank ndim (a short one for rank 0), from the cache if it
+ * has one. */
+static ax_array *header_alloc(struct ax_alloc_cache *c, int ndim) {
+    size_t size = ndim == 0 ? SCALAR_HEADER : sizeof(ax_array);
+    ax_array *a = NULL;
+    if (c && ndim == 0 && c->nscalar_headers > 0)
+        a = c->scalar_headers[--c->nscalar_headers];
+    else if (c && ndim > 0 && c->nheaders > 0)
+        a = c->headers[--c->nheaders];
+    else
+        a = malloc(size);
+    if (a) memset(a, 0, size);
+    return a;
+}
+
+/* Returns a header to the cache it came from, or frees it. */
+static void header_free(ax_array *a) {
+    struct ax_alloc_cache *c = a->cache;
+    if (c && !c->closed && a->ndim == 0 && c->nscalar_headers < CACHED_HEADERS)
+        c->scalar_headers[c->nscalar_headers++] = a;
+    else if (c && !c->closed && a->ndim > 0 && c->nheaders < CACHED_HEADERS)
+        c->headers[c->nheaders++] = a;
+    else
+        free(a);
+    cache_unref(c);
+}
+
 static ax_array *header_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape) {
     assert((unsigned)dtype < AX_NDTYPES);
     if (!ax_shape_check(cx, NULL, dtype, ndim, shape)) return NULL;
     struct ax_alloc_cache *c = cx ? cx->alloc : NULL;
-    ax_array *a;
-    if (c && c->nheaders > 0) {
-        a = c->headers[--c->nheaders];
-        memset(a, 0, sizeof *a);
-    } else if (!(a = calloc(1, sizeof *a))) {
-        return ax_error_oom(cx);
-    }
+    ax_array *a = header_alloc(c, ndim);
+    if (!a) return ax_error_oom(cx);
     a->cache = c;
     if (c) c->refs++;
     a->refs = 1;
@@ -292,7 +358,7 @@ ax_array *ax_array_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shap
     if (!a) return NULL;
     a->buf = buffer_new(cx, (size_t)a->size * ax_dtype_size(dtype));
     if (!a->buf) {
-        ax_array_release(a); /* the header goes back to its cache, which it holds a count of */
+        header_free(a);
         return NULL;
     }
     return a;
@@ -345,12 +411,7 @@ void ax_array_release(ax_array *a) {
         if (a->tracer->free_data) a->tracer->free_data(a->tracer->data);
         free(a->tracer);
     }
-    struct ax_alloc_cache *c = a->cache;
-    if (c && !c->closed && c->nheaders < CACHED_HEADERS)
-        c->headers[c->nheaders++] = a;
-    else
-        free(a);
-    cache_unref(c);
+    header_free(a);
 }
 
 ax_array *ax_array_view(ax_ctx *cx, ax_array *a, int ndim, const int64_t *shape,

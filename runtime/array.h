@@ -33,7 +33,7 @@ struct ax_alloc_cache;
 typedef struct ax_buffer {
     int64_t refs;
     size_t nbytes;
-    void *data; /* 64-byte aligned */
+    void *data; /* 64-byte aligned (16-byte for at most 16 bytes: a scalar's) */
     void *base; /* what was allocated (data is inside it); free(base) releases it */
     struct ax_alloc_cache *cache; /* the context's cache it returns to, or NULL */
     int size_class;               /* its capacity class in that cache, or -1 */
@@ -48,18 +48,21 @@ struct ax_tracer {
     void (*free_data)(void *data);
 };
 
+/* ndim never changes once an array is made, and shape and strides come last: a rank-0 array's
+ * header is allocated without them (scalars are most of the arrays a program makes). Never
+ * copy an ax_array by value. */
 typedef struct ax_array {
     int64_t refs;
     ax_dtype dtype;
     bool weak; /* weakly typed (a Python-style literal), see ax_dtype_promote */
     int ndim;
-    int64_t size; /* product of shape */
-    int64_t shape[AX_MAX_RANK];
-    int64_t strides[AX_MAX_RANK]; /* in elements; 0 on broadcast dimensions; may be negative */
+    int64_t size;                 /* product of shape */
     int64_t offset;               /* in elements, from buf->data to element [0, 0, ...] */
     ax_buffer *buf;               /* NULL for an abstract tracer */
     struct ax_tracer *tracer;     /* NULL for a concrete array */
     struct ax_alloc_cache *cache; /* the context's cache the header returns to, or NULL */
+    int64_t shape[AX_MAX_RANK];
+    int64_t strides[AX_MAX_RANK]; /* in elements; 0 on broadcast dimensions; may be negative */
 } ax_array;
 
 /* Recently released array headers and small buffers, kept for reuse: transformations make

@@ -140,6 +140,12 @@ bool ax_bi_dtype(ax_interp *in, ax_value *v, int *out) {
 }
 
 bool ax_bi_shape(ax_interp *in, ax_value *v, const char *what, int *ndim, int64_t *shape) {
+    if (v->kind == AX_V_RANGE) { /* read as the tuple of its ints */
+        ax_value *t = ax_range_tuple(in, v, 1024);
+        bool ok = t && ax_bi_shape(in, t, what, ndim, shape);
+        ax_value_release(t);
+        return ok;
+    }
     if (v->kind == AX_V_ARRAY && v->arr->ndim == 1 && ax_dtype_is_int(v->arr->dtype)) {
         if (!ax_np_is_concrete(v->arr)) {
             ax_error(in->cx, AX_ERR_CONCRETIZATION,
@@ -175,6 +181,12 @@ bool ax_bi_axes(ax_interp *in, ax_value *v, int ndim, int *naxes, int *axes) {
         *naxes = ndim;
         for (int i = 0; i < ndim; i++) axes[i] = i;
         return true;
+    }
+    if (v->kind == AX_V_RANGE) { /* read as the tuple of its ints */
+        ax_value *t = ax_range_tuple(in, v, 1024);
+        bool ok = t && ax_bi_axes(in, t, ndim, naxes, axes);
+        ax_value_release(t);
+        return ok;
     }
     bool seq = v->kind == AX_V_TUPLE || v->kind == AX_V_LIST;
     int n = seq ? v->n : 1;

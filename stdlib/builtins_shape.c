@@ -41,6 +41,12 @@ static ax_value *bi_ravel(ax_interp *in, ax_value *self, const ax_args *args) {
 
 /* A permutation argument (tuple of possibly negative axes) for an array of rank ndim. */
 static bool permutation(ax_interp *in, ax_value *v, int ndim, int *perm) {
+    if (v->kind == AX_V_RANGE) { /* read as the tuple of its ints */
+        ax_value *t = ax_range_tuple(in, v, 1024);
+        bool ok = t && permutation(in, t, ndim, perm);
+        ax_value_release(t);
+        return ok;
+    }
     if (v->kind != AX_V_TUPLE && v->kind != AX_V_LIST) {
         ax_error(in->cx, AX_ERR_TYPE, "axes must be a tuple of ints");
         return false;
@@ -86,6 +92,12 @@ static ax_value *bi_swapaxes(ax_interp *in, ax_value *self, const ax_args *args)
 
 /* One or several axes (an int or a tuple), normalised, in the given order. */
 static bool axis_list(ax_interp *in, ax_value *v, int ndim, int *n, int *axes) {
+    if (v->kind == AX_V_RANGE) { /* read as the tuple of its ints */
+        ax_value *t = ax_range_tuple(in, v, 1024);
+        bool ok = t && axis_list(in, t, ndim, n, axes);
+        ax_value_release(t);
+        return ok;
+    }
     bool seq = v->kind == AX_V_TUPLE || v->kind == AX_V_LIST;
     *n = seq ? v->n : 1;
     if (*n > ndim) {

@@ -75,6 +75,13 @@ static ax_value *m_transpose(ax_interp *in, ax_value *self, const ax_args *args)
     ax_value *axes = args->n == 1 ? args->pos[0] : ax_bi_kwarg(args, "axes");
     if (args->n == 0 && (!axes || axes->kind == AX_V_NONE))
         return ax_np_wrap_take(in, ax_np_transpose(in->cx, x, NULL));
+    if (axes && axes->kind == AX_V_RANGE) { /* read as the tuple of its ints */
+        ax_value *t = ax_range_tuple(in, axes, 1024);
+        ax_args as_tuple = {.n = 1, .pos = &t};
+        ax_value *r = t ? m_transpose(in, self, &as_tuple) : NULL;
+        ax_value_release(t);
+        return r;
+    }
     int n = axes ? (axes->kind == AX_V_TUPLE || axes->kind == AX_V_LIST ? axes->n : 1) : args->n;
     if (n != x->ndim)
         return ax_error(in->cx, AX_ERR_VALUE, "axes don't match array: %d axes for rank %d", n,

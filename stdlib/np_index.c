@@ -103,6 +103,7 @@ static bool parse_entry(ax_interp *in, ax_value *v, ix_list *l) {
         return ix_add(cx, l, (ix_entry){.kind = IX_SLICE, .slice = v});
     case AX_V_ARRAY:
         return parse_array_take(cx, ax_array_retain(v->arr), l);
+    case AX_V_RANGE: /* an array of its ints, as NumPy reads x[range(2)] */
     case AX_V_LIST: {
         ax_array *a = ax_np_asarray(in, v, "index");
         if (a && a->size == 0 && ax_dtype_is_float(a->dtype)) {
