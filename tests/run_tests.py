@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs every test of ax and ends with one line: 'N passed, N failed'.
+"""Runs every test of ax and ends with one line: 'N passed, N failed' (', N skipped' when some
+tests could not run here: a skipped test is not counted as passed).
 
 Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
                           [-v] [FILE ...]
@@ -45,6 +46,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 NPROC = os.cpu_count() or 2
+SKIPPED_CASE = re.compile(r"^\[ +SKIPPED +\] (?!\d+ test)", re.M)  # a cmocka case's skip
 SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|"
                               r"SUMMARY: UndefinedBehaviorSanitizer")
 
@@ -53,7 +55,7 @@ SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime 
 
 class Results:
     def __init__(self, verbose):
-        self.passed = self.failed = 0
+        self.passed = self.failed = self.skipped = 0
         self.verbose = verbose
         self.suites = []
 
@@ -289,7 +291,7 @@ def run_unit(ctx, exe):
         status = None
     announced = sum(int(n) for n in re.findall(r"^\[=+\] Running (\d+) test", out, re.M))
     ok = len(re.findall(r"^\[ +OK +\] ", out, re.M))
-    skipped = len(re.findall(r"^\[ +SKIPPED +\] (?!\d+ test)", out, re.M))
+    skipped = len(SKIPPED_CASE.findall(out))
     failed = max(announced - ok - skipped, 0)
     if status != 0 and failed == 0:
         failed = 1  # crashed before or after its cases, timed out, or a sanitizer report
@@ -317,15 +319,16 @@ def run_script_checks(ctx, res, name):
     except subprocess.TimeoutExpired:
         res.fail(name, f"no answer in {ctx.timeout * 10} s")
         return
-    m = re.search(r"^(\d+) passed, (\d+) failed\s*$", out, re.M)
+    m = re.search(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$", out, re.M)
     for line in out.splitlines():
-        if line.startswith(("FAIL", "ok ")) and (line.startswith("FAIL") or res.verbose):
+        if line.startswith(("FAIL", "SKIP")) or (line.startswith("ok ") and res.verbose):
             print(line, flush=True)
     if not m:
         res.fail(name, f"no summary (exit {p.returncode}):\n{tail(out)}")
         return
     res.passed += int(m.group(1))
     res.failed += int(m.group(2))
+    res.skipped += int(m.group(3) or 0)
 
 # ---------------------------------------------------------------- main
 
@@ -410,6 +413,7 @@ def main():
 
         with futures.ThreadPoolExecutor(max_workers=NPROC) as pool:
             for name, ok, failed, out in pool.map(one, jobs):
+                res.skipped += len(SKIPPED_CASE.findall(out))
                 if ok:
                     res.ok(f"{name} ({ok} cases)", ok)
                 if failed:
@@ -428,7 +432,8 @@ def main():
     if "jit" in suites:
         run_script_checks(ctx, res, "jit_test.py")
 
-    print(f"{res.passed} passed, {res.failed} failed")
+    print(f"{res.passed} passed, {res.failed} failed"
+          + (f", {res.skipped} skipped" if res.skipped else ""))
     sys.exit(1 if res.failed else 0)
 
 
