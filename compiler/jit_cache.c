@@ -298,9 +298,10 @@ static bool copy_digest(const char *src, int fd, uint64_t *size, uint64_t *sum) 
     return ok;
 }
 
-/* The two temporary files of an entry being written. */
+/* The two temporary files of an entry being written, and their bytes. */
 typedef struct pending {
     char *so, *sum;
+    uint64_t bytes;
 } pending;
 
 static void pending_drop(pending *t) {
@@ -330,6 +331,7 @@ static int write_pending(const char *src, const char *so, const char *sum, pendi
     ok = fd >= 0 && write_all(fd, text, (size_t)len);
     err = ok ? 0 : errno;
     if (fd >= 0 && close(fd) != 0 && ok) ok = false, err = errno;
+    t->bytes = size + (uint64_t)len;
     return ok ? 0 : err ? err : EIO;
 }
 
@@ -454,13 +456,14 @@ static void remove_entry(int dfd, uint64_t key) {
     unlinkat(dfd, name, 0);
 }
 
-/* Removes least recently used entries until the cache holds at most c->limit bytes. The
- * caller holds the cache's lock. */
-static void evict(ax_jit_cache *c, int dfd) {
+/* Removes least recently used entries until the cache holds at most c->limit bytes, and
+ * returns the bytes left (UINT64_MAX if the directory cannot be read). The caller holds the
+ * cache's lock. */
+static uint64_t evict(ax_jit_cache *c, int dfd) {
     size_t nfiles = 0, n = 0;
     cached_file *files = list_files(dfd, &nfiles);
     entry *entries = files ? group_entries(files, nfiles, &n) : NULL;
-    if (!entries) return;
+    if (!entries) return UINT64_MAX;
     uint64_t total = 0, freed = 0;
     for (size_t i = 0; i < n; i++) total += entries[i].bytes;
     size_t removed = 0;
@@ -477,6 +480,42 @@ static void evict(ax_jit_cache *c, int dfd) {
                 "within %llu bytes\n",
                 removed, (unsigned long long)freed, (unsigned long long)c->limit);
     free(entries);
+    return total - freed;
+}
+
+/* The lock file also holds the cache's size as of the last write, so that a write scans the
+ * directory (a stat per file) only when the limit may be exceeded. The figure can only err
+ * high (an entry replaced is counted twice, files removed by hand are still counted), which
+ * brings the next scan forward; a missing or garbled figure means "scan". */
+static bool read_total(int lock, uint64_t *total) {
+    char text[32] = {0};
+    char *end;
+    if (pread(lock, text, sizeof text - 1, 0) <= 0 || !isdigit((unsigned char)text[0]))
+        return false;
+    *total = strtoull(text, &end, 10);
+    return *end == '\n';
+}
+
+static void write_total(int lock, uint64_t total) {
+    char text[32];
+    int len = snprintf(text, sizeof text, "%020llu\n", (unsigned long long)total);
+    if (pwrite(lock, text, (size_t)len, 0) != len) { /* then the next write scans */
+    }
+}
+
+/* Accounts for an entry of `bytes` just published, evicting if the cache may be over its
+ * limit. The caller holds the lock. */
+static void account(ax_jit_cache *c, int lock, uint64_t bytes) {
+    uint64_t total;
+    if (read_total(lock, &total) && total <= c->limit && bytes <= c->limit - total) {
+        write_total(lock, total + bytes);
+        return;
+    }
+    int dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return;
+    total = evict(c, dfd);
+    close(dfd);
+    if (total != UINT64_MAX) write_total(lock, total);
 }
 
 /* The cache's lock file, locked; -1 if it cannot be had (then nothing is written). */
@@ -508,10 +547,9 @@ void ax_jit_cache_store(ax_jit_cache *c, uint64_t key, const char *src) {
     if (!err && rename(t.so, so) != 0) err = errno, what = so;
     if (!err && rename(t.sum, sum) != 0) err = errno, what = sum;
     if (!err) {
+        account(c, lock, t.bytes);
         free(t.so), free(t.sum);
         t = (pending){0};
-        int dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) evict(c, dfd), close(dfd);
     } else if (err == TOO_LARGE) {
         if (c->log) fprintf(stderr, "ax: jit: cache: not stored (larger than AX_CACHE_MAX)\n");
     } else {
