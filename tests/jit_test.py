@@ -138,6 +138,22 @@ class Ctx:
         check_exit(p.returncode, p.stderr)
         return p
 
+    def run_at_once(self, n, program=PROGRAM, **env):
+        """Runs n `ax -e program` processes at the same time: [(status, stdout, stderr)]."""
+        procs = [subprocess.Popen([self.ax, "-e", program], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=self.env(**env),
+                                  cwd=self.root)
+                 for _ in range(n)]
+        results = []
+        for proc in procs:
+            try:
+                out, err = proc.communicate(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                raise Failure(f"no answer in {TIMEOUT:.0f} s")
+            results.append((proc.returncode, out, err))
+        return results
+
     def entries(self, ext):
         if not os.path.isdir(self.cache):
             return []
@@ -259,20 +275,27 @@ def garbage_sum_is_rebuilt(ctx):
     damage_then_rebuild(ctx, garbage)
 
 
-@check
-def so_replaced_by_directory(ctx):
-    # The cache cannot publish over a directory (nor should it delete one): each run still
-    # builds native code ('compiled', no fallback warning) and prints the right numbers.
+def directory_in_the_way(ctx, ext):
+    """Replaces each entry's .ext by a directory, which the cache can neither publish over
+    nor should delete: each run still builds native code ('compiled', no fallback warning)
+    and prints the right numbers."""
     built(ctx.run(), "compiled")
-    so, _ = ctx.only_entry()
-    for p in so:
+    ctx.only_entry()
+    paths = ctx.entries(ext)
+    for p in paths:
         os.unlink(p)
         os.mkdir(p)
     for _ in range(2):
         p = ctx.run()
         program_ok(p)
         built(p, "compiled")
-    expect(all(os.path.isdir(p) for p in so), "the directories in the way were removed")
+    expect(all(os.path.isdir(p) for p in paths), "the directories in the way were removed")
+    ctx.no_temporaries()
+
+
+@check
+def so_replaced_by_directory(ctx):
+    directory_in_the_way(ctx, "so")
 
 
 def as_nobody():
@@ -367,20 +390,10 @@ def cache_dir_is_a_file(ctx):
 
 @check
 def sum_cannot_be_replaced(ctx):
-    # A .sum that cannot be replaced (a directory in its place): the entry is not published,
-    # but the code just compiled runs (it used to be loaded from a temporary name that the
-    # publication had already renamed away, so every jitted function fell back to eager).
-    built(ctx.run(), "compiled")
-    _, sums = ctx.only_entry()
-    for p in sums:
-        os.unlink(p)
-        os.mkdir(p)
-    for _ in range(2):
-        p = ctx.run()
-        program_ok(p)
-        built(p, "compiled")
-    expect(all(os.path.isdir(p) for p in sums), "the directories in the way were removed")
-    ctx.no_temporaries()
+    # The entry is not published, but the code just compiled runs (it used to be loaded from
+    # a temporary name that the publication had already renamed away, so every jitted
+    # function of the process fell back to eager).
+    directory_in_the_way(ctx, "sum")
 
 
 # Shell code run in a private mount namespace: a tiny tmpfs on $1 (the cache home), the
@@ -608,18 +621,9 @@ def concurrent_writers_keep_the_limit(ctx):
     ctx.run(scale_program(7))
     size = max(entry_sizes(ctx).values())
     limit = size * 3 + size // 2
-    procs = [subprocess.Popen([ctx.ax, "-e", CONCURRENT], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, cwd=ctx.root,
-                              env=ctx.env(AX_CACHE_MAX=str(limit)))
-             for _ in range(4)]
     want = [v for i in range(2) for k in range(2, 6) for v in (i, k + i, 2 * k + i)]
-    for proc in procs:
-        try:
-            out, err = proc.communicate(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise Failure(f"no answer in {TIMEOUT:.0f} s")
-        check_exit(proc.returncode, err)
+    for status, out, err in ctx.run_at_once(4, CONCURRENT, AX_CACHE_MAX=str(limit)):
+        check_exit(status, err)
         expect_numbers(out, want, "a concurrent writer")
         expect(WARNING not in err, err)
     left = entry_sizes(ctx)
@@ -757,17 +761,7 @@ print(double(ones((3,))))
 
 @check
 def two_processes_at_once(ctx):
-    procs = [subprocess.Popen([ctx.ax, "-e", PROGRAM], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=ctx.env(), cwd=ctx.root)
-             for _ in range(2)]
-    results = []
-    for proc in procs:
-        try:
-            out, err = proc.communicate(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise Failure(f"no answer in {TIMEOUT:.0f} s")
-        results.append((proc.returncode, out, err))
+    results = ctx.run_at_once(2)
     for status, out, err in results:
         check_exit(status, err)
         program_ok(subprocess.CompletedProcess([], status, out, err))
