@@ -170,9 +170,10 @@ void ax_jit_cache_close(ax_jit_cache *c) {
 /* ---- loading ---- */
 
 /* Opens a cache file for reading, or returns -1: missing, not a regular file (a symbolic
- * link is not followed), or unsafe (then with a warning, once per process). */
+ * link is not followed, a FIFO does not block), or unsafe (then with a warning, the first
+ * time). */
 static int open_entry_file(ax_jit_cache *c, const char *path) {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     if (fd < 0) return -1;
     const char *why = fstat(fd, &st) != 0 ? "unreadable" : !S_ISREG(st.st_mode) ? "" : NULL;
