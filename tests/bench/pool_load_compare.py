@@ -4,9 +4,11 @@
 Runs tests/bench/pool_load.ax (medians of jitted selu and x * 2 + 1 on 100k f32, and eager
 x * 2 + 1 on 100k and 10M) alternately on the machine as it is ("quiet") and with a competing
 process spinning ("busy": `yes > /dev/null`, pinned to the last CPU unless --free), ROUNDS
-times, and prints each figure's median over the rounds and the busy/quiet ratio. The load
-average is printed at the start and the end: other users' jobs count as load too.
-Usage: pool_load_compare.py --ax build/ax [--rounds 5] [--free]
+times, and prints each figure's median over the rounds and the busy/quiet ratio. With several
+--ax binaries (say, before and after a change) each round runs them all under the same
+conditions. The load average is printed at the start and the end: other users' jobs count as
+load too.
+Usage: pool_load_compare.py --ax build/ax [--ax other/ax ...] [--rounds 5] [--free]
 """
 import argparse
 import os
@@ -33,34 +35,47 @@ def start_spinner(pin):
     return proc
 
 
+def measure(axes, busy, pin, results):
+    """One run of each binary, quiet or with the spinner; appends to results[(ax, busy)]."""
+    for ax in axes:
+        spinner = start_spinner(pin) if busy else None
+        try:
+            for name, us in run_ax(ax).items():
+                results.setdefault((ax, busy), {}).setdefault(name, []).append(us)
+        finally:
+            if spinner:
+                spinner.kill()
+                spinner.wait()
+
+
+def report(ax, results):
+    quiet, busy = results[(ax, False)], results[(ax, True)]
+    print(f"{ax}")
+    print(f"  {'benchmark':<18} {'quiet us':>10} {'busy us':>10} {'busy/quiet':>11}   busy runs")
+    for name in quiet:
+        q, b = statistics.median(quiet[name]), statistics.median(busy[name])
+        goal = f" (goal <= {GOAL[name]}x)" if name in GOAL else ""
+        runs = " ".join(f"{v:.0f}" if v >= 100 else f"{v:.1f}" for v in busy[name])
+        print(f"  {name:<18} {q:>10.1f} {b:>10.1f} {b / q:>10.2f}x   {runs}{goal}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ax", default=os.path.join(HERE, "..", "..", "build", "ax"))
+    ap.add_argument("--ax", action="append", help="ax binaries (default build/ax)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--free", action="store_true", help="do not pin the spinner")
     a = ap.parse_args()
-    ax = os.path.abspath(a.ax)
+    axes = [os.path.abspath(x) for x in a.ax or [os.path.join(HERE, "..", "..", "build", "ax")]]
+    pin = not a.free
     print(f"load average at start: {os.getloadavg()[0]:.2f}; spinner "
-          f"{'free' if a.free else 'pinned to CPU %d' % (os.cpu_count() - 1)}", flush=True)
-    quiet, busy = {}, {}
-    for r in range(a.rounds):
-        for name, us in run_ax(ax).items():
-            quiet.setdefault(name, []).append(us)
-        spinner = start_spinner(not a.free)
-        try:
-            for name, us in run_ax(ax).items():
-                busy.setdefault(name, []).append(us)
-        finally:
-            spinner.kill()
-            spinner.wait()
-        print(f"round {r + 1}: " + ", ".join(f"{n} {quiet[n][-1]:.1f}/{busy[n][-1]:.1f}"
-                                             for n in quiet), flush=True)
+          f"{'pinned to CPU %d' % (os.cpu_count() - 1) if pin else 'free'}", flush=True)
+    results = {}
+    for _ in range(a.rounds):
+        measure(axes, False, pin, results)
+        measure(axes, True, pin, results)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
-    print(f"{'benchmark':<18} {'quiet us':>10} {'busy us':>10} {'busy/quiet':>11}")
-    for name in quiet:
-        q, b = statistics.median(quiet[name]), statistics.median(busy[name])
-        goal = f"  (goal <= {GOAL[name]}x)" if name in GOAL else ""
-        print(f"{name:<18} {q:>10.1f} {b:>10.1f} {b / q:>10.2f}x{goal}")
+    for ax in axes:
+        report(ax, results)
 
 
 if __name__ == "__main__":
