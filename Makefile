@@ -59,7 +59,7 @@ $(BUILD)/lang/interp.o: $(BUILD)/.prefix
 $(BUILD)/runtime/elementwise.o: CFLAGS += -O3 -march=native -fno-math-errno -fno-trapping-math
 
 DEPS := libreadline-dev libgccjit-12-dev libopenblas-dev libcmocka-dev binutils python3 \
-        python3-numpy
+        python3-numpy gnuplot-nox graphviz libcmark-dev chromium
 
 .PHONY: all unit benches run test asan bench conformance install uninstall deps clean FORCE
 all: $(BUILD)/ax

@@ -479,15 +479,15 @@ static int run_eager_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env) 
     ax_array *in[16], **ins = e->nin <= 16 ? in : malloc((size_t)e->nin * sizeof *ins);
     if (!ins) return ax_error_oom(cx), -1;
     for (int i = 0; i < e->nin; i++) ins[i] = atom_array(env, &e->in[i]);
-    ax_array *res[8] = {0};
-    int rc = ax_bind(cx, e->prim, e->nin, ins, &e->params, res);
+    ax_array *small[8] = {0}, **res = e->nout <= 8 ? small : calloc((size_t)e->nout, sizeof *res);
+    int rc = res ? ax_bind(cx, e->prim, e->nin, ins, &e->params, res) : (ax_error_oom(cx), -1);
     if (ins != in) free(ins);
-    if (rc) return -1;
-    for (int i = 0; i < e->nout; i++) {
+    for (int i = 0; !rc && i < e->nout; i++) {
         ax_array_release(env[e->out[i]]);
         env[e->out[i]] = res[i];
     }
-    return 0;
+    if (res != small) free(res);
+    return rc;
 }
 
 static bool needs_blas(const ax_plan *plan) {

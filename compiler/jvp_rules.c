@@ -256,8 +256,9 @@ static bool is_linear_input(ax_prim prim, const ax_params *p, int i) {
     case AX_P_CONCATENATE:
     case AX_P_ADD:
     case AX_P_SUB:
-    case AX_P_CUSTOM_LINEAR:
         return true;
+    case AX_P_CUSTOM_LINEAR: /* the residuals come first */
+        return i >= p->nconsts;
     default:
         return i == 0;
     }

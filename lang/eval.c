@@ -1144,10 +1144,22 @@ static exec_status exec_from_import(frame *f, const ax_node *n) {
             const char *dym = strstr(f->in->cx->err.message, "; did you mean");
             if (dym) snprintf(hint, sizeof hint, "%s", dym);
             ax_error_clear(f->in->cx);
-            ax_error(f->in->cx, AX_ERR_IMPORT, "cannot import name '%s' from '%s'%s", name, n->text,
-                     hint);
-            st = EX_ERROR;
-            break;
+            /* as in Python, `from pkg import sub` may name the submodule pkg.sub */
+            char sub[512];
+            snprintf(sub, sizeof sub, "%s.%s", n->text, name);
+            if (!(v = ax_import_value(f->in, sub))) {
+                bool missing = f->in->cx->err.kind == AX_ERR_IMPORT &&
+                               !strncmp(f->in->cx->err.message, "no module named", 15);
+                if (!missing) { /* the submodule exists and failed: say why */
+                    st = EX_ERROR;
+                    break;
+                }
+                ax_error_clear(f->in->cx);
+                ax_error(f->in->cx, AX_ERR_IMPORT, "cannot import name '%s' from '%s'%s", name,
+                         n->text, hint);
+                st = EX_ERROR;
+                break;
+            }
         }
         const char *alias = n->aliases && n->aliases[i] ? n->aliases[i] : name;
         if (bind_name(f, alias, v) < 0) st = EX_ERROR;

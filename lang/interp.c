@@ -414,7 +414,8 @@ static const char *jax_equivalent(const char *name) {
     static const struct {
         const char *jax, *ax;
     } names[] = {{"jax.numpy", "jnp"}, {"numpy", "np"},  {"jax.random", "random"},
-                 {"jax.lax", "lax"},   {"jax.nn", "nn"}, {"jax.tree_util", "tree"}};
+                 {"jax.lax", "lax"},   {"jax.nn", "nn"}, {"jax.tree_util", "tree"},
+                 {"matplotlib.pyplot", "plot"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i].jax) == 0) return names[i].ax;
     return name;

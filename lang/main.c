@@ -9,6 +9,7 @@
 #include "../runtime/context.h"
 #include "../runtime/format.h"
 #include "interp.h"
+#include "notebook.h"
 #include "repl.h"
 
 #ifndef AX_VERSION
@@ -20,6 +21,7 @@ enum { EXIT_PROGRAM_ERROR = 1, EXIT_USAGE = 2 };
 static const char usage_text[] =
     "usage: ax [options] [FILE.ax [args...]]\n"
     "       ax [options] -e CODE [args...]\n"
+    "       ax notebook [options] FILE.md   (run a Markdown notebook: ax notebook --help)\n"
     "\n"
     "With no FILE: an interactive session when stdin is a terminal, else stdin is read as a\n"
     "program. FILE '-' also reads the program from stdin.\n"
@@ -186,6 +188,8 @@ static int run(const options *o, const char *exe) {
 }
 
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "notebook"))
+        return ax_notebook_main(argc - 1, argv + 1, argv[0]);
     options o = {0};
     int status = parse_options(argc, argv, &o);
     if (status >= 0) return status;

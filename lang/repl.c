@@ -289,6 +289,7 @@ static void cmd_load(ax_interp *in, const char *args, FILE *out);
 static void cmd_reset(ax_interp *in, const char *args, FILE *out);
 static void cmd_ir(ax_interp *in, const char *args, FILE *out);
 static void cmd_c(ax_interp *in, const char *args, FILE *out);
+static void cmd_graph(ax_interp *in, const char *args, FILE *out);
 
 static const repl_command commands[] = {
     {"help", "[name]", "this list, or the documentation of a name (:help sum, :help random)",
@@ -302,6 +303,8 @@ static const repl_command commands[] = {
     {"vars", "", "the names you defined, with their types", cmd_vars},
     {"ir", "f(args)", "the typed IR jit traces the call to, and the loops it fuses", cmd_ir},
     {"c", "f(args)", "the C-like dump of the native code jit builds for the call", cmd_c},
+    {"graph", "f(args)", "draw the call's computation graph (graphviz) and print the file's path",
+     cmd_graph},
     {"load", "FILE", "run a file in this session (its definitions stay)", cmd_load},
     {"reset", "", "forget every name you defined", cmd_reset},
     {"quit", "", "leave (also Ctrl-D)", NULL},
@@ -451,7 +454,8 @@ static void show_jit(ax_interp *in, const char *args, FILE *out, const char *fn)
         return;
     }
     if (!ax_repl_split_call(args, callee, rest, cap)) {
-        fprintf(stderr, ":%s needs a call, like :%s f(x)\n", fn + 4, fn + 4);
+        const char *cmd = strchr(fn, '_') + 1; /* jit_ir -> ir, show_graph -> graph */
+        fprintf(stderr, ":%s needs a call, like :%s f(x)\n", cmd, cmd);
     } else {
         snprintf(expr, 2 * cap + 32, "%s(%s%s%s)", fn, callee, *rest ? ", " : "", rest);
         clear_interrupt(in);
@@ -471,6 +475,10 @@ static void cmd_ir(ax_interp *in, const char *args, FILE *out) {
 
 static void cmd_c(ax_interp *in, const char *args, FILE *out) {
     show_jit(in, args, out, "jit_c");
+}
+
+static void cmd_graph(ax_interp *in, const char *args, FILE *out) {
+    show_jit(in, args, out, "show_graph");
 }
 
 const char *ax_repl_parse_time_args(const char *args, int *runs) {
@@ -631,7 +639,7 @@ char *ax_repl_read_text(FILE *f) {
     return s.data;
 }
 
-static char *read_file(const char *path) {
+char *ax_repl_read_file(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     char *text = ax_repl_read_text(f);
@@ -650,7 +658,7 @@ static void cmd_load(ax_interp *in, const char *args, FILE *out) {
         memmove(path, path + 1, n - 2);
         path[n - 2] = 0;
     }
-    char *src = read_file(path);
+    char *src = ax_repl_read_file(path);
     if (!src) {
         fprintf(stderr, "cannot read '%s': %s\n", path, strerror(errno));
         return;

@@ -246,7 +246,7 @@ fail:
 /* What the transpose of one custom_vjp call needs. */
 typedef struct vjp_data {
     ax_interp *in;
-    ax_value *bwd, *res, *out_def;
+    ax_value *bwd, *res_def, *out_def; /* the residuals are custom_linear's leading operands */
     int nout;
     ax_aval *out_types;
     arg_layout args;
@@ -256,14 +256,15 @@ typedef struct vjp_data {
 static void vjp_data_free(void *p) {
     vjp_data *d = p;
     ax_value_release(d->bwd);
-    ax_value_release(d->res);
+    ax_value_release(d->res_def);
     ax_value_release(d->out_def);
     free(d->out_types);
     free(d->args.types);
     free(d);
 }
 
-static int vjp_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nin, ax_array **ct_in) {
+static int vjp_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nres, ax_array **res,
+                         int nin, ax_array **ct_in) {
     vjp_data *d = data;
     ax_array **cts = calloc((size_t)d->nout + 1, sizeof *cts);
     if (!cts) return ax_error_oom(cx), -1;
@@ -278,10 +279,14 @@ static int vjp_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nin, a
     if (vals) ax_values_release(vals, d->nout);
     ax_flat_release_arrays(cts, d->nout);
     if (!ct_tree) return -1;
-    ax_value *args[2] = {d->res, ct_tree};
+    ax_value **rv = ax_flat_wrap_arrays(cx, nres, res);
+    ax_value *res_tree = rv ? ax_tree_unflatten(d->in, d->res_def, rv, nres) : NULL;
+    if (rv) ax_values_release(rv, nres);
+    ax_value *args[2] = {res_tree, ct_tree};
     ax_args a = {.n = 2, .pos = args};
-    ax_value *r = ax_call(d->in, d->bwd, &a);
+    ax_value *r = res_tree ? ax_call(d->in, d->bwd, &a) : NULL;
     ax_value_release(ct_tree);
+    if (res_tree) ax_value_release(res_tree);
     if (!r) return -1;
     (void)nin; /* = d->args.nin: the tangents of the arguments */
     rc = bwd_cotangents(d->in, d->name, r, &d->args, ct_in);
@@ -306,14 +311,22 @@ static int run_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **p
                  "the forward function of %s must return a pair (output, residuals)", c->name);
         return -1;
     }
-    ax_array **outs = NULL, **tz = NULL, **touts = NULL;
-    ax_value *def = NULL;
-    int rc = -1;
+    ax_array **outs = NULL, **tz = NULL, **touts = NULL, **res = NULL, **ops = NULL;
+    ax_value *def = NULL, *res_def = NULL;
+    int rc = -1, nres = 0;
     vjp_data *d = NULL;
     ax_callback *cb = NULL;
     *n = 0;
     if (flatten_arrays(in, r->items[0], "a custom_vjp forward function", &outs, n, &def)) goto done;
+    if (flatten_arrays(in, r->items[1], "a custom_vjp forward function's residuals", &res, &nres,
+                       &res_def))
+        goto done;
     tz = tangents_or_zeros(in->cx, fc->nflat, prim, tan);
+    ops = calloc((size_t)nres + (size_t)fc->nflat + 1, sizeof *ops);
+    if (!ops) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
     d = calloc(1, sizeof *d);
     cb = calloc(1, sizeof *cb);
     touts = calloc((size_t)*n + 1, sizeof *touts);
@@ -325,7 +338,7 @@ static int run_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **p
     }
     *d = (vjp_data){.in = in,
                     .bwd = ax_value_retain(c->bwd),
-                    .res = ax_value_retain(r->items[1]),
+                    .res_def = ax_value_retain(res_def),
                     .out_def = ax_value_retain(def),
                     .nout = *n,
                     .out_types = calloc((size_t)*n + 1, sizeof(ax_aval))};
@@ -338,10 +351,14 @@ static int run_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **p
     }
     for (int j = 0; j < *n; j++) ax_aval_of(&d->out_types[j], outs[j]);
     if (layout_init(in->cx, &d->args, fc, prim, 0)) goto done;
+    for (int i = 0; i < nres; i++) ops[i] = res[i];
+    for (int i = 0; i < fc->nflat; i++) ops[nres + i] = tz[i];
     for (int j = 0; j < *n; j++) {
-        ax_params prm = {.cb = cb, .k = j, .dtype = outs[j]->dtype, .ndim = outs[j]->ndim};
+        ax_params prm = {
+            .cb = cb, .k = j, .nconsts = nres, .dtype = outs[j]->dtype, .ndim = outs[j]->ndim};
         memcpy(prm.shape, outs[j]->shape, (size_t)outs[j]->ndim * sizeof *prm.shape);
-        if (!(touts[j] = ax_bind1(in->cx, AX_P_CUSTOM_LINEAR, fc->nflat, tz, &prm))) goto done;
+        if (!(touts[j] = ax_bind1(in->cx, AX_P_CUSTOM_LINEAR, nres + fc->nflat, ops, &prm)))
+            goto done;
     }
     *outs_out = outs, *touts_out = touts, *def_out = def;
     outs = touts = NULL;
@@ -352,7 +369,10 @@ done:
     ax_flat_release_arrays(outs, *n);
     ax_flat_release_arrays(touts, *n);
     ax_flat_release_arrays(tz, fc->nflat);
+    ax_flat_release_arrays(res, nres);
+    free(ops);
     if (def) ax_value_release(def);
+    if (res_def) ax_value_release(res_def);
     ax_value_release(r);
     return rc;
 }
@@ -436,8 +456,7 @@ typedef struct vmapped_vjp {
     int nout;         /* outputs of fwd (flat) */
     ax_value *out_def, *res_def;
     ax_aval *out_types; /* one example's */
-    ax_array **res;     /* bwd only: the batched residual leaves (owned) */
-    int nres;
+    int nres;           /* the batched residual leaves: custom_linear's leading operands */
     int64_t size;
     char name[80];
 } vmapped_vjp;
@@ -446,7 +465,6 @@ static void vmapped_vjp_free(void *p) {
     vmapped_vjp *v = p;
     if (v->out_def) ax_value_release(v->out_def);
     if (v->res_def) ax_value_release(v->res_def);
-    ax_flat_release_arrays(v->res, v->nres);
     free(v->out_types);
     free(v->args.types);
     free(v);
@@ -549,18 +567,18 @@ static int bwd_example(ax_ctx *cx, void *closure, int nin, ax_array **in, int *n
     return rc;
 }
 
-static int vmapped_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nin,
-                             ax_array **ct_in) {
+static int vmapped_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nres,
+                             ax_array **res, int nin, ax_array **ct_in) {
     vmapped_vjp *v = data;
-    int n = v->nres + 1, nout = 0, *bdims = NULL;
+    int n = nres + 1, nout = 0, *bdims = NULL;
     ax_array **args = calloc((size_t)n + 1, sizeof *args), **outs = NULL;
     int *axes = calloc((size_t)n + 1, sizeof *axes);
     if (!args || !axes) {
         free(args), free(axes);
         return ax_error_oom(cx), -1;
     }
-    for (int j = 0; j < v->nres; j++) args[j] = v->res[j];
-    args[v->nres] = ct;
+    for (int j = 0; j < nres; j++) args[j] = res[j];
+    args[nres] = ct;
     bwd_closure b = {v, k};
     int rc = ax_vmap(cx, bwd_example, &b, n, args, axes, v->size, &nout, &outs, &bdims);
     free(args), free(axes);
@@ -581,7 +599,8 @@ static int vmapped_vjp_jvp(ax_ctx *cx, void *data, int64_t size, int k, int nin,
     d->shape.nflat = nin;
     vmapped_vjp *v = calloc(1, sizeof *v);
     int *axes = calloc((size_t)nin + 1, sizeof *axes), *bdims = NULL, nall = 0, rc = -1;
-    ax_array **all = NULL, **tz = NULL;
+    ax_array **all = NULL, **tz = NULL, **ops = NULL;
+    int nres = 0;
     ax_callback *cb = calloc(1, sizeof *cb);
     if (!v || !axes || !cb) goto done;
     *v = (vmapped_vjp){.in = d->in, .c = c, .shape = &d->shape, .size = size};
@@ -595,19 +614,22 @@ static int vmapped_vjp_jvp(ax_ctx *cx, void *data, int64_t size, int k, int nin,
         goto done;
     }
     v->nres = nall - v->nout;
-    v->res = calloc((size_t)v->nres + 1, sizeof *v->res);
     tz = tangents_or_zeros(cx, nin, prim, tan);
-    if (!v->res || !tz) goto done;
-    for (int j = 0; j < v->nres; j++) v->res[j] = ax_array_retain(all[v->nout + j]);
+    ops = calloc((size_t)(v->nres + nin) + 1, sizeof *ops);
+    if (!tz || !ops) goto done;
+    for (int j = 0; j < v->nres; j++) ops[j] = all[v->nout + j];
+    for (int i = 0; i < nin; i++) ops[v->nres + i] = tz[i];
+    nres = v->nres;
     *cb = (ax_callback){.refs = 1,
                         .name = v->name,
                         .transpose = vmapped_transpose,
                         .free = vmapped_vjp_free,
                         .data = v};
     v = NULL;
-    ax_params prm = {.cb = cb, .k = k, .dtype = all[k]->dtype, .ndim = all[k]->ndim};
+    ax_params prm = {
+        .cb = cb, .k = k, .nconsts = nres, .dtype = all[k]->dtype, .ndim = all[k]->ndim};
     memcpy(prm.shape, all[k]->shape, (size_t)all[k]->ndim * sizeof *prm.shape);
-    if (!(*tout = ax_bind1(cx, AX_P_CUSTOM_LINEAR, nin, tz, &prm))) goto done;
+    if (!(*tout = ax_bind1(cx, AX_P_CUSTOM_LINEAR, nres + nin, ops, &prm))) goto done;
     *out = ax_array_retain(all[k]);
     rc = 0;
 done:
@@ -616,6 +638,7 @@ done:
     ax_callback_release(cb);
     ax_flat_release_arrays(all, nall);
     ax_flat_release_arrays(tz, nin);
+    free(ops);
     free(axes);
     return rc;
 }

@@ -1,9 +1,10 @@
 /* jit as a builtin (see jit_builtin.h): per argument signature, trace once, simplify, and
  * build a native program (compiler/jit.c); later calls with the same signature run it.
  *
- * Under an enclosing transformation (grad(jit(f)), vmap(jit(f))) the arguments are tracers:
- * the cached IR is then evaluated through bind, so the outer transformation sees every
- * equation, exactly as if f had not been jitted. */
+ * Under an enclosing transformation (grad(jit(f)), vmap(jit(f)), make_jaxpr) the arguments are
+ * tracers: the call is then one `call` equation (compiler/call.h) whose body is the cached IR,
+ * so the outer transformation transforms the body as a whole and each part it makes is
+ * compiled too. */
 #include "jit_builtin.h"
 
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../compiler/call.h"
 #include "../compiler/jit.h"
 #include "../compiler/simplify.h"
 #include "flat_call.h"
@@ -22,8 +24,7 @@ typedef struct jit_entry {
     size_t keylen;
     char *types;   /* the traced leaves' types, ";"-separated (for the log) */
     char *statics; /* the static arguments' values */
-    ax_ir *ir;
-    ax_jit_program *prog; /* built on the first call with concrete arguments */
+    ax_ir *ir; /* its native program is built on the first concrete call (compiler/call.h) */
     ax_value *out_def;
     int nmain;
 } jit_entry;
@@ -44,7 +45,6 @@ static void jit_state_free(void *p) {
         free(s->entries[i].types);
         free(s->entries[i].statics);
         ax_ir_release(s->entries[i].ir);
-        ax_jit_free(s->entries[i].prog);
         ax_value_release(s->entries[i].out_def);
     }
     free(s->entries);
@@ -198,7 +198,9 @@ static jit_entry *add_entry(ax_interp *in, jit_state *s, const ax_args *a, flat_
     free(avals);
     ax_ir *ir = traced ? ax_simplify(in->cx, traced) : NULL;
     ax_ir_release(traced);
-    if (!ir) {
+    if (!ir || ax_ir_set_name(ir, fn_name(s->fn))) {
+        if (ir) ax_error_oom(in->cx);
+        ax_ir_release(ir);
         free(types), free(statics);
         return NULL;
     }
@@ -238,38 +240,36 @@ static bool all_concrete(const flat_call *fc, const ax_ir *ir) {
     return true;
 }
 
-/* The IR native code is built from: custom_call equations replaced by their bodies (native
- * code is never differentiated, and the bodies fuse with the rest). A new reference. */
-static ax_ir *for_native_code(ax_ctx *cx, ax_ir *ir) {
-    if (!ax_ir_has_custom_calls(ir)) return ax_ir_retain(ir);
-    ax_aval *types = calloc((size_t)ir->nin + 1, sizeof *types);
-    if (!types) return ax_error_oom(cx);
-    for (int i = 0; i < ir->nin; i++) types[i] = ir->types[ir->invars[i]];
-    int nout = 0;
-    ax_ir *flat = ax_trace_to_ir(cx, ax_ir_inlined_flat_fn, ir, ir->nin, types, &nout);
-    free(types);
-    ax_ir *simple = flat ? ax_simplify(cx, flat) : NULL;
-    ax_ir_release(flat);
-    return simple;
+static ax_jit_program *program_of(ax_interp *in, jit_entry *e) {
+    return ax_call_program(in->cx, e->ir);
 }
 
-static int build_program(ax_interp *in, const jit_state *s, jit_entry *e) {
-    if (e->prog) return 0;
-    ax_ir *native = for_native_code(in->cx, e->ir);
-    e->prog = native ? ax_jit_build(in->cx, native) : NULL;
-    ax_ir_release(native);
-    if (!e->prog) return -1;
-    if (ax_jit_logging(in->cx)) {
-        const ax_jit_info *info = ax_jit_program_info(e->prog);
-        fprintf(stderr,
-                "ax: jit: %s %s in %.2f ms: %d fused loops, %d matrix products, %d eager "
-                "steps\n",
-                info->from_disk ? "loaded"
-                : info->native  ? "compiled"
-                                : "prepared (no native code)",
-                fn_name(s->fn), info->build_ms, info->nloops, info->ngemms, info->neager);
+/* A call under an outer transformation: one call equation. Constants the trace captured that
+ * are tracers (values the function closes over, traced by the outer transformation) become
+ * leading operands of the equation. */
+static int bind_call(ax_ctx *cx, jit_entry *e, ax_array **flat, int nflat, ax_array **outs) {
+    const ax_ir *ir = e->ir;
+    bool *lift = calloc((size_t)ir->nconsts + 1, sizeof *lift);
+    ax_array **args = calloc((size_t)ir->nconsts + (size_t)nflat + 1, sizeof *args);
+    if (!lift || !args) {
+        free(lift), free(args);
+        return ax_error_oom(cx), -1;
     }
-    return 0;
+    int n = 0;
+    for (int i = 0; i < ir->nconsts; i++)
+        if ((lift[i] = ir->consts[i]->tracer != NULL)) args[n++] = ir->consts[i];
+    ax_ir *body = n ? ax_ir_lift_consts(ir, lift) : ax_ir_retain(e->ir);
+    for (int i = 0; i < nflat; i++) args[n++] = flat[i];
+    int rc = -1;
+    if (body) {
+        ax_params p = {.nsub = 1, .sub = (struct ax_ir *const *)&body};
+        rc = ax_bind(cx, AX_P_CALL, n, args, &p, outs);
+    } else {
+        ax_error_oom(cx);
+    }
+    ax_ir_release(body);
+    free(lift), free(args);
+    return rc;
 }
 
 static int check_call(ax_interp *in, const jit_state *s, const ax_args *a) {
@@ -316,10 +316,11 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     outs = calloc((size_t)e->ir->nout + 1, sizeof *outs);
     if (!outs) goto done;
     int rc;
+    ax_jit_program *prog = NULL;
     if (all_concrete(&fc, e->ir))
-        rc = build_program(in, s, e) ? -1 : ax_jit_run(in->cx, e->prog, fc.flat, outs);
+        rc = (prog = program_of(in, e)) ? ax_jit_run(in->cx, prog, fc.flat, outs) : -1;
     else
-        rc = ax_ir_eval(in->cx, e->ir, fc.flat, outs);
+        rc = bind_call(in->cx, e, fc.flat, fc.nflat, outs);
     if (rc) goto done;
     ax_value **vals = ax_flat_wrap_arrays(in->cx, e->nmain, outs);
     if (vals) {
@@ -375,13 +376,14 @@ ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool wan
     jit_entry *e = checked ? entry_for(in, s, a, &fc) : NULL;
     ax_strbuf out;
     ax_strbuf_init(&out);
-    if (e && !build_program(in, s, e)) {
+    ax_jit_program *prog = e ? program_of(in, e) : NULL;
+    if (prog) {
         if (!want_c) {
             ax_ir_format(&out, e->ir);
             ax_strbuf_appendf(&out, "\n-- fused into:\n");
-            ax_jit_format_plan(&out, e->prog);
+            ax_jit_format_plan(&out, prog);
             text = ax_value_str(out.data ? out.data : "");
-        } else if (!ax_jit_dump_c(in->cx, e->prog, &out)) {
+        } else if (!ax_jit_dump_c(in->cx, prog, &out)) {
             text = ax_value_str(out.data ? out.data : "");
         }
     }
