@@ -230,24 +230,24 @@ static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, c
         snprintf(why, whylen, "%s", api ? "libgccjit cannot make a context" : s->api_why);
         return NULL;
     }
-    char *path = ax_jit_cache_scratch_path(key);
+    ax_jit_scratch scratch;
     void *dl = NULL;
-    if (!path) {
+    if (!ax_jit_scratch_begin(&scratch, key)) {
         snprintf(why, whylen, "no temporary directory to compile in");
     } else {
-        GCCJIT(gcc_jit_context_compile_to_file)(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, path);
+        const char *so = scratch.so;
+        GCCJIT(gcc_jit_context_compile_to_file)(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, so);
         const char *err = GCCJIT(gcc_jit_context_get_first_error)(ctx);
         if (err) {
             snprintf(why, whylen, "libgccjit: %s", err);
-        } else if (!(dl = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
+        } else if (!(dl = dlopen(so, RTLD_NOW | RTLD_LOCAL))) {
             const char *dlerr = dlerror();
             snprintf(why, whylen, "cannot load the compiled code: %s", dlerr ? dlerr : "?");
         } else {
-            ax_jit_cache_store(s->cache, key, path);
+            ax_jit_cache_store(s->cache, key, so);
         }
-        unlink(path);
+        ax_jit_scratch_end(&scratch);
     }
-    free(path);
     GCCJIT(gcc_jit_context_release)(ctx);
     return dl;
 }

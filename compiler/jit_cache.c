@@ -565,8 +565,9 @@ void ax_jit_cache_store(ax_jit_cache *c, uint64_t key, const char *src) {
 /* ---- the scratch directory ---- */
 
 /* The process's scratch directory. It is per process, not per context, because libgccjit
- * reads $TMPDIR once per process (libiberty memoizes it). The lock (flock on the directory)
- * is held for the process's life: the next process tells a dead one's directory by it. */
+ * reads $TMPDIR once per process (libiberty memoizes it), at its first compile. The lock
+ * (flock on the directory) is held for the process's life: the next process tells a dead
+ * one's directory by it. */
 static struct {
     pthread_once_t once;
     char *dir;
@@ -644,11 +645,34 @@ static bool scratch_make(const char *base) {
 static void scratch_init(void) {
     const char *tmpdir = getenv("TMPDIR");
     if (!scratch_make(tmpdir) && !scratch_make("/tmp") && !scratch_make("/var/tmp")) return;
-    setenv("TMPDIR", scratch.dir, 1);
     atexit(scratch_remove);
 }
 
-char *ax_jit_cache_scratch_path(uint64_t key) {
+bool ax_jit_scratch_begin(ax_jit_scratch *s, uint64_t key) {
     pthread_once(&scratch.once, scratch_init);
-    return scratch.dir ? entry_path(scratch.dir, key, "so") : NULL;
+    *s = (ax_jit_scratch){0};
+    if (!scratch.dir || !(s->so = entry_path(scratch.dir, key, "so"))) return false;
+    const char *tmpdir = getenv("TMPDIR");
+    s->saved_tmpdir = tmpdir ? strdup(tmpdir) : NULL;
+    if (tmpdir && !s->saved_tmpdir) {
+        free(s->so);
+        s->so = NULL;
+        return false;
+    }
+    setenv("TMPDIR", scratch.dir, 1);
+    return true;
+}
+
+void ax_jit_scratch_end(ax_jit_scratch *s) {
+    if (!s->so) return;
+    /* The user's own temporary files (show()'s figures, ...) must not land in a directory
+     * that goes away at exit. */
+    if (s->saved_tmpdir)
+        setenv("TMPDIR", s->saved_tmpdir, 1);
+    else
+        unsetenv("TMPDIR");
+    unlink(s->so);
+    free(s->so);
+    free(s->saved_tmpdir);
+    *s = (ax_jit_scratch){0};
 }

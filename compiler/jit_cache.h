@@ -46,11 +46,19 @@ void *ax_jit_cache_load(ax_jit_cache *c, uint64_t key);
  * leaves no partial entry and only costs the caching. */
 void ax_jit_cache_store(ax_jit_cache *c, uint64_t key, const char *so);
 
-/* "<scratch>/<key>.so", malloc'd: where to compile. The scratch directory is private to the
- * process (`ax-jit-<pid>-XXXXXX` under $TMPDIR, default /tmp) and removed at exit. $TMPDIR is
- * pointed at it, so that libgccjit's temporary directories and the compiler driver's files
- * go there too: a process killed mid-compile leaves only that directory, and the next
- * process to compile removes it. NULL when no scratch directory can be made. */
-char *ax_jit_cache_scratch_path(uint64_t key);
+/* A compile in the process's scratch directory (`ax-jit-<pid>-XXXXXX` under $TMPDIR, default
+ * /tmp, removed at exit). Between begin and end, $TMPDIR points at that directory, so that
+ * libgccjit's temporary directories and the compiler driver's files go there too: a process
+ * killed mid-compile leaves only that directory, and the next process to compile removes it
+ * (its owner gone and its lock free). */
+typedef struct ax_jit_scratch {
+    char *so; /* where to compile the shared object */
+    char *saved_tmpdir;
+} ax_jit_scratch;
+
+/* false (nothing to end) when no scratch directory can be made. */
+bool ax_jit_scratch_begin(ax_jit_scratch *s, uint64_t key);
+/* Puts $TMPDIR back and removes the shared object (which stays usable if loaded). */
+void ax_jit_scratch_end(ax_jit_scratch *s);
 
 #endif

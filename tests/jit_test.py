@@ -486,11 +486,27 @@ def killed_compile_leaves_nothing(ctx):
     built(p, "compiled")
     ctx.no_temporaries()
 
+F2 = "print(jit(lambda x: x * 2.0)(arange(4.0)))"
+F3 = "print(jit(lambda x: x * 3.0)(arange(4.0)))"
+
+
+@check
+def users_tmpdir_is_left_alone(ctx):
+    # Compiles use a scratch directory under $TMPDIR that goes away at exit; a figure that
+    # show() writes to $TMPDIR after a compile must not land there.
+    if not shutil.which("gnuplot"):
+        raise Skip("gnuplot is not installed (show() needs it)")
+    p = ctx.run("import plot\n" + F2 + "\nplot.plot([1.0, 2.0])\nplot.show()\n")
+    expect(log_lines(p.stderr, "compiled"), p.stderr)
+    figure = p.stdout.splitlines()[-1]
+    expect(os.path.dirname(figure) == ctx.tmp, f"figure written to {figure}, not $TMPDIR")
+    expect(os.path.isfile(figure), f"{figure} is gone")
+    os.unlink(figure)
+    ctx.no_temporaries()
+
 # ---------------------------------------------------------------- security
 
 
-F2 = "print(jit(lambda x: x * 2.0)(arange(4.0)))"
-F3 = "print(jit(lambda x: x * 3.0)(arange(4.0)))"
 
 
 def plant_entry(ctx):
