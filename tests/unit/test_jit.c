@@ -784,8 +784,10 @@ static void test_every_primitive(void **state) {
     run_batch(cx, &r, bt, "structural", &c);
     free(bt);
     print_message("every primitive: worst float difference %lld ulp\n", (long long)c.worst_ulp);
-    /* custom_linear has no kernel: test_custom_linear checks that both paths fail alike */
+    /* custom_linear has no kernel: test_custom_linear checks that both paths fail alike;
+     * primitives with sub-programs run eagerly and under jit in tests/unit/test_control_flow.c */
     cases[AX_P_CUSTOM_LINEAR]++;
+    cases[AX_P_COND]++, cases[AX_P_WHILE]++, cases[AX_P_SCAN]++, cases[AX_P_CALL]++;
     for (int p = 0; p < AX_P_NPRIMS; p++)
         if (!cases[p]) fail_msg("primitive %s has no case here", ax_prim_get((ax_prim)p)->name);
     if (c.mismatches) fail_msg("%d elements differ between eager and jit", c.mismatches);
