@@ -10,6 +10,7 @@
 #include "../runtime/shape_ops.h"
 #include "../runtime/sort.h"
 #include "ad_rules.h"
+#include "conv_rules.h"
 #include "ir.h"
 #include "shape_rules.h"
 #include "vmap.h"
@@ -286,6 +287,19 @@ enum {
            flags,   ax_shape_##rule, eager_##rule, (void *)(jvp),                                  \
            ((flags) & AX_PRIM_LINEAR) ? (void *)ax_transpose_linear : NULL, (void *)(batch), NULL}
 
+/* The convolution and windowed reductions: every rule in compiler/conv_rules.c. */
+#define WINDOW_ROW(P, printed, nin, flags, rule, batch)                                            \
+    [P] = {printed,                                                                                \
+           nin,                                                                                    \
+           1,                                                                                      \
+           flags,                                                                                  \
+           ax_shape_##rule,                                                                        \
+           ax_eager_##rule,                                                                        \
+           (void *)ax_jvp_window,                                                                  \
+           ((flags) & AX_PRIM_LINEAR) ? (void *)ax_transpose_window : NULL,                        \
+           (void *)(batch),                                                                        \
+           NULL}
+
 /* Flags follow JAX: LIN marks primitives with a transpose rule (linear in their float operands:
  * mul, div (in the numerator), select (in the values) and dot_general are linear in each
  * operand separately; convert is linear between float dtypes; scatter in (x, updates) for the
@@ -400,6 +414,14 @@ static const ax_prim_info table[AX_P_NPRIMS] = {
     ROW(AX_P_CUSTOM_CALL, "custom_call", -1, 0, custom_call, ax_jvp_special, ax_batch_custom_call),
     [AX_P_THREEFRY2X32] = {"threefry2x32", 4, 2, EW | ND, ax_shape_threefry2x32,
                            eager_threefry2x32, NULL, NULL, (void *)ax_batch_elementwise, NULL},
+    /* bilinear: transposes in either operand */
+    WINDOW_ROW(AX_P_CONV_GENERAL_DILATED, "conv_general_dilated", 2, LIN, conv_general_dilated, ax_batch_conv),
+    WINDOW_ROW(AX_P_REDUCE_WINDOW_SUM, "reduce_window_sum", 1, LIN, reduce_window_sum, ax_batch_window),
+    WINDOW_ROW(AX_P_REDUCE_WINDOW_MAX, "reduce_window_max", 1, 0, reduce_window_max, ax_batch_window),
+    WINDOW_ROW(AX_P_REDUCE_WINDOW_MIN, "reduce_window_min", 1, 0, reduce_window_min, ax_batch_window),
+    /* linear in operand 0 (tangents / source); operand 1 only picks positions */
+    WINDOW_ROW(AX_P_SELECT_AND_GATHER_ADD, "select_and_gather_add", 2, LIN, select_and_gather_add, ax_batch_window),
+    WINDOW_ROW(AX_P_SELECT_AND_SCATTER_ADD, "select_and_scatter_add", 2, LIN, select_and_scatter_add, ax_batch_window),
 };
 
 const ax_prim_info *ax_prim_get(ax_prim p) {
