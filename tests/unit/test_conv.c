@@ -389,6 +389,30 @@ static void test_select_and_scatter_matches_loops(void **state) {
     }
 }
 
+/* Ties go to the first element of the window; a window of padding only picks nothing; a NaN
+ * is picked (nothing is >= it) and then replaced by the next element. */
+static void test_select_ties(void **state) {
+    ax_ctx *cx = *state;
+    ax_params p;
+    ax_window_params_init(&p, 1);
+    p.shape[0] = 2;
+    p.lo[0] = 2;
+    ax_array *x = ax_array_new(cx, AX_F32, 1, (int64_t[]){5});
+    ax_array *t = ax_array_new(cx, AX_F32, 1, (int64_t[]){5});
+    float xs[5] = {1, 1, 1, NAN, 0}, ts[5] = {10, 20, 30, 40, 50};
+    memcpy(x->buf->data, xs, sizeof xs);
+    memcpy(t->buf->data, ts, sizeof ts);
+    ax_array *g = ax_bind1(cx, AX_P_SELECT_AND_GATHER_ADD, 2, (ax_array *[]){t, x}, &p);
+    /* windows: (pad, pad) (pad, 1) (1, 1) (1, 1) (1, nan) (nan, 0) */
+    expect_close("ties", g, (const double[]){0, 10, 10, 20, 40, 50}, 0);
+    ax_array *src = ax_array_new(cx, AX_F32, 1, (int64_t[]){6});
+    for (int i = 0; i < 6; i++) ((float *)src->buf->data)[i] = (float)(1 << i);
+    ax_array *sc = ax_bind1(cx, AX_P_SELECT_AND_SCATTER_ADD, 2, (ax_array *[]){src, x}, &p);
+    expect_close("ties scattered", sc, (const double[]){2 + 4, 8, 0, 16, 32}, 0);
+    ax_array_release(x), ax_array_release(t), ax_array_release(g);
+    ax_array_release(src), ax_array_release(sc);
+}
+
 /* ---- values from PyTorch (gen_conv_cases.py) ---- */
 
 /* Everything NCHW / OIHW; pools: rshape is the window; parameters in lax's terms. */
@@ -582,6 +606,7 @@ int main(void) {
         cmocka_unit_test(test_conv_large_blocks),
         cmocka_unit_test(test_reduce_window_matches_loops),
         cmocka_unit_test(test_select_and_scatter_matches_loops),
+        cmocka_unit_test(test_select_ties),
         cmocka_unit_test(test_values_from_torch),
         cmocka_unit_test(test_shape_rule_errors),
         cmocka_unit_test(test_ir_prints_like_jax),
