@@ -98,10 +98,24 @@ typedef struct conv_plan {
     atomic_bool oom;
 } conv_plan;
 
+/* memcpy / memset for the short runs of the gathers (tens to hundreds of bytes): 64-byte
+ * moves the compiler inlines, rather than a call per run. */
+static inline void copy_bytes(char *dst, const char *src, size_t n) {
+    for (; n >= 64; n -= 64, dst += 64, src += 64) memcpy(dst, src, 64);
+    for (; n >= 8; n -= 8, dst += 8, src += 8) memcpy(dst, src, 8);
+    if (n) memcpy(dst, src, 4); /* elements are 4 or 8 bytes */
+}
+
+static inline void zero_bytes(char *dst, size_t n) {
+    for (; n >= 64; n -= 64, dst += 64) memset(dst, 0, 64);
+    for (; n >= 8; n -= 8, dst += 8) memset(dst, 0, 8);
+    if (n) memset(dst, 0, 4);
+}
+
 /* Copies n elements of size es from src (stride `stride` elements) to contiguous dst. */
-static void copy_run(char *dst, const char *src, int64_t n, int64_t stride, size_t es) {
+static inline void copy_run(char *dst, const char *src, int64_t n, int64_t stride, size_t es) {
     if (stride == 1) {
-        memcpy(dst, src, (size_t)n * es);
+        copy_bytes(dst, src, (size_t)n * es);
     } else if (es == 4) {
         uint32_t *d = (uint32_t *)dst;
         const uint32_t *s = (const uint32_t *)src;
@@ -114,10 +128,11 @@ static void copy_run(char *dst, const char *src, int64_t n, int64_t stride, size
 }
 
 /* The offset (elements, negative with reversed strides) of spatial position q, tap k in the
- * lhs; false where the tap reads padding. */
-static bool tap_offset(const conv_plan *p, const int64_t *q, const int64_t *k, int64_t *off) {
+ * lhs over the spatial dims before `upto`; false where the tap reads padding. */
+static inline bool tap_offset(const conv_plan *p, const int64_t *q, const int64_t *k, int upto,
+                              int64_t *off) {
     *off = 0;
-    for (int d = 0; d < p->nsp; d++) {
+    for (int d = 0; d < upto; d++) {
         int64_t i = tap_index(&p->win, d, p->in_sp[d], q[d], k[d]);
         if (i < 0) return false;
         *off += i * p->l_sp[d];
@@ -130,49 +145,141 @@ static int64_t group_origin(const conv_plan *p, int64_t gi) {
     return p->batch_grouped ? gi * p->nbo * p->l_b : gi * p->ig * p->l_i;
 }
 
-/* Rows order: T[m - m0][kk - k0] for m = (b, q), kk = (tap, i); k0, k1 multiples of ig. */
+/* The j in [0, count) with 0 <= a + j * step < n (step > 0): [*lo, *hi). */
+static inline void range_in(int64_t a, int64_t step, int64_t n, int64_t count, int64_t *lo,
+                            int64_t *hi) {
+    if (step == 1) { /* the common case, without the divisions */
+        *lo = a >= 0 ? 0 : -a;
+        *hi = a >= n ? 0 : n - a;
+    } else {
+        *lo = a >= 0 ? 0 : (-a + step - 1) / step;
+        *hi = a >= n ? 0 : (n - a + step - 1) / step;
+    }
+    if (*hi > count) *hi = count;
+    if (*lo > *hi) *lo = *hi;
+}
+
+/* count segments of `seg` elements along the last spatial dim, the i-th reading input position
+ * a + i * step of it (contiguous when spanning): zeros where the position is padding. */
+static inline __attribute__((always_inline)) void copy_segments(const conv_plan *p, char *dst, const char *src, int64_t a,
+                                 int64_t step, int64_t count, int64_t seg, int64_t run_stride,
+                                 bool spanning) {
+    int last = p->nsp - 1;
+    size_t bytes = (size_t)seg * p->es;
+    if (spanning) { /* the in-range segments are one contiguous run of the input */
+        int64_t lo, hi;
+        range_in(a, step, p->in_sp[last], count, &lo, &hi);
+        if (lo) zero_bytes(dst, (size_t)lo * bytes);
+        if (hi > lo)
+            copy_bytes(dst + lo * (int64_t)bytes,
+                       src + (a + lo * step) * p->l_sp[last] * (int64_t)p->es,
+                       (size_t)(hi - lo) * bytes);
+        if (hi < count) zero_bytes(dst + hi * (int64_t)bytes, (size_t)(count - hi) * bytes);
+        return;
+    }
+    for (int64_t j = 0; j < count; j++, dst += bytes) {
+        int64_t pos = a + j * step;
+        if (pos < 0 || pos % p->win.base_dilation[last] != 0 ||
+            (pos /= p->win.base_dilation[last]) >= p->in_sp[last])
+            zero_bytes(dst, bytes);
+        else
+            copy_run(dst, src + pos * p->l_sp[last] * (int64_t)p->es, seg, run_stride, p->es);
+    }
+}
+
+/* Rows order: T[m - m0][kk - k0] for m = (b, q), kk = (tap, i); k0, k1 multiples of ig. Taps
+ * along the last spatial dim read one contiguous run of a channels-last input when the kernel
+ * is not dilated there. */
 static void gather_rows(const conv_plan *p, int64_t gi, int64_t m0, int64_t m1, int64_t k0,
                         int64_t k1, char *t) {
     const char *base = p->l + group_origin(p, gi) * (int64_t)p->es;
-    int64_t width = k1 - k0, tap0 = k0 / p->ig, q[AX_MAX_RANK], k[AX_MAX_RANK];
-    size_t run = (size_t)p->ig * p->es;
-    for (int64_t m = m0; m < m1; m++) {
-        int64_t b = m / p->nq;
-        unflatten(p->nsp, p->out_sp, m % p->nq, q);
-        unflatten(p->nsp, p->win.size, tap0, k);
+    int last = p->nsp - 1;
+    int64_t width = k1 - k0, tap0 = k0 / p->ig, tap1 = k1 / p->ig, q[AX_MAX_RANK],
+            k[AX_MAX_RANK];
+    int64_t klast = last >= 0 ? p->win.size[last] : 1;
+    bool spanning = last >= 0 && p->l_i == 1 && p->win.base_dilation[last] == 1 &&
+                    p->win.window_dilation[last] * p->l_sp[last] == p->ig;
+    int64_t b = m0 / p->nq, k_first[AX_MAX_RANK];
+    unflatten(p->nsp, p->out_sp, m0 % p->nq, q); /* then stepped: divisions cost more here */
+    unflatten(p->nsp, p->win.size, tap0, k_first);
+    for (int64_t m = m0; m < m1; m++, b += !advance(p->nsp, p->out_sp, q)) {
+        memcpy(k, k_first, sizeof k);
         const char *row = base + b * p->l_b * (int64_t)p->es;
         char *dst = t + (m - m0) * width * (int64_t)p->es;
-        for (int64_t kk = k0; kk < k1; kk += p->ig, dst += run) {
-            int64_t off;
-            if (!tap_offset(p, q, k, &off))
-                memset(dst, 0, run);
-            else
-                copy_run(dst, row + off * (int64_t)p->es, p->ig, p->l_i, p->es);
-            advance(p->nsp, p->win.size, k);
+        for (int64_t tap = tap0; tap < tap1;) {
+            int64_t n = last < 0 ? 1 : klast - k[last], off;
+            if (n > tap1 - tap) n = tap1 - tap;
+            size_t bytes = (size_t)(n * p->ig) * p->es;
+            if (last < 0 || !tap_offset(p, q, k, last, &off)) {
+                if (last < 0) copy_run(dst, row, p->ig, p->l_i, p->es);
+                else zero_bytes(dst, bytes);
+            } else {
+                int64_t a = q[last] * p->win.stride[last] +
+                            k[last] * p->win.window_dilation[last] - p->win.pad_lo[last];
+                copy_segments(p, dst, row + off * (int64_t)p->es, a,
+                              p->win.window_dilation[last], n, p->ig, p->l_i, spanning);
+            }
+            dst += bytes;
+            tap += n;
+            if (last >= 0 && (k[last] += n) == klast) {
+                k[last] = 0;
+                advance(last, p->win.size, k);
+            }
         }
     }
 }
 
-/* Cols order: T^T[kk - k0][m - m0] for kk = (i, tap), m = (q, b). */
+/* Cols order: T^T[kk - k0][m - m0] for kk = (i, tap), m = (q, b). Output positions along the
+ * last spatial dim read one contiguous run when the input's batch is innermost and the window
+ * steps by one there. */
 static void gather_cols(const conv_plan *p, int64_t gi, int64_t m0, int64_t m1, int64_t k0,
                         int64_t k1, char *t) {
     const char *base = p->l + group_origin(p, gi) * (int64_t)p->es;
+    int last = p->nsp - 1;
     int64_t width = m1 - m0, q[AX_MAX_RANK], k[AX_MAX_RANK];
-    for (int64_t kk = k0; kk < k1; kk++) {
-        int64_t i = kk / p->nk;
-        unflatten(p->nsp, p->win.size, kk % p->nk, k);
+    int64_t qlast = last >= 0 ? p->out_sp[last] : 1;
+    bool spanning = last >= 0 && p->l_b == 1 && p->win.base_dilation[last] == 1 &&
+                    p->win.stride[last] * p->l_sp[last] == p->nbo;
+    int64_t i = k0 / p->nk, b0 = m0 % p->nbo, q0[AX_MAX_RANK];
+    unflatten(p->nsp, p->win.size, k0 % p->nk, k); /* then stepped, as the positions below */
+    unflatten(p->nsp, p->out_sp, m0 / p->nbo, q0);
+    for (int64_t kk = k0; kk < k1; kk++, i += !advance(p->nsp, p->win.size, k)) {
         const char *feature = base + i * p->l_i * (int64_t)p->es;
         char *dst = t + (kk - k0) * width * (int64_t)p->es;
+        int64_t b = b0;
+        memcpy(q, q0, sizeof q);
         for (int64_t m = m0; m < m1;) {
-            int64_t b = m % p->nbo, n = p->nbo - b < m1 - m ? p->nbo - b : m1 - m;
-            unflatten(p->nsp, p->out_sp, m / p->nbo, q);
             int64_t off;
-            if (!tap_offset(p, q, k, &off))
-                memset(dst, 0, (size_t)n * p->es);
-            else
-                copy_run(dst, feature + (off + b * p->l_b) * (int64_t)p->es, n, p->l_b, p->es);
+            /* whole output positions from here, or the rest of one */
+            int64_t steps = b == 0 && last >= 0 ? qlast - q[last] : 0;
+            if (steps > (m1 - m) / p->nbo) steps = (m1 - m) / p->nbo;
+            int64_t n = steps ? steps * p->nbo : (p->nbo - b < m1 - m ? p->nbo - b : m1 - m);
+            if (last >= 0 && !tap_offset(p, q, k, last, &off)) {
+                zero_bytes(dst, (size_t)n * p->es);
+            } else if (last < 0) {
+                copy_run(dst, feature + b * p->l_b * (int64_t)p->es, n, p->l_b, p->es);
+            } else {
+                int64_t a = q[last] * p->win.stride[last] +
+                            k[last] * p->win.window_dilation[last] - p->win.pad_lo[last];
+                const char *src = feature + (off + b * p->l_b) * (int64_t)p->es;
+                if (steps)
+                    copy_segments(p, dst, src, a, p->win.stride[last], steps, p->nbo, p->l_b,
+                                  spanning);
+                else
+                    copy_segments(p, dst, src, a, p->win.stride[last], 1, n, p->l_b, false);
+            }
             dst += n * (int64_t)p->es;
             m += n;
+            /* step q past the positions done */
+            if (steps) {
+                if (last >= 0 && (q[last] += steps) == qlast) {
+                    q[last] = 0;
+                    advance(last, p->out_sp, q);
+                }
+            } else if ((b += n) == p->nbo) {
+                b = 0;
+                advance(p->nsp, p->out_sp, q);
+            }
         }
     }
 }

@@ -14,6 +14,16 @@
 
 /* ---------------------------------------------------------------- argument helpers */
 
+/* A value as str() shows it, cut to fit `out` (for messages). */
+static void show_value(char *out, size_t cap, const ax_value *v) {
+    ax_strbuf s;
+    ax_strbuf_init(&s);
+    if (v) ax_value_format(&s, v);
+    snprintf(out, cap, "%s", v && s.data ? s.data : "nothing");
+    if (s.data && strlen(s.data) >= cap && cap > 4) memcpy(out + cap - 4, "...", 4);
+    ax_strbuf_free(&s);
+}
+
 static bool is_seq(const ax_value *v) {
     return v && (v->kind == AX_V_TUPLE || v->kind == AX_V_LIST);
 }
@@ -71,12 +81,13 @@ static void string_pads(int kind, int64_t in, int64_t window, int64_t stride, in
     *hi = total - *lo;
 }
 
-/* A padding argument: a string, resolved against the sizes, or n (low, high) pairs. */
+/* A padding argument: a string, resolved against the sizes, or n (low, high) pairs; absent:
+ * "VALID". */
 static bool parse_padding(ax_interp *in, ax_value *v, const char *fname, int n, const int64_t *size,
                           const int64_t *window, const int64_t *stride, int64_t *lo,
                           int64_t *hi) {
-    if (v && v->kind == AX_V_STR) {
-        int kind = padding_kind(v->str);
+    if (!v || v->kind == AX_V_STR) {
+        int kind = v ? padding_kind(v->str) : 0;
         if (kind < 0) {
             ax_error(in->cx, AX_ERR_VALUE, "%s: unknown padding '%s' (use 'SAME', 'SAME_LOWER', "
                      "'VALID' or a sequence of (low, high) pairs)", fname, v->str);
@@ -87,10 +98,10 @@ static bool parse_padding(ax_interp *in, ax_value *v, const char *fname, int n, 
     }
     if (!is_seq(v) || v->n != n) {
         char d[160];
-        if (v) ax_value_describe(d, sizeof d, v);
+        show_value(d, sizeof d, v);
         ax_error(in->cx, is_seq(v) ? AX_ERR_VALUE : AX_ERR_TYPE,
                  "%s: padding must be a string or a sequence of %d (low, high) pairs, got %s",
-                 fname, n, v ? d : "nothing");
+                 fname, n, d);
         return false;
     }
     for (int d = 0; d < n; d++) {
@@ -217,17 +228,20 @@ static ax_value *specs_value(ax_interp *in, int n, const ax_conv_dims *c) {
 
 /* ---------------------------------------------------------------- conv_general_dilated */
 
-/* The arrays of lhs and rhs, converted to preferred_element_type when it is given. */
+/* The arrays of lhs and rhs in one dtype: promoted as jnp would (JAX's lax insists on equal
+ * dtypes; ax promotes, so that f32 data meets the f64 kernels of check_grads), or converted to
+ * preferred_element_type when it is given. */
 static bool conv_operands(ax_interp *in, ax_value *lv, ax_value *rv, ax_value *pref,
                           const char *fname, ax_array **l, ax_array **r) {
     *l = ax_np_asarray(in, lv, fname);
     *r = *l ? ax_np_asarray(in, rv, fname) : NULL;
-    if (!*r) return false;
     int dtype = -1;
-    if (!ax_bi_dtype(in, pref, &dtype)) return false;
-    if (dtype < 0) return true;
-    ax_array *a = ax_np_astype(in->cx, *l, (ax_dtype)dtype, false);
-    ax_array *b = a ? ax_np_astype(in->cx, *r, (ax_dtype)dtype, false) : NULL;
+    if (!*r || !ax_bi_dtype(in, pref, &dtype)) return false;
+    bool weak = false;
+    ax_array *both[2] = {*l, *r};
+    ax_dtype t = dtype >= 0 ? (ax_dtype)dtype : ax_np_result_type(2, both, &weak);
+    ax_array *a = ax_np_astype(in->cx, *l, t, weak && (*l)->weak);
+    ax_array *b = a ? ax_np_astype(in->cx, *r, t, weak && (*r)->weak) : NULL;
     ax_array_release(*l);
     ax_array_release(*r);
     *l = a, *r = b;
@@ -576,8 +590,8 @@ static int window_op(ax_interp *in, ax_value *fn, ax_prim *prim) {
                 *prim = ops[i].prim;
                 return 0;
             }
-    char d[160] = "nothing";
-    if (fn) ax_value_describe(d, sizeof d, fn);
+    char d[160];
+    show_value(d, sizeof d, fn);
     ax_error(in->cx, AX_ERR_TYPE, "reduce_window: computation must be lax.add, lax.max or lax.min "
              "(or add, maximum, minimum), got %s", d);
     return -1;
@@ -651,7 +665,7 @@ static ax_value *bi_reduce_window(ax_interp *in, ax_value *self, const ax_args *
     ax_value *v[8];
     ax_prim prim;
     if (!ax_bi_parse(in, args, f, names, 8, v)) return NULL;
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 4; i++)
         if (!ax_bi_required(in, v[i], f, names[i])) return NULL;
     if (window_op(in, v[2], &prim)) return NULL;
     ax_array *x = ax_np_asarray(in, v[0], f), *init = x ? ax_np_asarray(in, v[1], f) : NULL;
@@ -796,8 +810,9 @@ const ax_builtin_def ax_builtins_conv[] = {
      "(low, high) pairs (lax)",
      0},
     {"reduce_window", bi_reduce_window,
-     "reduce_window(operand, init_value, computation, window_dimensions, window_strides, "
-     "padding, base_dilation=None, window_dilation=None): pooling with lax.add/max/min (lax)",
+     "reduce_window(operand, init_value, computation, window_dimensions, window_strides=None, "
+     "padding='VALID', base_dilation=None, window_dilation=None): pooling with lax.add/max/min "
+     "(lax)",
      0},
     {"convolve", bi_convolve, "convolve(a, v, mode='full'): discrete linear convolution of 1-d "
      "arrays", AX_BI_NP},
