@@ -94,6 +94,8 @@ typedef struct conv_plan {
     /* blocking: per group M x K, blocks of mb x kb, K blocks grouped into slices */
     int64_t m, k, mb, kb, nmb, nkb, nslices, kb_per_slice;
     char *partial; /* nslices > 1: per (group, slice) [m][fg] sums */
+    int64_t direct_lda; /* > 0: T is the lhs itself (a 1x1 window over channels-last data), its
+                           rows this far apart */
     const ax_blas *blas;
     atomic_bool oom;
 } conv_plan;
@@ -320,7 +322,11 @@ static void run_task(conv_plan *p, int64_t task, char *t) {
     for (int64_t kbi = kb0; kbi < kb1; kbi++) {
         int64_t k0 = kbi * p->kb, k1 = k0 + p->kb < p->k ? k0 + p->kb : p->k;
         const char *wk = w + k0 * p->f * (int64_t)p->es;
-        if (p->cols) {
+        if (p->direct_lda) {
+            const char *a = p->l + (group_origin(p, gi) + m0 * p->direct_lda) * (int64_t)p->es;
+            gemm(p, false, m1 - m0, p->fg, k1 - k0, a + k0 * (int64_t)p->es, p->direct_lda, wk,
+                 p->f, kbi > kb0, c, ldc);
+        } else if (p->cols) {
             gather_cols(p, gi, m0, m1, k0, k1, t);
             gemm(p, true, m1 - m0, p->fg, k1 - k0, t, m1 - m0, wk, p->f, kbi > kb0, c, ldc);
         } else {
@@ -333,8 +339,8 @@ static void run_task(conv_plan *p, int64_t task, char *t) {
 /* Pool chunks come in multiples of TASK_ALIGN items: each task is TASK_ALIGN items. */
 static void run_tasks(void *arg, int64_t begin, int64_t end) {
     conv_plan *p = arg;
-    char *t = malloc((size_t)(p->mb * p->kb) * p->es);
-    if (!t) {
+    char *t = p->direct_lda ? NULL : malloc((size_t)(p->mb * p->kb) * p->es);
+    if (!t && !p->direct_lda) {
         atomic_store(&p->oom, true);
         return;
     }
@@ -451,6 +457,23 @@ static ax_array *plan_lhs(ax_ctx *cx, conv_plan *p, ax_array *lhs, const ax_conv
     return v;
 }
 
+/* A 1x1 window with unit strides and no padding over channels-last rows that follow each other
+ * evenly: the im2col matrix is the lhs itself, its rows `stride` elements apart (0: not). */
+static int64_t direct_rows(const conv_plan *p) {
+    if (p->cols || p->nk != 1 || (p->l_i != 1 && p->ig > 1)) return 0;
+    int64_t stride = p->nsp ? p->l_sp[p->nsp - 1] : p->l_b;
+    if (stride < p->ig * (p->batch_grouped ? 1 : p->groups)) return 0;
+    int64_t want = stride;
+    for (int d = p->nsp - 1; d >= 0; d--) {
+        const ax_window *w = &p->win;
+        if (w->stride[d] != 1 || w->pad_lo[d] || w->pad_hi[d] || w->base_dilation[d] != 1 ||
+            p->out_sp[d] != p->in_sp[d] || (p->out_sp[d] > 1 && p->l_sp[d] != want))
+            return 0;
+        want *= p->in_sp[d];
+    }
+    return p->nbo > 1 && p->l_b != want ? 0 : stride;
+}
+
 /* The kernel as the K x F matrix of the chosen order. */
 static ax_array *plan_kernel(ax_ctx *cx, conv_plan *p, ax_array *rhs, const ax_conv_geometry *g) {
     int perm[AX_MAX_RANK], n = rhs->ndim, at = 0;
@@ -499,6 +522,7 @@ static ax_array *conv_float(ax_ctx *cx, ax_array *lhs, ax_array *rhs, const ax_c
     }
     if (!(p.blas = ax_blas_get(cx))) goto fail;
     ax_array *l = plan_lhs(cx, &p, lhs, g), *w = l ? plan_kernel(cx, &p, rhs, g) : NULL;
+    p.direct_lda = direct_rows(&p);
     if (w && p.nslices > 1) {
         p.partial = malloc((size_t)(p.groups * p.nslices * p.m * p.fg) * p.es);
         if (!p.partial) ax_error_oom(cx);

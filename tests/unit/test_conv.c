@@ -226,7 +226,7 @@ static void test_conv_matches_loops(void **state) {
 /* Sizes that take several blocks of the im2col matrix, in both gather orders, with K split
  * into slices and accumulated over blocks: NHWC forward, its weight gradient (batch
  * contiguous), a batch-grouped one, NCHW grouped and strided, an NCHW weight gradient, a long
- * window. */
+ * window, 1x1 windows. */
 static void test_conv_large_blocks(void **state) {
     ax_ctx *cx = *state;
     static const struct {
@@ -240,6 +240,9 @@ static void test_conv_large_blocks(void **state) {
         {{0, 1, 2, 3}, {0, 1, 2, 3}, {0, 1, 2, 3}, {3, 8, 30, 30}, {12, 4, 5, 5}, 2, 1, 2, 2},
         {{1, 0, 2, 3}, {1, 0, 2, 3}, {1, 0, 2, 3}, {12, 3, 40, 40}, {12, 6, 38, 38}, 1, 1, 1, 0},
         {{0, 1, 2, 3}, {0, 1, 2, 3}, {0, 1, 2, 3}, {2, 8, 1, 1200}, {4, 8, 1, 900}, 1, 1, 1, 0},
+        /* 1x1 windows over NHWC: the lhs is the im2col matrix (grouped, and not) */
+        {{0, 3, 1, 2}, {3, 2, 0, 1}, {0, 3, 1, 2}, {4, 10, 10, 24}, {1, 1, 8, 21}, 3, 1, 1, 0},
+        {{0, 3, 1, 2}, {3, 2, 0, 1}, {0, 3, 1, 2}, {40, 10, 10, 24}, {1, 1, 24, 5}, 1, 1, 1, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         ax_params p;
