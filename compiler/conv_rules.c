@@ -68,10 +68,10 @@ static text i64s_text(int n, const int64_t *v) {
     return t;
 }
 
-#define TYPE(a)     type_text(a).s
-#define INTS(n, v)  ints_text(n, v).s
-#define I64S(n, v)  i64s_text(n, v).s
-#define CONV        "conv_general_dilated"
+#define TYPE(a)    type_text(a).s
+#define INTS(n, v) ints_text(n, v).s
+#define I64S(n, v) i64s_text(n, v).s
+#define CONV       "conv_general_dilated"
 
 /* Records an error about two arrays. */
 static int fail2(ax_ctx *cx, ax_error_kind kind, const char *fmt, const ax_aval *a,
@@ -102,8 +102,7 @@ static int check_window_params(ax_ctx *cx, const char *name, const ax_params *p,
         if (p->conv.lhs_dilation[d] < 1)
             bad = strcmp(name, CONV) ? "base_dilation" : "lhs_dilation", v = p->conv.lhs_dilation;
         if (p->conv.rhs_dilation[d] < 1)
-            bad = strcmp(name, CONV) ? "window_dilation" : "rhs_dilation",
-            v = p->conv.rhs_dilation;
+            bad = strcmp(name, CONV) ? "window_dilation" : "rhs_dilation", v = p->conv.rhs_dilation;
     }
     if (!bad) return 0;
     ax_error(cx, AX_ERR_VALUE, "%s: %s must be positive integers, got %s", name, bad, I64S(n, v));
@@ -132,8 +131,10 @@ static int check_conv_specs(ax_ctx *cx, const ax_params *p, int n) {
     static const char *names[3] = {"lhs_spec", "rhs_spec", "out_spec"};
     for (int i = 0; i < 3; i++) {
         if (is_permutation(n, specs[i])) continue;
-        ax_error(cx, AX_ERR_VALUE, CONV ": dimension_numbers %s %s is not a permutation of the %d "
-                 "dimensions", names[i], INTS(n, specs[i]), n);
+        ax_error(cx, AX_ERR_VALUE,
+                 CONV ": dimension_numbers %s %s is not a permutation of the %d "
+                      "dimensions",
+                 names[i], INTS(n, specs[i]), n);
         return -1;
     }
     return 0;
@@ -145,19 +146,24 @@ static int check_conv_groups(ax_ctx *cx, const ax_params *p, const ax_aval *l, c
     int64_t batch = l->shape[c->lhs_spec[0]], feats = l->shape[c->lhs_spec[1]];
     int64_t kin = r->shape[c->rhs_spec[1]], kout = r->shape[c->rhs_spec[0]];
     if (fgc < 1 || bgc < 1) {
-        ax_error(cx, AX_ERR_VALUE, CONV ": feature_group_count (%lld) and batch_group_count (%lld) "
-                 "must be positive", (long long)fgc, (long long)bgc);
+        ax_error(cx, AX_ERR_VALUE,
+                 CONV ": feature_group_count (%lld) and batch_group_count (%lld) "
+                      "must be positive",
+                 (long long)fgc, (long long)bgc);
         return -1;
     }
     if (fgc > 1 && bgc > 1) {
-        ax_error(cx, AX_ERR_VALUE, CONV ": at most one of feature_group_count (%lld) and "
-                 "batch_group_count (%lld) may be > 1", (long long)fgc, (long long)bgc);
+        ax_error(cx, AX_ERR_VALUE,
+                 CONV ": at most one of feature_group_count (%lld) and "
+                      "batch_group_count (%lld) may be > 1",
+                 (long long)fgc, (long long)bgc);
         return -1;
     }
     if (feats % fgc) {
-        ax_error(cx, AX_ERR_VALUE, CONV ": feature_group_count=%lld must divide the %lld input "
-                 "features of lhs %s (its dimension %d)", (long long)fgc, (long long)feats,
-                 TYPE(l), c->lhs_spec[1]);
+        ax_error(cx, AX_ERR_VALUE,
+                 CONV ": feature_group_count=%lld must divide the %lld input "
+                      "features of lhs %s (its dimension %d)",
+                 (long long)fgc, (long long)feats, TYPE(l), c->lhs_spec[1]);
         return -1;
     }
     if (feats / fgc != kin) {
@@ -165,21 +171,27 @@ static int check_conv_groups(ax_ctx *cx, const ax_params *p, const ax_aval *l, c
         if (fgc > 1)
             snprintf(per_group, sizeof per_group, ", %lld per group with feature_group_count=%lld",
                      (long long)(feats / fgc), (long long)fgc);
-        ax_error(cx, AX_ERR_SHAPE, CONV ": lhs %s has %lld input features (dimension %d)%s, but "
-                 "the kernel %s takes %lld (its dimension %d)", TYPE(l), (long long)feats,
-                 c->lhs_spec[1], per_group, TYPE(r), (long long)kin, c->rhs_spec[1]);
+        ax_error(cx, AX_ERR_SHAPE,
+                 CONV ": lhs %s has %lld input features (dimension %d)%s, but "
+                      "the kernel %s takes %lld (its dimension %d)",
+                 TYPE(l), (long long)feats, c->lhs_spec[1], per_group, TYPE(r), (long long)kin,
+                 c->rhs_spec[1]);
         return -1;
     }
     int64_t groups = fgc > 1 ? fgc : bgc;
     if (kout % groups) {
-        ax_error(cx, AX_ERR_VALUE, CONV ": the kernel's %lld output features (dimension %d of %s) "
-                 "must be a multiple of %s=%lld", (long long)kout, c->rhs_spec[0], TYPE(r),
+        ax_error(cx, AX_ERR_VALUE,
+                 CONV ": the kernel's %lld output features (dimension %d of %s) "
+                      "must be a multiple of %s=%lld",
+                 (long long)kout, c->rhs_spec[0], TYPE(r),
                  fgc > 1 ? "feature_group_count" : "batch_group_count", (long long)groups);
         return -1;
     }
     if (batch % bgc) {
-        ax_error(cx, AX_ERR_VALUE, CONV ": batch_group_count=%lld must divide the batch of lhs %s "
-                 "(%lld, dimension %d)", (long long)bgc, TYPE(l), (long long)batch, c->lhs_spec[0]);
+        ax_error(cx, AX_ERR_VALUE,
+                 CONV ": batch_group_count=%lld must divide the batch of lhs %s "
+                      "(%lld, dimension %d)",
+                 (long long)bgc, TYPE(l), (long long)batch, c->lhs_spec[0]);
         return -1;
     }
     return 0;
@@ -208,14 +220,15 @@ AX_SHAPE_RULE(conv_general_dilated) {
     const ax_aval *l = &in[0], *r = &in[1];
     int n = p->ndim;
     if (l->dtype != r->dtype)
-        return fail2(cx, AX_ERR_TYPE, CONV " requires lhs and rhs of one dtype, got %s and %s",
-                     l, r);
+        return fail2(cx, AX_ERR_TYPE, CONV " requires lhs and rhs of one dtype, got %s and %s", l,
+                     r);
     if (l->dtype == AX_BOOL)
         return fail2(cx, AX_ERR_TYPE, CONV " requires numeric arrays, got %s and %s", l, r);
     if (l->ndim != r->ndim || l->ndim != n || n < 2) {
-        ax_error(cx, AX_ERR_SHAPE, CONV ": lhs %s and rhs %s must both have rank %d (batch, "
-                 "feature and %d spatial dimensions)", TYPE(l), TYPE(r), n < 2 ? 2 : n,
-                 n < 2 ? 0 : n - 2);
+        ax_error(cx, AX_ERR_SHAPE,
+                 CONV ": lhs %s and rhs %s must both have rank %d (batch, "
+                      "feature and %d spatial dimensions)",
+                 TYPE(l), TYPE(r), n < 2 ? 2 : n, n < 2 ? 0 : n - 2);
         return -1;
     }
     ax_window w;
@@ -231,8 +244,10 @@ AX_SHAPE_RULE(conv_general_dilated) {
 static int window_shape(ax_ctx *cx, const char *name, const ax_params *p, const ax_aval *x,
                         ax_aval *out) {
     if (p->ndim != x->ndim) {
-        ax_error(cx, AX_ERR_SHAPE, "%s: window_dimensions %s have %d entries for operand %s of "
-                 "rank %d", name, I64S(p->ndim, p->shape), p->ndim, TYPE(x), x->ndim);
+        ax_error(cx, AX_ERR_SHAPE,
+                 "%s: window_dimensions %s have %d entries for operand %s of "
+                 "rank %d",
+                 name, I64S(p->ndim, p->shape), p->ndim, TYPE(x), x->ndim);
         return -1;
     }
     ax_window w;
@@ -286,8 +301,10 @@ AX_SHAPE_RULE(select_and_gather_add) {
     const char *name = "select_and_gather_add";
     if (check_select(cx, name, p, &in[0], &in[1])) return -1;
     if (!ax_shape_equal(in[0].ndim, in[0].shape, in[1].ndim, in[1].shape))
-        return fail2(cx, AX_ERR_SHAPE, "select_and_gather_add: tangents %s and operand %s must "
-                     "have one shape", &in[0], &in[1]);
+        return fail2(cx, AX_ERR_SHAPE,
+                     "select_and_gather_add: tangents %s and operand %s must "
+                     "have one shape",
+                     &in[0], &in[1]);
     return window_shape(cx, name, p, &in[1], out);
 }
 
@@ -298,8 +315,10 @@ AX_SHAPE_RULE(select_and_scatter_add) {
     ax_aval windows;
     if (window_shape(cx, name, p, &in[1], &windows)) return -1;
     if (!ax_shape_equal(in[0].ndim, in[0].shape, windows.ndim, windows.shape)) {
-        ax_error(cx, AX_ERR_SHAPE, "select_and_scatter_add: source %s must have the shape of the "
-                 "windows of operand %s, %s", TYPE(&in[0]), TYPE(&in[1]), TYPE(&windows));
+        ax_error(cx, AX_ERR_SHAPE,
+                 "select_and_scatter_add: source %s must have the shape of the "
+                 "windows of operand %s, %s",
+                 TYPE(&in[0]), TYPE(&in[1]), TYPE(&windows));
         return -1;
     }
     *out = in[1];
@@ -561,8 +580,8 @@ static ax_array *window_sum_transpose(ax_scope *s, const ax_params *p, ax_array 
     return ax_lax_bind(s, AX_P_REDUCE_WINDOW_SUM, 1, &padded, &q);
 }
 
-static ax_array *transpose_one(ax_scope *s, ax_prim prim, const ax_params *p, int i,
-                               ax_array **in, const ax_aval *ty, ax_array *ct) {
+static ax_array *transpose_one(ax_scope *s, ax_prim prim, const ax_params *p, int i, ax_array **in,
+                               const ax_aval *ty, ax_array *ct) {
     switch (prim) {
     case AX_P_CONV_GENERAL_DILATED:
         return i == 0 ? conv_transpose_lhs(s, p, ct, in[1], &ty[0])
@@ -574,14 +593,12 @@ static ax_array *transpose_one(ax_scope *s, ax_prim prim, const ax_params *p, in
     case AX_P_SELECT_AND_SCATTER_ADD:
         return ax_lax_bind(s, AX_P_SELECT_AND_GATHER_ADD, 2, (ax_array *[]){ct, in[1]}, p);
     default:
-        return ax_error(s->cx, AX_ERR_RUNTIME, "%s has no transpose rule",
-                        ax_prim_get(prim)->name);
+        return ax_error(s->cx, AX_ERR_RUNTIME, "%s has no transpose rule", ax_prim_get(prim)->name);
     }
 }
 
 int ax_transpose_window(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                        const bool *lin, const ax_aval *in_types, ax_array *ct,
-                        ax_array **ct_in) {
+                        const bool *lin, const ax_aval *in_types, ax_array *ct, ax_array **ct_in) {
     ax_scope s;
     ax_scope_begin(&s, cx);
     int rc = 0;
@@ -603,8 +620,10 @@ int ax_transpose_window(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, a
             ax_array_type_format(got, sizeof got, r);
             ax_type_format(want, sizeof want, in_types[i].dtype, in_types[i].ndim,
                            in_types[i].shape);
-            ax_error(cx, AX_ERR_RUNTIME, "internal error: %s's transpose gave %s for operand %d "
-                     "of type %s", ax_prim_get(prim)->name, got, i, want);
+            ax_error(cx, AX_ERR_RUNTIME,
+                     "internal error: %s's transpose gave %s for operand %d "
+                     "of type %s",
+                     ax_prim_get(prim)->name, got, i, want);
             r = NULL;
         }
         if (!r) rc = -1;
@@ -745,8 +764,8 @@ static void format_conv(ax_strbuf *s, const ax_params *p) {
     append_spec(s, n, c->rhs_spec);
     ax_strbuf_append(s, ", out_spec=");
     append_spec(s, n, c->out_spec);
-    ax_strbuf_appendf(s, ") feature_group_count=%lld lhs_dilation=",
-                      (long long)c->feature_group_count);
+    ax_strbuf_appendf(
+        s, ") feature_group_count=%lld lhs_dilation=", (long long)c->feature_group_count);
     append_tuple(s, ns, c->lhs_dilation);
     ax_strbuf_append(s, " padding=");
     append_padding(s, ns, p->lo, p->hi);

@@ -34,8 +34,7 @@ int ax_jvp_window(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_arra
  * convolutions), reduce_window_sum, and select_and_gather_add / select_and_scatter_add, each
  * the other's transpose. */
 int ax_transpose_window(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                        const bool *lin, const ax_aval *in_types, ax_array *ct,
-                        ax_array **ct_in);
+                        const bool *lin, const ax_aval *in_types, ax_array *ct, ax_array **ct_in);
 /* Batching: conv folds the batch into its batch or feature dimensions (and groups); the
  * windowed reductions get a window of 1 along it. */
 int ax_batch_conv(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,

@@ -74,7 +74,13 @@ static bool advance(int n, const int64_t *shape, int64_t *idx) {
 
 /* Elements of one gathered block of T: 512 KB in f32, so that a block and OpenBLAS's packed
  * panels stay in a core's L2 (2 MB here). */
-enum { BLOCK_ELEMS = 128 * 1024, MIN_BLOCK_ROWS = 64, MIN_TASKS = 8, TASK_ALIGN = 64 };
+enum {
+    BLOCK_ELEMS = 128 * 1024,
+    MIN_BLOCK_ROWS = 64,
+    MIN_BLOCK_COLS = 256,
+    MIN_TASKS = 8,
+    TASK_ALIGN = 64
+};
 
 typedef struct conv_plan {
     ax_dtype dtype;
@@ -82,8 +88,8 @@ typedef struct conv_plan {
     int nsp;
     ax_window win; /* over the spatial dims; sizes from the kernel */
     int64_t in_sp[AX_MAX_RANK], out_sp[AX_MAX_RANK];
-    int64_t nq, nk;  /* output positions per example, window taps */
-    int64_t groups;  /* feature or batch groups (at most one kind is > 1) */
+    int64_t nq, nk; /* output positions per example, window taps */
+    int64_t groups; /* feature or batch groups (at most one kind is > 1) */
     bool batch_grouped;
     int64_t nbo, ig, fg, f; /* out batch, in features per group, out features per group, all */
     bool cols;              /* T gathered transposed, runs over the batch */
@@ -93,7 +99,7 @@ typedef struct conv_plan {
     char *c;       /* the natural output [M][f] */
     /* blocking: per group M x K, blocks of mb x kb, K blocks grouped into slices */
     int64_t m, k, mb, kb, nmb, nkb, nslices, kb_per_slice;
-    char *partial; /* nslices > 1: per (group, slice) [m][fg] sums */
+    char *partial;      /* nslices > 1: per (group, slice) [m][fg] sums */
     int64_t direct_lda; /* > 0: T is the lhs itself (a 1x1 window over channels-last data), its
                            rows this far apart */
     const ax_blas *blas;
@@ -163,9 +169,9 @@ static inline void range_in(int64_t a, int64_t step, int64_t n, int64_t count, i
 
 /* count segments of `seg` elements along the last spatial dim, the i-th reading input position
  * a + i * step of it (contiguous when spanning): zeros where the position is padding. */
-static inline __attribute__((always_inline)) void copy_segments(const conv_plan *p, char *dst, const char *src, int64_t a,
-                                 int64_t step, int64_t count, int64_t seg, int64_t run_stride,
-                                 bool spanning) {
+static inline __attribute__((always_inline)) void
+copy_segments(const conv_plan *p, char *dst, const char *src, int64_t a, int64_t step,
+              int64_t count, int64_t seg, int64_t run_stride, bool spanning) {
     int last = p->nsp - 1;
     size_t bytes = (size_t)seg * p->es;
     if (spanning) { /* the in-range segments are one contiguous run of the input */
@@ -196,8 +202,7 @@ static void gather_rows(const conv_plan *p, int64_t gi, int64_t m0, int64_t m1, 
                         int64_t k1, char *t) {
     const char *base = p->l + group_origin(p, gi) * (int64_t)p->es;
     int last = p->nsp - 1;
-    int64_t width = k1 - k0, tap0 = k0 / p->ig, tap1 = k1 / p->ig, q[AX_MAX_RANK],
-            k[AX_MAX_RANK];
+    int64_t width = k1 - k0, tap0 = k0 / p->ig, tap1 = k1 / p->ig, q[AX_MAX_RANK], k[AX_MAX_RANK];
     int64_t klast = last >= 0 ? p->win.size[last] : 1;
     bool spanning = last >= 0 && p->l_i == 1 && p->win.base_dilation[last] == 1 &&
                     p->win.window_dilation[last] * p->l_sp[last] == p->ig;
@@ -213,13 +218,15 @@ static void gather_rows(const conv_plan *p, int64_t gi, int64_t m0, int64_t m1, 
             if (n > tap1 - tap) n = tap1 - tap;
             size_t bytes = (size_t)(n * p->ig) * p->es;
             if (last < 0 || !tap_offset(p, q, k, last, &off)) {
-                if (last < 0) copy_run(dst, row, p->ig, p->l_i, p->es);
-                else zero_bytes(dst, bytes);
+                if (last < 0)
+                    copy_run(dst, row, p->ig, p->l_i, p->es);
+                else
+                    zero_bytes(dst, bytes);
             } else {
-                int64_t a = q[last] * p->win.stride[last] +
-                            k[last] * p->win.window_dilation[last] - p->win.pad_lo[last];
-                copy_segments(p, dst, row + off * (int64_t)p->es, a,
-                              p->win.window_dilation[last], n, p->ig, p->l_i, spanning);
+                int64_t a = q[last] * p->win.stride[last] + k[last] * p->win.window_dilation[last] -
+                            p->win.pad_lo[last];
+                copy_segments(p, dst, row + off * (int64_t)p->es, a, p->win.window_dilation[last],
+                              n, p->ig, p->l_i, spanning);
             }
             dst += bytes;
             tap += n;
@@ -261,8 +268,8 @@ static void gather_cols(const conv_plan *p, int64_t gi, int64_t m0, int64_t m1, 
             } else if (last < 0) {
                 copy_run(dst, feature + b * p->l_b * (int64_t)p->es, n, p->l_b, p->es);
             } else {
-                int64_t a = q[last] * p->win.stride[last] +
-                            k[last] * p->win.window_dilation[last] - p->win.pad_lo[last];
+                int64_t a = q[last] * p->win.stride[last] + k[last] * p->win.window_dilation[last] -
+                            p->win.pad_lo[last];
                 const char *src = feature + (off + b * p->l_b) * (int64_t)p->es;
                 if (steps)
                     copy_segments(p, dst, src, a, p->win.stride[last], steps, p->nbo, p->l_b,
@@ -286,9 +293,8 @@ static void gather_cols(const conv_plan *p, int64_t gi, int64_t m0, int64_t m1, 
     }
 }
 
-static void gemm(const conv_plan *p, bool trans_a, int64_t m, int64_t n, int64_t k,
-                 const char *a, int64_t lda, const char *b, int64_t ldb, bool accumulate,
-                 char *c, int64_t ldc) {
+static void gemm(const conv_plan *p, bool trans_a, int64_t m, int64_t n, int64_t k, const char *a,
+                 int64_t lda, const char *b, int64_t ldb, bool accumulate, char *c, int64_t ldc) {
     int ta = trans_a ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS;
     if (p->dtype == AX_F32)
         p->blas->sgemm(AX_CBLAS_ROW_MAJOR, ta, AX_CBLAS_NO_TRANS, (int)m, (int)n, (int)k, 1.0f,
@@ -370,7 +376,9 @@ static void add_partials(conv_plan *p) {
 
 static void choose_blocks(conv_plan *p) {
     int64_t budget = BLOCK_ELEMS * 4 / (int64_t)p->es;
-    p->mb = budget / (p->k ? p->k : 1);
+    /* whole rows of T when they fit, else blocks at least MIN_BLOCK_COLS wide: a weight
+     * gradient's few output positions (M) stay in one block, so its runs are not cut */
+    p->mb = budget / (p->k < MIN_BLOCK_COLS ? (p->k ? p->k : 1) : MIN_BLOCK_COLS);
     if (p->mb < MIN_BLOCK_ROWS) p->mb = MIN_BLOCK_ROWS;
     if (p->mb > p->m) p->mb = p->m;
     p->kb = budget / p->mb;
@@ -516,8 +524,10 @@ static ax_array *conv_float(ax_ctx *cx, ax_array *lhs, ax_array *rhs, const ax_c
     }
     choose_blocks(&p);
     if (!fits_blas(&p)) {
-        ax_error(cx, AX_ERR_VALUE, "conv_general_dilated: %lld output features are too many for "
-                 "BLAS", (long long)p.f);
+        ax_error(cx, AX_ERR_VALUE,
+                 "conv_general_dilated: %lld output features are too many for "
+                 "BLAS",
+                 (long long)p.f);
         goto fail;
     }
     if (!(p.blas = ax_blas_get(cx))) goto fail;
@@ -665,8 +675,8 @@ static int64_t wloop_offset(const wloop *L, const int64_t *o, const int64_t *k) 
 }
 
 /* Per-dtype element operations, instantiated for every dtype below. */
-#define FLOAT_MAX(a, b) ((b) > (a) || (b) != (b) ? (b) : (a))
-#define FLOAT_MIN(a, b) ((b) < (a) || (b) != (b) ? (b) : (a))
+#define FLOAT_MAX(a, b)  ((b) > (a) || (b) != (b) ? (b) : (a))
+#define FLOAT_MIN(a, b)  ((b) < (a) || (b) != (b) ? (b) : (a))
 #define INT_MAX_OP(a, b) ((b) > (a) ? (b) : (a))
 #define INT_MIN_OP(a, b) ((b) < (a) ? (b) : (a))
 
@@ -683,7 +693,7 @@ static int64_t wloop_offset(const wloop *L, const int64_t *o, const int64_t *k) 
         for (int64_t j = 0; j < n; j++) dst[j] = v;                                                \
     }                                                                                              \
     /* The select-and-* pick: a candidate replaces the best when the best is not >= (<=) it. */    \
-    static void pick_##SUF(bool le, T *best, int64_t *at, const T *x, int64_t n, int64_t off) {   \
+    static void pick_##SUF(bool le, T *best, int64_t *at, const T *x, int64_t n, int64_t off) {    \
         if (le) {                                                                                  \
             for (int64_t j = 0; j < n; j++)                                                        \
                 if (!(best[j] <= x[j])) best[j] = x[j], at[j] = off + j;                           \
@@ -692,7 +702,7 @@ static int64_t wloop_offset(const wloop *L, const int64_t *o, const int64_t *k) 
                 if (!(best[j] >= x[j])) best[j] = x[j], at[j] = off + j;                           \
         }                                                                                          \
     }                                                                                              \
-    static void pick_padding_##SUF(bool le, T *best, int64_t *at, T pad, int64_t n) {             \
+    static void pick_padding_##SUF(bool le, T *best, int64_t *at, T pad, int64_t n) {              \
         for (int64_t j = 0; j < n; j++)                                                            \
             if (le ? !(best[j] <= pad) : !(best[j] >= pad)) best[j] = pad, at[j] = -1;             \
     }
@@ -728,7 +738,7 @@ static void identity_of(ax_window_op op, ax_dtype t, void *dst) {
     }
 }
 
-#define DISPATCH(t, CALL_F32, CALL_F64, CALL_I32, CALL_I64, CALL_U8, CALL_U32)                    \
+#define DISPATCH(t, CALL_F32, CALL_F64, CALL_I32, CALL_I64, CALL_U8, CALL_U32)                     \
     switch (t) {                                                                                   \
     case AX_F32:                                                                                   \
         CALL_F32;                                                                                  \
@@ -751,9 +761,8 @@ static void identity_of(ax_window_op op, ax_dtype t, void *dst) {
     }
 
 static void combine(ax_dtype t, ax_window_op op, void *acc, const void *x, int64_t n) {
-    DISPATCH(t, combine_f32(op, acc, x, n), combine_f64(op, acc, x, n),
-             combine_i32(op, acc, x, n), combine_i64(op, acc, x, n), combine_u8(op, acc, x, n),
-             combine_u32(op, acc, x, n))
+    DISPATCH(t, combine_f32(op, acc, x, n), combine_f64(op, acc, x, n), combine_i32(op, acc, x, n),
+             combine_i64(op, acc, x, n), combine_u8(op, acc, x, n), combine_u32(op, acc, x, n))
 }
 
 static void fill(ax_dtype t, void *dst, const void *v, int64_t n) {
@@ -769,8 +778,7 @@ static void pick(ax_dtype t, bool le, void *best, int64_t *at, const void *x, in
              pick_u8(le, best, at, x, n, off), pick_u32(le, best, at, x, n, off))
 }
 
-static void pick_padding(ax_dtype t, bool le, void *best, int64_t *at, const void *pad,
-                         int64_t n) {
+static void pick_padding(ax_dtype t, bool le, void *best, int64_t *at, const void *pad, int64_t n) {
     DISPATCH(t, pick_padding_f32(le, best, at, *(const float *)pad, n),
              pick_padding_f64(le, best, at, *(const double *)pad, n),
              pick_padding_i32(le, best, at, *(const int32_t *)pad, n),
@@ -830,8 +838,8 @@ ax_array *ax_reduce_window(ax_ctx *cx, ax_window_op op, ax_array *x, const ax_wi
         ax_array_release(out);
         return NULL;
     }
-    reduce_job j = {&L, op, x->dtype, ax_dtype_size(x->dtype), ax_array_data(xc),
-                    ax_array_data(out), {0}};
+    reduce_job j = {
+        &L, op, x->dtype, ax_dtype_size(x->dtype), ax_array_data(xc), ax_array_data(out), {0}};
     identity_of(op, x->dtype, j.identity);
     ax_parallel_for(cx, L.nout, window_grain(&L), reduce_range, &j);
     ax_array_release(xc);
@@ -929,8 +937,15 @@ static ax_array *select_and(ax_ctx *cx, bool scatter, ax_array *t, ax_array *x, 
                             : new_window_output(cx, x->dtype, &L, x->ndim, x->shape);
     if (!out || out->size == 0 || L.nout == 0) return out;
     ax_array *xc = ax_array_contiguous(cx, x), *tc = xc ? ax_array_contiguous(cx, t) : NULL;
-    select_job j = {&L, le, x->dtype, ax_dtype_size(x->dtype), xc ? ax_array_data(xc) : NULL,
-                    tc ? ax_array_data(tc) : NULL, ax_array_data(out), {0}, false};
+    select_job j = {&L,
+                    le,
+                    x->dtype,
+                    ax_dtype_size(x->dtype),
+                    xc ? ax_array_data(xc) : NULL,
+                    tc ? ax_array_data(tc) : NULL,
+                    ax_array_data(out),
+                    {0},
+                    false};
     identity_of(le ? AX_WINDOW_MIN : AX_WINDOW_MAX, x->dtype, j.identity);
     if (tc && scatter)
         scatter_all(&j);

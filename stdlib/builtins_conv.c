@@ -50,8 +50,8 @@ static bool int_seq(ax_interp *in, ax_value *v, const char *fname, const char *w
     if (!ax_bi_shape(in, v, label, &got, tmp)) return false;
     if (got != n) {
         ax_error(in->cx, AX_ERR_VALUE, "%s has %d entr%s, expected %d (one per %s dimension)",
-                 label, got, got == 1 ? "y" : "ies", n, strstr(what, "window_dim") ? "operand"
-                                                                              : "spatial");
+                 label, got, got == 1 ? "y" : "ies", n,
+                 strstr(what, "window_dim") ? "operand" : "spatial");
         return false;
     }
     memcpy(out, tmp, (size_t)n * sizeof *out);
@@ -84,16 +84,18 @@ static void string_pads(int kind, int64_t in, int64_t window, int64_t stride, in
 /* A padding argument: a string, resolved against the sizes, or n (low, high) pairs; absent:
  * "VALID". */
 static bool parse_padding(ax_interp *in, ax_value *v, const char *fname, int n, const int64_t *size,
-                          const int64_t *window, const int64_t *stride, int64_t *lo,
-                          int64_t *hi) {
+                          const int64_t *window, const int64_t *stride, int64_t *lo, int64_t *hi) {
     if (!v || v->kind == AX_V_STR) {
         int kind = v ? padding_kind(v->str) : 0;
         if (kind < 0) {
-            ax_error(in->cx, AX_ERR_VALUE, "%s: unknown padding '%s' (use 'SAME', 'SAME_LOWER', "
-                     "'VALID' or a sequence of (low, high) pairs)", fname, v->str);
+            ax_error(in->cx, AX_ERR_VALUE,
+                     "%s: unknown padding '%s' (use 'SAME', 'SAME_LOWER', "
+                     "'VALID' or a sequence of (low, high) pairs)",
+                     fname, v->str);
             return false;
         }
-        for (int d = 0; d < n; d++) string_pads(kind, size[d], window[d], stride[d], &lo[d], &hi[d]);
+        for (int d = 0; d < n; d++)
+            string_pads(kind, size[d], window[d], stride[d], &lo[d], &hi[d]);
         return true;
     }
     if (!is_seq(v) || v->n != n) {
@@ -129,8 +131,10 @@ static bool specs_from_strings(ax_interp *in, const char *fname, const char *con
     static const char pairs[3][2] = {{'N', 'C'}, {'O', 'I'}, {'N', 'C'}};
     for (int i = 0; i < 3; i++) {
         if ((int)strlen(s[i]) != n) {
-            ax_error(in->cx, AX_ERR_TYPE, "%s: dimension_numbers[%d] '%s' must have one letter "
-                     "per dimension of lhs and rhs (%d)", fname, i, s[i], n);
+            ax_error(in->cx, AX_ERR_TYPE,
+                     "%s: dimension_numbers[%d] '%s' must have one letter "
+                     "per dimension of lhs and rhs (%d)",
+                     fname, i, s[i], n);
             return false;
         }
         for (int a = 0; a < n; a++)
@@ -141,8 +145,10 @@ static bool specs_from_strings(ax_interp *in, const char *fname, const char *con
                     return false;
                 }
         if (!strchr(s[i], pairs[i][0]) || !strchr(s[i], pairs[i][1])) {
-            ax_error(in->cx, AX_ERR_TYPE, "%s: dimension_numbers[%d] '%s' must contain '%c' and "
-                     "'%c' once each", fname, i, s[i], pairs[i][0], pairs[i][1]);
+            ax_error(in->cx, AX_ERR_TYPE,
+                     "%s: dimension_numbers[%d] '%s' must contain '%c' and "
+                     "'%c' once each",
+                     fname, i, s[i], pairs[i][0], pairs[i][1]);
             return false;
         }
     }
@@ -156,8 +162,10 @@ static bool specs_from_strings(ax_interp *in, const char *fname, const char *con
             if (c == 'O' || c == 'I') continue;
             const char *where = strchr(s[i], c);
             if (!where || c == pairs[i][0] || c == pairs[i][1]) {
-                ax_error(in->cx, AX_ERR_TYPE, "%s: dimension_numbers %s, %s and %s must have the "
-                         "same spatial letters", fname, s[0], s[1], s[2]);
+                ax_error(in->cx, AX_ERR_TYPE,
+                         "%s: dimension_numbers %s, %s and %s must have the "
+                         "same spatial letters",
+                         fname, s[0], s[1], s[2]);
                 return false;
             }
             specs[i][at++] = (int)(where - s[i]);
@@ -176,8 +184,10 @@ static bool parse_dimension_numbers(ax_interp *in, ax_value *v, const char *fnam
         return true;
     }
     if (!is_seq(v) || v->n != 3) {
-        ax_error(in->cx, AX_ERR_TYPE, "%s: dimension_numbers must be None, three strings such as "
-                 "('NHWC', 'HWIO', 'NHWC') or a ConvDimensionNumbers", fname);
+        ax_error(in->cx, AX_ERR_TYPE,
+                 "%s: dimension_numbers must be None, three strings such as "
+                 "('NHWC', 'HWIO', 'NHWC') or a ConvDimensionNumbers",
+                 fname);
         return false;
     }
     if (v->items[0]->kind == AX_V_STR) {
@@ -197,8 +207,10 @@ static bool parse_dimension_numbers(ax_interp *in, ax_value *v, const char *fnam
                                                         fname),
                                                false);
         if (got != n) {
-            ax_error(in->cx, AX_ERR_VALUE, "%s: dimension_numbers[%d] has %d entries for arrays "
-                     "of rank %d", fname, i, got, n);
+            ax_error(in->cx, AX_ERR_VALUE,
+                     "%s: dimension_numbers[%d] has %d entries for arrays "
+                     "of rank %d",
+                     fname, i, got, n);
             return false;
         }
         for (int d = 0; d < n; d++) specs[i][d] = (int)spec[d];
@@ -261,8 +273,10 @@ static bool spatial_sizes(ax_interp *in, const char *fname, const ax_array *l, c
         char lt[160], rt[160];
         ax_array_type_format(lt, sizeof lt, l);
         ax_array_type_format(rt, sizeof rt, r);
-        ax_error(in->cx, AX_ERR_SHAPE, "%s: lhs %s and rhs %s must have one rank, at least 2 "
-                 "(batch, feature, spatial...)", fname, lt, rt);
+        ax_error(in->cx, AX_ERR_SHAPE,
+                 "%s: lhs %s and rhs %s must have one rank, at least 2 "
+                 "(batch, feature, spatial...)",
+                 fname, lt, rt);
         return false;
     }
     const ax_conv_dims *c = &p->conv;
@@ -278,8 +292,8 @@ static bool spatial_sizes(ax_interp *in, const char *fname, const ax_array *l, c
 
 /* The common part of the conv builtins: parsed params (strides, dilations, dimension numbers
  * and groups set) plus the padding value, resolved here. */
-static ax_value *bind_conv(ax_interp *in, const char *fname, ax_array *l, ax_array *r,
-                           ax_params *p, ax_value *padding) {
+static ax_value *bind_conv(ax_interp *in, const char *fname, ax_array *l, ax_array *r, ax_params *p,
+                           ax_value *padding) {
     int64_t size[AX_MAX_RANK], window[AX_MAX_RANK];
     ax_array *out = NULL;
     if (spatial_sizes(in, fname, l, r, p, size, window) &&
@@ -294,19 +308,29 @@ static bool string_padding_with_lhs_dilation(ax_interp *in, const char *fname, a
     if (!padding || padding->kind != AX_V_STR) return false;
     for (int d = 0; d < p->ndim - 2; d++)
         if (p->conv.lhs_dilation[d] != 1) {
-            ax_error(in->cx, AX_ERR_VALUE, "%s: string padding is not implemented for transposed "
+            ax_error(in->cx, AX_ERR_VALUE,
+                     "%s: string padding is not implemented for transposed "
                      "convolution (lhs_dilation); give the padding explicitly or use "
-                     "conv_transpose", fname);
+                     "conv_transpose",
+                     fname);
             return true;
         }
     return false;
 }
 
 static ax_value *bi_conv_general_dilated(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {
-        "lhs", "rhs", "window_strides", "padding", "lhs_dilation", "rhs_dilation",
-        "dimension_numbers", "feature_group_count", "batch_group_count", "precision",
-        "preferred_element_type", NULL};
+    static const char *const names[] = {"lhs",
+                                        "rhs",
+                                        "window_strides",
+                                        "padding",
+                                        "lhs_dilation",
+                                        "rhs_dilation",
+                                        "dimension_numbers",
+                                        "feature_group_count",
+                                        "batch_group_count",
+                                        "precision",
+                                        "preferred_element_type",
+                                        NULL};
     const char *f = self->builtin->name;
     ax_value *v[11];
     ax_array *l = NULL, *r = NULL;
@@ -332,8 +356,8 @@ fail:
 }
 
 static ax_value *bi_conv(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {"lhs", "rhs", "window_strides", "padding", "precision",
-                                        "preferred_element_type", NULL};
+    static const char *const names[] = {
+        "lhs", "rhs", "window_strides", "padding", "precision", "preferred_element_type", NULL};
     const char *f = self->builtin->name;
     ax_value *v[6];
     ax_array *l = NULL, *r = NULL;
@@ -352,9 +376,9 @@ fail:
 }
 
 static ax_value *bi_conv_with_general_padding(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {"lhs",          "rhs",          "window_strides",
-                                        "padding",      "lhs_dilation", "rhs_dilation",
-                                        "precision",    "preferred_element_type", NULL};
+    static const char *const names[] = {
+        "lhs",          "rhs",       "window_strides",         "padding", "lhs_dilation",
+        "rhs_dilation", "precision", "preferred_element_type", NULL};
     const char *f = self->builtin->name;
     ax_value *v[8];
     ax_array *l = NULL, *r = NULL;
@@ -425,8 +449,10 @@ static bool conv_transpose_padding(ax_interp *in, const char *f, ax_value *pad, 
     int ns = p->ndim - 2;
     int kind = pad && pad->kind == AX_V_STR ? padding_kind(pad->str) : -1;
     if (pad && pad->kind == AX_V_STR && kind != 0 && kind != 1) {
-        ax_error(in->cx, AX_ERR_VALUE, "%s: padding must be 'SAME', 'VALID' or (low, high) pairs, "
-                 "got '%s'", f, pad->str);
+        ax_error(in->cx, AX_ERR_VALUE,
+                 "%s: padding must be 'SAME', 'VALID' or (low, high) pairs, "
+                 "got '%s'",
+                 f, pad->str);
         return false;
     }
     int64_t ones[AX_MAX_RANK] = {0}, lo[AX_MAX_RANK] = {0}, hi[AX_MAX_RANK] = {0};
@@ -470,8 +496,10 @@ static ax_value *bi_conv_transpose(ax_interp *in, ax_value *self, const ax_args 
     if (is_none(v[5])) {
         const char *const *dn = (const char *const *)default_transpose_dims(n);
         if (!dn) {
-            ax_error(in->cx, AX_ERR_VALUE, "%s: no default dimension_numbers for arrays of rank %d; "
-                     "give them", f, n);
+            ax_error(in->cx, AX_ERR_VALUE,
+                     "%s: no default dimension_numbers for arrays of rank %d; "
+                     "give them",
+                     f, n);
             goto done;
         }
         int *specs[3] = {p.conv.lhs_spec, p.conv.rhs_spec, p.conv.out_spec};
@@ -515,8 +543,10 @@ static ax_value *bi_conv_dimension_numbers(ax_interp *in, ax_value *self, const 
         !ax_bi_shape(in, v[1], "rhs_shape", &nr, rs))
         return NULL;
     if (nl != nr) {
-        ax_error(in->cx, AX_ERR_TYPE, "%s: convolution requires lhs and rhs of one rank, got %d and "
-                 "%d", f, nl, nr);
+        ax_error(in->cx, AX_ERR_TYPE,
+                 "%s: convolution requires lhs and rhs of one rank, got %d and "
+                 "%d",
+                 f, nl, nr);
         return NULL;
     }
     ax_conv_dims c;
@@ -560,8 +590,10 @@ static ax_value *bi_padtype_to_pads(ax_interp *in, ax_value *self, const ax_args
         !ax_bi_shape(in, v[2], "window_strides", &ns, st))
         return NULL;
     if (nw != n || ns != n) {
-        ax_error(in->cx, AX_ERR_VALUE, "%s: in_shape, window_shape and window_strides must have one "
-                 "length, got %d, %d and %d", f, n, nw, ns);
+        ax_error(in->cx, AX_ERR_VALUE,
+                 "%s: in_shape, window_shape and window_strides must have one "
+                 "length, got %d, %d and %d",
+                 f, n, nw, ns);
         return NULL;
     }
     if (v[3]->kind != AX_V_STR) return ax_value_retain(v[3]);
@@ -581,8 +613,10 @@ static int window_op(ax_interp *in, ax_value *fn, ax_prim *prim) {
     static const struct {
         const char *name;
         ax_prim prim;
-    } ops[] = {{"add", AX_P_REDUCE_WINDOW_SUM},     {"max", AX_P_REDUCE_WINDOW_MAX},
-               {"maximum", AX_P_REDUCE_WINDOW_MAX}, {"min", AX_P_REDUCE_WINDOW_MIN},
+    } ops[] = {{"add", AX_P_REDUCE_WINDOW_SUM},
+               {"max", AX_P_REDUCE_WINDOW_MAX},
+               {"maximum", AX_P_REDUCE_WINDOW_MAX},
+               {"min", AX_P_REDUCE_WINDOW_MIN},
                {"minimum", AX_P_REDUCE_WINDOW_MIN}};
     if (fn && fn->kind == AX_V_BUILTIN)
         for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
@@ -592,8 +626,10 @@ static int window_op(ax_interp *in, ax_value *fn, ax_prim *prim) {
             }
     char d[160];
     show_value(d, sizeof d, fn);
-    ax_error(in->cx, AX_ERR_TYPE, "reduce_window: computation must be lax.add, lax.max or lax.min "
-             "(or add, maximum, minimum), got %s", d);
+    ax_error(in->cx, AX_ERR_TYPE,
+             "reduce_window: computation must be lax.add, lax.max or lax.min "
+             "(or add, maximum, minimum), got %s",
+             d);
     return -1;
 }
 
@@ -610,8 +646,10 @@ static bool is_identity(ax_prim prim, const ax_array *init) {
     case AX_BOOL:
     case AX_U8:
     case AX_U32:
-        return max ? v == 0 : v == (init->dtype == AX_BOOL ? 1 : init->dtype == AX_U8 ? 255.0
-                                                                                      : 4294967295.0);
+        return max ? v == 0
+                   : v == (init->dtype == AX_BOOL ? 1
+                           : init->dtype == AX_U8 ? 255.0
+                                                  : 4294967295.0);
     case AX_I32:
         return v == (max ? -2147483648.0 : 2147483647.0);
     default: {
@@ -631,8 +669,10 @@ static ax_array *window_with_init(ax_ctx *cx, ax_prim prim, ax_array *x, ax_arra
             char xt[160], it[160];
             ax_array_type_format(xt, sizeof xt, x);
             ax_array_type_format(it, sizeof it, init);
-            return ax_error(cx, AX_ERR_TYPE, "reduce_window: init_value %s must have the operand's "
-                            "dtype (operand %s)", it, xt);
+            return ax_error(cx, AX_ERR_TYPE,
+                            "reduce_window: init_value %s must have the operand's "
+                            "dtype (operand %s)",
+                            it, xt);
         }
         if (!(v = ax_np_astype(cx, init, x->dtype, false))) return NULL;
     } else {
@@ -658,9 +698,9 @@ static ax_array *window_with_init(ax_ctx *cx, ax_prim prim, ax_array *x, ax_arra
 }
 
 static ax_value *bi_reduce_window(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {"operand", "init_value", "computation",
-                                        "window_dimensions", "window_strides", "padding",
-                                        "base_dilation", "window_dilation", NULL};
+    static const char *const names[] = {"operand",           "init_value",      "computation",
+                                        "window_dimensions", "window_strides",  "padding",
+                                        "base_dilation",     "window_dilation", NULL};
     const char *f = self->builtin->name;
     ax_value *v[8];
     ax_prim prim;
@@ -704,8 +744,10 @@ static ax_array *convolve_1d(ax_ctx *cx, const char *fname, bool flip, ax_array 
     if (a->ndim != 1 || v->ndim != 1)
         return ax_error(cx, AX_ERR_VALUE, "%s() only supports 1-dimensional inputs", fname);
     if (a->size == 0 || v->size == 0)
-        return ax_error(cx, AX_ERR_VALUE, "%s: inputs cannot be empty, got shapes (%lld,) and "
-                        "(%lld,)", fname, (long long)a->size, (long long)v->size);
+        return ax_error(cx, AX_ERR_VALUE,
+                        "%s: inputs cannot be empty, got shapes (%lld,) and "
+                        "(%lld,)",
+                        fname, (long long)a->size, (long long)v->size);
     bool weak;
     ax_array *pair[2] = {a, v};
     ax_dtype t = ax_np_result_type(2, pair, &weak);
@@ -762,8 +804,8 @@ static ax_value *convolve_builtin(ax_interp *in, ax_value *self, const ax_args *
     }
     ax_array *a = ax_np_asarray(in, v[0], f), *b = a ? ax_np_asarray(in, v[1], f) : NULL;
     int dtype = -1;
-    ax_array *out = b && ax_bi_dtype(in, v[4], &dtype) ? convolve_1d(in->cx, f, flip, a, b, m)
-                                                       : NULL;
+    ax_array *out =
+        b && ax_bi_dtype(in, v[4], &dtype) ? convolve_1d(in->cx, f, flip, a, b, m) : NULL;
     if (out && dtype >= 0) {
         ax_array *c = ax_np_astype(in->cx, out, (ax_dtype)dtype, false);
         ax_array_release(out);
@@ -814,8 +856,10 @@ const ax_builtin_def ax_builtins_conv[] = {
      "padding='VALID', base_dilation=None, window_dilation=None): pooling with lax.add/max/min "
      "(lax)",
      0},
-    {"convolve", bi_convolve, "convolve(a, v, mode='full'): discrete linear convolution of 1-d "
-     "arrays", AX_BI_NP},
+    {"convolve", bi_convolve,
+     "convolve(a, v, mode='full'): discrete linear convolution of 1-d "
+     "arrays",
+     AX_BI_NP},
     {"correlate", bi_correlate, "correlate(a, v, mode='valid'): cross-correlation of 1-d arrays",
      AX_BI_NP},
     {NULL, NULL, NULL, 0},

@@ -81,8 +81,8 @@ static double at(const dense *a, const int64_t *idx) {
 }
 
 /* The input index tap k of output o reads along one dim, or -1 (XLA's definition). */
-static int64_t ref_tap(int64_t o, int64_t k, int64_t stride, int64_t wdil, int64_t lo,
-                       int64_t bdil, int64_t n) {
+static int64_t ref_tap(int64_t o, int64_t k, int64_t stride, int64_t wdil, int64_t lo, int64_t bdil,
+                       int64_t n) {
     int64_t p = o * stride + k * wdil - lo;
     if (p < 0 || p % bdil) return -1;
     p /= bdil;
@@ -90,8 +90,8 @@ static int64_t ref_tap(int64_t o, int64_t k, int64_t stride, int64_t wdil, int64
 }
 
 /* conv_general_dilated by its definition, in double. */
-static void ref_conv(const ax_array *la, const ax_array *ra, const ax_params *p,
-                     const ax_array *o, double *out, double *scale) {
+static void ref_conv(const ax_array *la, const ax_array *ra, const ax_params *p, const ax_array *o,
+                     double *out, double *scale) {
     dense ld = dense_of(la), rd = dense_of(ra);
     const dense *l = &ld, *r = &rd;
     const ax_conv_dims *c = &p->conv;
@@ -115,9 +115,8 @@ static void ref_conv(const ax_array *la, const ax_array *ra, const ax_params *p,
                     int64_t ks = r->shape[c->rhs_spec[2 + d]], k = krem % ks;
                     krem /= ks;
                     ri[c->rhs_spec[2 + d]] = k;
-                    int64_t x = ref_tap(oidx[c->out_spec[2 + d]], k, p->step[d],
-                                        c->rhs_dilation[d], p->lo[d], c->lhs_dilation[d],
-                                        l->shape[c->lhs_spec[2 + d]]);
+                    int64_t x = ref_tap(oidx[c->out_spec[2 + d]], k, p->step[d], c->rhs_dilation[d],
+                                        p->lo[d], c->lhs_dilation[d], l->shape[c->lhs_spec[2 + d]]);
                     inside &= x >= 0;
                     li[c->lhs_spec[2 + d]] = x;
                 }
@@ -294,8 +293,8 @@ static void random_window(ax_params *p, int n, int64_t *shape) {
 }
 
 /* The taps of window `o` (flat over the output): input flat indices, -1 for padding. */
-static int window_taps(const ax_params *p, const int64_t *shape, const int64_t *oshape,
-                       int64_t o, int64_t *taps) {
+static int window_taps(const ax_params *p, const int64_t *shape, const int64_t *oshape, int64_t o,
+                       int64_t *taps) {
     int n = p->ndim, count = 0;
     int64_t oi[AX_MAX_RANK], ntaps = 1;
     for (int d = n - 1; d >= 0; d--) oi[d] = o % oshape[d], o /= oshape[d];
@@ -332,8 +331,9 @@ static void test_reduce_window_matches_loops(void **state) {
             if (!o) fail_msg("reduce_window trial %d: %s", trial, cx->err.message);
             for (int64_t i = 0; i < o->size; i++) {
                 int nt = window_taps(&p, shape, o->shape, i, taps);
-                double ident = k == 0 ? 0 : k == 1 ? (t == AX_I32 ? -2147483648.0 : -INFINITY)
-                                                   : (t == AX_I32 ? 2147483647.0 : INFINITY);
+                double ident = k == 0   ? 0
+                               : k == 1 ? (t == AX_I32 ? -2147483648.0 : -INFINITY)
+                                        : (t == AX_I32 ? 2147483647.0 : INFINITY);
                 double acc = ident;
                 for (int j = 0; j < nt; j++) {
                     double v = taps[j] < 0 ? ident : ax_array_get_f64(x, taps[j]);
@@ -442,8 +442,7 @@ typedef struct bound_conv {
     ax_array *fixed_w;
 } bound_conv;
 
-static int conv_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
-                   ax_array ***out) {
+static int conv_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout, ax_array ***out) {
     const bound_conv *b = closure;
     (void)nin;
     *nout = 1;
