@@ -711,16 +711,6 @@ static ax_params with_unit_dim(const ax_params *p, int at) {
     return q;
 }
 
-/* x with its batch dim first; an unbatched x broadcast to `size` examples. */
-static ax_array *batch_first(ax_scope *s, ax_array *x, int bdim, int64_t size) {
-    if (bdim >= 0) return ax_scope_own(s, ax_moveaxis(s->cx, x, bdim, 0));
-    int64_t shape[AX_MAX_RANK];
-    int dims[AX_MAX_RANK];
-    shape[0] = size;
-    for (int i = 0; i < x->ndim; i++) shape[i + 1] = x->shape[i], dims[i] = i + 1;
-    return ax_lax_broadcast_in_dim(s, x, x->ndim + 1, shape, dims);
-}
-
 int ax_batch_window(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                     const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
     ax_scope s;
@@ -729,8 +719,8 @@ int ax_batch_window(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_ar
         ax_params q = with_unit_dim(p, bdim[0]);
         return done1(&s, ax_lax_bind(&s, prim, 1, in, &q), bdim[0], out, out_bdim);
     }
-    ax_array *args[2] = {batch_first(&s, in[0], bdim[0], size),
-                         batch_first(&s, in[1], bdim[1], size)};
+    ax_array *args[2] = {ax_batch_first(&s, in[0], bdim[0], size),
+                         ax_batch_first(&s, in[1], bdim[1], size)};
     ax_params q = with_unit_dim(p, 0);
     return done1(&s, ax_lax_bind(&s, prim, 2, args, &q), 0, out, out_bdim);
 }

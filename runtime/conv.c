@@ -874,17 +874,23 @@ static void pick_window(const select_job *j, const int64_t *o, void *best, int64
     }
 }
 
+/* A run's best values and picked offsets (NULL, and the job marked, when out of memory). */
+static char *pick_buffers(select_job *j, int64_t **at) {
+    char *best = malloc((size_t)j->L->run * 8);
+    *at = malloc((size_t)j->L->run * sizeof **at);
+    if (best && *at) return best;
+    atomic_store(&j->oom, true);
+    free(best);
+    free(*at);
+    return NULL;
+}
+
 static void gather_range(void *arg, int64_t begin, int64_t end) {
     select_job *j = arg;
     const wloop *L = j->L;
-    int64_t o[AX_MAX_RANK];
-    char *best = malloc((size_t)L->run * 8);
-    int64_t *at = malloc((size_t)L->run * sizeof *at);
-    if (!best || !at) {
-        atomic_store(&j->oom, true);
-        free(best), free(at);
-        return;
-    }
+    int64_t o[AX_MAX_RANK], *at;
+    char *best = pick_buffers(j, &at);
+    if (!best) return;
     unflatten(L->n, L->out_shape, begin, o);
     for (int64_t pos = begin; pos < end; pos++, advance(L->n, L->out_shape, o)) {
         pick_window(j, o, best, at);
@@ -910,14 +916,9 @@ static void add_element(ax_dtype t, char *dst, const char *src) {
 /* Windows overlap, so one pass in order (its sums do not depend on threads). */
 static void scatter_all(select_job *j) {
     const wloop *L = j->L;
-    int64_t o[AX_MAX_RANK] = {0};
-    char *best = malloc((size_t)L->run * 8);
-    int64_t *at = malloc((size_t)L->run * sizeof *at);
-    if (!best || !at) {
-        atomic_store(&j->oom, true);
-        free(best), free(at);
-        return;
-    }
+    int64_t o[AX_MAX_RANK] = {0}, *at;
+    char *best = pick_buffers(j, &at);
+    if (!best) return;
     for (int64_t pos = 0; pos < L->nout; pos++, advance(L->n, L->out_shape, o)) {
         pick_window(j, o, best, at);
         const char *src = j->t + pos * L->run * (int64_t)j->es;

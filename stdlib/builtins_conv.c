@@ -318,6 +318,46 @@ static bool string_padding_with_lhs_dilation(ax_interp *in, const char *fname, a
     return false;
 }
 
+/* Where a convolution builtin's arguments sit in its parameter list (-1: it has none). */
+typedef struct conv_signature {
+    const char *const *names; /* NULL-terminated */
+    int nrequired;            /* the first ones */
+    int strides, padding, lhs_dilation, rhs_dilation, dimension_numbers, feature_groups,
+        batch_groups, preferred;
+} conv_signature;
+
+/* conv_general_dilated and its wrappers (lhs and rhs first): parse, then bind. */
+static ax_value *conv_builtin(ax_interp *in, ax_value *self, const ax_args *args,
+                              const conv_signature *sig) {
+    const char *f = self->builtin->name;
+    ax_value *v[16], *none = NULL;
+    int n = 0;
+    while (sig->names[n]) n++;
+    if (!ax_bi_parse(in, args, f, sig->names, n, v)) return NULL;
+    for (int i = 0; i < sig->nrequired; i++)
+        if (!ax_bi_required(in, v[i], f, sig->names[i])) return NULL;
+#define ARG(k) (sig->k >= 0 ? v[sig->k] : none)
+    ax_array *l = NULL, *r = NULL;
+    if (!conv_operands(in, v[0], v[1], ARG(preferred), f, &l, &r)) goto fail;
+    ax_params p;
+    ax_conv_params_init(&p, l->ndim);
+    int ns = l->ndim - 2 < 0 ? 0 : l->ndim - 2;
+    if (!int_seq(in, ARG(strides), f, "window_strides", ns, 1, p.step) ||
+        !int_seq(in, ARG(lhs_dilation), f, "lhs_dilation", ns, 1, p.conv.lhs_dilation) ||
+        !int_seq(in, ARG(rhs_dilation), f, "rhs_dilation", ns, 1, p.conv.rhs_dilation) ||
+        !parse_dimension_numbers(in, ARG(dimension_numbers), f, l->ndim, &p.conv) ||
+        !ax_bi_int(in, ARG(feature_groups), "feature_group_count", 1,
+                   &p.conv.feature_group_count) ||
+        !ax_bi_int(in, ARG(batch_groups), "batch_group_count", 1, &p.conv.batch_group_count) ||
+        string_padding_with_lhs_dilation(in, f, ARG(padding), &p))
+        goto fail;
+    return bind_conv(in, f, l, r, &p, ARG(padding));
+#undef ARG
+fail:
+    release2(l, r);
+    return NULL;
+}
+
 static ax_value *bi_conv_general_dilated(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {"lhs",
                                         "rhs",
@@ -331,73 +371,23 @@ static ax_value *bi_conv_general_dilated(ax_interp *in, ax_value *self, const ax
                                         "precision",
                                         "preferred_element_type",
                                         NULL};
-    const char *f = self->builtin->name;
-    ax_value *v[11];
-    ax_array *l = NULL, *r = NULL;
-    if (!ax_bi_parse(in, args, f, names, 11, v)) return NULL;
-    for (int i = 0; i < 4; i++)
-        if (!ax_bi_required(in, v[i], f, names[i])) return NULL;
-    if (!conv_operands(in, v[0], v[1], v[10], f, &l, &r)) goto fail;
-    ax_params p;
-    ax_conv_params_init(&p, l->ndim);
-    int ns = l->ndim - 2 < 0 ? 0 : l->ndim - 2;
-    if (!int_seq(in, v[2], f, "window_strides", ns, 1, p.step) ||
-        !int_seq(in, v[4], f, "lhs_dilation", ns, 1, p.conv.lhs_dilation) ||
-        !int_seq(in, v[5], f, "rhs_dilation", ns, 1, p.conv.rhs_dilation) ||
-        !parse_dimension_numbers(in, v[6], f, l->ndim, &p.conv) ||
-        !ax_bi_int(in, v[7], "feature_group_count", 1, &p.conv.feature_group_count) ||
-        !ax_bi_int(in, v[8], "batch_group_count", 1, &p.conv.batch_group_count) ||
-        string_padding_with_lhs_dilation(in, f, v[3], &p))
-        goto fail;
-    return bind_conv(in, f, l, r, &p, v[3]);
-fail:
-    release2(l, r);
-    return NULL;
+    static const conv_signature sig = {names, 4, 2, 3, 4, 5, 6, 7, 8, 10};
+    return conv_builtin(in, self, args, &sig);
 }
 
 static ax_value *bi_conv(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {
         "lhs", "rhs", "window_strides", "padding", "precision", "preferred_element_type", NULL};
-    const char *f = self->builtin->name;
-    ax_value *v[6];
-    ax_array *l = NULL, *r = NULL;
-    if (!ax_bi_parse(in, args, f, names, 6, v)) return NULL;
-    for (int i = 0; i < 4; i++)
-        if (!ax_bi_required(in, v[i], f, names[i])) return NULL;
-    if (!conv_operands(in, v[0], v[1], v[5], f, &l, &r)) goto fail;
-    ax_params p;
-    ax_conv_params_init(&p, l->ndim);
-    if (!int_seq(in, v[2], f, "window_strides", l->ndim - 2 < 0 ? 0 : l->ndim - 2, 1, p.step))
-        goto fail;
-    return bind_conv(in, f, l, r, &p, v[3]);
-fail:
-    release2(l, r);
-    return NULL;
+    static const conv_signature sig = {names, 4, 2, 3, -1, -1, -1, -1, -1, 5};
+    return conv_builtin(in, self, args, &sig);
 }
 
 static ax_value *bi_conv_with_general_padding(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {
         "lhs",          "rhs",       "window_strides",         "padding", "lhs_dilation",
         "rhs_dilation", "precision", "preferred_element_type", NULL};
-    const char *f = self->builtin->name;
-    ax_value *v[8];
-    ax_array *l = NULL, *r = NULL;
-    if (!ax_bi_parse(in, args, f, names, 8, v)) return NULL;
-    for (int i = 0; i < 6; i++)
-        if (!ax_bi_required(in, v[i], f, names[i])) return NULL;
-    if (!conv_operands(in, v[0], v[1], v[7], f, &l, &r)) goto fail;
-    ax_params p;
-    ax_conv_params_init(&p, l->ndim);
-    int ns = l->ndim - 2 < 0 ? 0 : l->ndim - 2;
-    if (!int_seq(in, v[2], f, "window_strides", ns, 1, p.step) ||
-        !int_seq(in, v[4], f, "lhs_dilation", ns, 1, p.conv.lhs_dilation) ||
-        !int_seq(in, v[5], f, "rhs_dilation", ns, 1, p.conv.rhs_dilation) ||
-        string_padding_with_lhs_dilation(in, f, v[3], &p))
-        goto fail;
-    return bind_conv(in, f, l, r, &p, v[3]);
-fail:
-    release2(l, r);
-    return NULL;
+    static const conv_signature sig = {names, 6, 2, 3, 4, 5, -1, -1, -1, 7};
+    return conv_builtin(in, self, args, &sig);
 }
 
 /* ---------------------------------------------------------------- conv_transpose */

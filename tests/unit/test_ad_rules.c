@@ -16,7 +16,7 @@
 
 #include "../../compiler/ad.h"
 #include "../../compiler/ad_rules.h"
-#include "../../compiler/conv_rules.h"
+#include "window_case.h"
 
 typedef struct spec {
     ax_prim prim;
@@ -169,18 +169,7 @@ static const spec specs[] = {
               AX_TRSOLVE_UNIT_DIAGONAL}, false},
 };
 
-/* Convolutions and windowed reductions: parameters too long for an initializer, filled in by
- * window_params() from these descriptions (-1 ends a list; 0-filled arrays mean defaults). */
-typedef struct window_case {
-    ax_prim prim;
-    int nin, ndim;
-    int64_t shape[2][5];
-    int spec[3][5];          /* conv: lhs, rhs, out specs */
-    int64_t stride[5], lo[5], hi[5], base[5], wdil[5], window[5];
-    int64_t fgc, bgc;
-    int flag;
-} window_case;
-
+/* Convolutions and windowed reductions (window_case.h). */
 static const window_case window_cases[] = {
     /* 1-d NCW: strided, padded, rhs-dilated */
     {AX_P_CONV_GENERAL_DILATED, 2, 3, {{2, 2, 5}, {3, 2, 2}}, {{0, 1, 2}, {0, 1, 2}, {0, 1, 2}},
@@ -212,30 +201,10 @@ static const window_case window_cases[] = {
 
 /* The spec of a window case. */
 static spec window_spec(const window_case *w) {
-    spec s = {.prim = w->prim, .nin = w->nin, .lo = -2, .hi = 2};
-    int n = w->ndim, ns = w->prim == AX_P_CONV_GENERAL_DILATED ? n - 2 : n;
+    spec s = {.prim = w->prim, .nin = w->nin, .lo = -2, .hi = 2, .p = window_case_params(w)};
     for (int i = 0; i < w->nin; i++) {
-        s.ndim[i] = n;
+        s.ndim[i] = w->ndim;
         memcpy(s.shape[i], w->shape[i], sizeof w->shape[i]);
-    }
-    if (w->prim == AX_P_CONV_GENERAL_DILATED) {
-        ax_conv_params_init(&s.p, n);
-        memcpy(s.p.conv.lhs_spec, w->spec[0], (size_t)n * sizeof(int));
-        memcpy(s.p.conv.rhs_spec, w->spec[1], (size_t)n * sizeof(int));
-        memcpy(s.p.conv.out_spec, w->spec[2], (size_t)n * sizeof(int));
-        s.p.conv.feature_group_count = w->fgc;
-        s.p.conv.batch_group_count = w->bgc;
-    } else {
-        ax_window_params_init(&s.p, n);
-        for (int d = 0; d < n; d++) s.p.shape[d] = w->window[d];
-        s.p.flag = w->flag;
-    }
-    for (int d = 0; d < ns; d++) {
-        s.p.step[d] = w->stride[d];
-        s.p.lo[d] = w->lo[d];
-        s.p.hi[d] = w->hi[d];
-        s.p.conv.lhs_dilation[d] = w->base[d];
-        s.p.conv.rhs_dilation[d] = w->wdil[d];
     }
     return s;
 }

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "../../compiler/conv_rules.h"
+#include "window_case.h"
 #include "../../compiler/vmap.h"
 #include "../../runtime/shape_ops.h"
 
@@ -217,58 +217,32 @@ static const spec specs[] = {
     {AX_P_ARGSORT, 1, {2}, {{2, 3}}, {F}, {-2}, {2}, {.naxes = 1, .axes = {0}, .dtype = AX_I32}},
 };
 
-/* Convolutions (plain, feature- and batch-grouped, NHWC) and windowed reductions: their params
- * are filled in by window_spec(). */
-typedef struct window_case {
-    ax_prim prim;
-    int nin, ndim;
-    int64_t shape[2][5];
-    int spec[3][5];
-    int64_t stride[5], lo[5], hi[5], window[5];
-    int64_t fgc, bgc;
-} window_case;
-
+/* Convolutions (plain, feature- and batch-grouped, NHWC) and windowed reductions
+ * (window_case.h). */
 static const window_case window_cases[] = {
-    {AX_P_CONV_GENERAL_DILATED, 2, 4, {{1, 4, 3, 3}, {4, 2, 2, 2}},
-     {{0, 1, 2, 3}, {0, 1, 2, 3}, {0, 1, 2, 3}}, {1, 1}, {1, 0}, {0, 1}, {0}, 2, 1},
-    {AX_P_CONV_GENERAL_DILATED, 2, 4, {{4, 2, 3, 3}, {4, 2, 2, 2}},
-     {{0, 1, 2, 3}, {0, 1, 2, 3}, {0, 1, 2, 3}}, {1, 2}, {0, 1}, {0, 0}, {0}, 1, 2},
-    {AX_P_CONV_GENERAL_DILATED, 2, 4, {{2, 3, 3, 2}, {2, 2, 2, 3}},
-     {{0, 3, 1, 2}, {3, 2, 0, 1}, {0, 3, 1, 2}}, {1, 1}, {1, 1}, {1, 1}, {0}, 1, 1},
-    {AX_P_REDUCE_WINDOW_SUM, 1, 2, {{4, 5}}, {{0}}, {1, 2}, {1, 0}, {0, 1}, {2, 2}, 1, 1},
-    {AX_P_REDUCE_WINDOW_MAX, 1, 2, {{4, 5}}, {{0}}, {2, 1}, {0, 1}, {1, 0}, {2, 3}, 1, 1},
-    {AX_P_REDUCE_WINDOW_MIN, 1, 2, {{4, 5}}, {{0}}, {1, 1}, {0, 0}, {0, 0}, {3, 2}, 1, 1},
-    {AX_P_SELECT_AND_GATHER_ADD, 2, 2, {{4, 5}, {4, 5}}, {{0}}, {2, 1}, {1, 0}, {0, 1}, {2, 2}, 1,
-     1},
-    {AX_P_SELECT_AND_SCATTER_ADD, 2, 2, {{2, 5}, {4, 5}}, {{0}}, {2, 1}, {1, 0}, {0, 1}, {2, 2}, 1,
-     1},
+    {AX_P_CONV_GENERAL_DILATED, 2, 4, {{1, 4, 3, 3, 0}, {4, 2, 2, 2}},
+     {{0, 1, 2, 3, 0}, {0, 1, 2, 3, 0}, {0, 1, 2, 3}}, {1, 1}, {1, 0}, {0, 1}, {0}, {0}, {0}, 2, 1, 0},
+    {AX_P_CONV_GENERAL_DILATED, 2, 4, {{4, 2, 3, 3, 0}, {4, 2, 2, 2}},
+     {{0, 1, 2, 3, 0}, {0, 1, 2, 3, 0}, {0, 1, 2, 3}}, {1, 2}, {0, 1}, {0, 0}, {0}, {0}, {0}, 1, 2, 0},
+    {AX_P_CONV_GENERAL_DILATED, 2, 4, {{2, 3, 3, 2, 0}, {2, 2, 2, 3}},
+     {{0, 3, 1, 2, 0}, {3, 2, 0, 1, 0}, {0, 3, 1, 2}}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}, {0}, 1, 1, 0},
+    {AX_P_REDUCE_WINDOW_SUM, 1, 2, {{4, 5}}, {{0}}, {1, 2}, {1, 0}, {0, 1}, {0}, {0}, {2, 2}, 1, 1, 0},
+    {AX_P_REDUCE_WINDOW_MAX, 1, 2, {{4, 5}}, {{0}}, {2, 1}, {0, 1}, {1, 0}, {0}, {0}, {2, 3}, 1, 1, 0},
+    {AX_P_REDUCE_WINDOW_MIN, 1, 2, {{4, 5}}, {{0}}, {1, 1}, {0, 0}, {0, 0}, {0}, {0}, {3, 2}, 1, 1, 0},
+    {AX_P_SELECT_AND_GATHER_ADD, 2, 2, {{4, 5}, {4, 5}}, {{0}}, {2, 1}, {1, 0}, {0, 1}, {0}, {0},
+     {2, 2}, 1, 1, 0},
+    {AX_P_SELECT_AND_SCATTER_ADD, 2, 2, {{2, 5}, {4, 5}}, {{0}}, {2, 1}, {1, 0}, {0, 1}, {0}, {0},
+     {2, 2}, 1, 1, 0},
 };
 
 static spec window_spec(const window_case *w) {
-    spec s = {.prim = w->prim, .nin = w->nin};
-    int n = w->ndim, ns = w->prim == AX_P_CONV_GENERAL_DILATED ? n - 2 : n;
+    spec s = {.prim = w->prim, .nin = w->nin, .p = window_case_params(w)};
     for (int i = 0; i < w->nin; i++) {
-        s.ndim[i] = n;
+        s.ndim[i] = w->ndim;
         memcpy(s.shape[i], w->shape[i], sizeof w->shape[i]);
         s.dtype[i] = F;
         s.lo[i] = -2;
         s.hi[i] = 2;
-    }
-    if (w->prim == AX_P_CONV_GENERAL_DILATED) {
-        ax_conv_params_init(&s.p, n);
-        memcpy(s.p.conv.lhs_spec, w->spec[0], (size_t)n * sizeof(int));
-        memcpy(s.p.conv.rhs_spec, w->spec[1], (size_t)n * sizeof(int));
-        memcpy(s.p.conv.out_spec, w->spec[2], (size_t)n * sizeof(int));
-        s.p.conv.feature_group_count = w->fgc;
-        s.p.conv.batch_group_count = w->bgc;
-    } else {
-        ax_window_params_init(&s.p, n);
-        for (int d = 0; d < n; d++) s.p.shape[d] = w->window[d];
-    }
-    for (int d = 0; d < ns; d++) {
-        s.p.step[d] = w->stride[d];
-        s.p.lo[d] = w->lo[d];
-        s.p.hi[d] = w->hi[d];
     }
     return s;
 }
