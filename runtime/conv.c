@@ -79,7 +79,8 @@ enum {
     MIN_BLOCK_ROWS = 64,
     MIN_BLOCK_COLS = 256,
     MIN_TASKS = 8,
-    TASK_ALIGN = 64
+    TASK_ALIGN = 64,
+    MK_BLOCK_ROWS = 240 /* rows per task of the direct kernel: a multiple of its 12 and 24 */
 };
 
 typedef struct conv_plan {
@@ -102,6 +103,8 @@ typedef struct conv_plan {
     char *partial;      /* nslices > 1: per (group, slice) [m][fg] sums */
     int64_t direct_lda; /* > 0: T is the lhs itself (a 1x1 window over channels-last data), its
                            rows this far apart */
+    bool microkernel;   /* f32 on AVX-512: the direct kernel below instead of im2col and GEMM */
+    const struct padded_input *padded; /* microkernel: its input */
     const ax_blas *blas;
     atomic_bool oom;
 } conv_plan;
@@ -306,6 +309,279 @@ static void gemm(const conv_plan *p, bool trans_a, int64_t m, int64_t n, int64_t
                        accumulate ? 1.0 : 0.0, (double *)c, (int)ldc);
 }
 
+/* ---- the direct kernel: f32, channels-last, AVX-512 ----
+ *
+ * The rows order without im2col: R output rows at a time (consecutive positions), NV 16-lane
+ * vectors of output features each, accumulated in registers over every tap and input feature,
+ * one broadcast of an input element per row and one FMA per vector. It reads a zero-padded
+ * channels-last copy of the input (made once per call, so no tap needs a bounds check) and
+ * the kernel matrix W[tap][i][f] in place; along the last spatial dim, taps one element apart
+ * read one contiguous run of the input (W's rows for them are contiguous too), so the inner
+ * loop covers a whole row of taps. */
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+enum { MK_MAX_ROWS = 24, MK_ROWS_1 = 24, MK_ROWS_2 = 12 };
+
+/* The padded input: element 0 and strides (channels contiguous), and each spatial dim's offset
+ * from a window's nominal start (pad_lo, less what negative padding crops). */
+typedef struct padded_input {
+    const float *data;
+    int64_t b_stride, sp_stride[AX_MAX_RANK], shift[AX_MAX_RANK];
+} padded_input;
+
+static inline __attribute__((always_inline, target("avx512f"))) void
+mk_rows(const conv_plan *p, const padded_input *in, int64_t gi, int64_t m0, int64_t m1,
+        const int nv, const int rows, const bool masked) {
+    int ns = p->nsp, last = ns - 1;
+    /* the group's examples (batch groups) or channels (feature groups) */
+    const float *base = in->data + (p->batch_grouped ? gi * p->nbo * in->b_stride : gi * p->ig);
+    const float *w = (const float *)p->w + gi * p->fg;
+    float *c = (float *)p->c + gi * p->fg;
+    int64_t klast = ns ? p->win.size[last] : 1, nouter = p->nk / klast;
+    int64_t step = ns ? p->win.window_dilation[last] * in->sp_stride[last] : 0;
+    bool run = klast == 1 || step == p->ig; /* a row of taps is one contiguous run */
+    int64_t qc[AX_MAX_RANK], k[AX_MAX_RANK], bc = m0 / p->nq, rowbase[MK_MAX_ROWS];
+    unflatten(ns, p->out_sp, m0 % p->nq, qc);
+    for (int64_t r0 = m0; r0 < m1; r0 += rows) {
+        int nr = m1 - r0 < rows ? (int)(m1 - r0) : rows;
+        for (int r = 0; r < rows; r++) { /* rows past the end repeat the first (not stored) */
+            if (r >= nr) {
+                rowbase[r] = rowbase[0];
+                continue;
+            }
+            rowbase[r] = bc * in->b_stride;
+            for (int d = 0; d < ns; d++)
+                rowbase[r] += (qc[d] * p->win.stride[d] + in->shift[d]) * in->sp_stride[d];
+            bc += !advance(ns, p->out_sp, qc);
+        }
+        for (int64_t f0 = 0; f0 < p->fg; f0 += 16 * nv) {
+            int64_t nf = p->fg - f0;
+            __mmask16 mask[2] = {nf >= 16 ? 0xFFFF : (__mmask16)((1u << nf) - 1),
+                                 nf >= 32  ? 0xFFFF
+                                 : nf > 16 ? (__mmask16)((1u << (nf - 16)) - 1)
+                                           : 0};
+            __m512 acc[MK_MAX_ROWS][2];
+#pragma GCC unroll 24
+            for (int r = 0; r < rows; r++)
+#pragma GCC unroll 2
+                for (int v = 0; v < nv; v++) acc[r][v] = _mm512_setzero_ps();
+            memset(k, 0, sizeof k);
+            for (int64_t outer = 0; outer < nouter; outer++, advance(last, p->win.size, k)) {
+                int64_t tapoff = 0;
+                for (int d = 0; d < last; d++)
+                    tapoff += k[d] * p->win.window_dilation[d] * in->sp_stride[d];
+                const float *wt = w + outer * klast * p->ig * p->f + f0;
+                /* one run of klast * ig inputs, or klast runs of ig */
+                int64_t nruns = run ? 1 : klast, len = run ? klast * p->ig : p->ig;
+                for (int64_t t = 0; t < nruns; t++) {
+                    const float *src[MK_MAX_ROWS];
+#pragma GCC unroll 24
+                    for (int r = 0; r < rows; r++) src[r] = base + rowbase[r] + tapoff + t * step;
+                    for (int64_t j = 0; j < len; j++, wt += p->f) {
+                        __m512 wv[2];
+#pragma GCC unroll 2
+                        for (int v = 0; v < nv; v++)
+                            wv[v] = masked ? _mm512_maskz_loadu_ps(mask[v], wt + 16 * v)
+                                           : _mm512_loadu_ps(wt + 16 * v);
+#pragma GCC unroll 24
+                        for (int r = 0; r < rows; r++) {
+                            __m512 x = _mm512_set1_ps(src[r][j]);
+#pragma GCC unroll 2
+                            for (int v = 0; v < nv; v++)
+                                acc[r][v] = _mm512_fmadd_ps(x, wv[v], acc[r][v]);
+                        }
+                    }
+                }
+            }
+#pragma GCC unroll 24
+            for (int r = 0; r < rows; r++)
+#pragma GCC unroll 2
+                for (int v = 0; v < nv; v++)
+                    if (r < nr && masked)
+                        _mm512_mask_storeu_ps(c + (r0 + r) * p->f + f0 + 16 * v, mask[v],
+                                              acc[r][v]);
+                    else if (r < nr)
+                        _mm512_storeu_ps(c + (r0 + r) * p->f + f0 + 16 * v, acc[r][v]);
+        }
+    }
+}
+
+__attribute__((target("avx512f"))) static void mk_block(const conv_plan *p, const padded_input *in,
+                                                        int64_t gi, int64_t m0, int64_t m1) {
+    /* 24 accumulators of the 32 registers; unmasked when whole vectors cover the features */
+    bool whole = p->fg % (p->fg <= 16 ? 16 : 32) == 0;
+    if (p->fg <= 16 && whole)
+        mk_rows(p, in, gi, m0, m1, 1, MK_ROWS_1, false);
+    else if (p->fg <= 16)
+        mk_rows(p, in, gi, m0, m1, 1, MK_ROWS_1, true);
+    else if (whole)
+        mk_rows(p, in, gi, m0, m1, 2, MK_ROWS_2, false);
+    else
+        mk_rows(p, in, gi, m0, m1, 2, MK_ROWS_2, true);
+}
+
+/* The cols order (weight gradients) without im2col: rows are R consecutive lhs batch entries
+ * (contiguous: l_b == 1) at one output position q, summed over the input features i in
+ * [i0, i1) and every tap; a tap on padding is the same for all R rows, so it is skipped. The
+ * kernel matrix W[i][tap][f] (the output cotangent, NHWC) is read in place. */
+static inline __attribute__((always_inline, target("avx512f"))) void
+mk_cols(const conv_plan *p, int64_t gi, int64_t m0, int64_t m1, int64_t i0, int64_t i1, float *c,
+        int64_t ldc, const int nv, const int rows, const bool masked) {
+    int ns = p->nsp, last = ns - 1;
+    const float *base = (const float *)p->l + group_origin(p, gi);
+    const float *w = (const float *)p->w + gi * p->fg;
+    int64_t klast = ns ? p->win.size[last] : 1, nouter = p->nk / klast;
+    int64_t xstep = ns ? p->win.window_dilation[last] * p->l_sp[last] : 0;
+    int64_t q[AX_MAX_RANK], k[AX_MAX_RANK], b = m0 % p->nbo;
+    unflatten(ns, p->out_sp, m0 / p->nbo, q);
+    for (int64_t m = m0; m < m1;) {
+        int64_t left = p->nbo - b < m1 - m ? p->nbo - b : m1 - m;
+        int nr = left < rows ? (int)left : rows;
+        int64_t idx[MK_MAX_ROWS]; /* rows past nr read row 0 (not stored) */
+#pragma GCC unroll 24
+        for (int r = 0; r < rows; r++) idx[r] = r < nr ? r : 0;
+        for (int64_t f0 = 0; f0 < p->fg; f0 += 16 * nv) {
+            int64_t nf = p->fg - f0;
+            __mmask16 mask[2] = {nf >= 16 ? 0xFFFF : (__mmask16)((1u << nf) - 1),
+                                 nf >= 32  ? 0xFFFF
+                                 : nf > 16 ? (__mmask16)((1u << (nf - 16)) - 1)
+                                           : 0};
+            __m512 acc[MK_MAX_ROWS][2];
+#pragma GCC unroll 24
+            for (int r = 0; r < rows; r++)
+#pragma GCC unroll 2
+                for (int v = 0; v < nv; v++) acc[r][v] = _mm512_setzero_ps();
+            for (int64_t i = i0; i < i1; i++) {
+                const float *xi = base + i * p->l_i + b;
+                memset(k, 0, sizeof k);
+                for (int64_t outer = 0; outer < nouter; outer++, advance(last, p->win.size, k)) {
+                    int64_t off;
+                    if (!tap_offset(p, q, k, last, &off)) continue;
+                    int64_t lo = 0, hi = 1, a = 0;
+                    if (ns) {
+                        a = q[last] * p->win.stride[last] - p->win.pad_lo[last];
+                        range_in(a, p->win.window_dilation[last], p->in_sp[last], klast, &lo, &hi);
+                    }
+                    const float *x = xi + off + a * (ns ? p->l_sp[last] : 0) + lo * xstep;
+                    const float *wt = w + ((i * nouter + outer) * klast + lo) * p->f + f0;
+                    for (int64_t t = lo; t < hi; t++, x += xstep, wt += p->f) {
+                        __m512 wv[2];
+#pragma GCC unroll 2
+                        for (int v = 0; v < nv; v++)
+                            wv[v] = masked ? _mm512_maskz_loadu_ps(mask[v], wt + 16 * v)
+                                           : _mm512_loadu_ps(wt + 16 * v);
+#pragma GCC unroll 24
+                        for (int r = 0; r < rows; r++) {
+                            __m512 xv = _mm512_set1_ps(x[idx[r]]);
+#pragma GCC unroll 2
+                            for (int v = 0; v < nv; v++)
+                                acc[r][v] = _mm512_fmadd_ps(xv, wv[v], acc[r][v]);
+                        }
+                    }
+                }
+            }
+#pragma GCC unroll 24
+            for (int r = 0; r < rows; r++)
+#pragma GCC unroll 2
+                for (int v = 0; v < nv; v++) {
+                    float *dst = c + (m - m0 + r) * ldc + f0 + 16 * v;
+                    if (r < nr && masked)
+                        _mm512_mask_storeu_ps(dst, mask[v], acc[r][v]);
+                    else if (r < nr)
+                        _mm512_storeu_ps(dst, acc[r][v]);
+                }
+        }
+        m += nr;
+        if ((b += nr) == p->nbo) {
+            b = 0;
+            advance(ns, p->out_sp, q);
+        }
+    }
+}
+
+__attribute__((target("avx512f"))) static void mk_cols_block(const conv_plan *p, int64_t gi,
+                                                             int64_t m0, int64_t m1, int64_t i0,
+                                                             int64_t i1, float *c, int64_t ldc) {
+    bool whole = p->fg % (p->fg <= 16 ? 16 : 32) == 0;
+    if (p->fg <= 16 && whole)
+        mk_cols(p, gi, m0, m1, i0, i1, c, ldc, 1, MK_ROWS_1, false);
+    else if (p->fg <= 16)
+        mk_cols(p, gi, m0, m1, i0, i1, c, ldc, 1, MK_ROWS_1, true);
+    else if (whole)
+        mk_cols(p, gi, m0, m1, i0, i1, c, ldc, 2, MK_ROWS_2, false);
+    else
+        mk_cols(p, gi, m0, m1, i0, i1, c, ldc, 2, MK_ROWS_2, true);
+}
+
+static bool cpu_has_avx512(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
+#else
+typedef struct padded_input {
+    const float *data;
+    int64_t b_stride, sp_stride[AX_MAX_RANK], shift[AX_MAX_RANK];
+} padded_input;
+
+static void mk_block(const conv_plan *p, const padded_input *in, int64_t gi, int64_t m0,
+                     int64_t m1) {
+    (void)p, (void)in, (void)gi, (void)m0, (void)m1;
+}
+
+static void mk_cols_block(const conv_plan *p, int64_t gi, int64_t m0, int64_t m1, int64_t i0,
+                          int64_t i1, float *c, int64_t ldc) {
+    (void)p, (void)gi, (void)m0, (void)m1, (void)i0, (void)i1, (void)c, (void)ldc;
+}
+
+static bool cpu_has_avx512(void) {
+    return false;
+}
+#endif
+
+/* The direct kernels take f32 convolutions without lhs dilation: the rows order over
+ * channels-last inputs (a 1x1 window is a plain GEMM already), the cols order as planned. */
+static bool use_microkernel(const conv_plan *p) {
+    if (p->dtype != AX_F32 || p->direct_lda || (p->cols ? p->l_b != 1 : p->l_i != 1 && p->ig > 1))
+        return false;
+    for (int d = 0; d < p->nsp; d++)
+        if (p->win.base_dilation[d] != 1) return false;
+    return cpu_has_avx512();
+}
+
+/* The lhs (channels-last, as plan_lhs left it) copied into a zeroed buffer with the padding
+ * around it: the direct kernel's input. `buf` receives the allocation (NULL on failure). */
+static bool pad_input(const conv_plan *p, padded_input *in, float **buf) {
+    int ns = p->nsp;
+    int64_t size[AX_MAX_RANK], channels = p->batch_grouped ? p->ig : p->ig * p->groups;
+    int64_t batch = p->batch_grouped ? p->nbo * p->groups : p->nbo, total = channels;
+    for (int d = ns - 1; d >= 0; d--) {
+        int64_t lo = p->win.pad_lo[d] > 0 ? p->win.pad_lo[d] : 0;
+        size[d] = p->in_sp[d] + lo + (p->win.pad_hi[d] > 0 ? p->win.pad_hi[d] : 0);
+        in->shift[d] = lo - p->win.pad_lo[d];
+        in->sp_stride[d] = total;
+        total *= size[d];
+    }
+    in->b_stride = total;
+    *buf = calloc((size_t)(total * batch) + 1, sizeof(float));
+    if (!*buf) return false;
+    in->data = *buf;
+    int64_t idx[AX_MAX_RANK] = {0}, npos = batch;
+    for (int d = 0; d < ns; d++) npos *= p->in_sp[d];
+    for (int64_t pos = 0, b = 0; pos < npos; pos++) { /* one run of channels per position */
+        int64_t src = b * p->l_b, dst = b * in->b_stride;
+        for (int d = 0; d < ns; d++) {
+            int64_t lo = p->win.pad_lo[d] > 0 ? p->win.pad_lo[d] : 0;
+            src += idx[d] * p->l_sp[d];
+            dst += (idx[d] + lo) * in->sp_stride[d];
+        }
+        copy_run((char *)(*buf + dst), p->l + src * (int64_t)p->es, channels, p->l_i, p->es);
+        b += !advance(ns, p->in_sp, idx);
+    }
+    return true;
+}
+
 /* One task: group gi, M block mblock, the K blocks of one slice, accumulated into the output
  * (one slice) or the slice's partial sums. */
 static void run_task(conv_plan *p, int64_t task, char *t) {
@@ -323,6 +599,15 @@ static void run_task(conv_plan *p, int64_t task, char *t) {
     } else {
         c = p->partial + ((gi * p->nslices + slice) * p->m + m0) * p->fg * (int64_t)p->es;
         ldc = p->fg;
+    }
+    if (p->microkernel && p->cols) { /* slices: ranges of input features */
+        int64_t i0 = slice * p->kb_per_slice, i1 = i0 + p->kb_per_slice;
+        mk_cols_block(p, gi, m0, m1, i0, i1 < p->ig ? i1 : p->ig, (float *)c, ldc);
+        return;
+    }
+    if (p->microkernel) {
+        mk_block(p, p->padded, gi, m0, m1);
+        return;
     }
     const char *w = p->w + gi * p->fg * (int64_t)p->es;
     for (int64_t kbi = kb0; kbi < kb1; kbi++) {
@@ -345,8 +630,9 @@ static void run_task(conv_plan *p, int64_t task, char *t) {
 /* Pool chunks come in multiples of TASK_ALIGN items: each task is TASK_ALIGN items. */
 static void run_tasks(void *arg, int64_t begin, int64_t end) {
     conv_plan *p = arg;
-    char *t = p->direct_lda ? NULL : malloc((size_t)(p->mb * p->kb) * p->es);
-    if (!t && !p->direct_lda) {
+    bool gathers = !p->direct_lda && !p->microkernel;
+    char *t = gathers ? malloc((size_t)(p->mb * p->kb) * p->es) : NULL;
+    if (!t && gathers) {
         atomic_store(&p->oom, true);
         return;
     }
@@ -533,12 +819,31 @@ static ax_array *conv_float(ax_ctx *cx, ax_array *lhs, ax_array *rhs, const ax_c
     if (!(p.blas = ax_blas_get(cx))) goto fail;
     ax_array *l = plan_lhs(cx, &p, lhs, g), *w = l ? plan_kernel(cx, &p, rhs, g) : NULL;
     p.direct_lda = direct_rows(&p);
+    padded_input padded;
+    float *padded_buf = NULL;
+    if (w && (p.microkernel = use_microkernel(&p))) {
+        p.mb = MK_BLOCK_ROWS < p.m ? MK_BLOCK_ROWS : p.m; /* row blocks only, no im2col */
+        p.nmb = (p.m + p.mb - 1) / p.mb;
+        p.kb = p.k, p.nkb = p.nslices = p.kb_per_slice = 1;
+        if (p.cols) { /* few rows, long sums: slices of the input features, as choose_blocks */
+            int64_t mtasks = p.nmb * p.groups;
+            p.nslices = mtasks >= MIN_TASKS ? 1 : (MIN_TASKS + mtasks - 1) / mtasks;
+            if (p.nslices > p.ig) p.nslices = p.ig;
+            p.kb_per_slice = (p.ig + p.nslices - 1) / p.nslices;
+            p.nslices = (p.ig + p.kb_per_slice - 1) / p.kb_per_slice;
+        } else {
+            p.padded = &padded;
+            if (!pad_input(&p, &padded, &padded_buf)) ax_error_oom(cx);
+        }
+    }
     if (w && p.nslices > 1) {
         p.partial = malloc((size_t)(p.groups * p.nslices * p.m * p.fg) * p.es);
         if (!p.partial) ax_error_oom(cx);
     }
-    int rc = w && (p.nslices == 1 || p.partial) ? run_plan(cx, &p) : -1;
+    bool ready = w && (p.nslices == 1 || p.partial) && (!p.padded || padded_buf);
+    int rc = ready ? run_plan(cx, &p) : -1;
     free(p.partial);
+    free(padded_buf);
     ax_array_release(l);
     ax_array_release(w);
     if (rc) goto fail;

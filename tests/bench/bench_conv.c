@@ -2,8 +2,9 @@
  * a 3x3 conv layer's training step (batch 32, 28x28, 16 -> 32 channels, NHWC / HWIO, SAME
  * padding): forward, the kernel gradient and the input gradient, as the transpose rules emit
  * them, each with its GFLOP/s; and sgemm on the shape of the forward's im2col product
- * (25088 x 144 times 144 x 32) and on a large square. Medians of `reps` calls.
- *   build/bench/bench_conv [reps]       (default 30) */
+ * (25088 x 144 times 144 x 32) and on a large square. Medians of `reps` calls, on `threads`
+ * threads (default: the machine's).
+ *   build/bench/bench_conv [reps [threads]]       (default 30) */
 // bench-args: 30
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,7 @@ int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 30;
     if (reps < 1) reps = 1;
     ax_ctx *cx = ax_ctx_new();
+    if (argc > 2) cx->threads = atoi(argv[2]);
     ax_array *x = filled(cx, 4, (int64_t[]){32, 28, 28, 16}, 4);
     ax_array *w = filled(cx, 4, (int64_t[]){3, 3, 16, 32}, 5);
     ax_array *g = filled(cx, 4, (int64_t[]){32, 28, 28, 32}, 6);

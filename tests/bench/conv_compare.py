@@ -7,7 +7,8 @@ of the same layer (2 threads; channels_last and NCHW, the faster counts), gradie
 respect to the parameters (w, b). Also the forward convolution alone. Runs tests/bench/conv.ax
 and the PyTorch programs alternately ROUNDS times, so that both see the same machine load, and
 prints medians and ratios.
-Usage: conv_compare.py --ax build/ax [--rounds 5]
+Usage: conv_compare.py --ax build/ax [--rounds 5] [--threads 2]
+(--threads 1 pins both sides to one CPU, which a busy shared machine disturbs less.)
 """
 import argparse
 import os
@@ -20,7 +21,6 @@ import torch
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-torch.set_num_threads(2)
 FLOPS = 2.0 * 32 * 28 * 28 * 32 * 3 * 3 * 16  # one of the layer's convolutions
 
 
@@ -58,9 +58,12 @@ def torch_times():
     return out
 
 
-def ax_times(ax):
-    p = subprocess.run([ax, os.path.join(HERE, "conv.ax")], capture_output=True, text=True,
-                       check=True)
+def ax_times(ax, threads):
+    cmd, env = [ax, os.path.join(HERE, "conv.ax")], dict(os.environ)
+    if threads == 1:
+        cmd = ["taskset", "-c", "0"] + cmd
+        env["OPENBLAS_NUM_THREADS"] = "1"
+    p = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
     return {k: float(v) for k, v in (line.split() for line in p.stdout.splitlines())}
 
 
@@ -68,17 +71,21 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ax", default=os.path.join(HERE, "..", "..", "build", "ax"))
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=2, choices=(1, 2))
     a = ap.parse_args()
     ax = os.path.abspath(a.ax)
+    torch.set_num_threads(a.threads)
+    if a.threads == 1:
+        os.sched_setaffinity(0, {0})
     runs = {}
     for _ in range(a.rounds):
-        for side, times in (("ax", ax_times(ax)), ("torch", torch_times())):
+        for side, times in (("ax", ax_times(ax, a.threads)), ("torch", torch_times())):
             for k, v in times.items():
                 runs.setdefault((side, k), []).append(v)
     med = {k: statistics.median(v) for k, v in runs.items()}
     load = os.getloadavg()[0]
-    print(f"torch {torch.__version__} (2 threads), numpy {np.__version__}; medians of "
-          f"{a.rounds} rounds, load average {load:.1f}")
+    print(f"torch {torch.__version__}, numpy {np.__version__}; {a.threads} thread(s) each; "
+          f"medians of {a.rounds} rounds, load average {load:.1f}")
     print("3x3 conv layer, batch 32, 28x28, 16 -> 32 channels, f32")
     for what, ax_key, t_key in (
             ("jit(value_and_grad) vs forward+backward", "layer_value_and_grad_jit",
