@@ -3,11 +3,8 @@
  * A float convolution is a matrix product per group: with M the output positions (out batch x
  * out spatial), K the taps (in features x window taps) and F the out features,
  *     out[M][F] = T[M][K] . W[K][F],
- * where T, the im2col matrix, holds the input element each (position, tap) reads. T is never
- * made whole: blocks of it (a few hundred KB, so they stay in L2) are gathered and multiplied
- * by OpenBLAS at once, blocks over M in parallel on the pool (OpenBLAS single-threaded inside),
- * blocks over K accumulated. T is gathered in one of two orders, so that its runs copy
- * contiguous input:
+ * where T, the im2col matrix, holds the input element each (position, tap) reads. It is read
+ * in one of two orders, so that its runs are contiguous input:
  *   - rows: T[(b, q)][(k, i)], runs over the input features i (channels-last inputs, NHWC);
  *     an input with strided features is made channels-last first;
  *   - cols: T stored transposed, [(i, k)][(q, b)], runs over the batch b: the weight-gradient
@@ -15,7 +12,18 @@
  * W is the kernel (or, for a weight gradient, the output cotangent) viewed as [K][F]: HWIO
  * kernels and NHWC cotangents are such matrices already; others are copied into that layout.
  * The product lands in the natural layout of the output (rows: (b, spatial..., f) = NHWC; cols:
- * (spatial..., b, f) = HWIO) and is permuted into the requested one when they differ. */
+ * (spatial..., b, f) = HWIO) and is permuted into the requested one when they differ.
+ *
+ * Three ways to compute it, measured on a 3x3 layer (docs/benchmarks.md):
+ *   - f32 on AVX-512: direct kernels that keep a block of outputs in registers and read the
+ *     input (zero-padded once) and W in place: no T at all (~150 GFLOP/s per core here);
+ *   - a 1x1 window over channels-last rows: T is the input itself, one GEMM per block;
+ *   - otherwise (f64, lhs dilation, other CPUs): blocks of T (a few hundred KB, so they stay in
+ *     L2) gathered and multiplied by OpenBLAS, ~90 GFLOP/s per core, since OpenBLAS packs each
+ *     block again. One full T and one GEMM was slower still (T does not fit in cache).
+ * Blocks over M run in parallel on the pool (OpenBLAS single-threaded inside); long sums over K
+ * are cut into slices with their own partial sums, added in order, so that results do not
+ * depend on the number of threads. */
 #include "conv.h"
 
 #include <limits.h>
