@@ -7,6 +7,13 @@
 
 #include "vmap.h"
 
+/* The shape rule and the eager adapter of a primitive (ax_shape_rule, ax_eager_rule). */
+#define SHAPE_RULE(name)                                                                           \
+    static int shape_##name(ax_ctx *cx, int nin, const ax_aval *in, const ax_params *p,            \
+                            ax_aval *out)
+#define EAGER(name)                                                                                \
+    static int eager_##name(ax_ctx *cx, int nin, ax_array **in, const ax_params *p, ax_array **out)
+
 /* ---------------------------------------------------------------- parameters */
 
 void ax_window_params_init(ax_params *p, int n) {
@@ -215,7 +222,7 @@ static int conv_shape(ax_ctx *cx, const ax_params *p, const ax_aval *l, const ax
     return 0;
 }
 
-AX_SHAPE_RULE(conv_general_dilated) {
+SHAPE_RULE(conv_general_dilated) {
     (void)nin;
     const ax_aval *l = &in[0], *r = &in[1];
     int n = p->ndim;
@@ -261,7 +268,7 @@ static int window_shape(ax_ctx *cx, const char *name, const ax_params *p, const 
     return 0;
 }
 
-AX_SHAPE_RULE(reduce_window_sum) {
+SHAPE_RULE(reduce_window_sum) {
     (void)nin;
     if (in[0].dtype == AX_BOOL) {
         ax_error(cx, AX_ERR_TYPE, "reduce_window_sum requires a numeric operand, got %s",
@@ -271,12 +278,12 @@ AX_SHAPE_RULE(reduce_window_sum) {
     return window_shape(cx, "reduce_window_sum", p, &in[0], out);
 }
 
-AX_SHAPE_RULE(reduce_window_max) {
+SHAPE_RULE(reduce_window_max) {
     (void)nin;
     return window_shape(cx, "reduce_window_max", p, &in[0], out);
 }
 
-AX_SHAPE_RULE(reduce_window_min) {
+SHAPE_RULE(reduce_window_min) {
     (void)nin;
     return window_shape(cx, "reduce_window_min", p, &in[0], out);
 }
@@ -296,7 +303,7 @@ static int check_select(ax_ctx *cx, const char *name, const ax_params *p, const 
     return 0;
 }
 
-AX_SHAPE_RULE(select_and_gather_add) {
+SHAPE_RULE(select_and_gather_add) {
     (void)nin;
     const char *name = "select_and_gather_add";
     if (check_select(cx, name, p, &in[0], &in[1])) return -1;
@@ -308,7 +315,7 @@ AX_SHAPE_RULE(select_and_gather_add) {
     return window_shape(cx, name, p, &in[1], out);
 }
 
-AX_SHAPE_RULE(select_and_scatter_add) {
+SHAPE_RULE(select_and_scatter_add) {
     (void)nin;
     const char *name = "select_and_scatter_add";
     if (check_select(cx, name, p, &in[0], &in[1])) return -1;
@@ -333,7 +340,7 @@ static int one(ax_array *result, ax_array **out) {
     return result ? 0 : -1;
 }
 
-AX_CONV_EAGER(conv_general_dilated) {
+EAGER(conv_general_dilated) {
     (void)nin;
     ax_aval l, r;
     ax_aval_of(&l, in[0]);
@@ -355,29 +362,29 @@ static int eager_window(ax_ctx *cx, ax_window_op op, ax_array *x, const ax_param
     return one(ax_reduce_window(cx, op, x, &w), out);
 }
 
-AX_CONV_EAGER(reduce_window_sum) {
+EAGER(reduce_window_sum) {
     (void)nin;
     return eager_window(cx, AX_WINDOW_SUM, in[0], p, out);
 }
 
-AX_CONV_EAGER(reduce_window_max) {
+EAGER(reduce_window_max) {
     (void)nin;
     return eager_window(cx, AX_WINDOW_MAX, in[0], p, out);
 }
 
-AX_CONV_EAGER(reduce_window_min) {
+EAGER(reduce_window_min) {
     (void)nin;
     return eager_window(cx, AX_WINDOW_MIN, in[0], p, out);
 }
 
-AX_CONV_EAGER(select_and_gather_add) {
+EAGER(select_and_gather_add) {
     (void)nin;
     ax_window w;
     window_of(p, in[1]->ndim, &w);
     return one(ax_select_and_gather_add(cx, in[0], in[1], p->flag == AX_SELECT_LE, &w), out);
 }
 
-AX_CONV_EAGER(select_and_scatter_add) {
+EAGER(select_and_scatter_add) {
     (void)nin;
     ax_window w;
     window_of(p, in[1]->ndim, &w);
@@ -412,8 +419,8 @@ static ax_array *window_tangent(ax_scope *s, ax_prim prim, const ax_params *p, a
     }
 }
 
-int ax_jvp_window(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                  ax_array **tin, ax_array **out, ax_array **tout) {
+static int jvp_window(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                      ax_array **tin, ax_array **out, ax_array **tout) {
     if (ax_bind(cx, prim, nin, in, p, out)) return -1;
     *tout = NULL;
     bool any = false;
@@ -597,8 +604,10 @@ static ax_array *transpose_one(ax_scope *s, ax_prim prim, const ax_params *p, in
     }
 }
 
-int ax_transpose_window(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                        const bool *lin, const ax_aval *in_types, ax_array *ct, ax_array **ct_in) {
+static int transpose_window(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                            const bool *lin, const ax_aval *in_types, ax_array *const *cts,
+                            ax_array **ct_in) {
+    ax_array *ct = cts[0];
     ax_scope s;
     ax_scope_begin(&s, cx);
     int rc = 0;
@@ -646,8 +655,8 @@ static int done1(ax_scope *s, ax_array *r, int bdim, ax_array **out, int *out_bd
 
 /* JAX's _conv_general_dilated_batch_rule: the vmapped dimension joins the batch dimension (a
  * batched lhs), the out features (a batched kernel) or the feature groups (both). */
-int ax_batch_conv(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                  const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+static int batch_conv(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                      const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
     (void)prim, (void)nin;
     const ax_conv_dims *c = &p->conv;
     int lb = bdim[0], rb = bdim[1];
@@ -711,8 +720,8 @@ static ax_params with_unit_dim(const ax_params *p, int at) {
     return q;
 }
 
-int ax_batch_window(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                    const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+static int batch_window(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                        const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
     ax_scope s;
     ax_scope_begin(&s, cx);
     if (nin == 1) {
@@ -786,3 +795,31 @@ void ax_conv_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
     append_tuple(s, n, p->step);
     ax_strbuf_append(s, "]");
 }
+
+/* ---------------------------------------------------------------- the table's rows */
+
+enum { LIN = AX_PRIM_LINEAR };
+
+/* The slots are void pointers: `1 ? f : (type)0` makes the compiler check each rule's type. */
+#define TYPED(type, f) (void *)(1 ? (f) : (type)0)
+#define WINDOW_ROW(NAME, NIN, FLAGS, BATCH)                                                        \
+    const ax_prim_info ax_##NAME##_info = {                                                        \
+        .name = #NAME,                                                                             \
+        .nin = NIN,                                                                                \
+        .nout = 1,                                                                                 \
+        .flags = FLAGS,                                                                            \
+        .shape = shape_##NAME,                                                                     \
+        .eager = eager_##NAME,                                                                     \
+        .jvp = TYPED(ax_jvp_rule, jvp_window),                                                     \
+        .transpose = (FLAGS)&LIN ? TYPED(ax_transpose_rule, transpose_window) : NULL,              \
+        .batch = TYPED(ax_batch_rule, BATCH),                                                      \
+    }
+
+/* bilinear: transposes in either operand */
+WINDOW_ROW(conv_general_dilated, 2, LIN, batch_conv);
+WINDOW_ROW(reduce_window_sum, 1, LIN, batch_window);
+WINDOW_ROW(reduce_window_max, 1, 0, batch_window);
+WINDOW_ROW(reduce_window_min, 1, 0, batch_window);
+/* linear in operand 0 (tangents / source); operand 1 only picks positions */
+WINDOW_ROW(select_and_gather_add, 2, LIN, batch_window);
+WINDOW_ROW(select_and_scatter_add, 2, LIN, batch_window);

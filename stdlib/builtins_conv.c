@@ -300,7 +300,7 @@ static ax_value *bind_conv(ax_interp *in, const char *fname, ax_array *l, ax_arr
         parse_padding(in, padding, fname, p->ndim - 2, size, window, p->step, p->lo, p->hi))
         out = ax_bind1(in->cx, AX_P_CONV_GENERAL_DILATED, 2, (ax_array *[]){l, r}, p);
     release2(l, r);
-    return ax_np_wrap(in, out);
+    return ax_np_wrap_take(in, out);
 }
 
 static bool string_padding_with_lhs_dilation(ax_interp *in, const char *fname, ax_value *padding,
@@ -517,7 +517,7 @@ static ax_value *bi_conv_transpose(ax_interp *in, ax_value *self, const ax_args 
     out = ax_bind1(in->cx, AX_P_CONV_GENERAL_DILATED, 2, (ax_array *[]){l, r}, &p);
 done:
     release2(l, r);
-    return ax_np_wrap(in, out);
+    return ax_np_wrap_take(in, out);
 }
 
 /* ---------------------------------------------------------------- dimension-number helpers */
@@ -722,7 +722,7 @@ static ax_value *bi_reduce_window(ax_interp *in, ax_value *self, const ax_args *
                                   : window_with_init(in->cx, prim, x, init, &p);
 done:
     release2(x, init);
-    return ax_np_wrap(in, out);
+    return ax_np_wrap_take(in, out);
 }
 
 /* ---------------------------------------------------------------- jnp.convolve / correlate */
@@ -802,7 +802,7 @@ static ax_value *convolve_builtin(ax_interp *in, ax_value *self, const ax_args *
         out = c;
     }
     release2(a, b);
-    return ax_np_wrap(in, out);
+    return ax_np_wrap_take(in, out);
 }
 
 static ax_value *bi_convolve(ax_interp *in, ax_value *self, const ax_args *args) {
