@@ -339,6 +339,47 @@ typedef struct padded_input {
     int64_t b_stride, sp_stride[AX_MAX_RANK], shift[AX_MAX_RANK];
 } padded_input;
 
+/* The masks of the nf output features left (two vectors' worth) and zeroed accumulators. */
+static inline __attribute__((always_inline, target("avx512f"))) void
+mk_start(int64_t nf, __mmask16 *mask, __m512 (*acc)[2], const int nv, const int rows) {
+    mask[0] = nf >= 16 ? 0xFFFF : (__mmask16)((1u << nf) - 1);
+    mask[1] = nf >= 32 ? 0xFFFF : nf > 16 ? (__mmask16)((1u << (nf - 16)) - 1) : 0;
+#pragma GCC unroll 24
+    for (int r = 0; r < rows; r++)
+#pragma GCC unroll 2
+        for (int v = 0; v < nv; v++) acc[r][v] = _mm512_setzero_ps();
+}
+
+/* Stores the first nr rows of accumulators, rows `ld` floats apart. */
+static inline __attribute__((always_inline, target("avx512f"))) void
+mk_store(float *dst, int64_t ld, const __mmask16 *mask, __m512 (*acc)[2], const int nv,
+         const int rows, int nr, const bool masked) {
+#pragma GCC unroll 24
+    for (int r = 0; r < rows; r++)
+#pragma GCC unroll 2
+        for (int v = 0; v < nv; v++) {
+            if (r < nr && masked)
+                _mm512_mask_storeu_ps(dst + r * ld + 16 * v, mask[v], acc[r][v]);
+            else if (r < nr)
+                _mm512_storeu_ps(dst + r * ld + 16 * v, acc[r][v]);
+        }
+}
+
+/* Runs kernel KERNEL(..., nv, rows, masked) in its four shapes: 1 or 2 vectors of features
+ * (24 accumulators either way), masked where whole vectors do not cover them. */
+#define MK_DISPATCH(p, KERNEL, ...)                                                                \
+    do {                                                                                           \
+        bool whole_ = (p)->fg % ((p)->fg <= 16 ? 16 : 32) == 0;                                    \
+        if ((p)->fg <= 16 && whole_)                                                               \
+            KERNEL(__VA_ARGS__, 1, MK_ROWS_1, false);                                              \
+        else if ((p)->fg <= 16)                                                                    \
+            KERNEL(__VA_ARGS__, 1, MK_ROWS_1, true);                                               \
+        else if (whole_)                                                                           \
+            KERNEL(__VA_ARGS__, 2, MK_ROWS_2, false);                                              \
+        else                                                                                       \
+            KERNEL(__VA_ARGS__, 2, MK_ROWS_2, true);                                               \
+    } while (0)
+
 static inline __attribute__((always_inline, target("avx512f"))) void
 mk_rows(const conv_plan *p, const padded_input *in, int64_t gi, int64_t m0, int64_t m1,
         const int nv, const int rows, const bool masked) {
@@ -365,16 +406,9 @@ mk_rows(const conv_plan *p, const padded_input *in, int64_t gi, int64_t m0, int6
             bc += !advance(ns, p->out_sp, qc);
         }
         for (int64_t f0 = 0; f0 < p->fg; f0 += 16 * nv) {
-            int64_t nf = p->fg - f0;
-            __mmask16 mask[2] = {nf >= 16 ? 0xFFFF : (__mmask16)((1u << nf) - 1),
-                                 nf >= 32  ? 0xFFFF
-                                 : nf > 16 ? (__mmask16)((1u << (nf - 16)) - 1)
-                                           : 0};
+            __mmask16 mask[2];
             __m512 acc[MK_MAX_ROWS][2];
-#pragma GCC unroll 24
-            for (int r = 0; r < rows; r++)
-#pragma GCC unroll 2
-                for (int v = 0; v < nv; v++) acc[r][v] = _mm512_setzero_ps();
+            mk_start(p->fg - f0, mask, acc, nv, rows);
             memset(k, 0, sizeof k);
             for (int64_t outer = 0; outer < nouter; outer++, advance(last, p->win.size, k)) {
                 int64_t tapoff = 0;
@@ -403,31 +437,14 @@ mk_rows(const conv_plan *p, const padded_input *in, int64_t gi, int64_t m0, int6
                     }
                 }
             }
-#pragma GCC unroll 24
-            for (int r = 0; r < rows; r++)
-#pragma GCC unroll 2
-                for (int v = 0; v < nv; v++)
-                    if (r < nr && masked)
-                        _mm512_mask_storeu_ps(c + (r0 + r) * p->f + f0 + 16 * v, mask[v],
-                                              acc[r][v]);
-                    else if (r < nr)
-                        _mm512_storeu_ps(c + (r0 + r) * p->f + f0 + 16 * v, acc[r][v]);
+            mk_store(c + r0 * p->f + f0, p->f, mask, acc, nv, rows, nr, masked);
         }
     }
 }
 
 __attribute__((target("avx512f"))) static void mk_block(const conv_plan *p, const padded_input *in,
                                                         int64_t gi, int64_t m0, int64_t m1) {
-    /* 24 accumulators of the 32 registers; unmasked when whole vectors cover the features */
-    bool whole = p->fg % (p->fg <= 16 ? 16 : 32) == 0;
-    if (p->fg <= 16 && whole)
-        mk_rows(p, in, gi, m0, m1, 1, MK_ROWS_1, false);
-    else if (p->fg <= 16)
-        mk_rows(p, in, gi, m0, m1, 1, MK_ROWS_1, true);
-    else if (whole)
-        mk_rows(p, in, gi, m0, m1, 2, MK_ROWS_2, false);
-    else
-        mk_rows(p, in, gi, m0, m1, 2, MK_ROWS_2, true);
+    MK_DISPATCH(p, mk_rows, p, in, gi, m0, m1);
 }
 
 /* The cols order (weight gradients) without im2col: rows are R consecutive lhs batch entries
@@ -451,16 +468,9 @@ mk_cols(const conv_plan *p, int64_t gi, int64_t m0, int64_t m1, int64_t i0, int6
 #pragma GCC unroll 24
         for (int r = 0; r < rows; r++) idx[r] = r < nr ? r : 0;
         for (int64_t f0 = 0; f0 < p->fg; f0 += 16 * nv) {
-            int64_t nf = p->fg - f0;
-            __mmask16 mask[2] = {nf >= 16 ? 0xFFFF : (__mmask16)((1u << nf) - 1),
-                                 nf >= 32  ? 0xFFFF
-                                 : nf > 16 ? (__mmask16)((1u << (nf - 16)) - 1)
-                                           : 0};
+            __mmask16 mask[2];
             __m512 acc[MK_MAX_ROWS][2];
-#pragma GCC unroll 24
-            for (int r = 0; r < rows; r++)
-#pragma GCC unroll 2
-                for (int v = 0; v < nv; v++) acc[r][v] = _mm512_setzero_ps();
+            mk_start(p->fg - f0, mask, acc, nv, rows);
             for (int64_t i = i0; i < i1; i++) {
                 const float *xi = base + i * p->l_i + b;
                 memset(k, 0, sizeof k);
@@ -490,16 +500,7 @@ mk_cols(const conv_plan *p, int64_t gi, int64_t m0, int64_t m1, int64_t i0, int6
                     }
                 }
             }
-#pragma GCC unroll 24
-            for (int r = 0; r < rows; r++)
-#pragma GCC unroll 2
-                for (int v = 0; v < nv; v++) {
-                    float *dst = c + (m - m0 + r) * ldc + f0 + 16 * v;
-                    if (r < nr && masked)
-                        _mm512_mask_storeu_ps(dst, mask[v], acc[r][v]);
-                    else if (r < nr)
-                        _mm512_storeu_ps(dst, acc[r][v]);
-                }
+            mk_store(c + (m - m0) * ldc + f0, ldc, mask, acc, nv, rows, nr, masked);
         }
         m += nr;
         if ((b += nr) == p->nbo) {
@@ -512,15 +513,7 @@ mk_cols(const conv_plan *p, int64_t gi, int64_t m0, int64_t m1, int64_t i0, int6
 __attribute__((target("avx512f"))) static void mk_cols_block(const conv_plan *p, int64_t gi,
                                                              int64_t m0, int64_t m1, int64_t i0,
                                                              int64_t i1, float *c, int64_t ldc) {
-    bool whole = p->fg % (p->fg <= 16 ? 16 : 32) == 0;
-    if (p->fg <= 16 && whole)
-        mk_cols(p, gi, m0, m1, i0, i1, c, ldc, 1, MK_ROWS_1, false);
-    else if (p->fg <= 16)
-        mk_cols(p, gi, m0, m1, i0, i1, c, ldc, 1, MK_ROWS_1, true);
-    else if (whole)
-        mk_cols(p, gi, m0, m1, i0, i1, c, ldc, 2, MK_ROWS_2, false);
-    else
-        mk_cols(p, gi, m0, m1, i0, i1, c, ldc, 2, MK_ROWS_2, true);
+    MK_DISPATCH(p, mk_cols, p, gi, m0, m1, i0, i1, c, ldc);
 }
 
 static bool cpu_has_avx512(void) {
