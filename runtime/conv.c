@@ -986,10 +986,12 @@ static int64_t wloop_offset(const wloop *L, const int64_t *o, const int64_t *k) 
 #define INT_MAX_OP(a, b) ((b) > (a) ? (b) : (a))
 #define INT_MIN_OP(a, b) ((b) < (a) ? (b) : (a))
 
-#define WINDOW_KERNELS(T, SUF, MAXOP, MINOP)                                                       \
+/* Sums add in ST: the type itself for floats, the unsigned one for integers, so that they
+ * wrap around as XLA's do (a signed overflow is undefined in C). */
+#define WINDOW_KERNELS(T, ST, SUF, MAXOP, MINOP)                                                   \
     static void combine_##SUF(ax_window_op op, T *acc, const T *x, int64_t n) {                    \
         if (op == AX_WINDOW_SUM)                                                                   \
-            for (int64_t j = 0; j < n; j++) acc[j] = (T)(acc[j] + x[j]);                           \
+            for (int64_t j = 0; j < n; j++) acc[j] = (T)((ST)acc[j] + (ST)x[j]);                   \
         else if (op == AX_WINDOW_MAX)                                                              \
             for (int64_t j = 0; j < n; j++) acc[j] = MAXOP(acc[j], x[j]);                          \
         else                                                                                       \
@@ -1013,12 +1015,12 @@ static int64_t wloop_offset(const wloop *L, const int64_t *o, const int64_t *k) 
             if (le ? !(best[j] <= pad) : !(best[j] >= pad)) best[j] = pad, at[j] = -1;             \
     }
 
-WINDOW_KERNELS(float, f32, FLOAT_MAX, FLOAT_MIN)
-WINDOW_KERNELS(double, f64, FLOAT_MAX, FLOAT_MIN)
-WINDOW_KERNELS(int32_t, i32, INT_MAX_OP, INT_MIN_OP)
-WINDOW_KERNELS(int64_t, i64, INT_MAX_OP, INT_MIN_OP)
-WINDOW_KERNELS(uint8_t, u8, INT_MAX_OP, INT_MIN_OP)
-WINDOW_KERNELS(uint32_t, u32, INT_MAX_OP, INT_MIN_OP)
+WINDOW_KERNELS(float, float, f32, FLOAT_MAX, FLOAT_MIN)
+WINDOW_KERNELS(double, double, f64, FLOAT_MAX, FLOAT_MIN)
+WINDOW_KERNELS(int32_t, uint32_t, i32, INT_MAX_OP, INT_MIN_OP)
+WINDOW_KERNELS(int64_t, uint64_t, i64, INT_MAX_OP, INT_MIN_OP)
+WINDOW_KERNELS(uint8_t, uint8_t, u8, INT_MAX_OP, INT_MIN_OP)
+WINDOW_KERNELS(uint32_t, uint32_t, u32, INT_MAX_OP, INT_MIN_OP)
 
 /* The identity of op in dtype t, stored at dst. */
 static void identity_of(ax_window_op op, ax_dtype t, void *dst) {

@@ -416,6 +416,24 @@ static void test_select_ties(void **state) {
     ax_array_release(src), ax_array_release(sc);
 }
 
+/* Integer window sums wrap around as XLA's do (signed overflow must not be undefined
+ * behaviour: make asan's UBSan found it). */
+static void test_window_sum_wraps(void **state) {
+    ax_ctx *cx = *state;
+    ax_params p;
+    ax_window_params_init(&p, 1);
+    p.shape[0] = 2;
+    ax_array *x = ax_array_new(cx, AX_I32, 1, (int64_t[]){3});
+    int32_t xs[3] = {INT32_MAX, 1, INT32_MIN};
+    memcpy(x->buf->data, xs, sizeof xs);
+    ax_array *s = ax_bind1(cx, AX_P_REDUCE_WINDOW_SUM, 1, &x, &p);
+    assert_non_null(s);
+    assert_int_equal(ax_array_get_i64(s, 0), INT32_MIN);
+    assert_int_equal(ax_array_get_i64(s, 1), INT32_MIN + 1);
+    ax_array_release(s);
+    ax_array_release(x);
+}
+
 /* ---- values from PyTorch (gen_conv_cases.py) ---- */
 
 /* Everything NCHW / OIHW; pools: rshape is the window; parameters in lax's terms. */
@@ -609,6 +627,7 @@ int main(void) {
         cmocka_unit_test(test_reduce_window_matches_loops),
         cmocka_unit_test(test_select_and_scatter_matches_loops),
         cmocka_unit_test(test_select_ties),
+        cmocka_unit_test(test_window_sum_wraps),
         cmocka_unit_test(test_values_from_torch),
         cmocka_unit_test(test_shape_rule_errors),
         cmocka_unit_test(test_ir_prints_like_jax),
