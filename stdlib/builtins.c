@@ -4,6 +4,7 @@
 #include "builtins_lib.h"
 #include "custom_rules.h"
 #include "prng.h"
+#include "support.h"
 #include "pytree.h"
 #include "jit_builtin.h"
 #include "transforms.h"
@@ -173,8 +174,8 @@ int ax_builtins_register(ax_interp *in) {
     ax_interp_define_builtin(in, "jnp", module);
     /* The builtins written elsewhere: tree_* (stdlib/pytree.c), grad/vmap/... (transforms.c),
      * jit (jit_builtin.c). */
-    if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0 ||
-        ax_jit_register(in) < 0 || ax_custom_rules_register(in) < 0 || ax_prng_register(in) < 0)
+    if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0 || ax_jit_register(in) < 0 ||
+        ax_custom_rules_register(in) < 0 || ax_prng_register(in) < 0 || ax_support_register(in) < 0)
         return -1;
     return 0;
 }
