@@ -105,6 +105,16 @@ static ax_value *b_kind(ax_interp *in, ax_value *self, const ax_args *a) {
     return r ? r : ax_error_oom(in->cx);
 }
 
+/* _stdlib_dir(): the directory of the standard library (where prelude.ax was found), so that
+ * a library can find the data files installed beside it. */
+static ax_value *b_stdlib_dir(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    if (a->n || a->nkw) return ax_error(in->cx, AX_ERR_TYPE, "_stdlib_dir() takes no arguments");
+    if (!in->stdlib_dir) return ax_none();
+    ax_value *r = ax_value_str(in->stdlib_dir);
+    return r ? r : ax_error_oom(in->cx);
+}
+
 /* ---------------------------------------------------------------- the state slot */
 
 typedef struct slot {
@@ -193,6 +203,7 @@ int ax_support_register(ax_interp *in) {
         {"_is_record", "whether a value was made by _record", b_is_record, false},
         {"_kind", "_kind(x): the kind of a value (array, tuple, list, dict, str, ...)", b_kind,
          false},
+        {"_stdlib_dir", "the standard library's directory (None if unknown)", b_stdlib_dir, false},
         {"_raise", "_raise(kind, message): fails with an error of that kind", b_raise, false},
         {"_with_state",
          "_with_state(init, fn, *args): (fn(*args), the final state) with a new state slot",
