@@ -7,6 +7,7 @@ tests/lang/optim_*.ax). Not run by `make test`: the tests hold the numbers this 
   /usr/bin/python3 tests/nn_reference.py schedules  Optax's schedules in NumPy float32
   /usr/bin/python3 tests/nn_reference.py losses     the losses, NumPy against torch
   /usr/bin/python3 tests/nn_reference.py layers     torch.nn.functional on fixed weights
+  /usr/bin/python3 tests/nn_reference.py activations  the activations, as a test program
 
 Optax computes on Python floats in float64 and rounds when they meet a float32 array (a "weak"
 scalar): (1 - b1) is float64 1 - 0.9 rounded to float32, while its bias correction
@@ -318,5 +319,24 @@ def layers():
     print("embed", F.embedding(t(np.array([[4, 0], [2, 2]])), t(emb)).numpy().tolist())
 
 
+def activations():
+    import torch
+    import torch.nn.functional as F
+    x = torch.tensor([-3.0, -0.5, 0.0, 0.7, 2.5])
+    np.set_printoptions(precision=8, linewidth=120)
+    for name, y in [("relu", F.relu(x)), ("relu6", F.relu6(x * 3)), ("leaky_relu", F.leaky_relu(x)),
+                    ("elu", F.elu(x)), ("celu(alpha=2.0)", F.celu(x, alpha=2.0)), ("selu", F.selu(x)),
+                    ("gelu", F.gelu(x, approximate="tanh")), ("gelu(approximate=False)", F.gelu(x)),
+                    ("silu", F.silu(x)), ("softplus", F.softplus(x)), ("log_sigmoid", F.logsigmoid(x)),
+                    ("sigmoid", torch.sigmoid(x)), ("hard_tanh", F.hardtanh(x)),
+                    ("hard_sigmoid", F.hardsigmoid(x)), ("hard_swish", F.hardswish(x)),
+                    ("soft_sign", F.softsign(x)), ("softmax", F.softmax(x, -1)),
+                    ("log_softmax", F.log_softmax(x, -1)), ("glu", F.glu(torch.cat([x, x.flip(0)])))]:
+        print(f"print(nn.{name.split('(')[0]}(x{'' if '(' not in name else ', ' + name.split('(')[1][:-1]}))"
+              .replace("nn.glu(x)", "nn.glu(concatenate([x, flip(x)]))").replace("nn.relu6(x)", "nn.relu6(x * 3)"))
+        print("#>", np.array2string(y.numpy(), separator=" ", precision=8))
+
+
 if __name__ == "__main__":
-    {"optim": optim, "schedules": schedules, "losses": losses, "layers": layers}[sys.argv[1]]()
+    {"optim": optim, "schedules": schedules, "losses": losses, "layers": layers,
+     "activations": activations}[sys.argv[1]]()
