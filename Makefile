@@ -126,6 +126,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(STDLIB_DIR) $(DESTDIR)$(MANDIR)
 	install -m 755 $(BUILD)/ax $(DESTDIR)$(PREFIX)/bin/ax
 	$(if $(wildcard stdlib/*.ax),install -m 644 $(wildcard stdlib/*.ax) $(DESTDIR)$(STDLIB_DIR))
+	install -d $(DESTDIR)$(PREFIX)/share/ax/data
+	$(if $(wildcard data/*.csv),install -m 644 $(wildcard data/*.csv) $(DESTDIR)$(PREFIX)/share/ax/data)
 	install -m 644 docs/ax.1 $(DESTDIR)$(MANDIR)/ax.1
 
 uninstall:

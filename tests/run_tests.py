@@ -7,7 +7,7 @@ Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only
 
 Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
-  lang         tests/lang/*.ax
+  lang         tests/lang/*.ax, examples/*.ax, and the landed ../shared/conformance/next programs
   conformance  ../shared/conformance/*.ax, when ../shared exists
   docs         the code blocks of docs/*.md and README.md (see "Executable docs" below)
   repl         tests/repl_test.py (one count per check)
@@ -51,6 +51,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 NPROC = os.cpu_count() or 2
 SKIPPED_CASE = re.compile(r"^\[ +SKIPPED +\] (?!\d+ test)", re.M)  # a cmocka case's skip
+# ../shared/conformance/next programs whose feature has landed: run with the lang suite
+NEXT_CONFORMANCE = ["18_lax_control_flow.ax", "19_nn_optim.ax"]
 SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|"
                               r"SUMMARY: UndefinedBehaviorSanitizer")
 
@@ -451,6 +453,11 @@ def main():
     jobs = []
     if "lang" in suites:
         jobs += program_jobs(ctx, ax_files(os.path.join(ROOT, "tests", "lang")), "lang")
+        # the examples carry their own expectations; conformance programs of features that landed
+        jobs += program_jobs(ctx, ax_files(os.path.join(ROOT, "examples")), "lang")
+        jobs += program_jobs(ctx, [p for p in (os.path.join(SHARED, "conformance", "next", n)
+                                               for n in NEXT_CONFORMANCE) if os.path.exists(p)],
+                             "lang")
     if "conformance" in suites:
         jobs += program_jobs(ctx, ax_files(os.path.join(SHARED, "conformance")), "conformance")
     if "docs" in suites:
