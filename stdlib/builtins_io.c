@@ -105,8 +105,8 @@ static ax_value *bi_save(ax_interp *in, ax_value *self, const ax_args *args) {
     return ok ? ax_none() : NULL;
 }
 
-/* The (name, value) pairs savez stores: positional arrays as arr_0, arr_1, ..., then the
- * keyword arguments, as NumPy names them. */
+/* The (name, value) pairs savez stores, in NumPy's order: the keyword arguments, then the
+ * positional arrays as arr_0, arr_1, ... */
 static bool savez_members(ax_interp *in, const char *who, const ax_args *args, int first,
                           ax_value ***vals, char ***names, int *n) {
     int total = args->n - first + args->nkw;
@@ -114,22 +114,21 @@ static bool savez_members(ax_interp *in, const char *who, const ax_args *args, i
     *names = calloc((size_t)total + 1, sizeof **names);
     *n = 0;
     if (!*vals || !*names) return ax_error_oom(in->cx), false;
+    for (int k = 0; k < args->nkw; k++) {
+        if (!strcmp(args->kwnames[k], "file")) continue;
+        (*vals)[*n] = args->kwvals[k];
+        if (!((*names)[(*n)++] = strdup(args->kwnames[k]))) return ax_error_oom(in->cx), false;
+    }
     for (int i = first; i < args->n; i++) {
         char buf[32];
         snprintf(buf, sizeof buf, "arr_%d", i - first);
+        for (int j = 0; j < *n; j++)
+            if (!strcmp((*names)[j], buf))
+                return ax_error(in->cx, AX_ERR_VALUE,
+                                "%s: cannot use un-named variables and keyword %s", who, buf),
+                       false;
         (*vals)[*n] = args->pos[i];
         if (!((*names)[(*n)++] = strdup(buf))) return ax_error_oom(in->cx), false;
-    }
-    for (int k = 0; k < args->nkw; k++) {
-        if (!strcmp(args->kwnames[k], "file")) continue;
-        for (int j = 0; j < *n; j++)
-            if (!strcmp((*names)[j], args->kwnames[k]))
-                return ax_error(in->cx, AX_ERR_VALUE,
-                                "%s: cannot use un-named variables and keyword %s", who,
-                                args->kwnames[k]),
-                       false;
-        (*vals)[*n] = args->kwvals[k];
-        if (!((*names)[(*n)++] = strdup(args->kwnames[k]))) return ax_error_oom(in->cx), false;
     }
     return true;
 }

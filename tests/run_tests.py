@@ -4,13 +4,14 @@
 Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
                           [-v] [FILE ...]
 
-Suites (--only unit,lang,conformance,docs,repl,jit):
+Suites (--only unit,lang,conformance,docs,repl,jit,io):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
   lang         tests/lang/*.ax, examples/*.ax, and the landed ../shared/conformance/next programs
   conformance  ../shared/conformance/*.ax, when ../shared exists
   docs         the code blocks of docs/*.md and README.md (see "Executable docs" below)
   repl         tests/repl_test.py (one count per check)
   jit          tests/jit_test.py: jit's disk cache, log and fallback end to end (one per check)
+  io           tests/io_test.py: array I/O against NumPy, corrupt files, atomic saves (per check)
 FILE arguments run just those .ax programs or .md documents.
 
 Expectations in an .ax program (those of ../shared/conformance/run.py, plus two):
@@ -388,7 +389,7 @@ def main():
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
     suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl",
-                                                    "jit"}
+                                                    "jit", "io"}
 
     if a.build_failed:
         res.fail("build", "make did not build every target (its errors are above)")
@@ -434,6 +435,8 @@ def main():
         run_script_checks(ctx, res, "repl_test.py")
     if "jit" in suites:
         run_script_checks(ctx, res, "jit_test.py")
+    if "io" in suites:
+        run_script_checks(ctx, res, "io_test.py")
 
     print(f"{res.passed} passed, {res.failed} failed")
     sys.exit(1 if res.failed else 0)
