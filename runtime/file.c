@@ -66,7 +66,8 @@ bool ax_fd_read(void *reader, void *dst, size_t n) {
         ssize_t got = pread(r->fd, p, n, (off_t)r->at);
         if (got <= 0) {
             ax_error(r->cx, AX_ERR_IO, "cannot read %s: %s", r->path,
-                     got < 0 ? strerror(errno) : "the file ends early (it shrank while being read?)");
+                     got < 0 ? strerror(errno)
+                             : "the file ends early (it shrank while being read?)");
             return false;
         }
         p += got;

@@ -163,8 +163,8 @@ size_t ax_npy_header_length(ax_ctx *cx, const char *name, const unsigned char *b
         return 0;
     }
     uint64_t len = major == 1 ? (uint64_t)buf[8] | (uint64_t)buf[9] << 8
-                              : (uint64_t)buf[8] | (uint64_t)buf[9] << 8 |
-                                    (uint64_t)buf[10] << 16 | (uint64_t)buf[11] << 24;
+                              : (uint64_t)buf[8] | (uint64_t)buf[9] << 8 | (uint64_t)buf[10] << 16 |
+                                    (uint64_t)buf[11] << 24;
     if (len > (1u << 20)) {
         ax_error(cx, AX_ERR_VALUE, "%s: the .npy header claims %" PRIu64 " bytes (corrupt file?)",
                  name, len);
@@ -249,18 +249,42 @@ static bool read_shape(ax_ctx *cx, const char *name, scan *s, ax_npy_header *h) 
 /* NumPy's name of an element type, for messages. */
 static void numpy_type_name(char kind, int size, char *out, size_t cap) {
     switch (kind) {
-    case 'b': snprintf(out, cap, "bool"); break;
-    case 'i': snprintf(out, cap, "int%d", 8 * size); break;
-    case 'u': snprintf(out, cap, "uint%d", 8 * size); break;
-    case 'f': snprintf(out, cap, "float%d", 8 * size); break;
-    case 'c': snprintf(out, cap, "complex%d", 8 * size); break;
-    case 'U': snprintf(out, cap, "str"); break;
-    case 'S': snprintf(out, cap, "bytes"); break;
-    case 'O': snprintf(out, cap, "object"); break;
-    case 'V': snprintf(out, cap, "void%d", 8 * size); break;
-    case 'M': snprintf(out, cap, "datetime64"); break;
-    case 'm': snprintf(out, cap, "timedelta64"); break;
-    default: snprintf(out, cap, "'%c'", kind); break;
+    case 'b':
+        snprintf(out, cap, "bool");
+        break;
+    case 'i':
+        snprintf(out, cap, "int%d", 8 * size);
+        break;
+    case 'u':
+        snprintf(out, cap, "uint%d", 8 * size);
+        break;
+    case 'f':
+        snprintf(out, cap, "float%d", 8 * size);
+        break;
+    case 'c':
+        snprintf(out, cap, "complex%d", 8 * size);
+        break;
+    case 'U':
+        snprintf(out, cap, "str");
+        break;
+    case 'S':
+        snprintf(out, cap, "bytes");
+        break;
+    case 'O':
+        snprintf(out, cap, "object");
+        break;
+    case 'V':
+        snprintf(out, cap, "void%d", 8 * size);
+        break;
+    case 'M':
+        snprintf(out, cap, "datetime64");
+        break;
+    case 'm':
+        snprintf(out, cap, "timedelta64");
+        break;
+    default:
+        snprintf(out, cap, "'%c'", kind);
+        break;
     }
 }
 
@@ -308,8 +332,10 @@ bool ax_npy_parse_header(ax_ctx *cx, const char *name, const unsigned char *buf,
         if (!strcmp(key, "descr")) {
             skip_space(&s);
             if (s.p < s.end && *s.p == '[') {
-                ax_error(cx, AX_ERR_TYPE, "%s holds a structured array (named fields), which ax "
-                         "arrays cannot represent", name);
+                ax_error(cx, AX_ERR_TYPE,
+                         "%s holds a structured array (named fields), which ax "
+                         "arrays cannot represent",
+                         name);
                 return false;
             }
             if (!read_string(&s, descr, sizeof descr))
@@ -355,8 +381,10 @@ ax_array *ax_npy_decode(ax_ctx *cx, const char *name, const unsigned char *buf, 
     ax_npy_header h;
     if (!ax_npy_parse_header(cx, name, buf, n, &h)) return NULL;
     if (n - h.data_offset < h.nbytes)
-        return ax_error(cx, AX_ERR_VALUE, "%s is truncated: its header promises %" PRIu64
-                        " bytes of data, it holds %zu", name, h.nbytes, n - h.data_offset);
+        return ax_error(cx, AX_ERR_VALUE,
+                        "%s is truncated: its header promises %" PRIu64
+                        " bytes of data, it holds %zu",
+                        name, h.nbytes, n - h.data_offset);
     ax_mem_reader r = {buf + h.data_offset, n - h.data_offset};
     return ax_raw_array(cx, h.type, h.ndim, h.shape, h.fortran, ax_mem_read, &r);
 }
@@ -365,14 +393,22 @@ ax_array *ax_npy_decode(ax_ctx *cx, const char *name, const unsigned char *buf, 
 
 static const char *descr_of(ax_dtype t) {
     switch (t) {
-    case AX_BOOL: return "|b1";
-    case AX_U8: return "|u1";
-    case AX_I32: return "<i4";
-    case AX_U32: return "<u4";
-    case AX_I64: return "<i8";
-    case AX_F32: return "<f4";
-    case AX_F64: return "<f8";
-    default: return "?";
+    case AX_BOOL:
+        return "|b1";
+    case AX_U8:
+        return "|u1";
+    case AX_I32:
+        return "<i4";
+    case AX_U32:
+        return "<u4";
+    case AX_I64:
+        return "<i8";
+    case AX_F32:
+        return "<f4";
+    case AX_F64:
+        return "<f8";
+    default:
+        return "?";
     }
 }
 

@@ -21,11 +21,11 @@ static const struct {
     ax_raw_type raw; /* kind 0: ax cannot load it */
     int size;
 } dtypes[] = {
-    {"BOOL", {'b', 1, false}, 1},  {"U8", {'u', 1, false}, 1},  {"I8", {'i', 1, false}, 1},
+    {"BOOL", {'b', 1, false}, 1},  {"U8", {'u', 1, false}, 1},    {"I8", {'i', 1, false}, 1},
     {"F8_E5M2", {0, 1, false}, 1}, {"F8_E4M3", {0, 1, false}, 1}, {"F8_E8M0", {0, 1, false}, 1},
-    {"I16", {'i', 2, false}, 2},   {"U16", {'u', 2, false}, 2}, {"F16", {'f', 2, false}, 2},
-    {"BF16", {'B', 2, false}, 2},  {"I32", {'i', 4, false}, 4}, {"U32", {'u', 4, false}, 4},
-    {"F32", {'f', 4, false}, 4},   {"F64", {'f', 8, false}, 8}, {"C64", {0, 8, false}, 8},
+    {"I16", {'i', 2, false}, 2},   {"U16", {'u', 2, false}, 2},   {"F16", {'f', 2, false}, 2},
+    {"BF16", {'B', 2, false}, 2},  {"I32", {'i', 4, false}, 4},   {"U32", {'u', 4, false}, 4},
+    {"F32", {'f', 4, false}, 4},   {"F64", {'f', 8, false}, 8},   {"C64", {0, 8, false}, 8},
     {"I64", {'i', 8, false}, 8},   {"U64", {0, 8, false}, 8},
 };
 #define NDTYPES (int)(sizeof dtypes / sizeof *dtypes)
@@ -38,13 +38,20 @@ static int dtype_index(const char *name) {
 
 static const char *dtype_name_of(ax_dtype t) {
     switch (t) {
-    case AX_BOOL: return "BOOL";
-    case AX_U8: return "U8";
-    case AX_I32: return "I32";
-    case AX_U32: return "U32";
-    case AX_I64: return "I64";
-    case AX_F32: return "F32";
-    default: return "F64";
+    case AX_BOOL:
+        return "BOOL";
+    case AX_U8:
+        return "U8";
+    case AX_I32:
+        return "I32";
+    case AX_U32:
+        return "U32";
+    case AX_I64:
+        return "I64";
+    case AX_F32:
+        return "F32";
+    default:
+        return "F64";
     }
 }
 
@@ -218,8 +225,10 @@ static bool shape_value(json *j, entry *e) {
         uint64_t v;
         if (!uint_value(j, &v)) return false;
         if (e->ndim == AX_MAX_RANK)
-            return ax_error(j->cx, AX_ERR_VALUE, "%s: tensor '%s' has more than %d dimensions, "
-                            "ax's limit", j->path, e->name, AX_MAX_RANK),
+            return ax_error(j->cx, AX_ERR_VALUE,
+                            "%s: tensor '%s' has more than %d dimensions, "
+                            "ax's limit",
+                            j->path, e->name, AX_MAX_RANK),
                    false;
         if (v > INT64_MAX) return bad_json(j, "a size overflows"), false;
         e->shape[e->ndim++] = (int64_t)v;
@@ -241,8 +250,9 @@ static bool tensor_info(json *j, entry *e) {
                 if (ok) {
                     e->dtype = dtype_index(d);
                     if (e->dtype < 0)
-                        ax_error(j->cx, AX_ERR_VALUE, "%s: tensor '%s' has the unknown dtype '%.40s'",
-                                 j->path, e->name, d);
+                        ax_error(j->cx, AX_ERR_VALUE,
+                                 "%s: tensor '%s' has the unknown dtype '%.40s'", j->path, e->name,
+                                 d);
                     ok = e->dtype >= 0;
                     free(d);
                 }
@@ -253,7 +263,8 @@ static bool tensor_info(json *j, entry *e) {
             } else if (ok && !strcmp(key, "data_offsets")) {
                 ok = eat(j, '[') && uint_value(j, &e->begin) && eat(j, ',') &&
                      uint_value(j, &e->end) && eat(j, ']');
-                if (!ok && !ax_error_pending(j->cx)) bad_json(j, "data_offsets is not [begin, end]");
+                if (!ok && !ax_error_pending(j->cx))
+                    bad_json(j, "data_offsets is not [begin, end]");
                 seen[2] = true;
             } else if (ok) {
                 ok = skip_value(j, 0);
@@ -359,14 +370,16 @@ static bool validate(ax_ctx *cx, const char *path, header *h, uint64_t data_len)
                             path, e->name),
                    false;
         if (e->begin != at || e->end < e->begin || e->end - e->begin != nbytes)
-            return ax_error(cx, AX_ERR_VALUE, "%s: tensor '%s' has invalid data_offsets [%" PRIu64
-                            ", %" PRIu64 "] (its %s data needs %" PRIu64 " bytes from offset %" PRIu64 ")",
+            return ax_error(cx, AX_ERR_VALUE,
+                            "%s: tensor '%s' has invalid data_offsets [%" PRIu64 ", %" PRIu64
+                            "] (its %s data needs %" PRIu64 " bytes from offset %" PRIu64 ")",
                             path, e->name, e->begin, e->end, dtypes[e->dtype].name, nbytes, at),
                    false;
         at = e->end;
     }
     if (at != data_len)
-        return ax_error(cx, AX_ERR_VALUE, "%s: the tensors cover %" PRIu64 " bytes of data but "
+        return ax_error(cx, AX_ERR_VALUE,
+                        "%s: the tensors cover %" PRIu64 " bytes of data but "
                         "the file holds %" PRIu64 " (truncated or corrupt file?)",
                         path, at, data_len),
                false;
@@ -388,7 +401,8 @@ static bool load_tensors(ax_ctx *cx, const char *path, int fd, uint64_t data_sta
         entry *e = &h->e[i];
         ax_raw_type raw = dtypes[e->dtype].raw;
         if (!raw.kind)
-            return ax_error(cx, AX_ERR_TYPE, "%s: tensor '%s' is %s, which no ax dtype holds "
+            return ax_error(cx, AX_ERR_TYPE,
+                            "%s: tensor '%s' is %s, which no ax dtype holds "
                             "exactly (ax has BOOL, U8, I32, U32, I64, F32, F64; I8, I16, U16, F16 "
                             "and BF16 load widened)",
                             path, e->name, dtypes[e->dtype].name),
@@ -415,16 +429,19 @@ bool ax_safetensors_read(ax_ctx *cx, const char *path, ax_tensor_file *t) {
     header h = {.meta = t};
     bool ok = false;
     if (size < 8) {
-        ax_error(cx, AX_ERR_VALUE, "%s is not a valid safetensors file: %" PRIu64 " bytes, "
-                 "shorter than the 8-byte header length", path, size);
+        ax_error(cx, AX_ERR_VALUE,
+                 "%s is not a valid safetensors file: %" PRIu64 " bytes, "
+                 "shorter than the 8-byte header length",
+                 path, size);
         goto done;
     }
     if (!ax_fd_read(&r, len8, 8)) goto done;
     uint64_t n = 0;
     for (int i = 7; i >= 0; i--) n = n << 8 | len8[i];
     if (n > MAX_HEADER || n > size - 8) {
-        ax_error(cx, AX_ERR_VALUE, "%s is not a valid safetensors file: its header length %" PRIu64
-                 " is %s", path, n, n > MAX_HEADER ? "over the 100 MB limit" : "past the end of the file");
+        ax_error(cx, AX_ERR_VALUE,
+                 "%s is not a valid safetensors file: its header length %" PRIu64 " is %s", path, n,
+                 n > MAX_HEADER ? "over the 100 MB limit" : "past the end of the file");
         goto done;
     }
     if (!(text = malloc(n + 1))) {
@@ -454,9 +471,14 @@ done:
 static void json_string(ax_strbuf *b, const char *s) {
     ax_strbuf_append(b, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        const char *esc = *p == '"' ? "\\\"" : *p == '\\' ? "\\\\" : *p == '\n' ? "\\n"
-                          : *p == '\r' ? "\\r" : *p == '\t' ? "\\t" : *p == '\b' ? "\\b"
-                          : *p == '\f' ? "\\f" : NULL;
+        const char *esc = *p == '"'    ? "\\\""
+                          : *p == '\\' ? "\\\\"
+                          : *p == '\n' ? "\\n"
+                          : *p == '\r' ? "\\r"
+                          : *p == '\t' ? "\\t"
+                          : *p == '\b' ? "\\b"
+                          : *p == '\f' ? "\\f"
+                                       : NULL;
         if (esc)
             ax_strbuf_append(b, esc);
         else if (*p < 0x20)
@@ -489,8 +511,10 @@ static bool write_file(ax_ctx *cx, const char *path, const ax_tensor_file *t, ou
     for (int i = 0; i < t->n; i++)
         for (int k = i + 1; k < t->n; k++)
             if (!strcmp(t->names[i], t->names[k]))
-                return ax_error(cx, AX_ERR_VALUE, "save_file %s: the tensor name '%s' appears "
-                                "twice", path, t->names[i]),
+                return ax_error(cx, AX_ERR_VALUE,
+                                "save_file %s: the tensor name '%s' appears "
+                                "twice",
+                                path, t->names[i]),
                        false;
     qsort(ts, (size_t)t->n, sizeof *ts, write_order);
     ax_strbuf b;
@@ -512,7 +536,8 @@ static bool write_file(ax_ctx *cx, const char *path, const ax_tensor_file *t, ou
         if (i || t->nmeta) ax_strbuf_append(&b, ",");
         json_string(&b, ts[i].name);
         ax_strbuf_appendf(&b, ":{\"dtype\":\"%s\",\"shape\":[", dtype_name_of(a->dtype));
-        for (int d = 0; d < a->ndim; d++) ax_strbuf_appendf(&b, "%s%" PRId64, d ? "," : "", a->shape[d]);
+        for (int d = 0; d < a->ndim; d++)
+            ax_strbuf_appendf(&b, "%s%" PRId64, d ? "," : "", a->shape[d]);
         uint64_t nbytes = (uint64_t)a->size * ax_dtype_size(a->dtype);
         ax_strbuf_appendf(&b, "],\"data_offsets\":[%" PRIu64 ",%" PRIu64 "]}", at, at + nbytes);
         at += nbytes;
@@ -545,7 +570,8 @@ bool ax_safetensors_write(ax_ctx *cx, const char *path, const ax_tensor_file *t)
     if (!ts) return ax_error_oom(cx), false;
     bool ok = true;
     for (int i = 0; ok && i < t->n; i++) {
-        ts[i] = (out_tensor){.name = t->names[i], .a = ax_array_contiguous(cx, t->arrays[i]),
+        ts[i] = (out_tensor){.name = t->names[i],
+                             .a = ax_array_contiguous(cx, t->arrays[i]),
                              .rank = dtype_index(dtype_name_of(t->arrays[i]->dtype))};
         ok = ts[i].a != NULL;
     }

@@ -13,10 +13,10 @@
 #include "array.h"
 
 typedef struct ax_tensor_file {
-    int n;             /* tensors, sorted by name */
+    int n; /* tensors, sorted by name */
     char **names;
     ax_array **arrays;
-    int nmeta;         /* "__metadata__" entries, in file order */
+    int nmeta; /* "__metadata__" entries, in file order */
     char **meta_keys;
     char **meta_values;
 } ax_tensor_file;

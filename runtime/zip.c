@@ -27,9 +27,15 @@ enum {
 };
 #define MAX32 0xffffffffu
 
-static uint16_t get16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t get32(const unsigned char *p) { return get16(p) | (uint32_t)get16(p + 2) << 16; }
-static uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+static uint16_t get16(const unsigned char *p) {
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+static uint32_t get32(const unsigned char *p) {
+    return get16(p) | (uint32_t)get16(p + 2) << 16;
+}
+static uint64_t get64(const unsigned char *p) {
+    return get32(p) | (uint64_t)get32(p + 4) << 32;
+}
 static unsigned char *put16(unsigned char *p, unsigned v) {
     p[0] = (unsigned char)v;
     p[1] = (unsigned char)(v >> 8);
@@ -133,8 +139,11 @@ static bool read_directory(ax_ctx *cx, ax_zip *z, const unsigned char *cd, uint6
         if ((size_t)(end - p) < CENTRAL_SIZE + nlen + xlen + clen)
             return corrupt(cx, z->path, "bad central directory entry"), false;
         ax_zip_entry *e = &z->entries[z->n];
-        *e = (ax_zip_entry){.flags = get16(p + 8), .method = get16(p + 10), .crc = get32(p + 16),
-                            .csize = get32(p + 20), .usize = get32(p + 24),
+        *e = (ax_zip_entry){.flags = get16(p + 8),
+                            .method = get16(p + 10),
+                            .crc = get32(p + 16),
+                            .csize = get32(p + 20),
+                            .usize = get32(p + 24),
                             .offset = get32(p + 42)};
         if (!apply_zip64(p + CENTRAL_SIZE + nlen, xlen, e))
             return corrupt(cx, z->path, "bad zip64 extra field"), false;
@@ -162,14 +171,15 @@ bool ax_zip_open(ax_ctx *cx, const char *path, int fd, uint64_t size, ax_zip *z)
     return ok;
 }
 
-bool ax_zip_read(ax_ctx *cx, ax_zip *z, const ax_zip_entry *e, unsigned char **data,
-                 size_t *len) {
+bool ax_zip_read(ax_ctx *cx, ax_zip *z, const ax_zip_entry *e, unsigned char **data, size_t *len) {
     char what[512];
     snprintf(what, sizeof what, "%s (member %s)", z->path, e->name);
     if (e->flags & 1) return ax_error(cx, AX_ERR_VALUE, "%s is encrypted", what), false;
     if (e->method != 0 && e->method != 8)
-        return ax_error(cx, AX_ERR_VALUE, "%s uses zip compression method %d (only stored and "
-                        "deflated members are supported)", what, e->method),
+        return ax_error(cx, AX_ERR_VALUE,
+                        "%s uses zip compression method %d (only stored and "
+                        "deflated members are supported)",
+                        what, e->method),
                false;
     unsigned char local[LOCAL_SIZE];
     if (!read_at(cx, z, e->offset, local, sizeof local)) return false;
@@ -201,8 +211,7 @@ bool ax_zip_read(ax_ctx *cx, ax_zip *z, const ax_zip_entry *e, unsigned char **d
     }
     if (ax_crc32(0, raw, e->usize) != e->crc) {
         free(raw);
-        return ax_error(cx, AX_ERR_VALUE, "%s is corrupt (its CRC-32 does not match)", what),
-               false;
+        return ax_error(cx, AX_ERR_VALUE, "%s is corrupt (its CRC-32 does not match)", what), false;
     }
     *data = raw;
     *len = e->usize;
@@ -277,10 +286,12 @@ static bool push_entry(ax_ctx *cx, ax_zip_writer *w, const ax_zip_entry *e) {
 bool ax_zip_add(ax_ctx *cx, ax_zip_writer *w, const char *name, int npieces,
                 const void *const *pieces, const size_t *lens, bool deflate) {
     size_t nlen = strlen(name);
-    if (nlen > 0xffff) return ax_error(cx, AX_ERR_VALUE, "member name too long: %.60s...", name),
-                              false;
-    ax_zip_entry e = {.name = (char *)name, .method = deflate ? 8 : 0,
-                      .flags = has_high_bytes(name) ? 0x800 : 0, .offset = w->out->pos};
+    if (nlen > 0xffff)
+        return ax_error(cx, AX_ERR_VALUE, "member name too long: %.60s...", name), false;
+    ax_zip_entry e = {.name = (char *)name,
+                      .method = deflate ? 8 : 0,
+                      .flags = has_high_bytes(name) ? 0x800 : 0,
+                      .offset = w->out->pos};
     for (int i = 0; i < npieces; i++) {
         e.crc = ax_crc32(e.crc, pieces[i], lens[i]);
         e.usize += lens[i];
@@ -293,7 +304,8 @@ bool ax_zip_add(ax_ctx *cx, ax_zip_writer *w, const char *name, int npieces,
     bool ok = ax_file_out_write(cx, w->out, h, hlen);
     uint64_t data_start = w->out->pos;
     if (ok && !deflate) {
-        for (int i = 0; ok && i < npieces; i++) ok = ax_file_out_write(cx, w->out, pieces[i], lens[i]);
+        for (int i = 0; ok && i < npieces; i++)
+            ok = ax_file_out_write(cx, w->out, pieces[i], lens[i]);
     } else if (ok) {
         file_sink sink = {cx, w->out};
         ax_deflater *d = ax_deflater_new(cx, w->out->path, AX_ZLIB_RAW, sink_to_file, &sink);
@@ -331,9 +343,9 @@ bool ax_zip_finish(ax_ctx *cx, ax_zip_writer *w) {
         p = put32(p, big_u ? MAX32 : (uint32_t)e->usize);
         p = put16(p, (unsigned)nlen);
         p = put16(p, (unsigned)xlen);
-        p = put16(p, 0);               /* comment */
-        p = put16(p, 0);               /* disk */
-        p = put16(p, 0);               /* internal attributes */
+        p = put16(p, 0);              /* comment */
+        p = put16(p, 0);              /* disk */
+        p = put16(p, 0);              /* internal attributes */
         p = put32(p, 0100644u << 16); /* a regular file, rw-r--r-- */
         p = put32(p, big_o ? MAX32 : (uint32_t)e->offset);
         memcpy(p, e->name, nlen);

@@ -33,8 +33,7 @@ typedef struct ax_zip {
 /* Reads the central directory of the archive open as fd (size bytes). */
 bool ax_zip_open(ax_ctx *cx, const char *path, int fd, uint64_t size, ax_zip *z);
 /* The member's uncompressed bytes in a new buffer. */
-bool ax_zip_read(ax_ctx *cx, ax_zip *z, const ax_zip_entry *e, unsigned char **data,
-                 size_t *len);
+bool ax_zip_read(ax_ctx *cx, ax_zip *z, const ax_zip_entry *e, unsigned char **data, size_t *len);
 void ax_zip_close(ax_zip *z);
 
 typedef struct ax_zip_writer {

@@ -58,7 +58,8 @@ static bool zlib_open(ax_ctx *cx, const char *what, zlib_fns *z) {
         lookup(z->handle, "inflateReset", &z->inflate_reset) &&
         lookup(z->handle, "inflateEnd", &z->inflate_end) &&
         lookup(z->handle, "deflateInit2_", &z->deflate_init) &&
-        lookup(z->handle, "deflate", &z->deflate) && lookup(z->handle, "deflateEnd", &z->deflate_end))
+        lookup(z->handle, "deflate", &z->deflate) &&
+        lookup(z->handle, "deflateEnd", &z->deflate_end))
         return true;
     dlclose(z->handle);
     ax_error(cx, AX_ERR_RUNTIME, "%s lacks the inflate/deflate functions", ZLIB_SONAME);
@@ -83,7 +84,7 @@ typedef struct inflate_job {
     zlib_fns z;
     z_stream s;
     const unsigned char *in;
-    size_t n, used;       /* input bytes, and those consumed so far */
+    size_t n, used; /* input bytes, and those consumed so far */
     unsigned char *out;
     size_t cap, len, max; /* output capacity, length, limit */
 } inflate_job;
@@ -114,8 +115,8 @@ static bool inflate_run(ax_ctx *cx, const char *what, ax_zlib_format fmt, inflat
         j->used += ain - j->s.avail_in;
         j->len += aout - j->s.avail_out;
         if (j->len > j->max) {
-            ax_error(cx, AX_ERR_VALUE, "%s: the compressed data expands past the %zu bytes declared",
-                     what, j->max);
+            ax_error(cx, AX_ERR_VALUE,
+                     "%s: the compressed data expands past the %zu bytes declared", what, j->max);
             return false;
         }
         if (rc == Z_STREAM_END) {
@@ -126,8 +127,10 @@ static bool inflate_run(ax_ctx *cx, const char *what, ax_zlib_format fmt, inflat
                 continue;
             }
             if (nrest && !(fmt == AX_ZLIB_GZIP && all_zero(rest, nrest))) {
-                ax_error(cx, AX_ERR_VALUE, "%s: %zu bytes of unexpected data after the compressed "
-                         "stream", what, nrest);
+                ax_error(cx, AX_ERR_VALUE,
+                         "%s: %zu bytes of unexpected data after the compressed "
+                         "stream",
+                         what, nrest);
                 return false;
             }
             return true;
@@ -135,7 +138,8 @@ static bool inflate_run(ax_ctx *cx, const char *what, ax_zlib_format fmt, inflat
         if (rc == Z_OK) continue;
         if (rc == Z_BUF_ERROR && j->s.avail_out == 0) continue; /* needs more room */
         if (rc == Z_BUF_ERROR) {
-            ax_error(cx, AX_ERR_VALUE, "%s: the compressed data ends early (truncated file?)", what);
+            ax_error(cx, AX_ERR_VALUE, "%s: the compressed data ends early (truncated file?)",
+                     what);
             return false;
         }
         if (rc == Z_MEM_ERROR) return ax_error_oom(cx), false;

@@ -133,8 +133,8 @@ static bool savez_members(ax_interp *in, const char *who, const ax_args *args, i
     return true;
 }
 
-static bool savez_write(ax_interp *in, const char *who, const char *path, int n,
-                        ax_value **vals, char **names, bool compress) {
+static bool savez_write(ax_interp *in, const char *who, const char *path, int n, ax_value **vals,
+                        char **names, bool compress) {
     ax_file_out out;
     if (!ax_file_out_open(in->cx, who, path, &out)) return false;
     ax_zip_writer w = {.out = &out};
@@ -267,8 +267,8 @@ static ax_value *load_npz(ax_interp *in, const char *path, int fd, uint64_t size
 }
 
 static ax_value *bi_load(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {"file",     "mmap_mode", "allow_pickle", "fix_imports",
-                                        "encoding", "max_header_size", NULL};
+    static const char *const names[] = {
+        "file", "mmap_mode", "allow_pickle", "fix_imports", "encoding", "max_header_size", NULL};
     ax_value *v[6] = {0};
     if (!ax_bi_parse(in, args, self->builtin->name, names, 6, v)) return NULL;
     const char *path = path_arg(in, v[0], "load", "file");
@@ -286,8 +286,10 @@ static ax_value *bi_load(ax_interp *in, ax_value *self, const ax_args *args) {
         else if (nmagic >= 1 && magic[0] == 0x93)
             result = load_npy(in, path, fileno(f), size);
         else if (nmagic >= 1 && magic[0] == 0x80)
-            ax_error(in->cx, AX_ERR_VALUE, "%s holds pickled Python objects, which ax does not "
-                     "load (allow_pickle is not supported)", path);
+            ax_error(in->cx, AX_ERR_VALUE,
+                     "%s holds pickled Python objects, which ax does not "
+                     "load (allow_pickle is not supported)",
+                     path);
         else
             ax_error(in->cx, AX_ERR_VALUE, "%s is not a .npy or .npz file%s", path,
                      size ? "" : " (it is empty)");
@@ -356,14 +358,14 @@ typedef struct columns {
 /* How a text file is read (loadtxt's and genfromtxt's options). */
 typedef struct text_opts {
     const char *who, *fname;
-    char delim;             /* 0: runs of whitespace */
-    const char *comments;   /* NULL: none */
-    int64_t skiprows;       /* lines skipped first */
-    int64_t max_rows;       /* rows read at most (-1: all) */
-    int64_t skip_footer;    /* rows dropped at the end */
+    char delim;           /* 0: runs of whitespace */
+    const char *comments; /* NULL: none */
+    int64_t skiprows;     /* lines skipped first */
+    int64_t max_rows;     /* rows read at most (-1: all) */
+    int64_t skip_footer;  /* rows dropped at the end */
     columns cols;
-    bool ints;              /* parse int64 values (an integer dtype) */
-    bool genfromtxt;        /* missing or invalid fields take `filling` */
+    bool ints;       /* parse int64 values (an integer dtype) */
+    bool genfromtxt; /* missing or invalid fields take `filling` */
     number filling;
     int nmissing;
     const char *missing[16]; /* strings that mean "missing" (genfromtxt) */
@@ -376,7 +378,9 @@ static bool wanted(const columns *c, int64_t col, int64_t ncols) {
     return false;
 }
 
-static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+static bool is_blank(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
 
 /* The fields of one line (comment removed), split by delim (or whitespace when 0). */
 static int split_fields(char *line, const text_opts *o, char **fields, int cap) {
@@ -451,14 +455,14 @@ static bool no_memory(ax_interp *in) {
 }
 
 /* One line's kept fields into b; the count kept in *kept. */
-static bool parse_fields(ax_interp *in, const text_opts *o, char **fields, int nf,
-                         int64_t lineno, numbers *b, int64_t *kept) {
+static bool parse_fields(ax_interp *in, const text_opts *o, char **fields, int nf, int64_t lineno,
+                         numbers *b, int64_t *kept) {
     *kept = 0;
     for (int i = 0; i < nf; i++) {
         if (!wanted(&o->cols, i, nf)) continue;
         number x;
-        bool good = !(o->genfromtxt && is_missing(o, fields[i])) &&
-                    parse_number(fields[i], o->ints, &x);
+        bool good =
+            !(o->genfromtxt && is_missing(o, fields[i])) && parse_number(fields[i], o->ints, &x);
         if (!good && o->genfromtxt) {
             x = o->filling;
         } else if (!good) {
@@ -475,8 +479,10 @@ static bool parse_fields(ax_interp *in, const text_opts *o, char **fields, int n
     for (int c = 0; c < o->cols.n; c++) {
         int64_t col = o->cols.list[c];
         if (col >= nf || col < -nf) {
-            ax_error(in->cx, AX_ERR_VALUE, "%s: usecols has column %lld, but line %lld of %s has "
-                     "%d columns", o->who, (long long)col, (long long)lineno, o->fname, nf);
+            ax_error(in->cx, AX_ERR_VALUE,
+                     "%s: usecols has column %lld, but line %lld of %s has "
+                     "%d columns",
+                     o->who, (long long)col, (long long)lineno, o->fname, nf);
             return false;
         }
     }
@@ -508,9 +514,10 @@ static bool parse_text(ax_interp *in, const text_opts *o, char *text, numbers *b
         int64_t kept;
         if (!(ok = parse_fields(in, o, fields, nf, lineno, b, &kept))) break;
         if (width >= 0 && kept != width) {
-            ax_error(in->cx, AX_ERR_VALUE, "%s: line %lld of %s has %lld columns, the lines "
-                     "before %lld", o->who, (long long)lineno, o->fname, (long long)kept,
-                     (long long)width);
+            ax_error(in->cx, AX_ERR_VALUE,
+                     "%s: line %lld of %s has %lld columns, the lines "
+                     "before %lld",
+                     o->who, (long long)lineno, o->fname, (long long)kept, (long long)width);
             ok = false;
             break;
         }
@@ -613,8 +620,8 @@ static ax_value *text_result(ax_interp *in, numbers *b, bool ints, int64_t rows,
 static ax_value *read_table(ax_interp *in, text_opts *o, int dtype, int64_t ndmin, bool unpack) {
     if (ndmin < 0 || ndmin > 2)
         return ax_error(in->cx, AX_ERR_VALUE, "%s: ndmin must be 0, 1 or 2", o->who);
-    o->ints = dtype >= 0 && (dtype == AX_I32 || dtype == AX_I64 || dtype == AX_U32 ||
-                             dtype == AX_U8);
+    o->ints =
+        dtype >= 0 && (dtype == AX_I32 || dtype == AX_I64 || dtype == AX_U32 || dtype == AX_U8);
     size_t len;
     char *text = read_text(in, o->who, o->fname, &len);
     if (!text) return NULL;
@@ -633,9 +640,9 @@ static ax_value *read_table(ax_interp *in, text_opts *o, int dtype, int64_t ndmi
 }
 
 static ax_value *bi_loadtxt(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {"fname",  "dtype",  "comments", "delimiter", "converters",
-                                        "skiprows", "usecols", "unpack", "ndmin", "encoding",
-                                        "max_rows", NULL};
+    static const char *const names[] = {"fname",      "dtype",    "comments", "delimiter",
+                                        "converters", "skiprows", "usecols",  "unpack",
+                                        "ndmin",      "encoding", "max_rows", NULL};
     ax_value *v[11] = {0};
     if (!ax_bi_parse(in, args, self->builtin->name, names, 4, v)) return NULL;
     text_opts o = {.who = "loadtxt", .max_rows = -1};
@@ -659,7 +666,8 @@ static ax_value *bi_loadtxt(ax_interp *in, ax_value *self, const ax_args *args) 
 static bool read_missing(ax_interp *in, ax_value *v, text_opts *o) {
     if (!v || v->kind == AX_V_NONE) return true;
     int n = v->kind == AX_V_LIST || v->kind == AX_V_TUPLE ? v->n : 1;
-    if (n > 16) return ax_error(in->cx, AX_ERR_VALUE, "genfromtxt: at most 16 missing_values"), false;
+    if (n > 16)
+        return ax_error(in->cx, AX_ERR_VALUE, "genfromtxt: at most 16 missing_values"), false;
     for (int i = 0; i < n; i++) {
         ax_value *s = n == 1 && v->kind == AX_V_STR ? v : v->items[i];
         if (!(o->missing[o->nmissing++] = ax_bi_str(in, s, "genfromtxt: missing_values")))
@@ -670,9 +678,9 @@ static bool read_missing(ax_interp *in, ax_value *v, text_opts *o) {
 
 static ax_value *bi_genfromtxt(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {
-        "fname",    "dtype",          "comments", "delimiter", "skip_header", "skip_footer",
-        "converters", "missing_values", "filling_values", "usecols", "names", "unpack",
-        "ndmin",    "encoding",       "max_rows", NULL};
+        "fname",      "dtype",          "comments",       "delimiter", "skip_header", "skip_footer",
+        "converters", "missing_values", "filling_values", "usecols",   "names",       "unpack",
+        "ndmin",      "encoding",       "max_rows",       NULL};
     ax_value *v[15] = {0};
     if (!ax_bi_parse(in, args, self->builtin->name, names, 4, v)) return NULL;
     text_opts o = {.who = "genfromtxt", .max_rows = -1, .genfromtxt = true};
@@ -690,9 +698,10 @@ static ax_value *bi_genfromtxt(ax_interp *in, ax_value *self, const ax_args *arg
         return NULL;
     if (v[6] && v[6]->kind != AX_V_NONE)
         return ax_error(in->cx, AX_ERR_VALUE, "genfromtxt: converters are not supported");
-    if (v[10] && v[10]->kind != AX_V_NONE && !(v[10]->kind == AX_V_ARRAY && v[10]->arr->ndim == 0 &&
-                                               !ax_array_get_i64(v[10]->arr, 0)))
-        return ax_error(in->cx, AX_ERR_TYPE, "genfromtxt: names= makes a structured array, which "
+    if (v[10] && v[10]->kind != AX_V_NONE &&
+        !(v[10]->kind == AX_V_ARRAY && v[10]->arr->ndim == 0 && !ax_array_get_i64(v[10]->arr, 0)))
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "genfromtxt: names= makes a structured array, which "
                         "ax does not have; skip the header line with skip_header=1 instead");
     bool ints = dtype >= 0 && dtype != AX_F32 && dtype != AX_F64 && dtype != AX_BOOL;
     double fill = ints ? -1 : NAN;
@@ -812,13 +821,17 @@ static bool write_rows(ax_interp *in, const savetxt_args *s, ax_array *x, text_s
     int nconv;
     char *lit;
     if (!compile_format(s->row_format, conv, &nconv, 64, &lit))
-        return ax_error(in->cx, AX_ERR_VALUE, "savetxt: bad fmt '%.60s' (numeric %% conversions "
-                        "only, such as '%%.18e' or '%%d')", s->fmt),
+        return ax_error(in->cx, AX_ERR_VALUE,
+                        "savetxt: bad fmt '%.60s' (numeric %% conversions "
+                        "only, such as '%%.18e' or '%%d')",
+                        s->fmt),
                false;
     if (nconv != cols) {
         free(lit);
-        return ax_error(in->cx, AX_ERR_VALUE, "savetxt: fmt has %d %% formats for %lld columns: "
-                        "%.60s", nconv, (long long)cols, s->fmt),
+        return ax_error(in->cx, AX_ERR_VALUE,
+                        "savetxt: fmt has %d %% formats for %lld columns: "
+                        "%.60s",
+                        nconv, (long long)cols, s->fmt),
                false;
     }
     ax_strbuf b;
@@ -877,8 +890,8 @@ static bool row_format(ax_interp *in, ax_value *fmtv, const char *delimiter, int
 }
 
 static ax_value *bi_savetxt(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {"fname",  "X",       "fmt",      "delimiter", "newline",
-                                        "header", "footer",  "comments", "encoding",  NULL};
+    static const char *const names[] = {"fname",  "X",      "fmt",      "delimiter", "newline",
+                                        "header", "footer", "comments", "encoding",  NULL};
     ax_value *v[9] = {0};
     if (!ax_bi_parse(in, args, self->builtin->name, names, 8, v)) return NULL;
     savetxt_args s = {0};
@@ -898,8 +911,7 @@ static ax_value *bi_savetxt(ax_interp *in, ax_value *self, const ax_args *args) 
     if (x->ndim != 1 && x->ndim != 2) {
         int nd = x->ndim;
         ax_array_release(x);
-        return ax_error(in->cx, AX_ERR_VALUE, "savetxt: expected a 1-D or 2-D array, got %d-D",
-                        nd);
+        return ax_error(in->cx, AX_ERR_VALUE, "savetxt: expected a 1-D or 2-D array, got %d-D", nd);
     }
     bool ok = row_format(in, v[2], s.delimiter, x->ndim == 2 ? x->shape[1] : 1, &s);
     ax_file_out out;
@@ -942,9 +954,11 @@ static ax_value *bi_safetensors_save(ax_interp *in, ax_value *self, const ax_arg
         ax_value *x = v[0]->items[i];
         const char *name = v[0]->keys[i]->str;
         if (x->kind == AX_V_DICT) {
-            ax_error(in->cx, AX_ERR_TYPE, "save_file: tensors['%s'] is a dict: flatten the tree "
+            ax_error(in->cx, AX_ERR_TYPE,
+                     "save_file: tensors['%s'] is a dict: flatten the tree "
                      "first, e.g. save_file(flatten_dict(params, sep='/'), ...) with "
-                     "flatten_dict from flax.traverse_util", name);
+                     "flatten_dict from flax.traverse_util",
+                     name);
             ok = false;
         } else if ((t.arrays[i] = concrete_array(in, x, "save_file"))) {
             ok = (t.names[i] = strdup(name)) != NULL;
@@ -996,7 +1010,8 @@ static ax_value *bi_safetensors_load(ax_interp *in, ax_value *self, const ax_arg
     const char *path = path_arg(in, v[0], "load_file", "filename");
     ax_tensor_file t;
     if (!path || !ax_safetensors_read(in->cx, path, &t)) return NULL;
-    ax_value **tv = calloc((size_t)t.n + 1, sizeof *tv), **mv = calloc((size_t)t.nmeta + 1, sizeof *mv);
+    ax_value **tv = calloc((size_t)t.n + 1, sizeof *tv),
+             **mv = calloc((size_t)t.nmeta + 1, sizeof *mv);
     bool ok = tv && mv;
     for (int i = 0; ok && i < t.n; i++) {
         ok = (tv[i] = ax_value_array(t.arrays[i])) != NULL;
