@@ -246,16 +246,22 @@ static bool has_high_bytes(const char *s) {
     return false;
 }
 
-static size_t local_header(unsigned char *h, const ax_zip_entry *e, bool zip64) {
-    unsigned char *p = put32(h, LOCAL_SIG);
-    p = put16(p, zip64 ? 45 : 20);
+/* The fields local and central headers share: version needed .. uncompressed size (sizes
+ * that zip64 fields carry are written as 0xffffffff). */
+static unsigned char *common_fields(unsigned char *p, const ax_zip_entry *e, bool zip64_version,
+                                    bool big_c, bool big_u) {
+    p = put16(p, zip64_version ? 45 : 20);
     p = put16(p, e->flags);
     p = put16(p, (unsigned)e->method);
     p = put16(p, 0);
     p = put16(p, DOS_DATE_1980);
     p = put32(p, e->crc);
-    p = put32(p, zip64 ? MAX32 : (uint32_t)e->csize);
-    p = put32(p, zip64 ? MAX32 : (uint32_t)e->usize);
+    p = put32(p, big_c ? MAX32 : (uint32_t)e->csize);
+    return put32(p, big_u ? MAX32 : (uint32_t)e->usize);
+}
+
+static size_t local_header(unsigned char *h, const ax_zip_entry *e, bool zip64) {
+    unsigned char *p = common_fields(put32(h, LOCAL_SIG), e, zip64, zip64, zip64);
     p = put16(p, (unsigned)strlen(e->name));
     p = put16(p, zip64 ? 20 : 0);
     memcpy(p, e->name, strlen(e->name));
@@ -333,14 +339,7 @@ bool ax_zip_finish(ax_ctx *cx, ax_zip_writer *w) {
         if (!h) return ax_error_oom(cx), false;
         p = put32(p, CENTRAL_SIG);
         p = put16(p, 3 << 8 | (xlen ? 45 : 20)); /* made by: Unix */
-        p = put16(p, xlen || e->usize > ZIP64_MEMBER ? 45 : 20);
-        p = put16(p, e->flags);
-        p = put16(p, (unsigned)e->method);
-        p = put16(p, 0);
-        p = put16(p, DOS_DATE_1980);
-        p = put32(p, e->crc);
-        p = put32(p, big_c ? MAX32 : (uint32_t)e->csize);
-        p = put32(p, big_u ? MAX32 : (uint32_t)e->usize);
+        p = common_fields(p, e, xlen || e->usize > ZIP64_MEMBER, big_c, big_u);
         p = put16(p, (unsigned)nlen);
         p = put16(p, (unsigned)xlen);
         p = put16(p, 0);              /* comment */

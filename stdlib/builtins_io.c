@@ -985,21 +985,22 @@ static ax_value *bi_safetensors_save(ax_interp *in, ax_value *self, const ax_arg
     return ok ? ax_none() : NULL;
 }
 
-/* A dict from C strings and values (takes the values). */
+/* A dict from C strings and values (takes the values, released on failure). */
 static ax_value *make_dict(ax_interp *in, int n, char **keys, ax_value **vals) {
     ax_value **k = calloc((size_t)n + 1, sizeof *k);
     bool ok = k != NULL;
     for (int i = 0; ok && i < n; i++) ok = (k[i] = ax_value_str(keys[i])) != NULL;
-    ax_value *d = ok ? ax_value_dict(n, k, vals) : NULL;
-    if (!d) {
+    if (!ok) {
         for (int i = 0; i < n; i++) {
             if (k && k[i]) ax_value_release(k[i]);
             if (vals[i]) ax_value_release(vals[i]);
         }
-        ax_error_oom(in->cx);
+        free(k);
+        return ax_error_oom(in->cx);
     }
+    ax_value *d = ax_value_dict(n, k, vals); /* releases keys and values when it fails */
     free(k);
-    return d;
+    return d ? d : ax_error_oom(in->cx);
 }
 
 /* _safetensors_load(filename): (tensors, metadata), dicts sorted by name / in file order. */
@@ -1010,10 +1011,10 @@ static ax_value *bi_safetensors_load(ax_interp *in, ax_value *self, const ax_arg
     const char *path = path_arg(in, v[0], "load_file", "filename");
     ax_tensor_file t;
     if (!path || !ax_safetensors_read(in->cx, path, &t)) return NULL;
-    ax_value **tv = calloc((size_t)t.n + 1, sizeof *tv),
-             **mv = calloc((size_t)t.nmeta + 1, sizeof *mv);
+    ax_value **tv = calloc((size_t)t.n + 1, sizeof *tv);
+    ax_value **mv = calloc((size_t)t.nmeta + 1, sizeof *mv);
     bool ok = tv && mv;
-    for (int i = 0; ok && i < t.n; i++) {
+    for (int i = 0; ok && i < t.n; i++) { /* the arrays move into the values */
         ok = (tv[i] = ax_value_array(t.arrays[i])) != NULL;
         t.arrays[i] = NULL;
     }
@@ -1029,11 +1030,6 @@ static ax_value *bi_safetensors_load(ax_interp *in, ax_value *self, const ax_arg
         for (int i = 0; mv && i < t.nmeta; i++)
             if (mv[i]) ax_value_release(mv[i]);
     }
-    for (int i = 0; i < t.n; i++)
-        if (!t.arrays[i]) t.arrays[i] = NULL;
-    int n = t.n;
-    t.n = 0; /* the arrays now belong to the values */
-    for (int i = 0; i < n; i++) free(t.names[i]);
     ax_tensor_file_free(&t);
     free(tv);
     free(mv);
@@ -1042,7 +1038,8 @@ static ax_value *bi_safetensors_load(ax_interp *in, ax_value *self, const ax_arg
         if (items[1]) ax_value_release(items[1]);
         return NULL;
     }
-    return ax_value_tuple(2, items);
+    ax_value *r = ax_value_tuple(2, items);
+    return r ? r : ax_error_oom(in->cx);
 }
 
 const ax_builtin_def ax_builtins_io[] = {
