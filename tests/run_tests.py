@@ -5,7 +5,7 @@ when some tests could not run here (a skipped test is not counted as passed).
 Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
                           [-v] [FILE ...]
 
-Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust):
+Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,io):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
   lang         tests/lang/*.ax, examples/*.ax, and the landed ../shared/conformance/next programs
   conformance  ../shared/conformance/*.ax, when ../shared exists
@@ -16,6 +16,7 @@ Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust):
                tests/notebook_test.py: the notebook runner, plots, show_graph, the page in
                Chromium (one per check; a check whose tool is missing is counted as skipped)
   robust       tests/robustness_test.py: extreme integers at every builtin (one per check)
+  io           tests/io_test.py: array I/O against NumPy, corrupt files, atomic saves (per check)
 FILE arguments run just those .ax programs or .md documents (a tutorial: as a notebook).
 
 Expectations in an .ax program (those of ../shared/conformance/run.py, plus two):
@@ -417,7 +418,8 @@ def main():
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
     suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl",
-                                                    "jit", "notebook", "robust"}
+                                                    "jit", "notebook", "robust",
+                                                    "io"}
 
     if a.build_failed:
         res.fail("build", "make did not build every target (its errors are above)")
@@ -474,6 +476,8 @@ def main():
         run_script_checks(ctx, res, "notebook_test.py")
     if "robust" in suites:
         run_script_checks(ctx, res, "robustness_test.py")
+    if "io" in suites:
+        run_script_checks(ctx, res, "io_test.py")
 
     if res.skipped:  # not passes: each has a SKIP line above saying why
         print(f"{res.skipped} skipped (they cannot run here: see the SKIP lines)")
