@@ -415,7 +415,9 @@ static const char *jax_equivalent(const char *name) {
         const char *jax, *ax;
     } names[] = {{"jax.numpy", "jnp"}, {"numpy", "np"},  {"jax.random", "random"},
                  {"jax.lax", "lax"},   {"jax.nn", "nn"}, {"jax.tree_util", "tree"},
-                 {"matplotlib.pyplot", "plot"}};
+                 {"matplotlib.pyplot", "plot"},
+                 {"jax.numpy.linalg", "linalg"}, {"numpy.linalg", "linalg"},
+                 {"jax.scipy", "scipy"}, {"jax.scipy.linalg", "scipy_linalg"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i].jax) == 0) return names[i].ax;
     return name;

@@ -19,6 +19,7 @@
 
 #include "../../compiler/codegen.h"
 #include "../../compiler/jit.h"
+#include "../../compiler/linalg_rules.h"
 
 typedef struct jspec {
     ax_prim prim;
@@ -235,6 +236,10 @@ static const jspec specs[] = {
     {AX_P_TRIANGULAR_SOLVE, 2, {2, 2}, {{3, 3}, {3, 4}}, {.flag = AX_TRSOLVE_LOWER}, -1, 0, false},
     {AX_P_TRIANGULAR_SOLVE, 2, {2, 2}, {{3, 3}, {4, 3}},
      {.flag = AX_TRSOLVE_RIGHT_SIDE | AX_TRSOLVE_UNIT_DIAGONAL}, -1, 0, false},
+    {AX_P_LU, 1, {2}, {{4, 3}}, {0}, -1, 0, false},
+    {AX_P_EIGH, 1, {3}, {{2, 3, 3}}, {.flag = AX_EIGH_LOWER}, -1, 0, false},
+    {AX_P_SVD, 1, {2}, {{3, 4}}, {.flag = AX_SVD_COMPUTE_UV}, -1, 0, false},
+    {AX_P_QR, 1, {2}, {{4, 3}}, {.flag = AX_QR_FULL_MATRICES}, -1, 0, false},
     {AX_P_SORT, 1, {1}, {{9}}, {.naxes = 1, .axes = {0}}, -1, 0, false},
     {AX_P_ARGSORT, 1, {1}, {{9}}, {.naxes = 1, .axes = {0}, .dtype = AX_I32}, -1, 0, false},
     {AX_P_THREEFRY2X32, 4, {0, 0, 1, 1}, {{0}, {0}, {9}, {9}}, {0}, -1, 0, false},
@@ -353,7 +358,7 @@ static bool add_case(ax_ctx *cx, program *pr, const jspec *s, ax_dtype t) {
         pr->plain[pr->ninputs] = s->sums;
         pr->index_max[pr->ninputs++] = i == s->index_input ? s->index_max : 0;
     }
-    int nout = ax_prim_get(s->prim)->nout, vars[4];
+    int nout = ax_prim_nout(s->prim, &s->p), vars[4];
     assert_int_equal(ax_ir_add_eqn(pr->b, s->prim, &s->p, s->nin, atoms, nout, out, vars, 0, NULL),
                      0);
     for (int k = 0; k < nout; k++) {
