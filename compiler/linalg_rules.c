@@ -142,24 +142,13 @@ static int bind_n(ax_scope *s, ax_prim prim, ax_array *x, const ax_params *p, ax
     return 0;
 }
 
-/* x^T over the last two dims. */
+/* The formulas' shorthands: x^T and a @ b over the last two dims (lax.h). */
 static ax_array *mT(ax_scope *s, ax_array *x) {
-    if (!x) return NULL;
-    int perm[AX_MAX_RANK];
-    for (int d = 0; d < x->ndim; d++) perm[d] = d;
-    perm[x->ndim - 2] = x->ndim - 1;
-    perm[x->ndim - 1] = x->ndim - 2;
-    return ax_lax_transpose(s, x, perm);
+    return ax_lax_matrix_transpose(s, x);
 }
 
-/* a @ b, batched over the leading dims. */
 static ax_array *mm(ax_scope *s, ax_array *a, ax_array *b) {
-    if (!a || !b) return NULL;
-    int nd = a->ndim;
-    ax_dot_dims d = {
-        .ncontract = 1, .lhs_contract = {nd - 1}, .rhs_contract = {nd - 2}, .nbatch = nd - 2};
-    for (int i = 0; i < nd - 2; i++) d.lhs_batch[i] = d.rhs_batch[i] = i;
-    return ax_lax_dot_general(s, a, b, &d);
+    return ax_lax_matmul(s, a, false, b, false);
 }
 
 /* A bool (rows, cols) matrix: true where lo <= col - row <= hi. */
@@ -254,11 +243,6 @@ static ax_array *join(ax_scope *s, ax_array *a, ax_array *b, int axis) {
     return ax_lax_bind(s, AX_P_CONCATENATE, 2, (ax_array *[]){a, b}, &p);
 }
 
-static ax_array *tri_solve(ax_scope *s, ax_array *a, ax_array *b, int flags) {
-    ax_params p = {.flag = flags};
-    return ax_lax_bind(s, AX_P_TRIANGULAR_SOLVE, 2, (ax_array *[]){a, b}, &p);
-}
-
 /* The permutation matrix P (..., m, m) of LU's `perm` (..., m): (P x)[i] = x[perm[i]]. */
 static ax_array *permutation_matrix(ax_scope *s, ax_array *perm, ax_dtype dtype) {
     if (!perm) return NULL;
@@ -299,8 +283,8 @@ static ax_array *lu_tangent(ax_scope *s, ax_array *lu, ax_array *perm, ax_array 
     ax_array *u = pad_to(s, triu(s, block(s, lu, 0, k, 0, n), 0), n, n);
     if (n > k) u = ax_lax_add(s, u, ax_lax_sub(s, eye(s, lu, n), pad_to(s, eye(s, lu, k), n, n)));
     ax_array *pda = mm(s, permutation_matrix(s, perm, lu->dtype), da);
-    ax_array *la = tri_solve(s, l, pda, AX_TRSOLVE_LOWER | AX_TRSOLVE_UNIT_DIAGONAL);
-    ax_array *lau = tri_solve(s, u, la, AX_TRSOLVE_RIGHT_SIDE);
+    ax_array *la = ax_lax_triangular_solve(s, l, pda, AX_TRSOLVE_LOWER | AX_TRSOLVE_UNIT_DIAGONAL);
+    ax_array *lau = ax_lax_triangular_solve(s, u, la, AX_TRSOLVE_RIGHT_SIDE);
     return ax_lax_add(s, mm(s, l, tril(s, lau, -1)), mm(s, triu(s, lau, 0), u));
 }
 
@@ -401,7 +385,7 @@ static int svd_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_arr
 /* Townsend's derivative of the thin QR q r of an (..., m, n) matrix, m >= n, along dx. */
 static void thin_qr_tangents(ax_scope *s, ax_array *q, ax_array *r, ax_array *dx, ax_array **dq,
                              ax_array **dr) {
-    ax_array *dx_rinv = tri_solve(s, r, dx, AX_TRSOLVE_RIGHT_SIDE); /* dx r^-1 */
+    ax_array *dx_rinv = ax_lax_triangular_solve(s, r, dx, AX_TRSOLVE_RIGHT_SIDE); /* dx r^-1 */
     ax_array *qt_dx_rinv = mm(s, mT(s, q), dx_rinv);
     ax_array *low = tril(s, qt_dx_rinv, -1);
     ax_array *skew = ax_lax_sub(s, low, mT(s, low));
@@ -414,8 +398,8 @@ static ax_array *solve_transposed(ax_scope *s, ax_array *a, ax_array *b) {
     ax_array *f[3] = {0};
     if (bind_n(s, AX_P_LU, mT(s, a), &(ax_params){0}, f)) return NULL;
     ax_array *pb = mm(s, permutation_matrix(s, f[2], b->dtype), b);
-    ax_array *y = tri_solve(s, f[0], pb, AX_TRSOLVE_LOWER | AX_TRSOLVE_UNIT_DIAGONAL);
-    return tri_solve(s, f[0], y, 0);
+    ax_array *y = ax_lax_triangular_solve(s, f[0], pb, AX_TRSOLVE_LOWER | AX_TRSOLVE_UNIT_DIAGONAL);
+    return ax_lax_triangular_solve(s, f[0], y, 0);
 }
 
 /* The extra columns of a full q (..., m, m) of a tall matrix (m > n), from the thin part's

@@ -161,6 +161,13 @@ static int fail(int n, ax_array **out, ax_array *in, scratch *s) {
     return -1;
 }
 
+/* Releases what a kernel used and returns 0. */
+static int succeed(ax_array *in, scratch *s) {
+    ax_array_release(in);
+    scratch_free(s);
+    return 0;
+}
+
 static bool all_made(int n, ax_array **out) {
     for (int i = 0; i < n; i++)
         if (!out[i]) return false;
@@ -225,9 +232,7 @@ int ax_lu(ax_ctx *cx, ax_array *a, ax_array **out) {
         for (int64_t j = 0; j < k; j++) piv[i * k + j] = ipiv[j] - 1;
         permutation_of(piv + i * k, k, perm + i * m, m);
     }
-    ax_array_release(ac);
-    scratch_free(&s);
-    return 0;
+    return succeed(ac, &s);
 }
 
 /* ---------------------------------------------------------------- eigh */
@@ -277,9 +282,7 @@ int ax_eigh(ax_ctx *cx, ax_array *a, bool lower, ax_array **out) {
             fill(b.dtype, wi, n, NAN);
         }
     }
-    ax_array_release(ac);
-    scratch_free(&s);
-    return 0;
+    return succeed(ac, &s);
 }
 
 /* ---------------------------------------------------------------- SVD */
@@ -353,9 +356,7 @@ int ax_svd(ax_ctx *cx, ax_array *a, bool full_matrices, bool compute_uv, ax_arra
             transpose(b.dtype, vt, n, vtrows, vtrows, vti, n);
         }
     }
-    ax_array_release(ac);
-    scratch_free(&s);
-    return 0;
+    return succeed(ac, &s);
 }
 
 /* ---------------------------------------------------------------- QR */
@@ -409,7 +410,5 @@ int ax_qr(ax_ctx *cx, ax_array *a, bool full_matrices, ax_array **out) {
         if (info < 0) return lapack_failed(cx, "orgqr", info), fail(2, out, ac, &s);
         transpose(b.dtype, mat, qcols, m, m, qi, qcols);
     }
-    ax_array_release(ac);
-    scratch_free(&s);
-    return 0;
+    return succeed(ac, &s);
 }
