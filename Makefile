@@ -34,15 +34,20 @@ Q := @
 say = @echo '  $(1)'
 endif
 
-# `make asan` (SANITIZE=1): every report is fatal, leaks included.
+# `make asan` (SANITIZE=1): every report is fatal, leaks included; a failed allocation returns
+# NULL as malloc does, so that MemoryError paths run (and are leak-checked) there too.
+# assert() checks internal invariants in that build only: the release build has -DNDEBUG.
 ifeq ($(SANITIZE),1)
-SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SANFLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all \
+            -fno-omit-frame-pointer
 CFLAGS   += -O1 $(SANFLAGS)
 # exitcode 86: a report never passes for an expected program error (status 1).
-export ASAN_OPTIONS  := halt_on_error=1:detect_leaks=1:abort_on_error=0:exitcode=86
+export ASAN_OPTIONS  := halt_on_error=1:detect_leaks=1:abort_on_error=0:exitcode=86:allocator_may_return_null=1
 export UBSAN_OPTIONS := halt_on_error=1:print_stacktrace=1:exitcode=86
 export LSAN_OPTIONS  := suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0:exitcode=86
 TESTFLAGS += --sanitized
+else
+CFLAGS   += -DNDEBUG
 endif
 
 SRCS    := $(wildcard runtime/*.c compiler/*.c lang/*.c stdlib/*.c)

@@ -33,7 +33,7 @@ struct ax_jit_program {
 /* Per-context state: whether the tools exist, the one warning, the log switch, the cache. */
 typedef struct jit_state {
     bool tools_checked, tools_ok, warned, log;
-    char *cache_dir;
+    ax_jit_cache *cache;
     ax_gccjit *api; /* opened on the first compile */
     bool api_failed;
     char api_why[256];
@@ -42,7 +42,7 @@ typedef struct jit_state {
 static void jit_state_free(void *p) {
     jit_state *s = p;
     if (s) {
-        free(s->cache_dir);
+        ax_jit_cache_close(s->cache);
         ax_gccjit_close(s->api);
     }
     free(s);
@@ -63,7 +63,7 @@ static jit_state *state(ax_ctx *cx) {
         if (!s) return NULL;
         const char *log = getenv("AX_LOG_COMPILES");
         s->log = log && *log && strcmp(log, "0") != 0;
-        s->cache_dir = ax_jit_cache_dir();
+        s->cache = ax_jit_cache_open(s->log);
         cx->jit = s;
         cx->jit_free = jit_state_free;
     }
@@ -220,7 +220,8 @@ static void temp_template(char *buf, size_t n, const char *name) {
     snprintf(buf, n, "%s/%s", base && *base ? base : "/tmp", name);
 }
 
-/* Compiles into the cache directory (or a private temporary one) and loads the result. */
+/* Compiles in the process's scratch directory and loads the result, then offers it to the
+ * disk cache: the code runs whether or not it can be cached. */
 static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, char *why,
                               size_t whylen) {
     const ax_gccjit *api = gccjit(s);
@@ -229,47 +230,24 @@ static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, c
         snprintf(why, whylen, "%s", api ? "libgccjit cannot make a context" : s->api_why);
         return NULL;
     }
-    char tmpdir[4096];
-    temp_template(tmpdir, sizeof tmpdir, "ax-jit-XXXXXX");
-    const char *dir = s->cache_dir;
-    if (!dir) dir = mkdtemp(tmpdir);
-    char *tmp = dir ? ax_jit_cache_path(dir, key, "so.tmp") : NULL;
-    char *final = NULL;
-    if (tmp) {
-        char *withpid = malloc(strlen(tmp) + 24);
-        if (withpid) sprintf(withpid, "%s%ld", tmp, (long)getpid());
-        free(tmp);
-        tmp = withpid;
-    }
+    ax_jit_scratch scratch;
     void *dl = NULL;
-    if (!tmp) {
-        snprintf(why, whylen, "no directory to compile in");
+    if (!ax_jit_scratch_begin(&scratch, key)) {
+        snprintf(why, whylen, "no temporary directory to compile in");
     } else {
-        GCCJIT(gcc_jit_context_compile_to_file)(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, tmp);
+        const char *so = scratch.so;
+        GCCJIT(gcc_jit_context_compile_to_file)(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, so);
         const char *err = GCCJIT(gcc_jit_context_get_first_error)(ctx);
         if (err) {
             snprintf(why, whylen, "libgccjit: %s", err);
-            unlink(tmp);
-        } else if (s->cache_dir) {
-            final = ax_jit_cache_publish(dir, key, tmp);
-            if (final)
-                dl = dlopen(final, RTLD_NOW | RTLD_LOCAL);
-            else { /* the entry cannot be written: the code is good, use it uncached */
-                dl = dlopen(tmp, RTLD_NOW | RTLD_LOCAL);
-                unlink(tmp);
-            }
+        } else if (!(dl = dlopen(so, RTLD_NOW | RTLD_LOCAL))) {
+            const char *dlerr = dlerror();
+            snprintf(why, whylen, "cannot load the compiled code: %s", dlerr ? dlerr : "?");
         } else {
-            dl = dlopen(tmp, RTLD_NOW | RTLD_LOCAL);
-            unlink(tmp);
+            ax_jit_cache_store(s->cache, key, so);
         }
-        const char *dlerr = err || dl ? NULL : dlerror();
-        if (!err && !dl)
-            snprintf(why, whylen, "cannot load the compiled code: %s",
-                     dlerr ? dlerr : "it could not be written");
+        ax_jit_scratch_end(&scratch);
     }
-    if (!s->cache_dir && dir) rmdir(dir);
-    free(tmp);
-    free(final);
     GCCJIT(gcc_jit_context_release)(ctx);
     return dl;
 }
@@ -334,7 +312,7 @@ ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
     }
     p->info.key = plan_key(p->plan);
     char why[512] = "";
-    if (s->cache_dir) p->dl = ax_jit_cache_load(s->cache_dir, p->info.key);
+    p->dl = ax_jit_cache_load(s->cache, p->info.key);
     p->info.from_disk = p->dl != NULL;
     if (p->dl && !bind_functions(p)) {
         dlclose(p->dl);

@@ -455,11 +455,23 @@ static int check_arity(ax_ctx *cx, ax_prim p, int nin) {
     return 0;
 }
 
+/* The primitive's shape rule, then runtime/array.h's invariant on its outputs: a result whose
+ * size does not fit in 64 bits (a product of huge broadcast dimensions, an outer product of
+ * long vectors) is a ValueError naming its shape, whatever the rule computed it from. */
+static int infer(ax_ctx *cx, ax_prim p, int nin, const ax_aval *in, const ax_params *params,
+                 ax_aval *out) {
+    const ax_prim_info *info = table[p];
+    if (info->shape(cx, nin, in, params, out)) return -1;
+    for (int k = 0, nout = ax_prim_nout(p, params); k < nout; k++)
+        if (!ax_shape_check(cx, info->name, out[k].dtype, out[k].ndim, out[k].shape)) return -1;
+    return 0;
+}
+
 int ax_prim_infer(ax_ctx *cx, ax_prim p, int nin, const ax_aval *in, const ax_params *params,
                   ax_aval *out) {
     static const ax_params no_params;
     if (check_arity(cx, p, nin)) return -1;
-    return table[p]->shape(cx, nin, in, params ? params : &no_params, out);
+    return infer(cx, p, nin, in, params ? params : &no_params, out);
 }
 
 /* Gives out the weak flag of its aval. A kernel may return a header it shares (its input
@@ -511,10 +523,20 @@ static void release_outputs(int nout, ax_array **out) {
     }
 }
 
+void *ax_scratch(ax_ctx *cx, void *small, int cap, int n, size_t size) {
+    if (n <= cap) return small;
+    void *p = malloc((size_t)n * size);
+    return p ? p : ax_error_oom(cx);
+}
+
+void ax_scratch_free(void *p, const void *small) {
+    if (p != small) free(p);
+}
+
 /* The avals of the inputs, in `small` when they fit, else in a new allocation (NULL + error). */
 static ax_aval *avals_of(ax_ctx *cx, int nin, ax_array **in, ax_aval *small, int nsmall) {
-    ax_aval *avals = nin <= nsmall ? small : malloc((size_t)nin * sizeof *avals);
-    if (!avals) return ax_error_oom(cx);
+    ax_aval *avals = ax_scratch(cx, small, nsmall, nin, sizeof *avals);
+    if (!avals) return NULL;
     for (int i = 0; i < nin; i++) ax_aval_of(&avals[i], in[i]);
     return avals;
 }
@@ -529,7 +551,7 @@ static int bind_eager(ax_ctx *cx, ax_prim p, int nin, ax_array **in, const ax_pa
     ax_aval *want = nout <= 4 ? want_small : malloc((size_t)nout * sizeof *want);
     int rc = avals && want ? 0 : -1;
     if (want == NULL) ax_error_oom(cx);
-    if (rc == 0) rc = info->shape(cx, nin, avals, params, want);
+    if (rc == 0) rc = infer(cx, p, nin, avals, params, want);
     if (avals && avals != small) free(avals);
     if (rc == 0) rc = info->eager(cx, nin, in, params, out);
     if (rc == 0) rc = finish_outputs(cx, info, nout, want, out);

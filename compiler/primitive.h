@@ -196,6 +196,13 @@ typedef struct ax_prim_info {
 const ax_prim_info *ax_prim_get(ax_prim p);
 /* The number of outputs of p with these parameters. */
 int ax_prim_nout(ax_prim p, const ax_params *params);
+
+/* Room for the `n` operands (items of `size` bytes) of one equation: `small`, which holds `cap`
+ * of them, when they fit, else a new allocation (NULL and a MemoryError). Variadic primitives
+ * (concatenate of any number of arrays) have no fixed operand count. ax_scratch_free releases
+ * it either way. */
+void *ax_scratch(ax_ctx *cx, void *small, int cap, int n, size_t size);
+void ax_scratch_free(void *p, const void *small);
 /* reduce_sum ... reduce_or: the reductions over axes with one output. */
 static inline bool ax_prim_is_reduction(ax_prim p) {
     return p >= AX_P_REDUCE_SUM && p <= AX_P_REDUCE_OR;

@@ -65,7 +65,6 @@ static ax_array *new_tracer(ax_ir_trace *t, int var) {
 int ax_ir_trace_record(ax_ir_trace *t, ax_prim p, int nin, ax_array **in,
                        const ax_params *params, ax_array **out) {
     ax_ctx *cx = t->cx;
-    const ax_prim_info *info = ax_prim_get(p);
     int nout = ax_prim_nout(p, params);
     ax_aval *types = calloc((size_t)nin + (size_t)nout + 1, sizeof *types);
     ax_ir_atom *atoms = calloc((size_t)nin + 1, sizeof *atoms);
@@ -77,7 +76,7 @@ int ax_ir_trace_record(ax_ir_trace *t, ax_prim p, int nin, ax_array **in,
         ax_aval_of(&in_types[i], in[i]);
         rc = atom_of(t, in[i], &atoms[i]);
     }
-    if (!rc) rc = info->shape(cx, nin, in_types, params, out_types);
+    if (!rc) rc = ax_prim_infer(cx, p, nin, in_types, params, out_types);
     if (!rc && ax_ir_add_eqn(t->b, p, params, nin, atoms, nout, out_types, vars, 0, NULL))
         ax_error_oom(cx), rc = -1;
     for (int i = 0; i < nout && !rc; i++) {

@@ -767,12 +767,11 @@ int ax_notebook_main(int argc, char **argv, const char *exe) {
     if (status >= 0) return status;
     nb_document doc = {.path = o.file};
     char *md_abs = absolute(o.file), *page = NULL, *exe_abs = NULL;
-    if (!md_abs || !(doc.text = ax_repl_read_file(md_abs))) {
+    if (!md_abs || !(doc.text = ax_read_file(md_abs, NULL, &doc.len))) {
         fprintf(stderr, "ax notebook: cannot read '%s': %s\n", o.file, strerror(errno));
         free(md_abs);
         return EXIT_USAGE;
     }
-    doc.len = strlen(doc.text);
     status = EXIT_DIFFERS;
     if (o.out || (!o.update && !o.check)) page = o.out ? absolute(o.out) : default_page(md_abs);
     /* the binary's own path before leaving the directory it was named from */

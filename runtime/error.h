@@ -39,8 +39,13 @@ typedef struct ax_error {
     char message[1024];
     bool has_span;
     ax_span span;
-    char file[256];   /* the file (or "<repl>", "<string>") the span refers to */
-    char *source;     /* owned copy of the source line(s) for the caret display, or NULL */
+    char file[256]; /* the file (or "<repl>", "<string>") the span refers to */
+    /* owned copy of the span's line for the caret display, or NULL: all of it, or a window
+     * around the span when the line is long; it starts at column source_col (1-based, in
+     * bytes) of the line, and source_cut_right says the line goes on after it */
+    char *source;
+    int source_col;
+    bool source_cut_right;
 } ax_error_info;
 
 struct ax_ctx;
@@ -71,7 +76,9 @@ void ax_error_clear(struct ax_ctx *cx);
  *      |
  *   12 |     y = x + b
  *      |         ^^^^^
- */
+ * A long line shows a window around the span, with "..." where it is cut; bytes that are not
+ * printable text (control characters, invalid UTF-8) show escaped (\x00), so the display is
+ * always short and safe for a terminal. */
 #include <stdio.h>
 void ax_error_print(const struct ax_ctx *cx, FILE *out);
 

@@ -177,7 +177,7 @@ static bool all_made(int n, ax_array **out) {
 /* Whether a square buffer of the larger side fits LAPACK's int counts (full u, vt or q). */
 static bool square_fits(ax_ctx *cx, const char *name, const batch *b) {
     int64_t big = b->rows > b->cols ? b->rows : b->cols;
-    if (big * big <= INT_MAX / 4) return true;
+    if (big <= (INT_MAX / 4) / (big > 0 ? big : 1)) return true;
     ax_error(cx, AX_ERR_VALUE,
              "%s: a %lld x %lld matrix is too large for LAPACK with "
              "full_matrices=True",

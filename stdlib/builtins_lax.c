@@ -601,7 +601,7 @@ static ax_value *b_scan(ax_interp *in, ax_value *self, const ax_args *a) {
         if (!ax_bind(cx, AX_P_SCAN, n, args, &p, outs)) {
             ax_value *carry = unflatten_arrays(in, c.def, c.n, outs);
             ax_value *ys = carry ? unflatten_arrays(in, t.out_def[1], t.nout[1], outs + c.n) : NULL;
-            result = carry && ys ? ax_flat_pair(carry, ys) : NULL;
+            result = carry && ys ? ax_flat_pair_take(carry, ys) : NULL;
             if (!ys && carry) ax_value_release(carry);
             for (int j = 0; j < nout; j++) ax_array_release(outs[j]);
         }

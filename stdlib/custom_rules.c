@@ -88,9 +88,9 @@ static int flatten_arrays(ax_interp *in, ax_value *tree, const char *what, ax_ar
     return rc;
 }
 
-/* Wraps outputs as JVP tracers of t; consumes outs and touts. */
-static ax_value *wrap_outputs(ax_interp *in, ax_trace *t, ax_value *def, int n, ax_array **outs,
-                              ax_array **touts) {
+/* Wraps outputs as JVP tracers of t; takes outs and touts. */
+static ax_value *wrap_outputs_take(ax_interp *in, ax_trace *t, ax_value *def, int n,
+                                   ax_array **outs, ax_array **touts) {
     ax_array **w = calloc((size_t)n + 1, sizeof *w);
     int rc = w ? 0 : -1;
     for (int j = 0; j < n; j++) {
@@ -169,16 +169,23 @@ static int run_jvp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **p
 /* How a function's arguments flatten: what a backward function's result is checked against. */
 typedef struct arg_layout {
     int nargs;      /* arguments */
-    int counts[32]; /* leaves of each */
+    int *counts;    /* leaves of each (owned) */
     int nin;        /* leaves in all */
     ax_aval *types; /* of each leaf (owned) */
 } arg_layout;
 
+static void layout_free(arg_layout *l) {
+    free(l->counts);
+    free(l->types);
+}
+
 /* The layout of fc's arguments, with leaf types from `flat` (less `drop` leading dims). */
 static int layout_init(ax_ctx *cx, arg_layout *l, const flat_call *fc, ax_array **flat, int drop) {
     *l = (arg_layout){.nargs = fc->ntraced, .nin = fc->nflat};
-    memcpy(l->counts, fc->counts, sizeof l->counts);
-    if (!(l->types = calloc((size_t)l->nin + 1, sizeof *l->types))) return ax_error_oom(cx), -1;
+    l->counts = malloc((size_t)(l->nargs + 1) * sizeof *l->counts);
+    l->types = calloc((size_t)l->nin + 1, sizeof *l->types);
+    if (!l->counts || !l->types) return ax_error_oom(cx), -1;
+    if (l->nargs) memcpy(l->counts, fc->counts, (size_t)l->nargs * sizeof *l->counts);
     for (int i = 0; i < l->nin; i++) {
         ax_aval_of(&l->types[i], flat[i]);
         l->types[i].ndim -= drop;
@@ -259,7 +266,7 @@ static void vjp_data_free(void *p) {
     ax_value_release(d->res_def);
     ax_value_release(d->out_def);
     free(d->out_types);
-    free(d->args.types);
+    layout_free(&d->args);
     free(d);
 }
 
@@ -399,7 +406,7 @@ typedef struct call_data {
 static void call_data_free(void *p) {
     call_data *d = p;
     ax_value_release(d->obj);
-    for (int k = 0; k < d->shape.ntraced; k++) ax_value_release(d->shape.defs[k]);
+    ax_flat_call_free(&d->shape);
     free(d);
 }
 
@@ -466,7 +473,7 @@ static void vmapped_vjp_free(void *p) {
     if (v->out_def) ax_value_release(v->out_def);
     if (v->res_def) ax_value_release(v->res_def);
     free(v->out_types);
-    free(v->args.types);
+    layout_free(&v->args);
     free(v);
 }
 
@@ -677,14 +684,24 @@ static ax_ir *convert_traced_consts(ax_ctx *cx, ax_ir *body, int *nconsts, ax_ar
         map[body->constvars[i]] = (ax_ir_atom){.var = v};
         rc = v < 0;
     }
+    ax_ir_atom *in = NULL; /* the operands of one equation, renamed */
+    int in_cap = 0;
     for (int k = 0; k < body->neqns && !rc; k++) {
         const ax_ir_eqn *e = &body->eqns[k];
-        ax_ir_atom in[64]; /* the IR trace's limits */
-        ax_aval types[8];
+        ax_aval types[8]; /* a primitive has at most 4 outputs */
         int vars[8];
-        if (e->nin > 64 || e->nout > 8) {
+        if (e->nout > 8) {
             rc = -1;
             break;
+        }
+        if (e->nin > in_cap) {
+            ax_ir_atom *grown = realloc(in, (size_t)e->nin * sizeof *grown);
+            if (!grown) {
+                rc = -1;
+                break;
+            }
+            in = grown;
+            in_cap = e->nin;
         }
         for (int i = 0; i < e->nin; i++) in[i] = e->in[i].var >= 0 ? map[e->in[i].var] : e->in[i];
         for (int i = 0; i < e->nout; i++) types[i] = body->types[e->out[i]];
@@ -699,6 +716,7 @@ static ax_ir *convert_traced_consts(ax_ctx *cx, ax_ir *body, int *nconsts, ax_ar
         b = NULL;
     }
     ax_ir_builder_free(b);
+    free(in);
     free(map);
     free(outs);
     if (!res) {
@@ -720,11 +738,10 @@ static ax_callback *call_callback(ax_interp *in, ax_value *self, custom_fn *c,
         return ax_error_oom(in->cx);
     }
     *d = (call_data){.in = in, .obj = ax_value_retain(self)};
-    d->shape.in = in;
-    d->shape.ntraced = fc->ntraced;
-    for (int k = 0; k < fc->ntraced; k++) {
-        d->shape.defs[k] = ax_value_retain(fc->defs[k]);
-        d->shape.counts[k] = fc->counts[k];
+    if (ax_flat_call_copy_layout(&d->shape, fc)) {
+        call_data_free(d);
+        free(cb);
+        return NULL;
     }
     snprintf(d->name, sizeof d->name, "%s", c->name);
     *cb = (ax_callback){.refs = 1,
@@ -795,9 +812,8 @@ done:
 static ax_value *custom_call(ax_interp *in, ax_value *self, const ax_args *a) {
     custom_fn *c = self->obj.payload;
     if ((!c->is_vjp && !c->jvp) || (c->is_vjp && !c->fwd)) return ax_call(in, c->fn, a);
-    int traced[32], n = a->n < 32 ? a->n : 32;
-    for (int i = 0; i < n; i++) traced[i] = i;
     flat_call fc;
+    memset(&fc, 0, sizeof fc);
     ax_value *result = NULL;
     ax_array **prim = NULL, **tan = NULL;
     if (a->nkw) {
@@ -807,7 +823,7 @@ static ax_value *custom_call(ax_interp *in, ax_value *self, const ax_args *a) {
                  c->name);
         return NULL;
     }
-    if (ax_flat_call_init(&fc, in, c->name, c->fn, a, n, traced, false)) goto done;
+    if (ax_flat_call_init(&fc, in, c->name, c->fn, a, 0, NULL, false)) goto done;
     prim = calloc((size_t)fc.nflat + 1, sizeof *prim);
     tan = calloc((size_t)fc.nflat + 1, sizeof *tan);
     if (!prim || !tan) goto done;
@@ -818,7 +834,7 @@ static ax_value *custom_call(ax_interp *in, ax_value *self, const ax_args *a) {
         ax_value *def = NULL;
         int nout = 0;
         if (!run_rule(in, c, &fc, prim, tan, &nout, &outs, &touts, &def))
-            result = wrap_outputs(in, t, def, nout, outs, touts);
+            result = wrap_outputs_take(in, t, def, nout, outs, touts);
         if (def) ax_value_release(def);
     } else if (!ax_trace_find(in->cx, fc.nflat, fc.flat, &any) && any) {
         result = bind_custom_call(in, self, c, &fc); /* jit, vmap, make_jaxpr */

@@ -15,6 +15,7 @@
 #include "../compiler/call.h"
 #include "../compiler/jit.h"
 #include "../compiler/simplify.h"
+#include "../compiler/trace.h"
 #include "flat_call.h"
 #include "pytree.h"
 #include "transforms.h"
@@ -32,7 +33,7 @@ typedef struct jit_entry {
 typedef struct jit_state {
     ax_value *fn;
     int nstatic;
-    int statics[32];
+    int *statics; /* static_argnums */
     jit_entry *entries;
     int nentries, cap;
 } jit_state;
@@ -48,6 +49,7 @@ static void jit_state_free(void *p) {
         ax_value_release(s->entries[i].out_def);
     }
     free(s->entries);
+    free(s->statics);
     free(s);
 }
 static const ax_object_type jit_state_type = {.name = "jit", .free = jit_state_free};
@@ -100,6 +102,87 @@ static char *statics_key(const jit_state *s, const ax_args *a) {
     return k.data ? k.data : strdup("");
 }
 
+/* Appends an exact encoding of a static argument: two values encode alike only when they are
+ * equal (arrays by dtype, shape and every element, exactly; functions and objects by identity,
+ * as JAX hashes them). Their printed forms cannot key the cache: print elides the middle of
+ * long arrays and the depths of nested containers, so different values would share a trace. */
+static int encode_static(ax_interp *in, ax_strbuf *k, const ax_value *v, int depth) {
+    if (depth >= AX_MAX_VALUE_DEPTH) {
+        ax_error(in->cx, AX_ERR_RECURSION, "jit: a static argument nested more than %d levels deep",
+                 AX_MAX_VALUE_DEPTH);
+        return -1;
+    }
+    switch (v->kind) {
+    case AX_V_NONE:
+    case AX_V_ELLIPSIS:
+        ax_strbuf_appendf(k, "K%d", (int)v->kind);
+        return 0;
+    case AX_V_STR:
+        ax_strbuf_appendf(k, "S%zu:", strlen(v->str));
+        ax_strbuf_append(k, v->str);
+        return 0;
+    case AX_V_DTYPE:
+        ax_strbuf_appendf(k, "D%d", (int)v->dtype);
+        return 0;
+    case AX_V_ARRAY: {
+        ax_array *c = ax_concrete_value(in->cx, v->arr);
+        if (!c || !c->buf) {
+            ax_error(in->cx, AX_ERR_CONCRETIZATION,
+                     "jit: a static argument must be a concrete value, not one traced by an "
+                     "enclosing jit or vmap");
+            return -1;
+        }
+        char type[160];
+        ax_array_type_format(type, sizeof type, c);
+        ax_strbuf_appendf(k, "A%s%s:", type, c->weak ? "~" : "");
+        bool fl = ax_dtype_is_float(c->dtype);
+        for (int64_t i = 0; i < c->size; i++) {
+            if (fl)
+                ax_strbuf_appendf(k, "%a,", ax_array_get_f64(c, i));
+            else
+                ax_strbuf_appendf(k, "%lld,", (long long)ax_array_get_i64(c, i));
+        }
+        return 0;
+    }
+    case AX_V_TUPLE:
+    case AX_V_LIST:
+    case AX_V_DICT:
+    case AX_V_SLICE:
+        ax_strbuf_appendf(k, "C%d,%d(", (int)v->kind, v->n);
+        for (int i = 0; i < v->n; i++) {
+            if (v->kind == AX_V_DICT && encode_static(in, k, v->keys[i], depth + 1)) return -1;
+            if (encode_static(in, k, v->items[i], depth + 1)) return -1;
+        }
+        ax_strbuf_append(k, ")");
+        return 0;
+    case AX_V_BUILTIN: /* a builtin value is made per use: its function and data identify it */
+        ax_strbuf_appendf(k, "B%p,%p", (void *)v->builtin->fn, (void *)v->builtin->data);
+        return 0;
+    default: /* functions, modules, objects: by identity */
+        ax_strbuf_appendf(k, "K%d,%p", (int)v->kind, (const void *)v);
+        return 0;
+    }
+}
+
+/* The static arguments (and keywords) encoded exactly, malloc'd; NULL with an error. */
+static char *statics_exact_key(ax_interp *in, const jit_state *s, const ax_args *a) {
+    ax_strbuf k;
+    ax_strbuf_init(&k);
+    int rc = 0;
+    for (int i = 0; i < a->n && !rc; i++) {
+        if (!is_static(s, i)) continue;
+        ax_strbuf_appendf(&k, "|%d=", i);
+        rc = encode_static(in, &k, a->pos[i], 0);
+    }
+    for (int i = 0; i < a->nkw && !rc; i++) {
+        ax_strbuf_appendf(&k, "|%s=", a->kwnames[i]);
+        rc = encode_static(in, &k, a->kwvals[i], 0);
+    }
+    if (!rc && !k.data && !(k.data = strdup(""))) ax_error_oom(in->cx);
+    if (rc) ax_strbuf_free(&k);
+    return rc ? NULL : k.data;
+}
+
 /* Why a call missed the cache, for AX_LOG_COMPILES: what differs from the last entry. */
 static void miss_reason(const jit_state *s, const char *types, const char *statics, char *out,
                         size_t n) {
@@ -131,12 +214,12 @@ static void miss_reason(const jit_state *s, const char *types, const char *stati
 
 /* The signature as bytes, built without formatting anything (it is computed on every call):
  * each leaf's dtype, weak flag and shape, each argument tree's structure hash, and the static
- * arguments' printed values (only when there are some). malloc'd; NULL when out of memory. */
-static unsigned char *signature_key(const jit_state *s, const ax_args *a, const flat_call *fc,
-                                    size_t *len) {
+ * arguments' exact encodings (only when there are some). malloc'd; NULL with an error. */
+static unsigned char *signature_key(ax_interp *in, const jit_state *s, const ax_args *a,
+                                    const flat_call *fc, size_t *len) {
     size_t cap = 64 + (size_t)fc->nflat * (3 + 8 * AX_MAX_RANK) + (size_t)fc->ntraced * 8;
     unsigned char *k = malloc(cap), *p = k;
-    if (!k) return NULL;
+    if (!k) return ax_error_oom(in->cx);
     for (int i = 0; i < fc->nflat; i++) {
         const ax_array *x = fc->flat[i];
         *p++ = (unsigned char)x->dtype;
@@ -152,10 +235,11 @@ static unsigned char *signature_key(const jit_state *s, const ax_args *a, const 
     }
     *len = (size_t)(p - k);
     if (s->nstatic || a->nkw) {
-        char *st = statics_key(s, a);
+        char *st = statics_exact_key(in, s, a);
         size_t n = st ? strlen(st) : 0;
         unsigned char *grown = st ? realloc(k, *len + n) : NULL;
         if (!grown) {
+            if (st) ax_error_oom(in->cx);
             free(st);
             free(k);
             return NULL;
@@ -290,17 +374,20 @@ static int check_call(ax_interp *in, const jit_state *s, const ax_args *a) {
 
 /* The cache entry for this call (tracing on a miss); fc is initialised for the call. */
 static jit_entry *entry_for(ax_interp *in, jit_state *s, const ax_args *a, flat_call *fc) {
-    int traced[32], ntraced = 0;
-    for (int i = 0; i < a->n && ntraced < 32; i++)
+    int *traced = malloc((size_t)(a->n + 1) * sizeof *traced), ntraced = 0;
+    if (!traced) {
+        memset(fc, 0, sizeof *fc);
+        return ax_error_oom(in->cx);
+    }
+    for (int i = 0; i < a->n; i++)
         if (!is_static(s, i)) traced[ntraced++] = i;
-    if (ax_flat_call_init(fc, in, "jit", s->fn, a, ntraced, traced, false)) return NULL;
+    int rc = ax_flat_call_init(fc, in, "jit", s->fn, a, ntraced, traced, false);
+    free(traced);
+    if (rc) return NULL;
     size_t len = 0;
-    unsigned char *key = signature_key(s, a, fc, &len);
+    unsigned char *key = signature_key(in, s, a, fc, &len);
     jit_entry *e = NULL;
-    if (!key)
-        ax_error_oom(in->cx);
-    else if (!(e = find_entry(s, key, len)))
-        e = add_entry(in, s, a, fc, &key, len);
+    if (key && !(e = find_entry(s, key, len))) e = add_entry(in, s, a, fc, &key, len);
     free(key);
     return e;
 }
@@ -346,7 +433,7 @@ static ax_value *b_jit(ax_interp *in, ax_value *self, const ax_args *a) {
     s->fn = ax_value_retain(fn);
     if (statics && statics->kind != AX_V_NONE) {
         bool as_tuple;
-        if (ax_read_argnums(in, "jit", statics, s->statics, &s->nstatic, &as_tuple)) {
+        if (ax_read_argnums(in, "jit", statics, &s->statics, &s->nstatic, &as_tuple)) {
             jit_state_free(s);
             return NULL;
         }

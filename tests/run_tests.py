@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Runs every test of ax and ends with one line: 'N passed, N failed'.
+"""Runs every test of ax and ends with one line: 'N passed, N failed', after 'N skipped ...'
+when some tests could not run here (a skipped test is not counted as passed).
 
 Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
                           [-v] [FILE ...]
 
-Suites (--only unit,lang,conformance,docs,repl,jit,notebook):
+Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
   lang         tests/lang/*.ax
   conformance  ../shared/conformance/*.ax, when ../shared exists
@@ -14,6 +15,7 @@ Suites (--only unit,lang,conformance,docs,repl,jit,notebook):
   notebook     `ax notebook --check` on each tutorial (docs/tutorials/**/*.md), and
                tests/notebook_test.py: the notebook runner, plots, show_graph, the page in
                Chromium (one per check; a check whose tool is missing is counted as skipped)
+  robust       tests/robustness_test.py: extreme integers at every builtin (one per check)
 FILE arguments run just those .ax programs or .md documents (a tutorial: as a notebook).
 
 Expectations in an .ax program (those of ../shared/conformance/run.py, plus two):
@@ -48,6 +50,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 NPROC = os.cpu_count() or 2
+SKIPPED_CASE = re.compile(r"^\[ +SKIPPED +\] (?!\d+ test)", re.M)  # a cmocka case's skip
 SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|"
                               r"SUMMARY: UndefinedBehaviorSanitizer")
 
@@ -314,7 +317,7 @@ def run_unit(ctx, exe):
         status = None
     announced = sum(int(n) for n in re.findall(r"^\[=+\] Running (\d+) test", out, re.M))
     ok = len(re.findall(r"^\[ +OK +\] ", out, re.M))
-    skipped = len(re.findall(r"^\[ +SKIPPED +\] (?!\d+ test)", out, re.M))
+    skipped = len(SKIPPED_CASE.findall(out))
     failed = max(announced - ok - skipped, 0)
     if status != 0 and failed == 0:
         failed = 1  # crashed before or after its cases, timed out, or a sanitizer report
@@ -412,7 +415,7 @@ def main():
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
     suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl",
-                                                    "jit", "notebook"}
+                                                    "jit", "notebook", "robust"}
 
     if a.build_failed:
         res.fail("build", "make did not build every target (its errors are above)")
@@ -437,6 +440,10 @@ def main():
 
         with futures.ThreadPoolExecutor(max_workers=NPROC) as pool:
             for name, ok, failed, out in pool.map(one, jobs):
+                skipped = len(SKIPPED_CASE.findall(out))
+                if skipped:
+                    res.skipped += skipped
+                    print(f"SKIP {name}: {skipped} cases skipped", flush=True)
                 if ok:
                     res.ok(f"{name} ({ok} cases)", ok)
                 if failed:
@@ -458,9 +465,11 @@ def main():
         run_script_checks(ctx, res, "jit_test.py")
     if "notebook" in suites:
         run_script_checks(ctx, res, "notebook_test.py")
+    if "robust" in suites:
+        run_script_checks(ctx, res, "robustness_test.py")
 
-    if res.skipped:
-        print(f"{res.skipped} skipped (their tool is not installed: see the SKIP lines)")
+    if res.skipped:  # not passes: each has a SKIP line above saying why
+        print(f"{res.skipped} skipped (they cannot run here: see the SKIP lines)")
     print(f"{res.passed} passed, {res.failed} failed")
     sys.exit(1 if res.failed else 0)
 

@@ -66,7 +66,7 @@ static double time_binary_in_place(bench *b) {
     ax_array *tmp = ax_array_copy(b->cx, b->x);
     ax_array_retain(tmp); /* x * x: both operand references are handed over */
     double t = now();
-    ax_array *y = ax_binary_consume(b->cx, AX_MUL, tmp, tmp);
+    ax_array *y = ax_binary_take(b->cx, AX_MUL, tmp, tmp);
     t = now() - t;
     ax_array_release(y);
     return t;

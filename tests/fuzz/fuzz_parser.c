@@ -7,7 +7,7 @@
  *   fuzz_parser --random N SEED FILE...     N random mutations of the files (a corpus)
  * Build: gcc -std=c11 -D_GNU_SOURCE -O1 -g -fsanitize=address,undefined
  *        tests/fuzz/fuzz_parser.c lang/lexer.c lang/parser.c lang/ast.c runtime/error.c
- *        runtime/format.c runtime/array.c runtime/dtype.c -lm */
+ *        runtime/format.c runtime/array.c runtime/dtype.c runtime/strided.c -lm */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memcpy(src, data, size);
     src[size] = 0;
     ax_ctx *cx = calloc(1, sizeof *cx);
-    ax_program *p = cx ? ax_parse(cx, src, "fuzz.ax") : NULL;
+    ax_program *p = cx ? ax_parse_n(cx, src, size, "fuzz.ax") : NULL;
     if (p) {
         ax_strbuf sb;
         ax_strbuf_init(&sb);
