@@ -94,6 +94,29 @@ static void transpose(ax_dtype t, const void *src, int64_t rows, int64_t cols, i
         TRANSPOSE_TILES(float);
 }
 
+/* p (n x n) transposed in place, in tiles: x[i][j] <-> x[j][i]. */
+#define TRANSPOSE_IN_PLACE(T)                                                                      \
+    do {                                                                                           \
+        T *x = p;                                                                                  \
+        for (int64_t i0 = 0; i0 < n; i0 += 32)                                                     \
+            for (int64_t j0 = i0; j0 < n; j0 += 32) {                                              \
+                int64_t i1 = i0 + 32 < n ? i0 + 32 : n, j1 = j0 + 32 < n ? j0 + 32 : n;            \
+                for (int64_t i = i0; i < i1; i++)                                                  \
+                    for (int64_t j = j0 == i0 ? i + 1 : j0; j < j1; j++) {                         \
+                        T v = x[i * n + j];                                                        \
+                        x[i * n + j] = x[j * n + i];                                               \
+                        x[j * n + i] = v;                                                          \
+                    }                                                                              \
+            }                                                                                      \
+    } while (0)
+
+static void transpose_square(ax_dtype t, void *p, int64_t n) {
+    if (t == AX_F64)
+        TRANSPOSE_IN_PLACE(double);
+    else
+        TRANSPOSE_IN_PLACE(float);
+}
+
 static double get(ax_dtype t, const void *p, int64_t i) {
     return t == AX_F64 ? ((const double *)p)[i] : ((const float *)p)[i];
 }
@@ -132,21 +155,25 @@ static int work_count(ax_dtype t, const void *query) {
     return v < 1 ? 1 : (int)ceil(v * (1 + 1e-6)) + 1; /* f32 rounds large counts down */
 }
 
-/* Scratch memory of one call: malloc'd blocks released together. */
+/* Scratch memory of one call, released together: byte arrays, so that large work matrices come
+ * from the context's buffer cache with their pages already mapped (a fresh 2 MB malloc faults
+ * them in again on every call). */
 typedef struct scratch {
-    void *blocks[8];
+    ax_array *blocks[8];
     int n;
 } scratch;
 
 static void *scratch_alloc(ax_ctx *cx, scratch *s, int64_t count, int64_t size) {
-    void *p = s->n < 8 ? malloc((size_t)(count > 0 ? count : 1) * (size_t)size) : NULL;
-    if (!p) return ax_error_oom(cx);
-    s->blocks[s->n++] = p;
-    return p;
+    if (s->n == 8) return ax_error(cx, AX_ERR_RUNTIME, "internal error: LAPACK scratch is full");
+    int64_t bytes = (count > 0 ? count : 1) * size;
+    ax_array *a = ax_array_new(cx, AX_U8, 1, &bytes);
+    if (!a) return NULL;
+    s->blocks[s->n++] = a;
+    return ax_array_data(a);
 }
 
 static void scratch_free(scratch *s) {
-    for (int i = 0; i < s->n; i++) free(s->blocks[i]);
+    for (int i = 0; i < s->n; i++) ax_array_release(s->blocks[i]);
     s->n = 0;
 }
 
@@ -213,7 +240,8 @@ int ax_lu(ax_ctx *cx, ax_array *a, ax_array **out) {
     out[2] = new_result(cx, &b, AX_I32, 1, m, 0);
     ax_array *ac = all_made(3, out) ? ax_array_contiguous(cx, a) : NULL;
     ax_blas *blas = ac && k > 0 ? ax_blas_get(cx) : NULL;
-    void *work = ac ? scratch_alloc(cx, &s, m * n, b.es) : NULL;
+    /* a square matrix is factored in its output, a rectangular one beside it */
+    void *work = ac ? (m == n ? ax_array_data(out[0]) : scratch_alloc(cx, &s, m * n, b.es)) : NULL;
     int *ipiv = work ? scratch_alloc(cx, &s, k, sizeof(int)) : NULL;
     if (!ipiv || (k > 0 && !blas)) return fail(3, out, ac, &s);
     const char *src = ax_array_data(ac);
@@ -224,10 +252,14 @@ int ax_lu(ax_ctx *cx, ax_array *a, ax_array **out) {
         int64_t off = i * m * n * b.es;
         if (k > 0) {
             int info = 0;
-            transpose(b.dtype, src + off, m, n, n, work, lda);
-            blas->getrf[b.t](&im, &in, work, &lda, ipiv, &info);
+            char *mat = m == n ? lu + off : work;
+            transpose(b.dtype, src + off, m, n, n, mat, lda);
+            blas->getrf[b.t](&im, &in, mat, &lda, ipiv, &info);
             if (info < 0) return lapack_failed(cx, "getrf", info), fail(3, out, ac, &s);
-            transpose(b.dtype, work, n, m, lda, lu + off, n);
+            if (m == n)
+                transpose_square(b.dtype, mat, n);
+            else
+                transpose(b.dtype, work, n, m, lda, lu + off, n);
         }
         for (int64_t j = 0; j < k; j++) piv[i * k + j] = ipiv[j] - 1;
         permutation_of(piv + i * k, k, perm + i * m, m);

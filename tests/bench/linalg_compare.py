@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """jnp.linalg in ax against NumPy on 500 x 500 matrices, side by side (`make bench`,
 docs/benchmarks.md): solve, inv, det, eigh, svd, qr, cholesky (f64 and f32), alternating ROUNDS
-times so that both see the same machine load; prints the medians and their ratio. Both use
-OpenBLAS (ax its built-in LAPACK, NumPy Debian's liblapack.so.3 on OpenBLAS's BLAS) with the
-same number of threads.
+times so that both see the same machine load; prints the best and the median call of each and
+the ratio of the best ones (on a shared machine the best call is the one the neighbours
+disturbed least). Both use OpenBLAS (ax its built-in LAPACK, NumPy Debian's liblapack.so.3 on
+OpenBLAS's BLAS) with the same number of threads (OPENBLAS_NUM_THREADS applies to both).
 Usage: linalg_compare.py --ax build/ax [--rounds 3] [--n 500]
 """
 import argparse
@@ -16,6 +17,7 @@ import time
 import numpy as np
 
 OPS = ["solve", "inv", "det", "eigh", "svd", "qr", "cholesky"]
+CALLS = 7
 
 AX_PROGRAM = """
 la = jnp.linalg
@@ -29,7 +31,8 @@ for dt in [float64, float32]:
            "cholesky": (la.cholesky, (s,))}
     for name in OPS:
         f, args = ops[name]
-        print(str(dt), name, timeit(f, *args, repeat=5))
+        f(*args)
+        print(str(dt), name, *[timeit(f, *args, number=1, repeat=1) for _ in range(CALLS)])
 """
 
 
@@ -48,17 +51,17 @@ def numpy_times(n):
             f, args = ops[name]
             f(*args)
             times = []
-            for _ in range(5):
+            for _ in range(CALLS):
                 t = time.perf_counter()
                 f(*args)
                 times.append(time.perf_counter() - t)
-            out[(np.dtype(dt).name, name)] = statistics.median(times)
+            out[(np.dtype(dt).name, name)] = times
     return out
 
 
 def ax_times(ax, n):
     with tempfile.NamedTemporaryFile("w", suffix=".ax", delete=False) as f:
-        f.write(f"N = {n}\nOPS = {OPS!r}\n" + AX_PROGRAM)
+        f.write(f"N = {n}\nOPS = {OPS!r}\nCALLS = {CALLS}\n" + AX_PROGRAM)
         path = f.name
     try:
         p = subprocess.run([ax, path], capture_output=True, text=True, check=True)
@@ -66,8 +69,8 @@ def ax_times(ax, n):
         os.unlink(path)
     out = {}
     for line in p.stdout.splitlines():
-        dt, name, t = line.split()
-        out[(dt, name)] = float(t)
+        dt, name, *times = line.split()
+        out[(dt, name)] = [float(t) for t in times]
     return out
 
 
@@ -81,12 +84,13 @@ def main():
     for _ in range(args.rounds):
         ax_runs.append(ax_times(args.ax, args.n))
         np_runs.append(numpy_times(args.n))
-    print(f"{args.n}x{args.n}, medians of {args.rounds} rounds x 5 calls (ms)")
-    print(f"{'':17} {'ax':>9} {'NumPy':>9} {'ax/NumPy':>9}")
+    print(f"{args.n}x{args.n}, {args.rounds} rounds x {CALLS} calls: best (median) ms")
+    print(f"{'':17} {'ax':>17} {'NumPy':>17} {'ax/NumPy':>9}")
     for key in ax_runs[0]:
-        a = statistics.median(r[key] for r in ax_runs) * 1e3
-        n = statistics.median(r[key] for r in np_runs) * 1e3
-        print(f"{key[0]:8} {key[1]:8} {a:9.2f} {n:9.2f} {a / n:9.2f}")
+        a = [t * 1e3 for r in ax_runs for t in r[key]]
+        n = [t * 1e3 for r in np_runs for t in r[key]]
+        print(f"{key[0]:8} {key[1]:8} {min(a):7.2f} ({statistics.median(a):7.2f}) "
+              f"{min(n):7.2f} ({statistics.median(n):7.2f}) {min(a) / min(n):9.2f}")
 
 
 if __name__ == "__main__":
