@@ -2,6 +2,7 @@
 #include "ir.h"
 
 #include "conv_rules.h"
+#include "linalg_rules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -441,6 +442,11 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
                           p->flag & AX_TRSOLVE_LOWER ? "True" : "False",
                           p->flag & AX_TRSOLVE_TRANSPOSE_A ? "True" : "False",
                           p->flag & AX_TRSOLVE_UNIT_DIAGONAL ? "True" : "False");
+        break;
+    case AX_P_EIGH:
+    case AX_P_SVD:
+    case AX_P_QR:
+        ax_linalg_format_params(s, prim, p);
         break;
     case AX_P_CUMSUM:
     case AX_P_CUMPROD:

@@ -14,6 +14,7 @@
 #include "control_flow.h"
 #include "conv_rules.h"
 #include "ir.h"
+#include "linalg_rules.h"
 #include "shape_rules.h"
 #include "vmap.h"
 #include "trace.h"
@@ -396,6 +397,11 @@ static const ax_prim_info *const table[AX_P_NPRIMS] = {
     ROW(AX_P_CHOLESKY, "cholesky", 1, 0, cholesky, ax_jvp_special, ax_batch_axes),
     /* linear in b: its transpose solves with op(a)^T */
     ROW(AX_P_TRIANGULAR_SOLVE, "triangular_solve", 2, LIN, triangular_solve, ax_jvp_special, ax_batch_triangular_solve),
+    /* factorisations: their rows sit with their rules */
+    [AX_P_LU] = &ax_lu_info,
+    [AX_P_EIGH] = &ax_eigh_info,
+    [AX_P_SVD] = &ax_svd_info,
+    [AX_P_QR] = &ax_qr_info,
     ROW(AX_P_SORT, "sort", 1, 0, sort, ax_jvp_special, ax_batch_axes),
     ROW(AX_P_ARGSORT, "argsort", 1, ND, argsort, NULL, ax_batch_axes),
     /* batched, it is forward mode (jacfwd of a custom_vjp function): its rule is the error */

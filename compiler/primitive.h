@@ -58,6 +58,12 @@ typedef enum {
     AX_P_TRIANGULAR_SOLVE, /* (a, b): x with op(a) x = b (or x op(a) = b), a (..., n, n)
                               triangular; params: flag = AX_TRSOLVE_* bits (runtime/linalg.h):
                               lower, transpose_a, unit_diagonal, right side (left_side=False) */
+    /* factorisations of (..., m, n) matrices, rules in compiler/linalg_rules.c; params: flag =
+     * the AX_EIGH_* / AX_SVD_* / AX_QR_* bits of compiler/linalg_rules.h */
+    AX_P_LU,   /* a -> (lu, pivots, permutation) */
+    AX_P_EIGH, /* a -> (eigenvectors, eigenvalues) */
+    AX_P_SVD,  /* a -> (s, u, vt), or (s,) without compute_uv */
+    AX_P_QR,   /* a -> (q, r) */
     /* sorting */
     AX_P_SORT,             /* params: axes[0], flag = descending */
     AX_P_ARGSORT,          /* params: axes[0], flag = descending, dtype = index dtype */

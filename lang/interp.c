@@ -456,9 +456,19 @@ static ax_module *find_loaded(ax_interp *in, const char *name) {
 static const char *jax_equivalent(const char *name) {
     static const struct {
         const char *jax, *ax;
-    } names[] = {{"jax.numpy", "jnp"}, {"numpy", "np"},   {"jax.random", "random"},
-                 {"jax.lax", "lax"},   {"jax.nn", "nn"},  {"jax.tree_util", "tree"},
-                 {"flax.linen", "nn"}, {"optax", "optim"}, {"matplotlib.pyplot", "plot"}};
+    } names[] = {{"jax.numpy", "jnp"},
+                 {"numpy", "np"},
+                 {"jax.random", "random"},
+                 {"jax.lax", "lax"},
+                 {"jax.nn", "nn"},
+                 {"jax.tree_util", "tree"},
+                 {"flax.linen", "nn"},
+                 {"optax", "optim"},
+                 {"matplotlib.pyplot", "plot"},
+                 {"jax.numpy.linalg", "linalg"},
+                 {"numpy.linalg", "linalg"},
+                 {"jax.scipy", "scipy"},
+                 {"jax.scipy.linalg", "scipy_linalg"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i].jax) == 0) return names[i].ax;
     return name;

@@ -41,8 +41,9 @@ typedef struct ns_entry {
 typedef struct ns_table {
     ns_entry *entries; /* sorted by name once complete */
     int n, cap;
-    const char *label; /* "jax.numpy" */
-    bool prelude;      /* also finds the builtins written in ax (the prelude) */
+    const char *label;  /* "jax.numpy" */
+    bool prelude;       /* also finds the builtins written in ax (the prelude) */
+    const char *module; /* also finds the members of this stdlib module, imported on first use */
 } ns_table;
 
 static void ns_free(void *payload) {
@@ -67,6 +68,9 @@ static ax_value *ns_getattr(ax_interp *in, ax_value *self, const char *name) {
     if (e) return ax_value_retain(e->value);
     /* Array functions written in ax (the prelude) are found among the builtins. */
     ax_value *v = ns->prelude ? ax_interp_lookup(in, name) : NULL;
+    /* jnp.linalg's functions written in ax live in stdlib/jnp_linalg.ax */
+    ax_module *m = !v && ns->module ? ax_interp_import(in, ns->module) : NULL;
+    if (m && name[0] != '_') v = ax_module_lookup(m, name);
     return v ? ax_value_retain(v) : NULL;
 }
 
@@ -160,6 +164,7 @@ static ax_value *ns_value(ns_table *ns) {
 
 int ax_builtins_register(ax_interp *in) {
     ns_table *ns = ns_new(in, "jax.numpy", true), *linalg = ns_new(in, "jax.numpy.linalg", false);
+    if (linalg) linalg->module = "jnp_linalg";
     if (!ns || !linalg || !define_functions(in, ns, linalg) || !define_dtypes(in, ns) ||
         !define_constants(in, ns)) {
         if (ns) ns_free(ns);
