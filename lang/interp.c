@@ -450,32 +450,36 @@ static ax_module *find_loaded(ax_interp *in, const char *name) {
     return NULL;
 }
 
-/* The names JAX programs import, mapped onto ax's own, so that ported code keeps its import
- * lines: `import jax.numpy as jnp`, `from jax import grad`, `import jax.random as random`. */
-static const char *jax_equivalent(const char *name) {
-    static const struct {
-        const char *jax, *ax;
-    } names[] = {{"jax.numpy", "jnp"}, {"numpy", "np"},  {"jax.random", "random"},
-                 {"jax.lax", "lax"},   {"jax.nn", "nn"}, {"jax.tree_util", "tree"},
-                 {"matplotlib.pyplot", "plot"}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(name, names[i].jax) == 0) return names[i].ax;
-    return name;
+void ax_interp_offer_libs(ax_interp *in, const ax_lib *libs) {
+    impl(in)->libs = libs;
 }
 
-ax_value *ax_import_value(ax_interp *in, const char *name) {
-    if (strcmp(name, "jax") == 0) {
-        ax_value *v = ax_value_module(in->builtins);
-        return v ? v : ax_error_oom(in->cx);
+const ax_lib *ax_interp_find_lib(const ax_interp *in, const char *name) {
+    const ax_lib *lib = impl((ax_interp *)in)->libs;
+    for (; lib && lib->name; lib++)
+        if (strcmp(lib->name, name) == 0) return lib;
+    return NULL;
+}
+
+/* The value of an offered library, opened on first use; NULL (no error) when `name` is not
+ * offered. */
+static ax_value *open_lib(ax_interp *in, const char *name) {
+    ax_interp_impl *ii = impl(in);
+    ax_value *v = ii->opened ? ax_module_lookup(ii->opened, name) : NULL;
+    if (v) return ax_value_retain(v);
+    const ax_lib *lib = ax_interp_find_lib(in, name);
+    if (!lib) return NULL;
+    if (!ii->opened && !(ii->opened = ax_module_new("<libraries>"))) return ax_error_oom(in->cx);
+    if (!(v = lib->open(in, lib))) {
+        if (!ax_error_pending(in->cx))
+            ax_error(in->cx, AX_ERR_IMPORT, "the library '%s' did not open", name);
+        return NULL;
     }
-    const char *target = jax_equivalent(name);
-    ax_module *m = find_loaded(in, target);
-    ax_value *b = m ? NULL : ax_module_lookup(in->builtins, target);
-    if (b && (b->kind == AX_V_MODULE || b->kind == AX_V_OBJECT)) return ax_value_retain(b);
-    if (!m && target != name && !b && strcmp(target, "tree") == 0) m = in->builtins;
-    if (!m && !(m = ax_interp_import(in, target))) return NULL;
-    ax_value *v = ax_value_module(m);
-    return v ? v : ax_error_oom(in->cx);
+    if (ax_module_set(ii->opened, name, ax_value_retain(v)) < 0) {
+        ax_value_release(v);
+        return ax_error_oom(in->cx);
+    }
+    return v;
 }
 
 static ax_module *load_module_file(ax_interp *in, const char *name, const char *path) {
@@ -501,23 +505,12 @@ static ax_module *load_module_file(ax_interp *in, const char *name, const char *
     return m;
 }
 
-ax_module *ax_interp_import(ax_interp *in, const char *name) {
-    ax_module *m = find_loaded(in, name);
-    if (m) return m;
-    ax_value *b = ax_module_lookup(in->builtins, name);
-    if (b && b->kind == AX_V_MODULE) return b->module;
+/* Finds name.ax (dots as directories) in dirs[0, nd): loads it, or says where it looked. */
+static ax_module *load_from_dirs(ax_interp *in, const char *name, const char **dirs, int nd) {
     char rel[PATH_MAX];
     snprintf(rel, sizeof rel, "%s.ax", name);
     for (char *p = rel; *p && p < rel + strlen(name); p++)
         if (*p == '.') *p = '/';
-    /* AX_PATH entries, the script's directory, then stdlib/ (in->search_path order, with the
-     * script's directory after the AX_PATH entries). */
-    ax_interp_impl *ii = impl(in);
-    const char *dirs[256];
-    int nd = 0;
-    for (int i = 0; i < ii->npath_env && nd < 250; i++) dirs[nd++] = in->search_path[i];
-    dirs[nd++] = ii->main_dir ? ii->main_dir : ".";
-    for (int i = ii->npath_env; i < in->npath && nd < 255; i++) dirs[nd++] = in->search_path[i];
     ax_strbuf tried;
     ax_strbuf_init(&tried);
     for (int i = 0; i < nd; i++) {
@@ -533,6 +526,43 @@ ax_module *ax_interp_import(ax_interp *in, const char *name) {
              tried.data ? tried.data : rel);
     ax_strbuf_free(&tried);
     return NULL;
+}
+
+ax_module *ax_interp_load_stdlib(ax_interp *in, const char *name) {
+    ax_module *m = find_loaded(in, name);
+    if (m) return m;
+    ax_interp_impl *ii = impl(in);
+    const char **dirs = (const char **)in->search_path + ii->npath_env;
+    return load_from_dirs(in, name, dirs, in->npath - ii->npath_env);
+}
+
+ax_module *ax_interp_import(ax_interp *in, const char *name) {
+    ax_module *m = find_loaded(in, name);
+    if (m) return m;
+    ax_value *lib = open_lib(in, name);
+    if (lib) {
+        m = lib->kind == AX_V_MODULE ? lib->module : NULL;
+        ax_value_release(lib);
+        return m ? m : ax_error(in->cx, AX_ERR_IMPORT, "'%s' is a namespace, not a module", name);
+    }
+    if (ax_error_pending(in->cx)) return NULL;
+    /* AX_PATH entries, the script's directory, then stdlib/ (in->search_path order, with the
+     * script's directory after the AX_PATH entries). */
+    ax_interp_impl *ii = impl(in);
+    const char *dirs[256];
+    int nd = 0;
+    for (int i = 0; i < ii->npath_env && nd < 250; i++) dirs[nd++] = in->search_path[i];
+    dirs[nd++] = ii->main_dir ? ii->main_dir : ".";
+    for (int i = ii->npath_env; i < in->npath && nd < 255; i++) dirs[nd++] = in->search_path[i];
+    return load_from_dirs(in, name, dirs, nd);
+}
+
+ax_value *ax_interp_import_value(ax_interp *in, const char *name) {
+    ax_value *v = find_loaded(in, name) ? NULL : open_lib(in, name);
+    if (v || ax_error_pending(in->cx)) return v;
+    ax_module *m = ax_interp_import(in, name);
+    if (!m) return NULL;
+    return (v = ax_value_module(m)) ? v : ax_error_oom(in->cx);
 }
 
 /* ---- calls ---- */
@@ -654,11 +684,11 @@ static ax_value *attr_error(ax_interp *in, ax_value *obj, const char *name) {
 static ax_value *module_attr(ax_interp *in, ax_module *m, const char *name) {
     ax_value *v = ax_module_lookup(m, name);
     if (v) return ax_value_retain(v);
-    /* `import jax` gives the builtin namespace: jax.numpy is its jnp */
-    if (m == in->builtins && strcmp(name, "numpy") == 0) {
-        ax_value *jnp = ax_module_lookup(m, "jnp");
-        return jnp ? ax_value_retain(jnp) : ax_value_module(m);
-    }
+    /* a submodule offered as a library (jax.numpy, jax.scipy.special) is opened on first use */
+    char sub[512];
+    if (snprintf(sub, sizeof sub, "%s.%s", m->name, name) < (int)sizeof sub &&
+        ax_interp_find_lib(in, sub))
+        return ax_interp_import_value(in, sub);
     ax_near_miss nm = {.target = name};
     for (int i = 0; i < m->n; i++) ax_near_miss_offer(&nm, m->entries[i].name);
     if (nm.best)
@@ -725,11 +755,17 @@ ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
 
 void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const char *name),
                         void *arg) {
-    (void)in;
     switch (v->kind) {
-    case AX_V_MODULE:
+    case AX_V_MODULE: {
         for (int i = 0; i < v->module->n; i++) fn(arg, v->module->entries[i].name);
+        size_t len = strlen(v->module->name); /* and its submodules, opened or not */
+        for (const ax_lib *lib = impl(in)->libs; lib && lib->name; lib++)
+            if (!strncmp(lib->name, v->module->name, len) && lib->name[len] == '.' &&
+                !strchr(lib->name + len + 1, '.') &&
+                !ax_module_lookup(v->module, lib->name + len + 1))
+                fn(arg, lib->name + len + 1);
         break;
+    }
     case AX_V_DICT:
         for (int i = 0; i < v->n; i++) fn(arg, v->keys[i]->str);
         fn(arg, "get");
@@ -826,6 +862,7 @@ void ax_interp_free(ax_interp *in) {
     if (in->free_key_uses) in->free_key_uses(in->key_uses);
     free(in->stdlib_dir);
     /* Values first (closures point at modules), then the modules themselves. */
+    ax_module_free(ii->opened);
     if (in->main) ax_module_clear(in->main);
     for (int i = 0; i < in->nmodules; i++) ax_module_clear(in->modules[i]);
     if (in->builtins) ax_module_clear(in->builtins);

@@ -88,8 +88,32 @@ ax_value *ax_module_lookup(ax_module *m, const char *name);
 const char *ax_module_name(const ax_module *m);
 /* Forgets all user definitions in the main module (REPL :reset). */
 void ax_interp_reset(ax_interp *in);
-/* Imports (or returns the already imported) module `name`: borrowed, NULL + error. */
+/* Imports (or returns the already imported) module `name`: borrowed, NULL + error (also when
+ * the name stands for a namespace that is not a module, such as jax.numpy). */
 ax_module *ax_interp_import(ax_interp *in, const char *name);
+/* What `import name` binds: a module, or the object that stands for one (jax.numpy is the jnp
+ * namespace). New reference or NULL + ImportError. */
+ax_value *ax_interp_import_value(ax_interp *in, const char *name);
+
+/* ---- libraries ----
+ * A library is a module the embedder offers by name, as Lua's package.preload: `open` makes
+ * its value (a module, or an object that stands for one) on its first import, and every
+ * later import of that name gets the same value. Imports look among the libraries before
+ * files, and an attribute a module lacks may be the library named `module.attribute` (a
+ * submodule: jax.scipy.special). */
+typedef struct ax_lib {
+    const char *name; /* as programs import it: "jax.numpy" */
+    /* the library's value: new reference, or NULL + error */
+    ax_value *(*open)(ax_interp *in, const struct ax_lib *lib);
+    const char *arg; /* what `open` reads (another library's name, a builtin's name), or NULL */
+} ax_lib;
+/* Offers the libraries of `libs`, a table ending with a NULL name (kept, not copied). */
+void ax_interp_offer_libs(ax_interp *in, const ax_lib *libs);
+/* The offered library of that name, or NULL. */
+const ax_lib *ax_interp_find_lib(const ax_interp *in, const char *name);
+/* Runs the standard library's file of module `name` (its dots are directories: jax.tree_util
+ * is jax/tree_util.ax under a stdlib directory) as a new module. Borrowed, or NULL + error. */
+ax_module *ax_interp_load_stdlib(ax_interp *in, const char *name);
 
 /* Attribute lookup on any value (`x.shape`, `p.w`, `random.normal`, methods): new ref. */
 ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name);
@@ -111,6 +135,10 @@ ax_array *ax_value_to_array(ax_interp *in, ax_value *v, const char *what);
 bool ax_value_to_int(ax_interp *in, ax_value *v, const char *what, int64_t *out);
 bool ax_value_to_double(ax_interp *in, ax_value *v, const char *what, double *out);
 bool ax_value_truthy(ax_interp *in, ax_value *v, bool *out);
+/* `a == b` on values: structural (strings, None, dtypes, containers; arrays by shape and
+ * values; objects by their type's rule). 1 equal, 0 not, -1 error (a traced array inside a
+ * container). */
+int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b);
 
 /* Iteration over lists, tuples, dict keys, strings (bytes), ranges, arrays along axis 0 and
  * objects that support integer indexing. Loops that may run long poll Ctrl-C themselves. */

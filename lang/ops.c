@@ -6,7 +6,6 @@
 
 #include "../compiler/trace.h"
 #include "../stdlib/np.h"
-#include "../stdlib/pytree.h"
 #include "eval.h"
 
 static const char *binop_symbol(ax_binop op) {
@@ -214,8 +213,10 @@ static int equal_at(ax_interp *in, const ax_value *a, const ax_value *b, int dep
         return arrays_equal(in, a->arr, b->arr);
     case AX_V_BUILTIN:
         return a->builtin->fn == b->builtin->fn && a->builtin->data == b->builtin->data;
-    case AX_V_OBJECT: /* tree structures compare by structure, as JAX's PyTreeDefs do */
-        return ax_treedef_equal((ax_value *)a, (ax_value *)b);
+    case AX_V_OBJECT: /* by the type's own rule (PyTreeDefs by structure), else identity */
+        if (a->obj.type != b->obj.type) return 0;
+        if (a->obj.type->equal) return a->obj.type->equal(in, a, b);
+        return a->obj.payload == b->obj.payload;
     case AX_V_TUPLE:
     case AX_V_LIST:
     case AX_V_SLICE:

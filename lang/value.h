@@ -77,6 +77,8 @@ typedef struct ax_object_type {
      * NULL for objects that are leaves themselves. */
     ax_value *(*tree_leaf)(void *payload);
     ax_value *(*tree_rebuild)(struct ax_interp *in, ax_value *leaf);
+    /* `a == b` for two objects of this type: 1, 0, or -1 with an error. NULL: by identity. */
+    int (*equal)(struct ax_interp *in, const ax_value *a, const ax_value *b);
 } ax_object_type;
 
 typedef struct ax_env ax_env;
@@ -153,6 +155,10 @@ void ax_value_describe(char *out, size_t cap, const ax_value *v);
 
 /* str(v) as print shows it; repr-like forms inside containers ('a' quoted, 2.0 for scalars). */
 void ax_value_format(ax_strbuf *out, const ax_value *v);
+/* The form a value takes inside a container (strings quoted, scalars as Python numbers). */
+void ax_value_format_nested(ax_strbuf *out, const ax_value *v);
+/* Repr of a string as Python writes it inside containers: 'a', "it's". */
+void ax_format_string_repr(ax_strbuf *out, const char *s);
 /* The REPL echo: "0.4199743 : f32[]" for arrays, str for the rest. A Ctrl-C pending in cx (may
  * be NULL) cuts the text short. */
 void ax_value_format_repl(ax_strbuf *out, const ax_value *v, const ax_ctx *cx);
