@@ -122,7 +122,7 @@ bench: deps
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(STDLIB_DIR) $(DESTDIR)$(MANDIR)
 	install -m 755 $(BUILD)/ax $(DESTDIR)$(PREFIX)/bin/ax
-	$(if $(wildcard stdlib/*.ax),install -m 644 $(wildcard stdlib/*.ax) $(DESTDIR)$(STDLIB_DIR))
+	cd stdlib && find . -name '*.ax' -exec install -D -m 644 {} $(DESTDIR)$(STDLIB_DIR)/{} \;
 	install -m 644 docs/ax.1 $(DESTDIR)$(MANDIR)/ax.1
 
 uninstall:
