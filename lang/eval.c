@@ -481,6 +481,7 @@ static ax_value *eval_attr(frame *f, const ax_node *n) {
 
 void ax_closure_free(ax_closure *c) {
     if (!c) return;
+    if (c->cache_free) c->cache_free(c->cache);
     if (c->defaults) {
         int np = c->def->nparams;
         for (int i = 0; i < np; i++) ax_value_release(c->defaults[i]);

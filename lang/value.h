@@ -91,6 +91,10 @@ typedef struct ax_closure {
     ax_env *captured;     /* snapshot of the enclosing locals (NULL at top level) */
     ax_module *module;    /* late-bound globals; not owned (modules live as long as the interp) */
     ax_value **defaults;  /* evaluated default values, one per parameter (NULL if none) */
+    /* What a library keeps per function and frees with it (jit's traces, which every jit of
+     * the function shares), or NULL. */
+    void *cache;
+    void (*cache_free)(void *cache);
 } ax_closure;
 
 struct ax_value {
