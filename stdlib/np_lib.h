@@ -51,6 +51,21 @@ ax_array *ax_np_dot(ax_ctx *cx, ax_array *a, ax_array *b);
 ax_array *ax_np_logical(ax_ctx *cx, ax_prim p, const char *name, ax_array *a, ax_array *b);
 ax_array *ax_np_to_bool(ax_ctx *cx, ax_array *x);
 
+/* ---- indexing modes (np_index.c) ---- */
+
+/* JAX's out-of-bounds modes for gathers and scatters (mode=): CHECK is ax's IndexError;
+ * FILL reads a fill value / drops an update; CLIP clamps into bounds. */
+typedef enum { AX_INDEX_CHECK, AX_INDEX_CLIP, AX_INDEX_FILL } ax_index_mode;
+/* Reads mode= ("clip", "fill", "drop", "promise_in_bounds" (clip for gets, drop for
+ * updates), "raise" or None); ValueError otherwise. */
+bool ax_np_parse_mode(ax_interp *in, ax_value *v, bool update, ax_index_mode *mode);
+/* x[index] under a mode; fill_value (may be NULL: NaN for floats, the type's most negative
+ * value for signed ints, its largest for unsigned, True for bools) for FILL. */
+ax_array *ax_np_index_mode(ax_interp *in, ax_array *x, ax_value *index, ax_index_mode mode,
+                           ax_array *fill_value);
+/* JAX's default fill value of a dtype (a rank-0 array). */
+ax_array *ax_np_fill_default(ax_ctx *cx, ax_dtype dtype);
+
 /* ---- axes and reductions (np_reduce.c) ---- */
 
 /* Normalises a possibly negative axis; ValueError "axis 2 is out of bounds for array of
