@@ -334,7 +334,7 @@ static void run_eagerly(fuser *f, int eqn, ax_step_kind kind) {
     const ax_ir_eqn *e = &f->ir->eqns[eqn];
     for (int i = 0; i < e->nin; i++)
         if (e->in[i].var >= 0) materialize(f, e->in[i].var);
-    int s = add_step(f, (ax_step){.kind = kind, .eqn = eqn, .out = e->out[0]});
+    int s = add_step(f, (ax_step){.kind = kind, .eqn = eqn, .out = e->nout ? e->out[0] : -1});
     for (int i = 0; i < e->nout; i++) f->vs[e->out[i]] = (var_state){.state = ST_MAT, .ready = s};
     if (s >= 0 && kind == AX_STEP_GEMM) f->gemm_step[e->out[0]] = s;
 }
@@ -357,6 +357,10 @@ static bool fold_into_gemm(fuser *f, int eqn) {
 
 static void fuse_eqn(fuser *f, int eqn) {
     const ax_ir_eqn *e = &f->ir->eqns[eqn];
+    if (e->nout == 0) { /* an effect (debug_callback): an eager step, in program order */
+        run_eagerly(f, eqn, AX_STEP_EAGER);
+        return;
+    }
     ax_aval in[4];
     int nin = e->nin < 4 ? e->nin : 4;
     for (int i = 0; i < nin; i++) {

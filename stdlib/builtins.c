@@ -3,6 +3,7 @@
  * members are the array functions (jnp.dot, jnp.float32, jnp.pi, ...). */
 #include "builtins_lib.h"
 #include "custom_rules.h"
+#include "debug.h"
 #include "eval_shape.h"
 #include "prng.h"
 #include "pytree.h"
@@ -230,7 +231,7 @@ int ax_builtins_register(ax_interp *in) {
     ax_interp_offer_libs(in, ax_stdlib_libs);
     if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0 ||
         ax_jit_register(in) < 0 || ax_custom_rules_register(in) < 0 || ax_prng_register(in) < 0 ||
-        ax_plot_register(in) < 0 || ax_eval_shape_register(in) < 0)
+        ax_plot_register(in) < 0 || ax_eval_shape_register(in) < 0 || ax_debug_register(in) < 0)
         return -1;
     return 0;
 }

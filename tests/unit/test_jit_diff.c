@@ -244,6 +244,7 @@ static const jspec specs[] = {
  * custom_call carries a user's function (jit inlines its body before fusing). */
 static bool exempt(ax_prim p) {
     return p == AX_P_CUSTOM_LINEAR || p == AX_P_CUSTOM_CALL || /* tests/lang/jit_corpus.ax */
+           p == AX_P_DEBUG_CALLBACK || /* an effect: tests/unit/test_debug_callback.c */
            /* sub-programs: tests/unit/test_control_flow.c runs them eagerly and under jit */
            p == AX_P_COND || p == AX_P_WHILE || p == AX_P_SCAN || p == AX_P_CALL;
 }
