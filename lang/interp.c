@@ -558,7 +558,7 @@ ax_module *ax_interp_import(ax_interp *in, const char *name) {
 }
 
 ax_value *ax_interp_import_value(ax_interp *in, const char *name) {
-    ax_value *v = find_loaded(in, name) ? NULL : open_lib(in, name);
+    ax_value *v = open_lib(in, name);
     if (v || ax_error_pending(in->cx)) return v;
     ax_module *m = ax_interp_import(in, name);
     if (!m) return NULL;

@@ -341,7 +341,8 @@ ax_value *ax_value_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b)
     case AX_CMP_IS:
     case AX_CMP_IS_NOT:
         r = a == b || (a->kind == AX_V_NONE && b->kind == AX_V_NONE) ||
-            (a->kind == AX_V_DTYPE && b->kind == AX_V_DTYPE && a->dtype == b->dtype);
+            (a->kind == AX_V_DTYPE && b->kind == AX_V_DTYPE && a->dtype == b->dtype) ||
+            (a->kind == AX_V_MODULE && b->kind == AX_V_MODULE && a->module == b->module);
         return ax_value_bool(in, op == AX_CMP_IS ? r : !r);
     case AX_CMP_IN:
     case AX_CMP_NOT_IN:
