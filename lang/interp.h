@@ -24,6 +24,7 @@ typedef struct ax_interp {
     int npath;
     int depth;                  /* call depth, for RecursionError */
     bool allow_key_reuse;
+    bool threefry_unpartitioned; /* jax_threefry_partitionable off: JAX's keys before 0.5 */
     ax_call_site sites[AX_CALL_SITES]; /* the calls being evaluated, innermost last (only the
                                           outermost AX_CALL_SITES are kept) */
     int nsites;

@@ -2,6 +2,7 @@
  * the constants (pi, e, inf, nan, newaxis), and `jnp` / `np`, a namespace object whose
  * members are the array functions (jnp.dot, jnp.float32, jnp.pi, ...). */
 #include "builtins_lib.h"
+#include "config.h"
 #include "custom_rules.h"
 #include "debug.h"
 #include "eval_shape.h"
@@ -231,7 +232,8 @@ int ax_builtins_register(ax_interp *in) {
     ax_interp_offer_libs(in, ax_stdlib_libs);
     if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0 ||
         ax_jit_register(in) < 0 || ax_custom_rules_register(in) < 0 || ax_prng_register(in) < 0 ||
-        ax_plot_register(in) < 0 || ax_eval_shape_register(in) < 0 || ax_debug_register(in) < 0)
+        ax_plot_register(in) < 0 || ax_eval_shape_register(in) < 0 || ax_debug_register(in) < 0 ||
+        ax_config_register(in) < 0)
         return -1;
     return 0;
 }
