@@ -50,9 +50,9 @@ else
 CFLAGS   += -DNDEBUG
 endif
 
-SRCS    := $(wildcard runtime/*.c compiler/*.c lang/*.c stdlib/*.c)
+SRCS    := $(wildcard runtime/*.c compiler/*.c numpy/*.c lang/*.c stdlib/*.c cli/*.c)
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o)
-LIBOBJS := $(filter-out $(BUILD)/lang/main.o,$(OBJS))
+LIBOBJS := $(filter-out $(BUILD)/cli/main.o,$(OBJS))
 UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 BENCHES := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(wildcard tests/bench/bench_*.c))
 

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "../compiler/trace.h"
-#include "../stdlib/np.h"
 #include "eval.h"
 
 typedef struct frame {

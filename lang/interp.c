@@ -10,8 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../stdlib/builtins.h"
-#include "../stdlib/np.h"
 #include "eval.h"
 
 /* Calls deeper than this are a RecursionError, as Python's default limit. */
@@ -609,7 +607,9 @@ ax_value *ax_call(ax_interp *in, ax_value *fn, const ax_args *args) {
     case AX_V_BUILTIN:
     case AX_V_OBJECT:
         break;
-    case AX_V_DTYPE: return ax_np_call_dtype(in, fn->dtype, args); /* f32(x), jnp.int32(3) */
+    case AX_V_DTYPE: /* f32(x), jnp.int32(3) */
+        if (in->arrays) return in->arrays->call_dtype(in, fn->dtype, args);
+        return ax_error(in->cx, AX_ERR_TYPE, "calling a dtype needs the array library");
     default:
         ax_value_describe(d, sizeof d, fn);
         return ax_error(in->cx, AX_ERR_TYPE, "%s is not callable", d);
@@ -723,7 +723,7 @@ ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
     case AX_V_DICT:
         return dict_attr(in, obj, name);
     case AX_V_ARRAY:
-        r = ax_np_getattr(in, obj, name);
+        r = in->arrays ? in->arrays->getattr(in, obj, name) : NULL;
         if (!r && !ax_error_pending(in->cx)) attr_error(in, obj, name);
         return r;
     case AX_V_OBJECT:
@@ -774,7 +774,7 @@ void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const 
         fn(arg, "values");
         break;
     case AX_V_ARRAY:
-        ax_np_each_attr(fn, arg);
+        if (in->arrays) in->arrays->each_attr(fn, arg);
         break;
     case AX_V_STR:
         ax_string_each_attr(fn, arg);
@@ -815,21 +815,21 @@ void ax_interp_reset(ax_interp *in) {
 
 /* ---- life cycle ---- */
 
-static int load_prelude(ax_interp *in) {
+int ax_interp_run_stdlib(ax_interp *in, ax_module *module, const char *file) {
     for (int i = 0; i < in->npath; i++) {
         char path[PATH_MAX * 2];
-        snprintf(path, sizeof path, "%s/prelude.ax", in->search_path[i]);
+        snprintf(path, sizeof path, "%s/%s", in->search_path[i], file);
         if (access(path, R_OK) != 0) continue;
         size_t len;
         char *source = ax_read_file(path, in->cx, &len);
         if (!source) return read_error(in, "", path), -1;
-        int rc = run_in_module(in, in->builtins, source, len, path, NULL);
+        int rc = run_in_module(in, module, source, len, path, NULL);
         free(source);
         free(in->stdlib_dir);
         in->stdlib_dir = strdup(in->search_path[i]);
         return rc;
     }
-    return 0; /* no prelude: nothing to load */
+    return 0; /* no such file: nothing to load */
 }
 
 ax_interp *ax_interp_new(ax_ctx *cx, const char *exe_path) {
@@ -845,11 +845,6 @@ ax_interp *ax_interp_new(ax_ctx *cx, const char *exe_path) {
     ok = ok && add_stdlib_dirs(in, exe_path) == 0;
     if (!ok) {
         ax_error_oom(cx);
-        ax_interp_free(in);
-        return NULL;
-    }
-    if (ax_builtins_register(in) < 0 || ax_error_pending(cx) || load_prelude(in) < 0) {
-        if (!ax_error_pending(cx)) ax_error_oom(cx);
         ax_interp_free(in);
         return NULL;
     }

@@ -14,10 +14,23 @@ typedef struct ax_call_site {
 
 #define AX_CALL_SITES 64
 
+struct ax_interp;
+/* How arrays behave as values: indexing, attributes and methods, calling a dtype (f32(x)).
+ * The core knows arrays as data and their operators (numpy/np.h); the library that defines
+ * the rest installs it (stdlib/libs.c), as Lua's string library sets the strings' metatable. */
+typedef struct ax_array_class {
+    ax_value *(*getitem)(struct ax_interp *in, ax_value *x, ax_value *index);
+    /* NULL without an error when there is no such attribute */
+    ax_value *(*getattr)(struct ax_interp *in, ax_value *x, const char *name);
+    void (*each_attr)(void (*fn)(void *arg, const char *name), void *arg);
+    ax_value *(*call_dtype)(struct ax_interp *in, ax_dtype dtype, const ax_args *args);
+} ax_array_class;
+
 typedef struct ax_interp {
     ax_ctx *cx;
     ax_module *main;            /* the __main__ module (script or REPL) */
     ax_module *builtins;        /* the builtin namespace, searched after a module's globals */
+    const ax_array_class *arrays; /* what arrays do as values, or NULL (no library opened) */
     ax_module **modules;        /* imported modules, live until the interpreter is freed */
     int nmodules;
     char **search_path;         /* where `import name` looks for name.ax */
@@ -36,9 +49,13 @@ typedef struct ax_interp {
     const char *current_source;
 } ax_interp;
 
-/* A new interpreter with the builtins and the prelude (stdlib/prelude.ax) loaded.
+/* A new interpreter with no library opened: its builtin namespace is empty until the
+ * embedder opens the libraries (the command line: ax_libs_open, stdlib/libs.h).
  * `exe_path` (argv[0]) is used to find stdlib/ next to the binary. */
 ax_interp *ax_interp_new(ax_ctx *cx, const char *exe_path);
+/* Runs the standard library's `file` (found on the search path, the first match) in `module`:
+ * how the prelude fills the builtin namespace. 0 when there is no such file, -1 on error. */
+int ax_interp_run_stdlib(ax_interp *in, ax_module *module, const char *file);
 void ax_interp_free(ax_interp *in);
 
 /* Parses and runs `source` in the main module. When `echo` is non-NULL (the REPL), the value

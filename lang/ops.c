@@ -1,11 +1,11 @@
-/* The operators of the language on values: arrays go to the NumPy layer (stdlib/np.h);
- * containers and strings get Python's meaning (concatenation, repetition, structural
+/* The operators of the language on values: arrays go to the NumPy layer (numpy/np.h; their
+ * indexing to the array class the library installs, lang/interp.h); containers and strings get Python's meaning (concatenation, repetition, structural
  * equality, membership, indexing and slicing). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../compiler/trace.h"
-#include "../stdlib/np.h"
+#include "../numpy/np.h"
 #include "eval.h"
 
 static const char *binop_symbol(ax_binop op) {
@@ -36,6 +36,12 @@ static ax_value *wrap_array(ax_interp *in, ax_array *a) {
 
 static ax_value *oom(ax_interp *in, ax_value *v) {
     return v ? v : ax_error_oom(in->cx);
+}
+
+/* x[index] of an array, as the array library defines it. */
+static ax_value *array_getitem(ax_interp *in, ax_value *x, ax_value *index) {
+    if (in->arrays) return in->arrays->getitem(in, x, index);
+    return ax_error(in->cx, AX_ERR_TYPE, "indexing an array needs the array library");
 }
 
 /* ---- sequences ---- */
@@ -508,7 +514,7 @@ ax_value *ax_value_getitem(ax_interp *in, ax_value *obj, ax_value *index) {
     char d[128];
     switch (obj->kind) {
     case AX_V_ARRAY:
-        return ax_np_getitem(in, obj, index);
+        return array_getitem(in, obj, index);
     case AX_V_TUPLE:
     case AX_V_LIST:
     case AX_V_STR:
@@ -603,7 +609,7 @@ int ax_value_iter_next(ax_interp *in, ax_value_iter *it, ax_value **item) {
     ax_value *index = ax_value_int(in, i);
     if (!index) return -1;
     if (seq->kind == AX_V_ARRAY) {
-        *item = ax_np_getitem(in, seq, index);
+        *item = array_getitem(in, seq, index);
     } else {
         *item = seq->obj.type->getitem(in, seq, index);
         /* Objects end their iteration with an IndexError, as Python's old protocol. */

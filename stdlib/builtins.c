@@ -9,7 +9,6 @@
 #include "prng.h"
 #include "pytree.h"
 #include "jit_builtin.h"
-#include "libs.h"
 #include "graph.h"
 #include "plot.h"
 #include "transforms.h"
@@ -229,7 +228,6 @@ int ax_builtins_register(ax_interp *in) {
     ax_interp_define_builtin(in, "jnp", module);
     /* The builtins written elsewhere: tree_* (stdlib/pytree.c), grad/vmap/... (transforms.c),
      * jit (jit_builtin.c). */
-    ax_interp_offer_libs(in, ax_stdlib_libs);
     if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0 ||
         ax_jit_register(in) < 0 || ax_custom_rules_register(in) < 0 || ax_prng_register(in) < 0 ||
         ax_plot_register(in) < 0 || ax_eval_shape_register(in) < 0 || ax_debug_register(in) < 0 ||

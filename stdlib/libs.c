@@ -3,6 +3,8 @@
  * stands for one, a package of submodules, or a module built in C. */
 #include "libs.h"
 
+#include "builtins.h"
+#include "np.h"
 #include "records.h"
 
 ax_value *ax_lib_open_file(ax_interp *in, const ax_lib *lib) {
@@ -57,3 +59,14 @@ const ax_lib ax_stdlib_libs[] = {
     {"time", ax_lib_open_time, NULL},
     {NULL, NULL, NULL},
 };
+
+int ax_libs_open(ax_interp *in) {
+    in->arrays = &ax_np_array_class;
+    ax_interp_offer_libs(in, ax_stdlib_libs);
+    if (ax_builtins_register(in) < 0 || ax_error_pending(in->cx) ||
+        ax_interp_run_stdlib(in, in->builtins, "prelude.ax") < 0) {
+        if (!ax_error_pending(in->cx)) ax_error_oom(in->cx);
+        return -1;
+    }
+    return 0;
+}

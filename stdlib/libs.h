@@ -8,6 +8,12 @@
 /* The table, ended by an entry with a NULL name. */
 extern const ax_lib ax_stdlib_libs[];
 
+/* Opens the standard library in a new interpreter, as Lua's luaL_openlibs: the builtin
+ * namespace (the C builtins, then stdlib/prelude.ax), what arrays do as values, and the table
+ * above for imports. What the command line and every embedder call after ax_interp_new.
+ * 0, or -1 with the error in in->cx. */
+int ax_libs_open(ax_interp *in);
+
 /* Library openers for tables (the standard library's and an embedder's own). */
 /* The standard library's file of the library's name (jax.tree_util: jax/tree_util.ax). */
 ax_value *ax_lib_open_file(ax_interp *in, const ax_lib *lib);
