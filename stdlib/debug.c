@@ -30,35 +30,10 @@ static void debug_data_free(void *p) {
     free(d);
 }
 
-/* fmt.format(*args, **kwargs), printed with a newline. */
-static int print_formatted(ax_interp *in, ax_value *fmt, ax_value *args, ax_value *kwargs) {
-    ax_value *format = ax_getattr(in, fmt, "format");
-    if (!format) return -1;
+/* fn(*args, **kwargs) for a tuple and a dict: new reference or NULL. */
+static ax_value *call_with(ax_interp *in, ax_value *fn, ax_value *args, ax_value *kwargs) {
     const char **names = calloc((size_t)kwargs->n + 1, sizeof *names);
-    if (!names) {
-        ax_value_release(format);
-        return ax_error_oom(in->cx), -1;
-    }
-    for (int i = 0; i < kwargs->n; i++) names[i] = kwargs->keys[i]->str;
-    ax_args a = {.n = args->n,
-                 .pos = args->items,
-                 .nkw = kwargs->n,
-                 .kwnames = names,
-                 .kwvals = kwargs->items};
-    ax_value *text = ax_call(in, format, &a);
-    free(names);
-    ax_value_release(format);
-    if (!text) return -1;
-    bool ok = text->kind == AX_V_STR &&
-              ax_write_checked(in, stdout, text->str, strlen(text->str)) &&
-              ax_write_checked(in, stdout, "\n", 1);
-    ax_value_release(text);
-    return ok ? 0 : -1;
-}
-
-static int call_with(ax_interp *in, ax_value *fn, ax_value *args, ax_value *kwargs) {
-    const char **names = calloc((size_t)kwargs->n + 1, sizeof *names);
-    if (!names) return ax_error_oom(in->cx), -1;
+    if (!names) return ax_error_oom(in->cx);
     for (int i = 0; i < kwargs->n; i++) names[i] = kwargs->keys[i]->str;
     ax_args a = {.n = args->n,
                  .pos = args->items,
@@ -67,8 +42,22 @@ static int call_with(ax_interp *in, ax_value *fn, ax_value *args, ax_value *kwar
                  .kwvals = kwargs->items};
     ax_value *r = ax_call(in, fn, &a);
     free(names);
-    if (r) ax_value_release(r);
-    return r ? 0 : -1;
+    return r;
+}
+
+/* fmt.format(*args, **kwargs), printed with a newline (debug.print), or fn(*args, **kwargs)
+ * with its result dropped (debug.callback). */
+static int run_effect(ax_interp *in, const debug_data *d, ax_value *args, ax_value *kwargs) {
+    ax_value *format = d->fmt ? ax_getattr(in, d->fmt, "format") : NULL;
+    if (d->fmt && !format) return -1;
+    ax_value *r = call_with(in, format ? format : d->fn, args, kwargs);
+    if (format) ax_value_release(format);
+    if (!r) return -1;
+    bool ok =
+        !d->fmt || (r->kind == AX_V_STR && ax_write_checked(in, stdout, r->str, strlen(r->str)) &&
+                    ax_write_checked(in, stdout, "\n", 1));
+    ax_value_release(r);
+    return ok ? 0 : -1;
 }
 
 /* The effect: the arguments rebuilt from the operands' values, then printed or passed on. */
@@ -91,8 +80,7 @@ static int debug_effect(ax_ctx *cx, void *data, int nin, ax_array **in) {
     ax_values_release(leaves, d->nleaves);
     if (!pair) return -1;
     ax_value *args = pair->items[0], *kwargs = pair->items[1];
-    rc = d->fmt ? print_formatted(d->in, d->fmt, args, kwargs)
-                : call_with(d->in, d->fn, args, kwargs);
+    rc = run_effect(d->in, d, args, kwargs);
     ax_value_release(pair);
     return rc;
 }
