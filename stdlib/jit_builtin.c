@@ -469,7 +469,7 @@ static int normalize_call(ax_interp *in, const jit_state *s, const ax_args *a, a
         free(moved);
         return ax_error_oom(in->cx), -1;
     }
-    memcpy(n->pos, a->pos, (size_t)a->n * sizeof *n->pos);
+    if (a->n) memcpy(n->pos, a->pos, (size_t)a->n * sizeof *n->pos);
     n->n = a->n;
     const ax_node *def = s->fn->kind == AX_V_FUNC ? s->fn->fn->def : NULL;
     for (bool found = true; def && found && n->n < def->nparams;) {

@@ -242,9 +242,8 @@ static ax_value *flatten_child(walk *w, ax_value *child, ax_value *key, int dept
     return s;
 }
 
-/* The key of a child, only made when paths are wanted. */
+/* The key of a child (takes v): what callers make only when paths are wanted. */
 static ax_value *child_key(walk *w, key_kind kind, ax_value *v) {
-    if (!w->with_paths) return NULL;
     return key_new(w->in, kind, v ? v : ax_error_oom(w->in->cx));
 }
 
@@ -252,7 +251,7 @@ static ax_value *flatten_seq(walk *w, ax_value *t, int depth) {
     ax_value **items = calloc((size_t)(t->n ? t->n : 1), sizeof *items);
     if (!items) return ax_error_oom(w->in->cx);
     for (int i = 0; i < t->n; i++) {
-        ax_value *key = child_key(w, KEY_SEQUENCE, ax_value_int(w->in, i));
+        ax_value *key = w->with_paths ? child_key(w, KEY_SEQUENCE, ax_value_int(w->in, i)) : NULL;
         if ((w->with_paths && !key) || !(items[i] = flatten_child(w, t->items[i], key, depth))) {
             ax_values_release(items, i);
             return NULL;
@@ -275,7 +274,7 @@ static ax_value *flatten_dict(walk *w, ax_value *t, int depth) {
     }
     for (int i = 0; i < t->n; i++) {
         keys[i] = ax_value_retain(t->keys[order[i]]);
-        ax_value *key = child_key(w, KEY_DICT, ax_value_retain(keys[i]));
+        ax_value *key = w->with_paths ? child_key(w, KEY_DICT, ax_value_retain(keys[i])) : NULL;
         if ((w->with_paths && !key) ||
             !(vals[i] = flatten_child(w, t->items[order[i]], key, depth))) {
             ax_values_release(keys, i + 1);
@@ -343,7 +342,8 @@ static ax_value *flatten_record(walk *w, ax_value *t, int depth) {
     }
     ax_value *node = NULL;
     if (items && r && done == n) {
-        r->children = ax_value_tuple(n, items);
+        r->children = ax_value_tuple(n, items); /* takes the items, not the array */
+        free(items);
         items = NULL;
         if (r->children) {
             r->cls = ax_value_retain(ax_record_class_of(t));
