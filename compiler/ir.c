@@ -544,6 +544,9 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
     case AX_P_CUSTOM_LINEAR:
         ax_strbuf_appendf(s, "[fn=%s output=%lld]", p->cb ? p->cb->name : "?", (long long)p->k);
         break;
+    case AX_P_DEBUG_CALLBACK:
+        ax_strbuf_appendf(s, "[callback=%s effect=Debug]", p->cb ? p->cb->name : "?");
+        break;
     default:
         break;
     }
@@ -621,7 +624,7 @@ static void format_eqn(printer *pr, ir_names *n, const ax_ir_eqn *e) {
         if (i) ax_strbuf_append(pr->s, " ");
         format_binder(pr, n, e->out[i]);
     }
-    ax_strbuf_appendf(pr->s, " = %s", ax_prim_get(e->prim)->name);
+    ax_strbuf_appendf(pr->s, e->nout ? " = %s" : "%s", ax_prim_get(e->prim)->name);
     if (e->nsub)
         format_sub_params(pr, e);
     else

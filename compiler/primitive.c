@@ -13,6 +13,7 @@
 #include "call.h"
 #include "control_flow.h"
 #include "conv_rules.h"
+#include "debug_callback.h"
 #include "ir.h"
 #include "linalg_rules.h"
 #include "shape_rules.h"
@@ -411,6 +412,7 @@ static const ax_prim_info *const table[AX_P_NPRIMS] = {
                                                 .flags = EW | ND, .shape = ax_shape_threefry2x32,
                                                 .eager = eager_threefry2x32,
                                                 .batch = (void *)ax_batch_elementwise},
+    [AX_P_DEBUG_CALLBACK] = &ax_debug_callback_info,
     /* higher-order primitives: their rows sit with their rules */
     [AX_P_COND] = &ax_cond_info,
     [AX_P_WHILE] = &ax_while_info,

@@ -77,6 +77,9 @@ typedef enum {
     AX_P_CUSTOM_CALL,
     /* the PRNG's hash: (k0, k1, x0, x1) u32, shapes equal or rank 0 -> (y0, y1) */
     AX_P_THREEFRY2X32,
+    /* an effect (jax.debug.print, jax.debug.callback): no outputs; params: cb, whose `effect`
+     * runs on the concrete operands when the equation runs (compiler/debug_callback.h) */
+    AX_P_DEBUG_CALLBACK,
     /* higher-order primitives: closed sub-programs in params.sub (compiler/control_flow.h,
      * compiler/call.h); any number of outputs */
     AX_P_COND,  /* (index, operands...): branch sub[clamp(index)] applied to the operands */
@@ -156,6 +159,8 @@ typedef struct ax_callback {
      * leading operands, so that they flow through an IR like any value) */
     int (*transpose)(ax_ctx *cx, void *data, int k, ax_array *ct, int nres, ax_array **res,
                      int nin, ax_array **ct_in);
+    /* debug_callback: the effect, on the operands' concrete values; 0 or -1 with an error */
+    int (*effect)(ax_ctx *cx, void *data, int nin, ax_array **in);
     void (*free)(void *data);
     void *data;
 } ax_callback;
@@ -185,6 +190,7 @@ enum {
     AX_PRIM_LINEAR = 1,       /* linear in its (float) inputs: has a transpose rule */
     AX_PRIM_ELEMENTWISE = 2,  /* fusable pointwise op */
     AX_PRIM_NONDIFF = 4,      /* not differentiable (integer/bool results, comparisons, iota) */
+    AX_PRIM_EFFECT = 8,       /* has an effect: never dropped, merged or folded by a pass */
 };
 
 struct ax_ir_trace;

@@ -476,6 +476,8 @@ static void test_table_has_every_rule(void **state) {
             p != AX_P_STOP_GRADIENT && p != AX_P_CUSTOM_LINEAR &&
             /* carries a user's function and rule: tests/lang/custom_rules_transforms.ax */
             p != AX_P_CUSTOM_CALL &&
+            /* an effect with no outputs: tests/unit/test_debug_callback.c */
+            p != AX_P_DEBUG_CALLBACK &&
             /* sub-programs: tests/unit/test_control_flow.c checks them by finite differences */
             !(p == AX_P_COND || p == AX_P_WHILE || p == AX_P_SCAN || p == AX_P_CALL))
             fail_msg("%s has no finite-difference check in this test", info->name);

@@ -76,6 +76,7 @@ static void test_every_row_is_complete(void **state) {
         bool hop = p == AX_P_COND || p == AX_P_WHILE || p == AX_P_SCAN || p == AX_P_CALL;
         int nout = p == AX_P_THREEFRY2X32 || p == AX_P_EIGH || p == AX_P_QR ? 2
                    : p == AX_P_LU                                           ? 3
+                   : p == AX_P_DEBUG_CALLBACK                               ? 0
                    : hop || p == AX_P_SVD                                   ? -1
                                                                             : 1;
         assert_int_equal(info->nout, nout);
@@ -517,6 +518,7 @@ static void test_rules_agree_with_kernels(void **state) {
     covered[AX_P_CUSTOM_CALL] = true; /* a user's function: tests/lang/custom_rules_transforms.ax */
     /* threefry2x32 is checked against Random123's known answers in tests/unit/test_prng.c */
     covered[AX_P_THREEFRY2X32] = true;
+    covered[AX_P_DEBUG_CALLBACK] = true; /* an effect: tests/unit/test_debug_callback.c */
     /* sub-programs: tests/unit/test_control_flow.c */
     covered[AX_P_COND] = covered[AX_P_WHILE] = covered[AX_P_SCAN] = covered[AX_P_CALL] = true;
     for (int p = 0; p < AX_P_NPRIMS; p++)
