@@ -121,10 +121,14 @@ void ax_help_text(ax_interp *in, ax_strbuf *out, const char *name, const ax_valu
 /* The name help() shows a value under: its own name where it has one. */
 static const char *own_name(const ax_value *v) {
     switch (v->kind) {
-    case AX_V_BUILTIN: return v->builtin->name;
-    case AX_V_FUNC: return v->fn->name ? v->fn->name : "<lambda>";
-    case AX_V_MODULE: return ax_module_name(v->module);
-    default: return NULL;
+    case AX_V_BUILTIN:
+        return v->builtin->name;
+    case AX_V_FUNC:
+        return v->fn->name ? v->fn->name : "<lambda>";
+    case AX_V_MODULE:
+        return ax_module_name(v->module);
+    default:
+        return NULL;
     }
 }
 
