@@ -85,7 +85,8 @@ static void collect_attr(void *arg, const char *name) {
 static void builtin_text(ax_strbuf *out, const char *name, const ax_builtin *b) {
     const char *doc = b->doc && *b->doc ? b->doc : "(no documentation)";
     size_t n = strlen(b->name);
-    if (strncmp(doc, b->name, n) == 0 && doc[n] == '(')
+    const char *sig = strncmp(doc, "class ", 6) == 0 ? doc + 6 : doc;
+    if (strncmp(sig, b->name, n) == 0 && (sig[n] == '(' || sig[n] == ':'))
         ax_strbuf_append(out, doc);
     else
         ax_strbuf_appendf(out, "%s: %s", name, doc);
