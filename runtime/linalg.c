@@ -302,6 +302,45 @@ static int64_t batch_offset(const gemm_operand *op, const int64_t *batch_shape, 
     return off;
 }
 
+/* Whether op(A) op(B) at these pointers is X X^T or X^T X for one matrix X: the same memory
+ * read once transposed and once not, as NumPy tests before it calls syrk. */
+static bool is_gram(const dot_plan *p, const gemm_operand *a, const gemm_operand *b,
+                    const char *ap, const char *bp) {
+    return ap == bp && p->m == p->n && p->m > 1 && a->ld == b->ld && a->trans != b->trans;
+}
+
+/* Copies the upper triangle of the n x n matrix c onto its lower one, in square tiles so
+ * that the column-order writes stay in cache. */
+#define MIRROR_UPPER(T)                                                                        \
+    static void mirror_upper_##T(T *c, int64_t n) {                                            \
+        const int64_t tile = 64;                                                               \
+        for (int64_t i0 = 0; i0 < n; i0 += tile)                                               \
+            for (int64_t j0 = i0; j0 < n; j0 += tile) {                                        \
+                int64_t i1 = i0 + tile < n ? i0 + tile : n, j1 = j0 + tile < n ? j0 + tile : n; \
+                for (int64_t i = i0; i < i1; i++)                                              \
+                    for (int64_t j = j0 > i + 1 ? j0 : i + 1; j < j1; j++)                     \
+                        c[j * n + i] = c[i * n + j];                                           \
+            }                                                                                  \
+    }
+MIRROR_UPPER(float)
+MIRROR_UPPER(double)
+
+/* C = op(A) op(A)^T through syrk, which computes one triangle (half gemm's work); the other
+ * is its mirror image, so the result is exactly symmetric. */
+static void run_syrk(const ax_blas *blas, ax_dtype dtype, const gemm_operand *a, int n, int k,
+                     const char *ap, char *cp) {
+    int ta = a->trans ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS, lda = (int)a->ld;
+    if (dtype == AX_F32) {
+        blas->ssyrk(AX_CBLAS_ROW_MAJOR, AX_CBLAS_UPPER, ta, n, k, 1.0f, (const float *)ap, lda,
+                    0.0f, (float *)cp, n);
+        mirror_upper_float((float *)cp, n);
+    } else {
+        blas->dsyrk(AX_CBLAS_ROW_MAJOR, AX_CBLAS_UPPER, ta, n, k, 1.0, (const double *)ap, lda,
+                    0.0, (double *)cp, n);
+        mirror_upper_double((double *)cp, n);
+    }
+}
+
 static void run_gemm(const ax_blas *blas, const dot_plan *p, const gemm_operand *a,
                      const gemm_operand *b, ax_array *out) {
     int ta = a->trans ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS;
@@ -315,7 +354,9 @@ static void run_gemm(const ax_blas *blas, const dot_plan *p, const gemm_operand 
         const char *ap = abase + batch_offset(a, p->out_shape, i) * (int64_t)es;
         const char *bp = bbase + batch_offset(b, p->out_shape, i) * (int64_t)es;
         char *cp = cbase + i * p->m * p->n * (int64_t)es;
-        if (out->dtype == AX_F32)
+        if (is_gram(p, a, b, ap, bp))
+            run_syrk(blas, out->dtype, a, m, k, ap, cp);
+        else if (out->dtype == AX_F32)
             blas->sgemm(AX_CBLAS_ROW_MAJOR, ta, tb, m, n, k, 1.0f, (const float *)ap, lda,
                         (const float *)bp, ldb, 0.0f, (float *)cp, ldc);
         else
