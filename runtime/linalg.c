@@ -15,6 +15,12 @@
 #include <sys/mman.h>
 
 #include "blas.h"
+#include "smallgemm.h"
+
+/* Products of at most this many multiply-adds (m n k) run on one thread: on the 2-core machine
+ * of docs/benchmarks.md, 128^3 took 25.7 us on one OpenBLAS thread and 30-35 us on two, 192^3
+ * 77-80 against 83 us, 256^3 was a toss-up under load and 512^3 was faster on two. */
+#define AX_GEMM_SMALL (192 * 192 * 192)
 
 /* ---------------------------------------------------------------------------------------- */
 /* Checking the dimension numbers                                                           */
@@ -350,12 +356,18 @@ static void run_gemm(const ax_blas *blas, const dot_plan *p, const gemm_operand 
     size_t es = ax_dtype_size(out->dtype);
     const char *abase = ax_array_data(a->arr), *bbase = ax_array_data(b->arr);
     char *cbase = ax_array_data(out);
+    /* libxsmm's kernels for small products, except matrix-vector ones (n = 1 took 2.9 us
+     * against OpenBLAS's 0.9 at 128x128) */
+    bool small = p->m * p->n * p->k <= AX_GEMM_SMALL && p->n >= 16;
     for (int64_t i = 0; i < p->batch; i++) {
         const char *ap = abase + batch_offset(a, p->out_shape, i) * (int64_t)es;
         const char *bp = bbase + batch_offset(b, p->out_shape, i) * (int64_t)es;
         char *cp = cbase + i * p->m * p->n * (int64_t)es;
         if (is_gram(p, a, b, ap, bp))
             run_syrk(blas, out->dtype, a, m, k, ap, cp);
+        else if (small && ax_small_gemm(out->dtype, a->trans, b->trans, m, n, k, ap, lda, bp,
+                                        ldb, cp, ldc))
+            continue;
         else if (out->dtype == AX_F32)
             blas->sgemm(AX_CBLAS_ROW_MAJOR, ta, tb, m, n, k, 1.0f, (const float *)ap, lda,
                         (const float *)bp, ldb, 0.0f, (float *)cp, ldc);
@@ -377,7 +389,14 @@ static bool dot_gemm(ax_ctx *cx, ax_array *l, ax_array *r, const dot_plan *p, ax
     if (!blas) return false;
     gemm_operand a, b;
     if (!prepare_operands(cx, l, r, p, &a, &b)) return false;
+    /* A small product runs on this thread alone: OpenBLAS's second thread costs more to wake
+     * than it saves, and once woken it spins for a while on a CPU that the loops around the
+     * product (and other processes) need. */
+    bool one_thread = p->m * p->n * p->k <= AX_GEMM_SMALL && blas->get_num_threads() > 1;
+    int threads = one_thread ? blas->get_num_threads() : 0;
+    if (one_thread) blas->set_num_threads(1);
     run_gemm(blas, p, &a, &b, out);
+    if (one_thread) blas->set_num_threads(threads);
     operands_release(&a, &b);
     return true;
 }
