@@ -13,10 +13,11 @@ import argparse
 import os
 import statistics
 import subprocess
-import time
 
 import numpy as np
 import torch
+
+from jit_compare import median_time, torch_sgd_step  # the same step jit_compare.py times
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 torch.set_num_threads(2)
@@ -25,40 +26,6 @@ GOALS = {  # name: (reference, ax / reference at most)
     "gram_3000_jit": ("numpy", 1.0),
     "sgd_step_mlp": ("torch", 0.5),
 }
-
-
-def median_time(fn, number, repeat):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t) / number)
-    return statistics.median(times)
-
-
-def torch_sgd_step():
-    g = torch.Generator().manual_seed(6)
-    params = []
-    for n_in, n_out in zip([1, 128, 128], [128, 128, 1]):
-        w = torch.randn(n_in, n_out, generator=g) * (2.0 / n_in) ** 0.5
-        params.append([w.requires_grad_(), torch.ones(n_out).requires_grad_()])
-    xs = torch.randn(128, 1, generator=g)
-    ys = torch.sin(xs)
-
-    def step():
-        x = xs
-        for w, b in params[:-1]:
-            x = torch.relu(x @ w + b)
-        out = x @ params[-1][0] + params[-1][1]
-        loss = ((out - ys) ** 2).mean()
-        grads = torch.autograd.grad(loss, [p for layer in params for p in layer])
-        with torch.no_grad():
-            for i, layer in enumerate(params):
-                for j in range(2):
-                    layer[j] = (layer[j] - 0.01 * grads[2 * i + j]).requires_grad_()
-    return step
 
 
 def reference_times():
