@@ -17,10 +17,12 @@
 #include "blas.h"
 #include "smallgemm.h"
 
-/* Products of at most this many multiply-adds (m n k) run on one thread: on the 2-core machine
- * of docs/benchmarks.md, 128^3 took 25.7 us on one OpenBLAS thread and 30-35 us on two, 192^3
- * 77-80 against 83 us, 256^3 was a toss-up under load and 512^3 was faster on two. */
-#define AX_GEMM_SMALL (192 * 192 * 192)
+/* Products of at most this many multiply-adds (m n k) run on one thread, NN and TN forms on
+ * libxsmm. Medians on the 2-core machine of docs/benchmarks.md (build/bench/bench_smallgemm,
+ * f32, under load): 128^3 took 22-34 us on two OpenBLAS threads, 25-29 us on one, 18-24 us on
+ * libxsmm; 160^3 45-51 / 48-52 / 41-45 us; 192^3 55-79 / 77-87 / 59-76 us; from 256^3 two
+ * threads win (120-131 us against 183 on libxsmm). */
+#define AX_GEMM_SMALL (160 * 160 * 160)
 
 /* ---------------------------------------------------------------------------------------- */
 /* Checking the dimension numbers                                                           */
@@ -358,7 +360,7 @@ static void run_gemm(const ax_blas *blas, const dot_plan *p, const gemm_operand 
     char *cbase = ax_array_data(out);
     /* libxsmm's kernels for small products, except matrix-vector ones (n = 1 took 2.9 us
      * against OpenBLAS's 0.9 at 128x128) */
-    bool small = p->m * p->n * p->k <= AX_GEMM_SMALL && p->n >= 16;
+    bool small = (double)p->m * (double)p->n * (double)p->k <= AX_GEMM_SMALL && p->n >= 16;
     for (int64_t i = 0; i < p->batch; i++) {
         const char *ap = abase + batch_offset(a, p->out_shape, i) * (int64_t)es;
         const char *bp = bbase + batch_offset(b, p->out_shape, i) * (int64_t)es;
@@ -392,7 +394,7 @@ static bool dot_gemm(ax_ctx *cx, ax_array *l, ax_array *r, const dot_plan *p, ax
     /* A small product runs on this thread alone: OpenBLAS's second thread costs more to wake
      * than it saves, and once woken it spins for a while on a CPU that the loops around the
      * product (and other processes) need. */
-    bool one_thread = p->m * p->n * p->k <= AX_GEMM_SMALL && blas->get_num_threads() > 1;
+    bool one_thread = (double)p->m * (double)p->n * (double)p->k <= AX_GEMM_SMALL && blas->get_num_threads() > 1;
     int threads = one_thread ? blas->get_num_threads() : 0;
     if (one_thread) blas->set_num_threads(1);
     run_gemm(blas, p, &a, &b, out);
