@@ -16,8 +16,8 @@ typedef struct rewriter {
     ax_ir_atom *map;  /* old variable -> atom of the new IR */
     ax_array **owned; /* folded literals, released at the end */
     int nowned;
-    int *seen; /* hash table of equations of the new IR, for CSE: index + 1, 0 = empty */
-    int nseen; /* its size (a power of two, at least twice the equations) */
+    int *seen;    /* hash table of equations of the new IR, for CSE: index + 1, 0 = empty */
+    int nseen;    /* its size (a power of two, at least twice the equations) */
     int *made_by; /* variable of the new IR -> the equation that makes it, or -1 */
     int nmade;    /* its size */
 } rewriter;
@@ -225,8 +225,7 @@ static int add_rewritten(rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in, 
 
 /* Maps e's operands into the new IR and applies the rewrites that replace an equation by an
  * atom: 0 when one did, 1 when the equation must be added. */
-static int rewrite_into(rewriter *r, ax_ir_eqn *e, ax_ir_atom *in, int *pslot,
-                        ax_aval *out_types) {
+static int rewrite_into(rewriter *r, ax_ir_eqn *e, ax_ir_atom *in, int *pslot, ax_aval *out_types) {
     int slot = -1;
     for (int i = 0; i < e->nin; i++) in[i] = e->in[i].var >= 0 ? r->map[e->in[i].var] : e->in[i];
     if (e->prim == AX_P_DOT_GENERAL) fold_transposes(r, in, &e->params);

@@ -312,23 +312,23 @@ static int64_t batch_offset(const gemm_operand *op, const int64_t *batch_shape, 
 
 /* Whether op(A) op(B) at these pointers is X X^T or X^T X for one matrix X: the same memory
  * read once transposed and once not, as NumPy tests before it calls syrk. */
-static bool is_gram(const dot_plan *p, const gemm_operand *a, const gemm_operand *b,
-                    const char *ap, const char *bp) {
+static bool is_gram(const dot_plan *p, const gemm_operand *a, const gemm_operand *b, const char *ap,
+                    const char *bp) {
     return ap == bp && p->m == p->n && p->m > 1 && a->ld == b->ld && a->trans != b->trans;
 }
 
 /* Copies the upper triangle of the n x n matrix c onto its lower one, in square tiles so
  * that the column-order writes stay in cache. */
-#define MIRROR_UPPER(T)                                                                        \
-    static void mirror_upper_##T(T *c, int64_t n) {                                            \
-        const int64_t tile = 64;                                                               \
-        for (int64_t i0 = 0; i0 < n; i0 += tile)                                               \
-            for (int64_t j0 = i0; j0 < n; j0 += tile) {                                        \
-                int64_t i1 = i0 + tile < n ? i0 + tile : n, j1 = j0 + tile < n ? j0 + tile : n; \
-                for (int64_t i = i0; i < i1; i++)                                              \
-                    for (int64_t j = j0 > i + 1 ? j0 : i + 1; j < j1; j++)                     \
-                        c[j * n + i] = c[i * n + j];                                           \
-            }                                                                                  \
+#define MIRROR_UPPER(T)                                                                            \
+    static void mirror_upper_##T(T *c, int64_t n) {                                                \
+        const int64_t tile = 64;                                                                   \
+        for (int64_t i0 = 0; i0 < n; i0 += tile)                                                   \
+            for (int64_t j0 = i0; j0 < n; j0 += tile) {                                            \
+                int64_t i1 = i0 + tile < n ? i0 + tile : n, j1 = j0 + tile < n ? j0 + tile : n;    \
+                for (int64_t i = i0; i < i1; i++)                                                  \
+                    for (int64_t j = j0 > i + 1 ? j0 : i + 1; j < j1; j++)                         \
+                        c[j * n + i] = c[i * n + j];                                               \
+            }                                                                                      \
     }
 MIRROR_UPPER(float)
 MIRROR_UPPER(double)
@@ -343,8 +343,8 @@ static void run_syrk(const ax_blas *blas, ax_dtype dtype, const gemm_operand *a,
                     0.0f, (float *)cp, n);
         mirror_upper_float((float *)cp, n);
     } else {
-        blas->dsyrk(AX_CBLAS_ROW_MAJOR, AX_CBLAS_UPPER, ta, n, k, 1.0, (const double *)ap, lda,
-                    0.0, (double *)cp, n);
+        blas->dsyrk(AX_CBLAS_ROW_MAJOR, AX_CBLAS_UPPER, ta, n, k, 1.0, (const double *)ap, lda, 0.0,
+                    (double *)cp, n);
         mirror_upper_double((double *)cp, n);
     }
 }
@@ -367,8 +367,8 @@ static void run_gemm(const ax_blas *blas, const dot_plan *p, const gemm_operand 
         char *cp = cbase + i * p->m * p->n * (int64_t)es;
         if (is_gram(p, a, b, ap, bp))
             run_syrk(blas, out->dtype, a, m, k, ap, cp);
-        else if (small && ax_small_gemm(out->dtype, a->trans, b->trans, m, n, k, ap, lda, bp,
-                                        ldb, cp, ldc))
+        else if (small &&
+                 ax_small_gemm(out->dtype, a->trans, b->trans, m, n, k, ap, lda, bp, ldb, cp, ldc))
             continue;
         else if (out->dtype == AX_F32)
             blas->sgemm(AX_CBLAS_ROW_MAJOR, ta, tb, m, n, k, 1.0f, (const float *)ap, lda,
@@ -394,7 +394,8 @@ static bool dot_gemm(ax_ctx *cx, ax_array *l, ax_array *r, const dot_plan *p, ax
     /* A small product runs on this thread alone: OpenBLAS's second thread costs more to wake
      * than it saves, and once woken it spins for a while on a CPU that the loops around the
      * product (and other processes) need. */
-    bool one_thread = (double)p->m * (double)p->n * (double)p->k <= AX_GEMM_SMALL && blas->get_num_threads() > 1;
+    bool one_thread =
+        (double)p->m * (double)p->n * (double)p->k <= AX_GEMM_SMALL && blas->get_num_threads() > 1;
     int threads = one_thread ? blas->get_num_threads() : 0;
     if (one_thread) blas->set_num_threads(1);
     run_gemm(blas, p, &a, &b, out);
