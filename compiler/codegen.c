@@ -25,6 +25,7 @@
 
 #include "../runtime/elementwise.h"
 #include "../runtime/reduce.h"
+#include "../runtime/tile.h"
 
 /* libgccjit through the table of the generator in scope (compiler/gccjit.h) */
 #define GJ(name) (g->api->name)
@@ -243,11 +244,57 @@ enum {
     CHUNK = AX_REDUCE_CHUNK, /* a reduction's run is folded every CHUNK elements */
     TILE = 1024,             /* ROWS: outputs accumulated together (see nest) */
 };
+_Static_assert((int)AX_TILE == (int)B, "a transposed tile's row is one block of lanes");
 
 static bool has_reduce(const ax_code *code, const ax_code_step *st) {
     for (int i = 0; i < st->nnodes; i++)
         if (code->nodes[st->first_node + i].kind == AX_KN_REDUCE) return true;
     return false;
+}
+
+/* Whether a loop is big enough to become a driver and piece functions (see plan_pieces). */
+static bool in_pieces(const ax_code *code, const ax_code_step *st) {
+    int work = 0, piece_work = code->h.piece_work;
+    for (int i = 0; i < st->nnodes; i++) {
+        const ax_code_node *n = &code->nodes[st->first_node + i];
+        work += n->kind == AX_KN_OP || n->kind == AX_KN_REDUCE;
+    }
+    return piece_work > 0 && work > 2 * piece_work;
+}
+
+/* A load whose lanes are not consecutive elements (x.T read along its rows): neither
+ * contiguous nor broadcast along the lane dim. */
+static bool strided_load(const ax_code_node *n, int lane) {
+    return n->kind == AX_KN_LOAD && n->stride[lane] != 0 && n->stride[lane] != 1;
+}
+
+static int lane_dim(const ax_code *code, const ax_code_step *st);
+
+/* The dim along which strided loads are read in transposed tiles (runtime/tile.h), or -1:
+ * the dim, other than the lane dim, in which most of their bytes are contiguous. Its loop
+ * runs in tiles of AX_TILE rows, and a tile's rows inside the lane blocks (a block reads
+ * AX_TILE x B elements of each such load with AX_TILE contiguous runs, and its lanes then read
+ * them contiguously). That reorders iterations, so only where no reduction sees it: in loops
+ * without reductions, and in ROWS reductions when the dim is the innermost reduced one (each
+ * output still takes its elements in order). Not in loops split into pieces. */
+static int tile_dim(const ax_code *code, const ax_code_step *st) {
+    int lane = lane_dim(code, st), inner = st->ndim - 1, last_reduced = -1;
+    bool reduces = has_reduce(code, st);
+    if ((reduces && st->reduced[inner]) || in_pieces(code, st)) return -1;
+    for (int d = 0; d < st->ndim; d++)
+        if (st->reduced[d]) last_reduced = d;
+    int64_t bytes[AX_MAX_RANK] = {0};
+    for (int i = 0; i < st->nnodes; i++) {
+        const ax_code_node *n = &code->nodes[st->first_node + i];
+        if (!strided_load(n, lane)) continue;
+        for (int d = 0; d < st->ndim; d++)
+            if (d != lane && n->stride[d] == 1) bytes[d] += (int64_t)ax_dtype_size(n->dtype);
+    }
+    int best = -1;
+    for (int d = 0; d < st->ndim; d++)
+        if (bytes[d] > 0 && (!reduces || d == last_reduced) && (best < 0 || bytes[d] > bytes[best]))
+            best = d;
+    return best;
 }
 
 /* The dim whose consecutive elements are a block's lanes: the innermost, unless it is a short
@@ -267,12 +314,14 @@ static int lane_dim(const ax_code *code, const ax_code_step *st) {
 
 /* Loop order: kept dims outside, reduced dims inside, and the lane dim blocked; when the lane
  * dim is kept it comes before the reduced ones (per-lane accumulators); a reduced lane dim
- * comes last, or just before the innermost when that is a short run (ACROSS_RUNS). */
+ * comes last, or just before the innermost when that is a short run (ACROSS_RUNS). A kept
+ * tile dim comes just before the lane dim, so a tile is read whole before the next. */
 static int loop_order(const ax_code *code, const ax_code_step *st, int *order) {
-    int n = 0, lane = lane_dim(code, st), inner = st->ndim - 1;
+    int n = 0, lane = lane_dim(code, st), inner = st->ndim - 1, tdim = tile_dim(code, st);
     bool across = st->reduced[lane] && lane != inner;
     for (int d = 0; d < st->ndim; d++)
-        if (!st->reduced[d] && d != lane) order[n++] = d;
+        if (!st->reduced[d] && d != lane && d != tdim) order[n++] = d;
+    if (tdim >= 0 && !st->reduced[tdim]) order[n++] = tdim;
     if (!st->reduced[lane]) order[n++] = lane;
     for (int d = 0; d < st->ndim; d++)
         if (st->reduced[d] && d != lane && !(across && d == inner)) order[n++] = d;
@@ -289,8 +338,26 @@ void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out) {
     for (int d = 0; d < st->ndim; d++) total *= st->shape[d];
     out->extent = st->shape[order[0]];
     out->work_per_iter = out->extent ? total / out->extent : 0;
-    out->granule = order[0] == lane_dim(code, st) ? B : 1;
+    out->granule = order[0] == lane_dim(code, st)   ? B
+                   : order[0] == tile_dim(code, st) ? AX_TILE
+                                                    : 1;
     out->splittable = !(st->reduced[order[0]] && has_reduce(code, st));
+}
+
+/* A load reads its lanes in the lane loops when it is contiguous or broadcast along the lane
+ * dim; from the block's transposed tile, at the block's row, when strided and contiguous
+ * along the tile dim; else gathered into a lane array in a loop of its own before the
+ * block's lane loops (one strided load inside a lane loop keeps GCC from vectorising any of
+ * it). Tiles and gathered lanes hold values (a bool's tile its 32-bit values: bytes beside
+ * 32-bit values in a lane loop of 16 make GCC build all of it from 128-bit vectors). */
+static ax_load_access load_access(const ax_code_node *n, int lane, int tdim) {
+    if (!strided_load(n, lane)) return AX_LOAD_DIRECT;
+    return tdim >= 0 && n->stride[tdim] == 1 ? AX_LOAD_TILE : AX_LOAD_GATHER;
+}
+
+ax_load_access ax_codegen_load_access(const ax_code *code, int step, int node) {
+    const ax_code_step *st = &code->steps[step];
+    return load_access(&code->nodes[st->first_node + node], lane_dim(code, st), tile_dim(code, st));
 }
 
 /* ---------------------------------------------------------------- the generator */
@@ -344,6 +411,10 @@ typedef struct cg {
     int first_reduced; /* position in order of the first reduced dim */
     int run_pos;       /* SHORT_RUNS: position of the reduced innermost dim, else -1 */
     reduce_kind rk;
+    int tdim;                /* the dim strided loads are tiled along (tile_dim), or -1 */
+    gcc_jit_lvalue *t_lo;    /* the current transposed tile's first index in tdim */
+    gcc_jit_rvalue *t_rows;  /* its rows */
+    gcc_jit_lvalue *t_i;     /* the row of it the block computes */
     bool tiled;              /* ROWS over tiles: accumulators for TILE lanes */
     gcc_jit_lvalue *tile_lo; /* the driver's current tile: [tile_lo, tile_hi) of the lane dim */
     gcc_jit_rvalue *tile_hi;
@@ -354,14 +425,18 @@ typedef struct cg {
     int *piece;     /* per node: the piece function computing it */
     int *frame_off; /* per node: its lane array's (or accumulator's) place in the frame, or -1 */
     bool *far;      /* per node: read by another piece */
+    char *access;   /* per node: how a load reads its lanes (ax_load_access) */
+    int *gathers;   /* scratch: the loads a block gathers */
+    bool *gathering;
     int npieces, frame_bytes;
     gcc_jit_function **piece_fn;
     /* the function being built: per node (reset for each function) */
     gcc_jit_rvalue **ptr;                               /* per buffer slot: its typed pointer */
     gcc_jit_lvalue **spill, **mathin, **mathin2, **acc; /* local lane arrays, made on use */
     gcc_jit_lvalue **tot;                               /* RUNS, SHORT_RUNS: per-output totals */
-    gcc_jit_lvalue *idxl[AX_MAX_RANK];                  /* the driver's loop indices */
-    gcc_jit_rvalue *idxp[AX_MAX_RANK];                  /* a piece's (parameters) */
+    gcc_jit_lvalue **lbuf; /* strided loads: the block's tile or gathered lanes, made on use */
+    gcc_jit_lvalue *idxl[AX_MAX_RANK]; /* the driver's loop indices */
+    gcc_jit_rvalue *idxp[AX_MAX_RANK]; /* a piece's (parameters) */
     /* the current lane loop */
     gcc_jit_lvalue *j;
     gcc_jit_rvalue *L; /* lanes in this block: B, or the tail's count */
@@ -637,10 +712,30 @@ static gcc_jit_rvalue *offset(cg *g, const int64_t *stride, bool with_lane) {
 static gcc_jit_rvalue *value(cg *g, int i);
 static gcc_jit_rvalue *op_value(cg *g, int i);
 
+/* A strided load's tile or gathered lanes in the function being built. */
+static gcc_jit_rvalue *load_buf(cg *g, int i) {
+    if (!g->lbuf[i]) {
+        bool tile = g->access[i] == AX_LOAD_TILE;
+        g->lbuf[i] =
+            array_of(g, g->st[g->nd[i].dtype], tile ? AX_TILE * AX_TILE : B, tile ? "tb" : "gb");
+    }
+    return rv(g, g->lbuf[i]);
+}
+
+/* Strided load i's element at the current lane, from its tile or gathered lanes. */
+static gcc_jit_lvalue *load_buf_lane(cg *g, int i) {
+    gcc_jit_rvalue *k = rv(g, g->j);
+    if (g->access[i] == AX_LOAD_TILE)
+        k = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64,
+                bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, rv(g, g->t_i), i64c(g, AX_TILE)), k);
+    return at(g, load_buf(g, i), k);
+}
+
 static gcc_jit_rvalue *compute(cg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     switch (n->kind) {
     case AX_KN_LOAD:
+        if (g->access[i] != AX_LOAD_DIRECT) return rv(g, load_buf_lane(g, i));
         return cast(g, rv(g, at(g, g->ptr[n->buf], offset(g, n->stride, true))), g->st[n->dtype]);
     case AX_KN_CONST:
         return literal(g, n->dtype, &n->lit);
@@ -1172,9 +1267,32 @@ static void store_results(cg *g) {
 
 /* ---- blocks ---- */
 
+/* The gathered loads that nodes [a, b) read: each into its lane array, in one lane loop. */
+static void gather_loads(cg *g, int a, int b) {
+    int *list = g->gathers, n = 0;
+    for (int i = a; i < b; i++)
+        for (int k = 0; k < g->nd[i].nin; k++) {
+            int src = g->nd[i].in[k];
+            if (g->access[src] != AX_LOAD_GATHER || g->gathering[src]) continue;
+            g->gathering[src] = true;
+            list[n++] = src;
+        }
+    if (!n) return;
+    loop l = lanes_begin(g);
+    for (int k = 0; k < n; k++) {
+        const ax_code_node *ld = &g->nd[list[k]];
+        assign(
+            g, load_buf_lane(g, list[k]),
+            cast(g, rv(g, at(g, g->ptr[ld->buf], offset(g, ld->stride, true))), g->st[ld->dtype]));
+        g->gathering[list[k]] = false;
+    }
+    loop_end(g, &l);
+}
+
 /* Nodes [a, b) on one block of lanes: their lane loops and vector calls, then the stores of
  * the values they computed. */
 static void emit_block(cg *g, int a, int b) {
+    gather_loads(g, a, b);
     if (g->tail) /* lanes past the tail's end feed the vector calls something harmless */
         for (int i = a; i < b; i++) {
             if (!g->math[i]) continue;
@@ -1215,8 +1333,8 @@ static void emit_block(cg *g, int a, int b) {
     }
 }
 
-/* The innermost body: the whole block, or a call of each piece function. */
-static void block_body(cg *g) {
+/* The whole block, or a call of each piece function. */
+static void block_or_pieces(cg *g) {
     if (g->npieces <= 1) {
         emit_block(g, 0, g->n);
         return;
@@ -1233,7 +1351,60 @@ static void block_body(cg *g) {
     }
 }
 
+/* Each tiled load's tile for the block: AX_TILE rows of tdim from t_lo (t_rows of them), the
+ * block's lanes, through the runtime's transposing copy. */
+static void load_tiles(cg *g) {
+    gcc_jit_type *ps[5] = {g->t_voidp, g->t_voidp, g->t_i64, g->t_i64, g->t_i64};
+    gcc_jit_type *fp = GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, g->t_void, 5, ps, 0);
+    for (int i = 0; i < g->n; i++) {
+        if (g->access[i] != AX_LOAD_TILE) continue;
+        const ax_code_node *n = &g->nd[i];
+        size_t size = ax_dtype_size(n->dtype);
+        int slot = n->dtype == AX_BOOL ? AX_FN_TILE1TO4
+                   : size == 1         ? AX_FN_TILE1
+                   : size == 4         ? AX_FN_TILE4
+                                       : AX_FN_TILE8;
+        gcc_jit_rvalue *f = cast(g, rv(g, at(g, g->fns, i64c(g, slot))), fp);
+        gcc_jit_rvalue *src = GJ(gcc_jit_lvalue_get_address)(
+            at(g, g->ptr[n->buf], offset(g, n->stride, false)), NULL);
+        gcc_jit_rvalue *args[5] = {
+            cast(g, GJ(gcc_jit_lvalue_get_address)(at(g, load_buf(g, i), i64c(g, 0)), NULL),
+                 g->t_voidp),
+            cast(g, src, g->t_voidp), i64c(g, n->stride[g->lane]), g->t_rows, g->L};
+        GJ(gcc_jit_block_add_eval)
+        (g->blk, NULL, GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, f, 5, args));
+    }
+}
+
+/* The innermost body: the block; with transposed tiles, their reads, then the block once per
+ * row of them. */
+static void block_body(cg *g) {
+    if (g->tdim < 0) {
+        block_or_pieces(g);
+        return;
+    }
+    gcc_jit_lvalue *ti = g->idxl[g->tdim];
+    assign(g, ti, rv(g, g->t_lo));
+    load_tiles(g);
+    loop l = loop_begin(g, g->t_i, i64c(g, 0), g->t_rows, i64c(g, 1));
+    assign(g, ti, bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, g->t_lo), rv(g, g->t_i)));
+    block_or_pieces(g);
+    loop_end(g, &l);
+}
+
 static void nest(cg *g, int pos);
+
+/* The tile dim in tiles of AX_TILE rows over [from, to); the rows of a tile run inside the
+ * lane blocks (block_body). */
+static void tile_rows(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
+    gcc_jit_rvalue *size = i64c(g, AX_TILE);
+    loop l = loop_begin(g, g->t_lo, from, to, size);
+    gcc_jit_rvalue *left = bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64, to, rv(g, g->t_lo));
+    g->t_rows =
+        hold(g, g->t_i64, sel(g, AX_I64, cmp(g, GCC_JIT_COMPARISON_LT, left, size), left, size));
+    nest(g, pos + 1);
+    loop_end(g, &l);
+}
 
 /* A run of blocks of the lane dim d from `from` (an index) over `count` blocks of B lanes
  * (count < 0: up to the rvalue `to`), then a tail of `tail` lanes (constant) when > 0. */
@@ -1355,6 +1526,8 @@ static void nest(cg *g, int pos) {
             tiles(g, pos, from, to);
         } else if (d == g->lane) {
             blocked(g, pos, from, to, false);
+        } else if (d == g->tdim) {
+            tile_rows(g, pos, from, to);
         } else {
             loop l = loop_begin(g, g->idxl[d], from, to, i64c(g, 1));
             nest(g, pos + 1);
@@ -1373,10 +1546,8 @@ static void nest(cg *g, int pos) {
  * nest) that calls piece functions of about that many operations on each block. Values a later
  * piece reads, and the reductions' accumulators, live in a frame the driver passes them. */
 static void plan_pieces(cg *g) {
-    int work = 0, p = 0, since = 0, piece_work = g->code->h.piece_work;
-    for (int i = 0; i < g->n; i++)
-        work += g->nd[i].kind == AX_KN_OP || g->nd[i].kind == AX_KN_REDUCE;
-    bool split = piece_work > 0 && work > 2 * piece_work;
+    int p = 0, since = 0, piece_work = g->code->h.piece_work;
+    bool split = in_pieces(g->code, g->ks);
     for (int i = 0; i < g->n; i++) {
         bool counts = g->nd[i].kind == AX_KN_OP || g->nd[i].kind == AX_KN_REDUCE;
         if (split && counts && since >= piece_work) {
@@ -1452,6 +1623,8 @@ static void plan_kernel(cg *g, int step) {
         if (g->rk == RK_SHORT_RUNS || g->rk == RK_ACROSS_RUNS) g->run_pos = k->ndim - 1;
         g->tiled = g->rk == RK_ROWS && g->first_reduced < k->ndim && k->shape[g->lane] > B;
     }
+    g->tdim = tile_dim(g->code, k);
+    for (int i = 0; i < g->n; i++) g->access[i] = (char)load_access(&g->nd[i], g->lane, g->tdim);
     plan_pieces(g);
     plan_segments(g);
 }
@@ -1471,6 +1644,7 @@ static void begin_function(cg *g, gcc_jit_function *fn, gcc_jit_param **p) {
     memset(g->mathin2, 0, n * sizeof *g->mathin2);
     memset(g->acc, 0, n * sizeof *g->acc);
     memset(g->tot, 0, n * sizeof *g->tot);
+    memset(g->lbuf, 0, n * sizeof *g->lbuf);
     memset(g->val, 0, n * sizeof *g->val);
     memset(g->idxp, 0, sizeof g->idxp);
     g->accoff_p = NULL;
@@ -1565,6 +1739,8 @@ static bool build_loop(cg *g, int step) {
         assign(g, g->idxl[d], i64c(g, 0));
     }
     g->tile_lo = g->tiled ? local(g, g->t_i64, "tile") : NULL;
+    g->t_lo = g->tdim >= 0 ? local(g, g->t_i64, "tlo") : NULL;
+    g->t_i = g->tdim >= 0 ? local(g, g->t_i64, "ti") : NULL;
     g->L = i64c(g, B);
     nest(g, 0);
     GJ(gcc_jit_block_end_with_void_return)(g->blk, NULL);
@@ -1616,14 +1792,19 @@ static bool alloc_node_arrays(cg *g) {
     g->acc = calloc(n, sizeof *g->acc);
     g->tot = calloc(n, sizeof *g->tot);
     g->val = calloc(n, sizeof *g->val);
+    g->access = calloc(n, sizeof *g->access);
+    g->lbuf = calloc(n, sizeof *g->lbuf);
+    g->gathers = calloc(n, sizeof *g->gathers);
+    g->gathering = calloc(n, sizeof *g->gathering);
     return g->math && g->seg && g->spilled && g->piece && g->frame_off && g->far && g->ptr &&
-           g->spill && g->mathin && g->mathin2 && g->acc && g->tot && g->val;
+           g->spill && g->mathin && g->mathin2 && g->acc && g->tot && g->val && g->access &&
+           g->lbuf && g->gathers && g->gathering;
 }
 
 static void free_node_arrays(cg *g) {
     free(g->math), free(g->seg), free(g->spilled), free(g->piece), free(g->frame_off), free(g->far);
     free(g->ptr), free(g->spill), free(g->mathin), free(g->mathin2), free(g->acc), free(g->tot);
-    free(g->val);
+    free(g->val), free(g->access), free(g->lbuf), free(g->gathers), free(g->gathering);
 }
 
 bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code) {

@@ -13,7 +13,7 @@
 #include "fuse.h"
 
 /* Functions generated code calls through the `fns` table: ax's own scalar special
- * functions. */
+ * functions, and the transposing copies of strided loads' tiles (runtime/tile.h). */
 enum {
     AX_FN_ERF_INV_F32,
     AX_FN_ERF_INV_F64,
@@ -21,11 +21,15 @@ enum {
     AX_FN_LGAMMA_F64,
     AX_FN_DIGAMMA_F32,
     AX_FN_DIGAMMA_F64,
+    AX_FN_TILE1,
+    AX_FN_TILE1TO4,
+    AX_FN_TILE4,
+    AX_FN_TILE8,
     AX_FN_COUNT
 };
 
 /* Bump when generated code changes, so that old cache entries are not used. */
-#define AX_CODEGEN_VERSION "ax-codegen-12"
+#define AX_CODEGEN_VERSION "ax-codegen-13-tiles"
 
 typedef void (*ax_step_fn)(char **bufs, void *const *fns, int64_t lo, int64_t hi);
 
@@ -41,6 +45,12 @@ typedef struct ax_loop_split {
     bool splittable;
 } ax_loop_split;
 void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out);
+
+/* How load `node` (counted from the step's first) of LOOP step `step` reads its lanes: in
+ * the lane loops (contiguous or broadcast along them), through a transposed tile
+ * (runtime/tile.h), or gathered before the lane loops. */
+typedef enum { AX_LOAD_DIRECT, AX_LOAD_TILE, AX_LOAD_GATHER } ax_load_access;
+ax_load_access ax_codegen_load_access(const ax_code *code, int step, int node);
 
 /* Operations per piece function of a big loop (see codegen.c): 48, or AX_JIT_PIECE_WORK
  * when set (0: a loop is always one function). */
