@@ -244,7 +244,7 @@ enum {
     CHUNK = AX_REDUCE_CHUNK, /* a reduction's run is folded every CHUNK elements */
     TILE = 1024,             /* ROWS: outputs accumulated together (see nest) */
 };
-_Static_assert((int)AX_TILE == (int)B, "a transposed tile's row is one block of lanes");
+_Static_assert((int)AX_TILE == (int)B, "a tile's row is one block of lanes");
 
 static bool has_reduce(const ax_code *code, const ax_code_step *st) {
     for (int i = 0; i < st->nnodes; i++)
@@ -270,31 +270,42 @@ static bool strided_load(const ax_code_node *n, int lane) {
 
 static int lane_dim(const ax_code *code, const ax_code_step *st);
 
-/* The dim along which strided loads are read in transposed tiles (runtime/tile.h), or -1:
- * the dim, other than the lane dim, in which most of their bytes are contiguous. Its loop
- * runs in tiles of AX_TILE rows, and a tile's rows inside the lane blocks (a block reads
- * AX_TILE x B elements of each such load with AX_TILE contiguous runs, and its lanes then read
- * them contiguously). That reorders iterations, so only where no reduction sees it: in loops
- * without reductions, and in ROWS reductions when the dim is the innermost reduced one (each
- * output still takes its elements in order). Not in loops split into pieces. */
+/* A bool read along the lanes: a tile widens it (see tile_dim). */
+static bool bool_load(const ax_code_node *n, int lane) {
+    return n->kind == AX_KN_LOAD && n->dtype == AX_BOOL && n->stride[lane] != 0;
+}
+
+/* The dim along which loads are read in tiles (runtime/tile.h), or -1. Its loop runs in tiles
+ * of AX_TILE rows, and a tile's rows inside the lane blocks: a block reads AX_TILE x B
+ * elements of each tiled load through the runtime, and its lanes then read them
+ * contiguously. Strided loads are tiled along the dim, other than the lane dim, in which
+ * most of their bytes are contiguous (a transposed tile, read with AX_TILE contiguous runs);
+ * bools along any (widened to their 32-bit values, so that the lane loops hold no bytes), by
+ * default the innermost dim that may be tiled. Tiling reorders iterations, so only where no
+ * reduction sees it: in loops without reductions, and in ROWS reductions along their
+ * innermost reduced dim (each output still takes its elements in order). Not in loops split
+ * into pieces. */
 static int tile_dim(const ax_code *code, const ax_code_step *st) {
     int lane = lane_dim(code, st), inner = st->ndim - 1, last_reduced = -1;
-    bool reduces = has_reduce(code, st);
+    bool reduces = has_reduce(code, st), bools = false;
     if ((reduces && st->reduced[inner]) || in_pieces(code, st)) return -1;
     for (int d = 0; d < st->ndim; d++)
         if (st->reduced[d]) last_reduced = d;
     int64_t bytes[AX_MAX_RANK] = {0};
     for (int i = 0; i < st->nnodes; i++) {
         const ax_code_node *n = &code->nodes[st->first_node + i];
+        bools |= bool_load(n, lane);
         if (!strided_load(n, lane)) continue;
         for (int d = 0; d < st->ndim; d++)
             if (d != lane && n->stride[d] == 1) bytes[d] += (int64_t)ax_dtype_size(n->dtype);
     }
-    int best = -1;
-    for (int d = 0; d < st->ndim; d++)
-        if (bytes[d] > 0 && (!reduces || d == last_reduced) && (best < 0 || bytes[d] > bytes[best]))
-            best = d;
-    return best;
+    int best = -1, innermost = -1;
+    for (int d = 0; d < st->ndim; d++) {
+        if (d == lane || (reduces && d != last_reduced)) continue;
+        innermost = d;
+        if (bytes[d] > 0 && (best < 0 || bytes[d] > bytes[best])) best = d;
+    }
+    return best >= 0 ? best : bools ? innermost : -1;
 }
 
 /* The dim whose consecutive elements are a block's lanes: the innermost, unless it is a short
@@ -344,15 +355,16 @@ void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out) {
     out->splittable = !(st->reduced[order[0]] && has_reduce(code, st));
 }
 
-/* A load reads its lanes in the lane loops when it is contiguous or broadcast along the lane
- * dim; from the block's transposed tile, at the block's row, when strided and contiguous
- * along the tile dim; else gathered into a lane array in a loop of its own before the
- * block's lane loops (one strided load inside a lane loop keeps GCC from vectorising any of
- * it). Tiles and gathered lanes hold values (a bool's tile its 32-bit values: bytes beside
- * 32-bit values in a lane loop of 16 make GCC build all of it from 128-bit vectors). */
+/* A load reads its lanes from the block's tile, at the block's row, when the loop has a tile
+ * dim and the load is a bool or strided and contiguous along it; else in the lane loops when
+ * it is contiguous or broadcast along the lane dim; else it is gathered into a lane array in
+ * a loop of its own before the block's lane loops (one strided load inside a lane loop
+ * keeps GCC from vectorising any of it). Tiles and gathered lanes hold values (a bool's tile
+ * its 32-bit values). */
 static ax_load_access load_access(const ax_code_node *n, int lane, int tdim) {
-    if (!strided_load(n, lane)) return AX_LOAD_DIRECT;
-    return tdim >= 0 && n->stride[tdim] == 1 ? AX_LOAD_TILE : AX_LOAD_GATHER;
+    if (tdim >= 0 && (bool_load(n, lane) || (strided_load(n, lane) && n->stride[tdim] == 1)))
+        return AX_LOAD_TILE;
+    return strided_load(n, lane) ? AX_LOAD_GATHER : AX_LOAD_DIRECT;
 }
 
 ax_load_access ax_codegen_load_access(const ax_code *code, int step, int node) {
@@ -412,7 +424,7 @@ typedef struct cg {
     int run_pos;       /* SHORT_RUNS: position of the reduced innermost dim, else -1 */
     reduce_kind rk;
     int tdim;                /* the dim strided loads are tiled along (tile_dim), or -1 */
-    gcc_jit_lvalue *t_lo;    /* the current transposed tile's first index in tdim */
+    gcc_jit_lvalue *t_lo;    /* the current tile's first index in tdim */
     gcc_jit_rvalue *t_rows;  /* its rows */
     gcc_jit_lvalue *t_i;     /* the row of it the block computes */
     bool tiled;              /* ROWS over tiles: accumulators for TILE lanes */
@@ -1352,10 +1364,10 @@ static void block_or_pieces(cg *g) {
 }
 
 /* Each tiled load's tile for the block: AX_TILE rows of tdim from t_lo (t_rows of them), the
- * block's lanes, through the runtime's transposing copy. */
+ * block's lanes, through the runtime (runtime/tile.h). */
 static void load_tiles(cg *g) {
-    gcc_jit_type *ps[5] = {g->t_voidp, g->t_voidp, g->t_i64, g->t_i64, g->t_i64};
-    gcc_jit_type *fp = GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, g->t_void, 5, ps, 0);
+    gcc_jit_type *ps[6] = {g->t_voidp, g->t_voidp, g->t_i64, g->t_i64, g->t_i64, g->t_i64};
+    gcc_jit_type *fp = GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, g->t_void, 6, ps, 0);
     for (int i = 0; i < g->n; i++) {
         if (g->access[i] != AX_LOAD_TILE) continue;
         const ax_code_node *n = &g->nd[i];
@@ -1367,16 +1379,20 @@ static void load_tiles(cg *g) {
         gcc_jit_rvalue *f = cast(g, rv(g, at(g, g->fns, i64c(g, slot))), fp);
         gcc_jit_rvalue *src = GJ(gcc_jit_lvalue_get_address)(
             at(g, g->ptr[n->buf], offset(g, n->stride, false)), NULL);
-        gcc_jit_rvalue *args[5] = {
+        gcc_jit_rvalue *args[6] = {
             cast(g, GJ(gcc_jit_lvalue_get_address)(at(g, load_buf(g, i), i64c(g, 0)), NULL),
                  g->t_voidp),
-            cast(g, src, g->t_voidp), i64c(g, n->stride[g->lane]), g->t_rows, g->L};
+            cast(g, src, g->t_voidp),
+            i64c(g, n->stride[g->tdim]),
+            i64c(g, n->stride[g->lane]),
+            g->t_rows,
+            g->L};
         GJ(gcc_jit_block_add_eval)
-        (g->blk, NULL, GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, f, 5, args));
+        (g->blk, NULL, GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, f, 6, args));
     }
 }
 
-/* The innermost body: the block; with transposed tiles, their reads, then the block once per
+/* The innermost body: the block; with tiles, their reads, then the block once per
  * row of them. */
 static void block_body(cg *g) {
     if (g->tdim < 0) {

@@ -13,7 +13,7 @@
 #include "fuse.h"
 
 /* Functions generated code calls through the `fns` table: ax's own scalar special
- * functions, and the transposing copies of strided loads' tiles (runtime/tile.h). */
+ * functions, and the reads of loads' tiles (runtime/tile.h). */
 enum {
     AX_FN_ERF_INV_F32,
     AX_FN_ERF_INV_F64,
@@ -29,7 +29,7 @@ enum {
 };
 
 /* Bump when generated code changes, so that old cache entries are not used. */
-#define AX_CODEGEN_VERSION "ax-codegen-13-tiles"
+#define AX_CODEGEN_VERSION "ax-codegen-13-loops2"
 
 typedef void (*ax_step_fn)(char **bufs, void *const *fns, int64_t lo, int64_t hi);
 
@@ -47,8 +47,8 @@ typedef struct ax_loop_split {
 void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out);
 
 /* How load `node` (counted from the step's first) of LOOP step `step` reads its lanes: in
- * the lane loops (contiguous or broadcast along them), through a transposed tile
- * (runtime/tile.h), or gathered before the lane loops. */
+ * the lane loops (contiguous or broadcast along them), through a tile (runtime/tile.h:
+ * strided loads and bools), or gathered before the lane loops. */
 typedef enum { AX_LOAD_DIRECT, AX_LOAD_TILE, AX_LOAD_GATHER } ax_load_access;
 ax_load_access ax_codegen_load_access(const ax_code *code, int step, int node);
 

@@ -479,10 +479,10 @@ static void fill_fns(void **fns) {
     fns[AX_FN_LGAMMA_F64] = (void *)ax_lgamma_f64;
     fns[AX_FN_DIGAMMA_F32] = (void *)ax_digamma_f32;
     fns[AX_FN_DIGAMMA_F64] = (void *)ax_digamma_f64;
-    fns[AX_FN_TILE1] = (void *)ax_tile_transpose1;
-    fns[AX_FN_TILE1TO4] = (void *)ax_tile_transpose1to4;
-    fns[AX_FN_TILE4] = (void *)ax_tile_transpose4;
-    fns[AX_FN_TILE8] = (void *)ax_tile_transpose8;
+    fns[AX_FN_TILE1] = (void *)ax_tile_load1;
+    fns[AX_FN_TILE1TO4] = (void *)ax_tile_load1to4;
+    fns[AX_FN_TILE4] = (void *)ax_tile_load4;
+    fns[AX_FN_TILE8] = (void *)ax_tile_load8;
 }
 
 int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) {

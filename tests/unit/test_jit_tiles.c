@@ -1,12 +1,13 @@
-/* Loops that read operands across their rows (x.T, permuted views): strided loads go through
- * transposed tiles (runtime/tile.h) or are gathered before the lane loops (compiler/codegen.c),
- * and the results are eager's bit for bit: elementwise loops in every dtype (tiles of 1, 4 and
- * 8 bytes), tails in both tiled dims, 3-d permutations, two transposed operands with different
- * contiguous dims, reductions over a kept last axis (the SGD step's loop: a select summed over
- * rows beside a transposed product scaled and subtracted), over two axes, along the lanes,
- * vector math reading a tile, loops split over threads along the tile dim, and loops in
- * pieces (gathers only). Each program also states how its loads are read, so a change of
- * plan shows here before it shows in a benchmark. */
+/* Loops that read operands across their rows (x.T, permuted views) or read bools: strided
+ * loads and bools go through tiles (runtime/tile.h) or strided loads are gathered before the
+ * lane loops (compiler/codegen.c), and the results are eager's bit for bit: elementwise loops
+ * in every dtype (tiles of 1, 4 and 8 bytes, bools widened), tails in both tiled dims, 3-d
+ * permutations, two transposed operands with different contiguous dims, reductions over a
+ * kept last axis (the SGD step's loops: a select on a bool mask summed over rows beside a
+ * transposed product scaled and subtracted), over two axes, along the lanes, vector math
+ * reading a tile, loops split over threads along the tile dim, and loops in pieces (gathers
+ * only). Each program also states how its loads are read, so a change of plan shows here
+ * before it shows in a benchmark. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -140,7 +141,7 @@ static void test_elementwise_transposed(void **state) {
             char what[64];
             snprintf(what, sizeof what, "%s y - c * x.T [%lld,%lld]", ax_dtype_short(dt),
                      (long long)m, (long long)n);
-            check_program(cx, ir, what, 1, 0);
+            check_program(cx, ir, what, dt == AX_BOOL ? 2 : 1, 0); /* bools: y too */
             ax_ir_release(ir);
         }
 }
@@ -182,9 +183,33 @@ static void test_rows_reduction_with_transposed_operand(void **state) {
             char what[64];
             snprintf(what, sizeof what, "%s SGD loop [%lld,%lld]", ax_dtype_short(dt), (long long)m,
                      (long long)n);
-            check_program(cx, ir, what, 1, 0);
+            check_program(cx, ir, what, 2, 0); /* h.T and p */
             ax_ir_release(ir);
         }
+}
+
+/* Bools read along the lanes go through tiles too (widened to 32 bits): sum(where(p, a, c),
+ * axis=0) of the SGD step's other loop, tiled along the reduced axis; where(p, a, c) in a loop
+ * of one dim (no other dim to tile along) reads them in the lane loops. */
+static void test_bools_are_widened(void **state) {
+    ax_ctx *cx = *state;
+    for (int k = 0; k < NSHAPES; k++) {
+        int64_t m = shapes[k][0], n = shapes[k][1];
+        prog b = {.cx = cx, .b = ax_ir_builder_new()};
+        ax_ir_atom p = arg(&b, AX_BOOL, 2, SH(m, n)), a = arg(&b, AX_F32, 2, SH(m, n));
+        ax_ir_atom c = arg(&b, AX_F32, 2, SH(m, n));
+        ax_ir_atom s = op(&b, AX_P_SELECT, 3, p, a, c);
+        ax_ir_atom outs[2] = {s, on_axes(&b, AX_P_REDUCE_SUM, s, 1, AX(0))};
+        ax_ir *ir = done(&b, 2, outs);
+        check_program(cx, ir, "sum(where(p, a, c), axis=0)", 1, 0);
+        ax_ir_release(ir);
+    }
+    prog b = {.cx = cx, .b = ax_ir_builder_new()};
+    ax_ir_atom p = arg(&b, AX_BOOL, 2, SH(37, 53)), a = arg(&b, AX_F32, 2, SH(37, 53));
+    ax_ir_atom s = op(&b, AX_P_SELECT, 3, p, a, lit_as(&b, AX_F32, 0));
+    ax_ir *ir = done(&b, 1, &s);
+    check_program(cx, ir, "where(p, a, 0)", 0, 0);
+    ax_ir_release(ir);
 }
 
 /* Reductions over two axes with the last kept: a load contiguous along the inner reduced
@@ -280,6 +305,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup_teardown(test_permuted_3d, jit_test_setup, jit_test_teardown),
         cmocka_unit_test_setup_teardown(test_rows_reduction_with_transposed_operand, jit_test_setup,
                                         jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_bools_are_widened, jit_test_setup, jit_test_teardown),
         cmocka_unit_test_setup_teardown(test_rows_reduction_over_two_axes, jit_test_setup,
                                         jit_test_teardown),
         cmocka_unit_test_setup_teardown(test_runs_of_a_transposed_operand, jit_test_setup,
