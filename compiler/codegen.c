@@ -282,13 +282,14 @@ static bool bool_load(const ax_code_node *n, int lane) {
  * most of their bytes are contiguous (a transposed tile, read with AX_TILE contiguous runs);
  * bools along any (widened to their 32-bit values, so that the lane loops hold no bytes), by
  * default the innermost dim that may be tiled. Tiling reorders iterations, so only where no
- * reduction sees it: in loops without reductions, and in ROWS reductions along their
- * innermost reduced dim (each output still takes its elements in order). Not in loops split
- * into pieces. */
+ * reduction sees it: in loops without reductions; in ROWS reductions along their innermost
+ * reduced dim (each output still takes its elements in order); in RUNS reductions along a
+ * kept dim, whose AX_TILE outputs then accumulate side by side (sum(x.T, axis=1) reads x's
+ * rows). Not in loops split into pieces. */
 static int tile_dim(const ax_code *code, const ax_code_step *st) {
     int lane = lane_dim(code, st), inner = st->ndim - 1, last_reduced = -1;
-    bool reduces = has_reduce(code, st), bools = false;
-    if ((reduces && st->reduced[inner]) || in_pieces(code, st)) return -1;
+    bool reduces = has_reduce(code, st), bools = false, runs = reduces && st->reduced[inner];
+    if ((runs && lane != inner) || in_pieces(code, st)) return -1;
     for (int d = 0; d < st->ndim; d++)
         if (st->reduced[d]) last_reduced = d;
     int64_t bytes[AX_MAX_RANK] = {0};
@@ -301,7 +302,7 @@ static int tile_dim(const ax_code *code, const ax_code_step *st) {
     }
     int best = -1, innermost = -1;
     for (int d = 0; d < st->ndim; d++) {
-        if (d == lane || (reduces && d != last_reduced)) continue;
+        if (d == lane || (runs ? st->reduced[d] : reduces && d != last_reduced)) continue;
         innermost = d;
         if (bytes[d] > 0 && (best < 0 || bytes[d] > bytes[best])) best = d;
     }
@@ -424,6 +425,7 @@ typedef struct cg {
     int run_pos;       /* SHORT_RUNS: position of the reduced innermost dim, else -1 */
     reduce_kind rk;
     int tdim;                /* the dim strided loads are tiled along (tile_dim), or -1 */
+    bool trun;               /* RUNS tiled along a kept dim: accumulators and totals per row */
     gcc_jit_lvalue *t_lo;    /* the current tile's first index in tdim */
     gcc_jit_rvalue *t_rows;  /* its rows */
     gcc_jit_lvalue *t_i;     /* the row of it the block computes */
@@ -683,12 +685,21 @@ static ax_dtype acc_dtype(const cg *g, int i) {
 static lanes_ref acc_ref(cg *g, int i) {
     gcc_jit_type *t = g->st[acc_dtype(g, i)];
     if (g->npieces > 1) return (lanes_ref){.off = g->frame_off[i], .t = t};
-    if (!g->acc[i]) g->acc[i] = array_of(g, t, g->tiled ? TILE : B, "acc");
+    if (!g->acc[i]) g->acc[i] = array_of(g, t, g->tiled ? TILE : g->trun ? B * AX_TILE : B, "acc");
     return (lanes_ref){.local = g->acc[i], .t = t};
+}
+
+/* With RUNS tiled, element k of the current tile row's accumulators (else element k). */
+static gcc_jit_lvalue *acc_at(cg *g, int i, gcc_jit_rvalue *k) {
+    if (g->trun)
+        k = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64,
+                bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, rv(g, g->t_i), i64c(g, B)), k);
+    return ref_at(g, acc_ref(g, i), k);
 }
 
 /* The accumulator of the current lane: lane j, or in a tile the block's offset in it plus j. */
 static gcc_jit_lvalue *acc_lane(cg *g, int i) {
+    if (g->trun) return acc_at(g, i, rv(g, g->j));
     if (!g->tiled) return ref_lane(g, acc_ref(g, i));
     gcc_jit_rvalue *off = g->accoff_p ? g->accoff_p
                                       : bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64,
@@ -1206,13 +1217,23 @@ static void reset_lanes(cg *g, bool totals, int64_t n) {
     loop_end(g, &l);
 }
 
-/* RUNS: the totals, one per reduction, before the reduced loops. */
+/* With RUNS tiled, reduction i's total for the current tile row (else its total). */
+static gcc_jit_lvalue *row_total(cg *g, int i) {
+    return g->trun ? at(g, rv(g, g->tot[i]), rv(g, g->t_i)) : g->tot[i];
+}
+
+/* RUNS: the totals, one per reduction (and tile row), before the reduced loops. */
 static void init_totals(cg *g) {
     for (int i = 0; i < g->n; i++) {
         if (g->nd[i].kind != AX_KN_REDUCE) continue;
         ax_dtype t = acc_dtype(g, i);
         if (g->rk == RK_SHORT_RUNS) { /* a total per lane */
             g->tot[i] = lane_array(g, g->st[t], "tot");
+        } else if (g->trun) {
+            g->tot[i] = array_of(g, g->st[t], AX_TILE, "tot");
+            loop l = loop_begin(g, g->t_i, i64c(g, 0), i64c(g, AX_TILE), i64c(g, 1));
+            assign(g, row_total(g, i), reduce_identity(g, g->nd[i].prim, t));
+            loop_end(g, &l);
         } else {
             g->tot[i] = local(g, g->st[t], "tot");
             assign(g, g->tot[i], reduce_identity(g, g->nd[i].prim, t));
@@ -1221,22 +1242,25 @@ static void init_totals(cg *g) {
     if (g->rk == RK_SHORT_RUNS) reset_lanes(g, true, -1);
 }
 
-/* RUNS: a chunk's lanes [0, n) folded in order and added to the total. */
+/* RUNS: a chunk's lanes [0, n) folded in order and added to the total (of each tile row). */
 static void fold_chunk(cg *g, int64_t n) {
+    loop rows = {0};
+    if (g->trun) rows = loop_begin(g, g->t_i, i64c(g, 0), g->t_rows, i64c(g, 1));
     for (int i = 0; i < g->n; i++) {
         if (g->nd[i].kind != AX_KN_REDUCE) continue;
         ax_dtype t = acc_dtype(g, i);
         ax_prim p = g->nd[i].prim;
-        lanes_ref a = acc_ref(g, i);
         gcc_jit_lvalue *r = local(g, g->st[t], "r");
-        assign(g, r, rv(g, ref_at(g, a, i64c(g, 0))));
+        assign(g, r, rv(g, acc_at(g, i, i64c(g, 0))));
         if (n > 1) {
             loop l = loop_begin(g, g->j, i64c(g, 1), i64c(g, n), i64c(g, 1));
-            assign(g, r, reduce_step(g, p, t, rv(g, r), rv(g, ref_lane(g, a))));
+            assign(g, r, reduce_step(g, p, t, rv(g, r), rv(g, acc_at(g, i, rv(g, g->j)))));
             loop_end(g, &l);
         }
-        assign(g, g->tot[i], reduce_step(g, p, t, rv(g, g->tot[i]), rv(g, r)));
+        gcc_jit_lvalue *tot = row_total(g, i);
+        assign(g, tot, reduce_step(g, p, t, rv(g, tot), rv(g, r)));
     }
+    if (g->trun) loop_end(g, &rows);
 }
 
 /* SHORT_RUNS: each lane's run added to its total; ACROSS_RUNS: the lanes' runs added to the
@@ -1256,10 +1280,17 @@ static void add_runs(cg *g) {
 
 /* After the reduced loops: the results to the outputs. */
 static void store_results(cg *g) {
-    if (g->rk == RK_RUNS || g->rk == RK_ACROSS_RUNS) { /* one total */
+    if (g->rk == RK_RUNS || g->rk == RK_ACROSS_RUNS) { /* one total (per tile row) */
+        loop rows = {0};
+        if (g->trun) {
+            rows = loop_begin(g, g->t_i, i64c(g, 0), g->t_rows, i64c(g, 1));
+            assign(g, g->idxl[g->tdim],
+                   bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, g->t_lo), rv(g, g->t_i)));
+        }
         for (int i = 0; i < g->n; i++)
             if (g->nd[i].kind == AX_KN_REDUCE)
-                store_node(g, i, reduce_result(g, i, rv(g, g->tot[i])), false);
+                store_node(g, i, reduce_result(g, i, rv(g, row_total(g, i))), false);
+        if (g->trun) loop_end(g, &rows);
         return;
     }
     if (g->tiled) { /* the tile's outputs: from its first index on */
@@ -1447,16 +1478,17 @@ static void blocks_then_tail(cg *g, int pos, gcc_jit_rvalue *from, int64_t count
  * accumulators afresh and ends folding them into the totals. */
 static void chunked(cg *g, int pos) {
     int64_t extent = g->ks->shape[g->lane], nfull = extent / CHUNK, rem = extent % CHUNK;
+    int64_t lanes = g->trun ? B * AX_TILE : B; /* accumulators: B per tile row */
     if (nfull > 0) {
         gcc_jit_lvalue *c = local(g, g->t_i64, "c");
         loop l = loop_begin(g, c, i64c(g, 0), i64c(g, nfull * CHUNK), i64c(g, CHUNK));
-        reset_lanes(g, false, B);
+        reset_lanes(g, false, lanes);
         blocks_then_tail(g, pos, rv(g, c), CHUNK / B, 0);
         fold_chunk(g, B);
         loop_end(g, &l);
     }
     if (rem > 0) {
-        reset_lanes(g, false, B);
+        reset_lanes(g, false, lanes);
         blocks_then_tail(g, pos, i64c(g, nfull * CHUNK), rem / B, rem % B);
         fold_chunk(g, rem < B ? rem : B);
     }
@@ -1640,6 +1672,7 @@ static void plan_kernel(cg *g, int step) {
         g->tiled = g->rk == RK_ROWS && g->first_reduced < k->ndim && k->shape[g->lane] > B;
     }
     g->tdim = tile_dim(g->code, k);
+    g->trun = g->rk == RK_RUNS && g->tdim >= 0;
     for (int i = 0; i < g->n; i++) g->access[i] = (char)load_access(&g->nd[i], g->lane, g->tdim);
     plan_pieces(g);
     plan_segments(g);

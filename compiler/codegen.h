@@ -29,7 +29,7 @@ enum {
 };
 
 /* Bump when generated code changes, so that old cache entries are not used. */
-#define AX_CODEGEN_VERSION "ax-codegen-13-loops2"
+#define AX_CODEGEN_VERSION "ax-codegen-13-loops3"
 
 typedef void (*ax_step_fn)(char **bufs, void *const *fns, int64_t lo, int64_t hi);
 

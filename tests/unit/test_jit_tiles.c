@@ -232,19 +232,39 @@ static void test_rows_reduction_over_two_axes(void **state) {
     }
 }
 
-/* A reduction along the lanes (the last axis) of a transposed operand: gathered, in chunks. */
+/* Reductions along the lanes (the last axis) of transposed operands: tiled along a kept
+ * axis, AX_TILE outputs side by side, in chunks (5 x 5000: two chunks, a partial tile); rows
+ * shorter than the lanes (40 x 7) run across outputs and gather; f32 sums, i32 sums
+ * (wrapping) and f64 maxima (NaN and signed zeros); and a 3-d loop whose tiled axis is not
+ * the innermost kept one (the kept axes are reordered). */
 static void test_runs_of_a_transposed_operand(void **state) {
     ax_ctx *cx = *state;
     static const int64_t runs[][2] = {{37, 53}, {5, 5000}, {128, 128}, {40, 7}};
-    for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
-        int64_t m = runs[k][0], n = runs[k][1];
-        prog b = {.cx = cx, .b = ax_ir_builder_new()};
-        ax_ir_atom x = arg(&b, AX_F32, 2, SH(n, m)), y = arg(&b, AX_F32, 2, SH(m, n));
-        ax_ir_atom s = on_axes(&b, AX_P_REDUCE_SUM, op2(&b, AX_P_MUL, tr(&b, x), y), 1, AX(1));
-        ax_ir *ir = done(&b, 1, &s);
-        check_program(cx, ir, "sum(x.T * y, axis=1)", -1, -1);
-        ax_ir_release(ir);
-    }
+    static const struct {
+        ax_prim prim;
+        ax_dtype t;
+    } ops[] = {{AX_P_REDUCE_SUM, AX_F32}, {AX_P_REDUCE_SUM, AX_I32}, {AX_P_REDUCE_MAX, AX_F64}};
+    for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
+        for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
+            int64_t m = runs[k][0], n = runs[k][1];
+            prog b = {.cx = cx, .b = ax_ir_builder_new()};
+            ax_dtype dt = ops[o].t;
+            ax_ir_atom x = arg(&b, dt, 2, SH(n, m)), y = arg(&b, dt, 2, SH(m, n));
+            ax_ir_atom s = on_axes(&b, ops[o].prim, op2(&b, AX_P_ADD, tr(&b, x), y), 1, AX(1));
+            ax_ir *ir = done(&b, 1, &s);
+            char what[64];
+            snprintf(what, sizeof what, "%s reduce(x.T + y, axis=1) [%lld,%lld]",
+                     ax_dtype_short(dt), (long long)m, (long long)n);
+            check_program(cx, ir, what, n < 16 ? 0 : 1, n < 16);
+            ax_ir_release(ir);
+        }
+    prog b = {.cx = cx, .b = ax_ir_builder_new()};
+    ax_ir_atom x = arg(&b, AX_F32, 3, SH(40, 30, 20)), y = arg(&b, AX_F32, 3, SH(20, 40, 30));
+    ax_ir_atom xt = on_axes(&b, AX_P_TRANSPOSE, x, 3, AX(2, 0, 1)); /* [20, 40, 30] */
+    ax_ir_atom s = on_axes(&b, AX_P_REDUCE_SUM, op2(&b, AX_P_MUL, xt, y), 1, AX(2));
+    ax_ir *ir = done(&b, 1, &s);
+    check_program(cx, ir, "sum(x.transpose(2, 0, 1) * y, axis=2)", 1, 0);
+    ax_ir_release(ir);
 }
 
 /* Vector math (libmvec on whole blocks) on a tiled load: exp(x.T) + tanh(y), f32 and f64. */
