@@ -343,6 +343,10 @@ static int loop_order(const ax_code *code, const ax_code_step *st, int *order) {
 }
 
 void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out) {
+    *out = code->steps[step].split;
+}
+
+void ax_codegen_choose_split(const ax_code *code, int step, ax_loop_split *out) {
     const ax_code_step *st = &code->steps[step];
     int order[AX_MAX_RANK];
     loop_order(code, st, order);
