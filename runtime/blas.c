@@ -70,6 +70,7 @@ static ax_blas *blas_open(ax_ctx *cx) {
         return ax_error(cx, AX_ERR_RUNTIME, "OpenBLAS (%s) has no function %s", OPENBLAS_SONAME,
                         missing);
     }
+    LOOKUP(handle, "openblas_get_num_threads", b->get_num_threads); /* optional */
     if (cx->threads > 0) b->set_num_threads(cx->threads);
     return b;
 }

@@ -30,6 +30,9 @@ extern const ax_builtin_def ax_builtins_einsum[];  /* einsum */
 extern const ax_builtin_def ax_builtins_compare[]; /* isclose, allclose, array_equal, ... */
 extern const ax_builtin_def ax_builtins_time[];    /* timeit */
 extern const ax_builtin_def ax_builtins_lax[];     /* cond, switch, while_loop, scan */
+extern const ax_builtin_def ax_builtins_parallel[]; /* pmap, psum, devices, ... */
+/* `distributed` (jax.distributed.initialize()): stdlib/builtins_parallel.c */
+int ax_parallel_register(ax_interp *in);
 
 /* The array builtin called `name`, or NULL (used for method sugar). */
 const ax_builtin_def *ax_builtin_find(const char *name);
