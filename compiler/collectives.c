@@ -97,10 +97,12 @@ int64_t ax_axis_size(ax_ctx *cx, const ax_axis_spec *spec) {
     return size;
 }
 
-/* The innermost trace recording an IR above `depth` (a jit, make_jaxpr or pass trace). */
+/* The outermost trace recording an IR from `depth` on (a pmap body's trace, or the first
+ * trace of a pass over it): a collective of values that no trace in the axis's scope owns
+ * belongs there (in a split into known and unknown parts, to the known part). */
 static ax_trace *recording_trace(const ax_ctx *cx, int depth) {
     const struct ax_trace_state *st = cx->traces;
-    for (int i = st ? st->depth - 1 : -1; i >= depth; i--)
+    for (int i = depth; st && i < st->depth; i++)
         if (!strcmp(st->stack[i]->name, "jit")) return st->stack[i];
     return NULL;
 }

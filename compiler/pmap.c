@@ -134,6 +134,20 @@ static int *devices_of(ax_ctx *cx, const ax_axis_spec *spec, int64_t n, int loca
     return devs;
 }
 
+static int enter_axis(ax_ctx *cx, const ax_params *p, ax_axis_frame *f);
+static void leave_axis(ax_ctx *cx, ax_axis_frame *f);
+
+/* The body's native program and those of the calls nested in it, built with the axis name in
+ * scope (building re-traces the body, whose collectives name it). */
+static int build_programs(ax_ctx *cx, const ax_params *p, ax_ir *body, ax_jit_program **prog) {
+    ax_axis_frame f;
+    if (enter_axis(cx, p, &f)) return -1;
+    *prog = ax_call_program(cx, body);
+    int rc = *prog && !prepare_nested(cx, body) ? 0 : -1;
+    leave_axis(cx, &f);
+    return rc;
+}
+
 static int pmap_eager(ax_ctx *cx, int nin, ax_array **in, const ax_params *p, ax_array **out) {
     if (ax_device_running(cx))
         return ax_error(cx, AX_ERR_VALUE,
@@ -150,8 +164,7 @@ static int pmap_eager(ax_ctx *cx, int nin, ax_array **in, const ax_params *p, ax
                     .size = axis_size(cx, p),
                     .nin = nin,
                     .nout = body->nout};
-    job.prog = ax_call_program(cx, body);
-    int rc = job.prog && !prepare_nested(cx, body) ? 0 : -1;
+    int rc = build_programs(cx, p, body, &job.prog);
     if (!rc && ax_process_count(cx) > 1)
         rc = ax_distributed_same(cx, n, "the size of the pmapped axis");
     job.ins = rc ? NULL : calloc((size_t)(n * nin) + 1, sizeof *job.ins);

@@ -177,7 +177,7 @@ static const struct {
     {"dot", "dot"},           {"squeeze", "squeeze"}, {"ravel", "ravel"},   {"flatten", "ravel"},
     {"swapaxes", "swapaxes"}, {"take", "take"},       {"repeat", "repeat"}, {"sort", "sort"},
     {"argsort", "argsort"},   {"nonzero", "nonzero"}, {"astype", "astype"}, {"copy", "copy"},
-    {"diagonal", "diagonal"}, {"trace", "trace"},
+    {"diagonal", "diagonal"}, {"trace", "trace"},       {"devices", "devices"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))

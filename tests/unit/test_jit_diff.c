@@ -245,7 +245,9 @@ static const jspec specs[] = {
 static bool exempt(ax_prim p) {
     return p == AX_P_CUSTOM_LINEAR || p == AX_P_CUSTOM_CALL || /* tests/lang/jit_corpus.ax */
            /* sub-programs: tests/unit/test_control_flow.c runs them eagerly and under jit */
-           p == AX_P_COND || p == AX_P_WHILE || p == AX_P_SCAN || p == AX_P_CALL;
+           p == AX_P_COND || p == AX_P_WHILE || p == AX_P_SCAN || p == AX_P_CALL ||
+           /* pmap and collectives (which run on devices): tests/unit/test_collectives.c */
+           ax_prim_get(p)->flags & (AX_PRIM_COLLECTIVE | AX_PRIM_MAPPED);
 }
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
