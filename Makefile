@@ -50,7 +50,7 @@ TESTFLAGS += --sanitized
 else ifeq ($(SANITIZE),thread)
 # `make tsan`: data races between devices (or any threads) are fatal reports.
 CFLAGS   += -O1 -fsanitize=thread -fno-omit-frame-pointer
-export TSAN_OPTIONS := halt_on_error=1:exitcode=86:second_deadlock_stack=1
+export TSAN_OPTIONS := halt_on_error=1:exitcode=86:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp
 TESTFLAGS += --sanitized --only parallel
 else
 CFLAGS   += -DNDEBUG
