@@ -320,9 +320,14 @@ typedef struct collective_call {
     bool mean;
 } collective_call;
 
-/* The collective of one leaf. */
-static ax_array *collective_leaf(ax_interp *in, const collective_call *c, ax_array *x) {
+/* The collective of one leaf; negative axes count from the end of the leaf's rank, plus
+ * rank_extra (all_gather's new axis). */
+static ax_array *collective_leaf(ax_interp *in, const collective_call *c, ax_array *x,
+                                 int rank_extra) {
     ax_ctx *cx = in->cx;
+    ax_params extra = c->extra;
+    for (int k = 0; k < extra.naxes; k++)
+        if (extra.axes[k] < 0) extra.axes[k] += x->ndim + rank_extra;
     ax_array *own = NULL;
     if (c->prim == AX_P_PSUM && x->dtype == AX_BOOL) /* as JAX: booleans are counted */
         x = own = ax_np_astype(cx, x, ax_dtype_default_int(cx->x64), false);
@@ -331,7 +336,7 @@ static ax_array *collective_leaf(ax_interp *in, const collective_call *c, ax_arr
         ax_array_release(own);
         x = own = f;
     }
-    ax_array *y = x ? ax_collective(cx, c->prim, x, c->spec, &c->extra) : NULL;
+    ax_array *y = x ? ax_collective(cx, c->prim, x, c->spec, &extra) : NULL;
     ax_array_release(own);
     if (y && c->mean) {
         int64_t size = ax_axis_size(cx, c->spec);
@@ -346,14 +351,14 @@ static ax_array *collective_leaf(ax_interp *in, const collective_call *c, ax_arr
 
 /* The collective of every leaf of the tree x. */
 static ax_value *collective_tree(ax_interp *in, const collective_call *c, ax_value *x,
-                                 const char *fname) {
+                                 const char *fname, int rank_extra) {
     ax_value **leaves, *def;
     int n;
     if (ax_tree_flatten(in, x, &leaves, &n, &def)) return NULL;
     int i = 0;
     for (; i < n; i++) {
         ax_array *a = ax_value_to_array(in, leaves[i], fname);
-        ax_array *y = a ? collective_leaf(in, c, a) : NULL;
+        ax_array *y = a ? collective_leaf(in, c, a, rank_extra) : NULL;
         ax_array_release(a);
         if (!y) break;
         ax_value_release(leaves[i]);
@@ -377,7 +382,7 @@ static ax_value *reduction(ax_interp *in, const ax_args *a, const char *fname, a
         return ax_error(in->cx, AX_ERR_VALUE, "%s: axis_index_groups is not supported", fname);
     collective_call c = {.prim = prim, .mean = mean};
     if (!(c.spec = read_axis_names(in, v[1], fname, 0, NULL))) return NULL;
-    return collective_tree(in, &c, v[0], fname);
+    return collective_tree(in, &c, v[0], fname, 0);
 }
 
 static ax_value *b_psum(ax_interp *in, ax_value *self, const ax_args *a) {
@@ -400,98 +405,64 @@ static ax_value *b_pmin(ax_interp *in, ax_value *self, const ax_args *a) {
     return reduction(in, a, "pmin", AX_P_PMIN, false);
 }
 
-/* An axis argument of a collective, normalised against rank `nd` (when the leaf is known). */
-static bool read_int(ax_interp *in, ax_value *v, const char *what, int64_t dflt, int *out) {
-    int64_t k;
-    if (!ax_bi_int(in, v, what, dflt, &k)) return false;
-    if (k < -AX_MAX_RANK - 1 || k > AX_MAX_RANK)
-        return ax_error(in->cx, AX_ERR_VALUE, "%s %lld is out of range", what, (long long)k), false;
-    *out = (int)k;
-    return true;
-}
+/* The collectives with axis parameters: their signatures (x and axis_name first). */
+typedef struct shaped {
+    const char *fname;
+    ax_prim prim;
+    const char *names[7];
+    int maxpos;
+    int naxes, axis_arg[2]; /* the parameters that are axes (required after axis_name when
+                               maxpos says so), in params.axes order */
+    int tiled_arg;
+} shaped;
 
-/* Collectives with axis parameters apply to one array: a pytree maps them over its leaves,
- * each normalising its negative axes against its own rank. */
-static ax_value *shaped_tree(ax_interp *in, collective_call *c, ax_value *x, const char *fname,
-                             int rank_extra) {
-    ax_value **leaves, *def;
-    int n;
-    if (ax_tree_flatten(in, x, &leaves, &n, &def)) return NULL;
-    int i = 0;
-    for (; i < n; i++) {
-        ax_array *a = ax_value_to_array(in, leaves[i], fname);
-        if (!a) break;
-        collective_call ci = *c;
-        for (int k = 0; k < ci.extra.naxes; k++)
-            if (ci.extra.axes[k] < 0)
-                ci.extra.axes[k] += a->ndim + rank_extra;
-        ax_array *y = ax_collective(in->cx, ci.prim, a, ci.spec, &ci.extra);
-        ax_array_release(a);
-        if (!y) break;
-        ax_value_release(leaves[i]);
-        if (!(leaves[i] = ax_value_array(y))) break;
+static const shaped all_gather_sig = {"all_gather", AX_P_ALL_GATHER,
+                                      {"x", "axis_name", "axis_index_groups", "axis", "tiled"},
+                                      2, 1, {3}, 4};
+static const shaped psum_scatter_sig = {
+    "psum_scatter", AX_P_PSUM_SCATTER,
+    {"x", "axis_name", "scatter_dimension", "axis_index_groups", "tiled"}, 2, 1, {2}, 4};
+static const shaped all_to_all_sig = {
+    "all_to_all", AX_P_ALL_TO_ALL,
+    {"x", "axis_name", "split_axis", "concat_axis", "axis_index_groups", "tiled"}, 4, 2, {2, 3},
+    5};
+
+static ax_value *shaped_collective(ax_interp *in, const ax_args *a, const shaped *sig) {
+    ax_value *v[7] = {NULL};
+    bool tiled;
+    collective_call c = {.prim = sig->prim, .extra = {.naxes = sig->naxes}};
+    if (!ax_bi_parse(in, a, sig->fname, sig->names, sig->maxpos, v)) return NULL;
+    for (int k = 0; k < sig->maxpos; k++)
+        if (!ax_bi_required(in, v[k], sig->fname, sig->names[k])) return NULL;
+    for (int k = 0; k < sig->naxes; k++) {
+        int64_t axis;
+        if (!ax_bi_int(in, v[sig->axis_arg[k]], sig->names[sig->axis_arg[k]], 0, &axis))
+            return NULL;
+        if (axis < -AX_MAX_RANK - 1 || axis > AX_MAX_RANK)
+            return ax_error(in->cx, AX_ERR_VALUE, "%s: %s %lld is out of range", sig->fname,
+                            sig->names[sig->axis_arg[k]], (long long)axis);
+        c.extra.axes[k] = (int)axis;
     }
-    ax_value *r = i == n ? ax_tree_unflatten(in, def, leaves, n) : NULL;
-    ax_values_release(leaves, n);
-    ax_value_release(def);
-    return r;
+    if (!ax_bi_bool(in, v[sig->tiled_arg], "tiled", false, &tiled)) return NULL;
+    c.extra.flag = tiled;
+    if (!(c.spec = read_axis_names(in, v[1], sig->fname, 0, NULL))) return NULL;
+    /* all_gather's axis counts in the result, which has one more dimension unless tiled */
+    return collective_tree(in, &c, v[0], sig->fname, sig == &all_gather_sig && !tiled);
 }
 
 static ax_value *b_all_gather(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
-    ax_value *v[5] = {NULL};
-    static const char *const names[] = {"x", "axis_name", "axis_index_groups", "axis", "tiled",
-                                        NULL};
-    bool tiled;
-    collective_call c = {.prim = AX_P_ALL_GATHER, .extra = {.naxes = 1}};
-    if (!ax_bi_parse(in, a, "all_gather", names, 2, v) ||
-        !ax_bi_required(in, v[0], "all_gather", "x") ||
-        !ax_bi_required(in, v[1], "all_gather", "axis_name") ||
-        !read_int(in, v[3], "all_gather: axis", 0, &c.extra.axes[0]) ||
-        !ax_bi_bool(in, v[4], "tiled", false, &tiled))
-        return NULL;
-    c.extra.flag = tiled;
-    if (!(c.spec = read_axis_names(in, v[1], "all_gather", 0, NULL))) return NULL;
-    return shaped_tree(in, &c, v[0], "all_gather", tiled ? 0 : 1);
+    return shaped_collective(in, a, &all_gather_sig);
 }
 
 static ax_value *b_psum_scatter(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
-    ax_value *v[5] = {NULL};
-    static const char *const names[] = {"x", "axis_name", "scatter_dimension",
-                                        "axis_index_groups", "tiled", NULL};
-    bool tiled;
-    collective_call c = {.prim = AX_P_PSUM_SCATTER, .extra = {.naxes = 1}};
-    if (!ax_bi_parse(in, a, "psum_scatter", names, 2, v) ||
-        !ax_bi_required(in, v[0], "psum_scatter", "x") ||
-        !ax_bi_required(in, v[1], "psum_scatter", "axis_name") ||
-        !read_int(in, v[2], "psum_scatter: scatter_dimension", 0, &c.extra.axes[0]) ||
-        !ax_bi_bool(in, v[4], "tiled", false, &tiled))
-        return NULL;
-    c.extra.flag = tiled;
-    if (!(c.spec = read_axis_names(in, v[1], "psum_scatter", 0, NULL))) return NULL;
-    return shaped_tree(in, &c, v[0], "psum_scatter", 0);
+    return shaped_collective(in, a, &psum_scatter_sig);
 }
 
 static ax_value *b_all_to_all(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
-    ax_value *v[6] = {NULL};
-    static const char *const names[] = {"x",          "axis_name", "split_axis", "concat_axis",
-                                        "axis_index_groups", "tiled", NULL};
-    bool tiled;
-    collective_call c = {.prim = AX_P_ALL_TO_ALL, .extra = {.naxes = 2}};
-    if (!ax_bi_parse(in, a, "all_to_all", names, 4, v) ||
-        !ax_bi_required(in, v[0], "all_to_all", "x") ||
-        !ax_bi_required(in, v[1], "all_to_all", "axis_name") ||
-        !ax_bi_required(in, v[2], "all_to_all", "split_axis") ||
-        !ax_bi_required(in, v[3], "all_to_all", "concat_axis") ||
-        !read_int(in, v[2], "all_to_all: split_axis", 0, &c.extra.axes[0]) ||
-        !read_int(in, v[3], "all_to_all: concat_axis", 0, &c.extra.axes[1]) ||
-        !ax_bi_bool(in, v[5], "tiled", false, &tiled))
-        return NULL;
-    c.extra.flag = tiled;
-    if (!(c.spec = read_axis_names(in, v[1], "all_to_all", 0, NULL))) return NULL;
-    return shaped_tree(in, &c, v[0], "all_to_all", 0);
+    return shaped_collective(in, a, &all_to_all_sig);
 }
 
 /* perm: (source, destination) pairs, each source and each destination at most once. */
@@ -552,7 +523,7 @@ static ax_value *b_ppermute(ax_interp *in, ax_value *self, const ax_args *a) {
     collective_call c = {.prim = AX_P_PPERMUTE};
     c.spec = read_axis_names(in, v[1], "ppermute", npairs, pairs);
     free(pairs);
-    return c.spec ? collective_tree(in, &c, v[0], "ppermute") : NULL;
+    return c.spec ? collective_tree(in, &c, v[0], "ppermute", 0) : NULL;
 }
 
 static ax_value *b_axis_index(ax_interp *in, ax_value *self, const ax_args *a) {
