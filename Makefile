@@ -68,6 +68,9 @@ MANDIR     := $(PREFIX)/share/man/man1
 $(BUILD)/lang/interp.o: CFLAGS += -DAX_STDLIB_DIR='"$(STDLIB_DIR)"'
 $(BUILD)/lang/interp.o: $(BUILD)/.prefix
 $(BUILD)/runtime/elementwise.o: CFLAGS += -O3 -march=native -fno-math-errno -fno-trapping-math
+# The reductions' lane loops vectorise at -O3 (in-cache sums 5.7 -> 10.9 Gelem/s); no
+# -ffast-math: the order of their additions is part of their result (runtime/reduce.h).
+$(BUILD)/runtime/reduce.o: CFLAGS += -O3 -march=native -fno-math-errno -fno-trapping-math
 
 DEPS := libreadline-dev libgccjit-12-dev libopenblas-dev libcmocka-dev binutils python3 \
         python3-numpy gnuplot-nox graphviz libcmark-dev chromium openmpi-bin libopenmpi-dev

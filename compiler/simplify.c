@@ -3,6 +3,7 @@
  * equations whose results are unused. */
 #include "simplify.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,13 @@ typedef struct rewriter {
 static bool literal_is(const ax_ir_atom *a, double v) {
     if (a->var >= 0 || !a->lit || a->lit->ndim != 0 || !a->lit->buf) return false;
     return ax_array_get_f64(a->lit, 0) == v;
+}
+
+/* A zero literal that is the identity of addition: for floats the one with the sign bit
+ * `negative` (integers: any zero). */
+static bool literal_is_zero(const ax_ir_atom *a, bool negative) {
+    if (!literal_is(a, 0.0)) return false;
+    return !ax_dtype_is_float(a->lit->dtype) || signbit(ax_array_get_f64(a->lit, 0)) == negative;
 }
 
 static bool same_atom(const ax_ir_atom *x, const ax_ir_atom *y) {
@@ -49,14 +57,14 @@ static const ax_ir_atom *identity_of(const rewriter *r, const ax_ir_eqn *e, cons
         else if (literal_is(&in[0], 1.0))
             keep = &in[1];
         break;
-    case AX_P_ADD:
-        if (literal_is(&in[1], 0.0))
+    case AX_P_ADD: /* for floats only -0.0 is the identity: -0.0 + 0.0 is +0.0 */
+        if (literal_is_zero(&in[1], true))
             keep = &in[0];
-        else if (literal_is(&in[0], 0.0))
+        else if (literal_is_zero(&in[0], true))
             keep = &in[1];
         break;
-    case AX_P_SUB:
-        if (literal_is(&in[1], 0.0)) keep = &in[0];
+    case AX_P_SUB: /* x - 0.0 is x, x - -0.0 is not (for x = -0.0) */
+        if (literal_is_zero(&in[1], false)) keep = &in[0];
         break;
     case AX_P_DIV:
         if (literal_is(&in[1], 1.0)) keep = &in[0];

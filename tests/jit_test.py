@@ -458,8 +458,13 @@ def full_disk(ctx):
 
 # A stand-in for the assembler that kills ax (its parent) in the middle of a compile, with
 # libgccjit's temporary directory and the driver's files on disk.
+# ax compiles in a child process (so that Ctrl-C can abandon a compile): the assembler's
+# parent is that child, and ax its parent.
 KILLER_AS = """#!/bin/sh
-kill -KILL $PPID
+child=$PPID
+ax=$(awk '{print $4}' /proc/$child/stat)
+[ "$(cat /proc/$ax/comm)" = ax ] && kill -KILL $ax
+kill -KILL $child
 sleep 5
 exit 1
 """

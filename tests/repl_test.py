@@ -200,6 +200,33 @@ def ctrl_c_stops_evaluation(ctx):
 
 
 @check
+def ctrl_c_abandons_a_jit_compile(ctx):
+    """A compile of many seconds (one function of 2400 operations: no pieces) stops at once,
+    and leaves no cache entry: it ran in a child process that Ctrl-C kills."""
+    cache = tempfile.mkdtemp(dir=ctx.home)
+    s = Session(ctx.ax, ctx.home, env={"XDG_CACHE_HOME": cache, "AX_JIT_PIECE_WORK": "0"})
+    ctx.sessions.append(s)
+    s.prompt()
+    s.line("def f(x):")
+    s.expect(r"\.\.\. ")
+    s.line("    for i in range(400): x = sin(x) * 1.01 + 0.5")
+    s.expect(r"\.\.\. ")
+    s.line("    sum(x)")
+    s.expect(r"\.\.\. ")
+    s.line("")
+    s.prompt()
+    s.line("jit(grad(f))(ones(100))")
+    time.sleep(1.0 * SCALE)
+    s.send("\x03")
+    s.expect(r"KeyboardInterrupt", timeout=5)
+    s.prompt()
+    s.run("2 + 3", r"\b5 : i32\[\]")
+    left = [f for _, _, fs in os.walk(cache) for f in fs if ".so" in f]
+    if left:
+        raise Failure(f"the abandoned compile left {left}")
+
+
+@check
 def ctrl_c_clears_the_line(ctx):
     s = session(ctx)
     s.send("this_is_not_run")

@@ -12,24 +12,7 @@
 
 #include "../../runtime/elementwise.h"
 #include "../../runtime/pool.h"
-
-enum { RUNS = 7 };
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *t) {
-    qsort(t, RUNS, sizeof *t, compare_doubles);
-    return t[RUNS / 2];
-}
+#include "bench_util.h"
 
 typedef struct bench {
     ax_ctx *cx;
