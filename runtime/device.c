@@ -479,6 +479,10 @@ int ax_distributed_initialize(ax_ctx *cx) {
     ax_parallel *p = ax_parallel_of(cx);
     if (!p) return -1;
     if (p->mpi || !ax_mpi_launched()) return 0;
+    if (p->mpi_finished)
+        return ax_error(cx, AX_ERR_RUNTIME,
+                        "jax.distributed.initialize: MPI cannot start again after shutdown()"),
+               -1;
     int local = ax_local_device_count(cx);
     if (local < 0) return -1;
     ax_mpi *m = ax_mpi_open(cx);
@@ -528,6 +532,9 @@ void ax_distributed_finish(ax_ctx *cx, bool failed) {
     if (!p || !p->mpi) return;
     ax_mpi_close(p->mpi, failed);
     p->mpi = NULL;
+    p->mpi_finished = true;
+    p->process_index = 0; /* what follows runs on this process's devices alone */
+    p->process_count = 1;
 }
 
 void ax_parallel_free(ax_parallel *p) {

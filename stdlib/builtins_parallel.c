@@ -40,10 +40,10 @@ static ax_value *device_getattr(ax_interp *in, ax_value *self, const char *name)
 static const ax_object_type device_type = {
     .name = "Device", .free = free, .format = device_format, .getattr = device_getattr};
 
-static ax_value *device_value(ax_interp *in, int id) {
+/* Device `id` of a process with `local` devices. */
+static ax_value *device_value(ax_interp *in, int id, int local) {
     device_obj *d = malloc(sizeof *d);
     if (!d) return ax_error_oom(in->cx);
-    int local = ax_local_device_count(in->cx);
     d->id = id;
     d->process = local > 0 ? id / local : 0;
     return ax_value_object(&device_type, d);
@@ -53,6 +53,7 @@ static ax_value *device_value(ax_interp *in, int id) {
 typedef struct device_set {
     int n;
     int first;
+    int local; /* devices per process */
 } device_set;
 
 static void set_format(ax_strbuf *out, void *payload) {
@@ -68,7 +69,7 @@ static ax_value *set_getitem(ax_interp *in, ax_value *self, ax_value *index) {
     int64_t i;
     if (!ax_value_to_int(in, index, "a device set index", &i)) return NULL;
     if (i < 0 || i >= s->n) return ax_error(in->cx, AX_ERR_INDEX, "device set index out of range");
-    return device_value(in, s->first + (int)i);
+    return device_value(in, s->first + (int)i, s->local);
 }
 
 static const ax_object_type device_set_type = {
@@ -79,11 +80,11 @@ static int first_local(ax_interp *in, int local) {
     return ax_process_index(in->cx) * local;
 }
 
-static ax_value *device_list(ax_interp *in, int first, int n) {
+static ax_value *device_list(ax_interp *in, int first, int n, int local) {
     ax_value **items = calloc((size_t)n + 1, sizeof *items);
     if (!items) return ax_error_oom(in->cx);
     for (int i = 0; i < n; i++)
-        if (!(items[i] = device_value(in, first + i))) {
+        if (!(items[i] = device_value(in, first + i, local))) {
             ax_values_release(items, i);
             return NULL;
         }
@@ -94,11 +95,13 @@ static ax_value *device_list(ax_interp *in, int first, int n) {
 
 /* The devices an array lives on (x.devices()). */
 static ax_value *devices_of_array(ax_interp *in, const ax_array *x) {
+    int local = ax_local_device_count(in->cx);
+    if (local < 0) return NULL;
     device_set *s = malloc(sizeof *s);
     if (!s) return ax_error_oom(in->cx);
-    *s = (device_set){.n = 1, .first = 0};
+    *s = (device_set){.n = 1, .first = 0, .local = local};
     if (x->device & AX_DEVICE_SHARDED)
-        s->n = x->device & ~AX_DEVICE_SHARDED, s->first = first_local(in, ax_local_device_count(in->cx));
+        s->n = x->device & ~AX_DEVICE_SHARDED, s->first = first_local(in, local);
     else if (x->device)
         s->first = x->device - 1;
     return ax_value_object(&device_set_type, s);
@@ -122,7 +125,7 @@ static ax_value *b_devices(ax_interp *in, ax_value *self, const ax_args *a) {
     if (!backend_ok(in, v[0], "devices")) return NULL;
     int local = ax_local_device_count(in->cx);
     if (local < 0) return NULL;
-    return device_list(in, 0, local * ax_process_count(in->cx));
+    return device_list(in, 0, local * ax_process_count(in->cx), local);
 }
 
 static ax_value *b_local_devices(ax_interp *in, ax_value *self, const ax_args *a) {
@@ -137,7 +140,7 @@ static ax_value *b_local_devices(ax_interp *in, ax_value *self, const ax_args *a
         return ax_error(in->cx, AX_ERR_VALUE, "local_devices: there is no process %lld",
                         (long long)proc);
     int local = ax_local_device_count(in->cx);
-    return local < 0 ? NULL : device_list(in, (int)proc * local, local);
+    return local < 0 ? NULL : device_list(in, (int)proc * local, local, local);
 }
 
 static ax_value *count_value(ax_interp *in, const ax_args *a, const char *fname, bool global) {
