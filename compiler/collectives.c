@@ -19,9 +19,8 @@
 
 /* ---------------------------------------------------------------- specs and scope */
 
-const ax_axis_spec *ax_axis_spec_make(ax_ctx *cx, int nnames, const char *const *names,
-                                      int npairs, const int64_t *pairs, int ndevices,
-                                      const int *devices) {
+const ax_axis_spec *ax_axis_spec_make(ax_ctx *cx, int nnames, const char *const *names, int npairs,
+                                      const int64_t *pairs, int ndevices, const int *devices) {
     if (nnames < 0 || nnames > AX_MAX_AXIS_NAMES)
         return ax_error(cx, AX_ERR_VALUE, "a collective names at most %d axes, not %d",
                         AX_MAX_AXIS_NAMES, nnames);
@@ -76,8 +75,8 @@ static int unbound(ax_ctx *cx, const char *name) {
     for (const ax_axis_frame *f = cx->parallel ? cx->parallel->axes : NULL; f; f = f->outer)
         ax_strbuf_appendf(&in_scope, "%s'%s'", in_scope.len ? ", " : "", f->name);
     if (in_scope.len)
-        ax_error(cx, AX_ERR_NAME, "unbound axis name: %s (the axis names in scope here: %s)",
-                 name, in_scope.data);
+        ax_error(cx, AX_ERR_NAME, "unbound axis name: %s (the axis names in scope here: %s)", name,
+                 in_scope.data);
     else
         ax_error(cx, AX_ERR_NAME,
                  "unbound axis name: %s (collectives work inside pmap or vmap with that "
@@ -143,8 +142,7 @@ static const ax_axis_spec *spec_without(ax_ctx *cx, const ax_axis_spec *s, const
         if (strcmp(s->names[i], name)) rest[n++] = s->names[i];
     *err = false;
     if (!n) return NULL;
-    const ax_axis_spec *r = ax_axis_spec_make(cx, n, rest, s->npairs, s->data, s->ndevices,
-                                              NULL);
+    const ax_axis_spec *r = ax_axis_spec_make(cx, n, rest, s->npairs, s->data, s->ndevices, NULL);
     *err = r == NULL;
     return r;
 }
@@ -159,7 +157,8 @@ static bool names_axis(const ax_axis_spec *s, const char *name) {
 
 static void format_names(ax_strbuf *out, const ax_axis_spec *s) {
     ax_strbuf_append(out, "(");
-    for (int i = 0; s && i < s->nnames; i++) ax_strbuf_appendf(out, "%s'%s'", i ? ", " : "", s->names[i]);
+    for (int i = 0; s && i < s->nnames; i++)
+        ax_strbuf_appendf(out, "%s'%s'", i ? ", " : "", s->names[i]);
     ax_strbuf_append(out, s && s->nnames == 1 ? ",)" : ")");
 }
 
@@ -377,7 +376,7 @@ enum { OP_SUM, OP_MAX, OP_MIN };
                 a[i] = (T)(a[i] + b[i]);                                                           \
             } else {                                                                               \
                 bool take = op == OP_MAX ? b[i] > a[i] : b[i] < a[i];                              \
-                if (FLOAT && b[i] != b[i]) take = true; /* NaN wins, as jnp.maximum */            \
+                if (FLOAT && b[i] != b[i]) take = true; /* NaN wins, as jnp.maximum */             \
                 if (FLOAT && a[i] != a[i]) take = false;                                           \
                 if (take) a[i] = b[i];                                                             \
             }                                                                                      \
@@ -501,8 +500,7 @@ static int psum_scatter_eager(ax_ctx *cx, int nin, ax_array **in, const ax_param
     return y ? 0 : -1;
 }
 
-static int ppermute_eager(ax_ctx *cx, int nin, ax_array **in, const ax_params *p,
-                          ax_array **out) {
+static int ppermute_eager(ax_ctx *cx, int nin, ax_array **in, const ax_params *p, ax_array **out) {
     (void)nin;
     ax_array *x;
     const void *const *parts;
@@ -827,13 +825,13 @@ COLLECTIVE(ax_psum_info, "psum", 1, AX_PRIM_LINEAR, psum_shape, psum_eager, ax_j
            collective_transpose, format_reduce);
 COLLECTIVE(ax_pmax_info, "pmax", 1, 0, same_shape, pmax_eager, extreme_jvp, NULL, format_reduce);
 COLLECTIVE(ax_pmin_info, "pmin", 1, 0, same_shape, pmin_eager, extreme_jvp, NULL, format_reduce);
-COLLECTIVE(ax_all_gather_info, "all_gather", 1, AX_PRIM_LINEAR, all_gather_shape,
-           all_gather_eager, ax_jvp_linear, collective_transpose, format_all_gather);
+COLLECTIVE(ax_all_gather_info, "all_gather", 1, AX_PRIM_LINEAR, all_gather_shape, all_gather_eager,
+           ax_jvp_linear, collective_transpose, format_all_gather);
 COLLECTIVE(ax_psum_scatter_info, "psum_scatter", 1, AX_PRIM_LINEAR, psum_scatter_shape,
            psum_scatter_eager, ax_jvp_linear, collective_transpose, format_psum_scatter);
 COLLECTIVE(ax_ppermute_info, "ppermute", 1, AX_PRIM_LINEAR, ppermute_shape, ppermute_eager,
            ax_jvp_linear, collective_transpose, format_ppermute);
-COLLECTIVE(ax_all_to_all_info, "all_to_all", 1, AX_PRIM_LINEAR, all_to_all_shape,
-           all_to_all_eager, ax_jvp_linear, collective_transpose, format_all_to_all);
-COLLECTIVE(ax_axis_index_info, "axis_index", 0, AX_PRIM_NONDIFF, axis_index_shape,
-           axis_index_eager, ax_jvp_zero, NULL, format_axis_index);
+COLLECTIVE(ax_all_to_all_info, "all_to_all", 1, AX_PRIM_LINEAR, all_to_all_shape, all_to_all_eager,
+           ax_jvp_linear, collective_transpose, format_all_to_all);
+COLLECTIVE(ax_axis_index_info, "axis_index", 0, AX_PRIM_NONDIFF, axis_index_shape, axis_index_eager,
+           ax_jvp_zero, NULL, format_axis_index);

@@ -32,9 +32,8 @@ typedef struct ax_axis_spec {
 
 /* An interned spec (NULL with a MemoryError). names are interned here; data holds the pairs
  * then the devices. */
-const ax_axis_spec *ax_axis_spec_make(ax_ctx *cx, int nnames, const char *const *names,
-                                      int npairs, const int64_t *pairs, int ndevices,
-                                      const int *devices);
+const ax_axis_spec *ax_axis_spec_make(ax_ctx *cx, int nnames, const char *const *names, int npairs,
+                                      const int64_t *pairs, int ndevices, const int *devices);
 
 /* ---- the named axes in scope ---- */
 

@@ -212,8 +212,8 @@ static int pmap_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_ar
     return rc;
 }
 
-static int pmap_partial_eval(ax_ctx *cx, ax_ir_trace *t, ax_prim prim, const ax_params *p,
-                             int nin, ax_array **in, const bool *unknown, ax_array **out) {
+static int pmap_partial_eval(ax_ctx *cx, ax_ir_trace *t, ax_prim prim, const ax_params *p, int nin,
+                             ax_array **in, const bool *unknown, ax_array **out) {
     ax_axis_frame f;
     if (enter_axis(cx, p, &f)) return -1;
     int rc = ax_call_partial_eval(cx, t, prim, p, nin, in, unknown, out);

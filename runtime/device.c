@@ -52,23 +52,23 @@ const char *ax_intern_str(ax_ctx *cx, const char *s) {
 /* ---------------------------------------------------------------- a run's rendezvous */
 
 struct ax_device_run {
-    int n;                /* this process's devices in the run */
-    int nproc, proc;      /* processes, and this one's index */
-    ax_mpi *mpi;          /* NULL with one process */
+    int n;           /* this process's devices in the run */
+    int nproc, proc; /* processes, and this one's index */
+    ax_mpi *mpi;     /* NULL with one process */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int arrived, finished;
-    uint64_t gen;         /* barriers passed */
+    uint64_t gen; /* barriers passed */
     bool failed, out_of_step;
-    uint64_t *seq;        /* per device: its exchanges so far */
-    bool *victim;         /* per device: it stopped only because another one failed */
-    ax_array **held[2];   /* per slot (exchange number % 2), per device: its contribution */
+    uint64_t *seq;      /* per device: its exchanges so far */
+    bool *victim;       /* per device: it stopped only because another one failed */
+    ax_array **held[2]; /* per slot (exchange number % 2), per device: its contribution */
     const void **posted[2];
     size_t nbytes[2];
-    char *gathered;       /* every process's contributions (nproc * n of them) */
+    char *gathered; /* every process's contributions (nproc * n of them) */
     size_t gathered_cap;
-    char *packed;         /* this process's, one after the other, for MPI */
-    const void **parts;   /* into gathered, in group order */
+    char *packed;       /* this process's, one after the other, for MPI */
+    const void **parts; /* into gathered, in group order */
 };
 
 static void run_init(ax_device_run *r, int n, ax_parallel *par) {
@@ -200,8 +200,7 @@ int ax_device_exchange(ax_ctx *dcx, ax_array *x, const void *const **parts) {
     if (i == 0) r->nbytes[slot] = nb;
     if (barrier(dcx, r, i)) return -1;
     if (r->nbytes[slot] != nb)
-        return ax_error(dcx, AX_ERR_RUNTIME, "pmap: devices gave a collective different sizes"),
-               -1;
+        return ax_error(dcx, AX_ERR_RUNTIME, "pmap: devices gave a collective different sizes"), -1;
     if (!r->mpi) {
         *parts = r->posted[slot];
         return 0;
@@ -234,8 +233,8 @@ typedef struct ax_devices {
     device *dev;
     pthread_mutex_t mu;
     pthread_cond_t wake, idle;
-    uint64_t job;  /* runs started */
-    int pending;   /* devices still working on the current one */
+    uint64_t job; /* runs started */
+    int pending;  /* devices still working on the current one */
     bool quit;
     /* the current run */
     ax_device_fn fn;
@@ -246,8 +245,7 @@ typedef struct ax_devices {
 
 static int machine_cores(void) {
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
@@ -261,8 +259,8 @@ static int wanted_devices(ax_ctx *cx) {
         errno = 0;
         long n = strtol(env, &end, 10);
         if (*end || errno || n < 1 || n > MAX_DEVICES) {
-            ax_error(cx, AX_ERR_VALUE, "AX_DEVICES=%s: the number of devices must be 1 to %d",
-                     env, MAX_DEVICES);
+            ax_error(cx, AX_ERR_VALUE, "AX_DEVICES=%s: the number of devices must be 1 to %d", env,
+                     MAX_DEVICES);
             return -1;
         }
         return (int)n;
@@ -439,8 +437,8 @@ int ax_devices_run(ax_ctx *cx, int n, const int *devs, ax_device_fn fn, void *ar
     if (!d) return -1;
     for (int k = 0; k < n; k++)
         if (devs && (devs[k] < 0 || devs[k] >= d->n))
-            return ax_error(cx, AX_ERR_VALUE, "there is no device %d: this process has %d",
-                            devs[k], d->n),
+            return ax_error(cx, AX_ERR_VALUE, "there is no device %d: this process has %d", devs[k],
+                            d->n),
                    -1;
     ax_device_run run;
     run_init(&run, n, cx->parallel);

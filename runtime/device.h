@@ -34,14 +34,14 @@ typedef struct ax_parallel {
     struct ax_devices *devices; /* this process's devices (the main context only) */
     struct ax_mpi *mpi;         /* the processes joined by jax.distributed.initialize() */
     int process_index, process_count;
-    bool mpi_finished;           /* MPI_Finalize was called: MPI cannot start again */
-    ax_device_run *run;          /* on a device's context during a run: the run */
-    int run_index;               /* and its position in it */
-    struct ax_axis_frame *axes;  /* the named axes in scope, innermost first
-                                    (compiler/collectives.h) */
-    const char *batching_axis;   /* the name of the vmap whose batching rule is running
-                                    (compiler/vmap.c), or NULL */
-    struct interned *interned;   /* ax_intern's copies */
+    bool mpi_finished;          /* MPI_Finalize was called: MPI cannot start again */
+    ax_device_run *run;         /* on a device's context during a run: the run */
+    int run_index;              /* and its position in it */
+    struct ax_axis_frame *axes; /* the named axes in scope, innermost first
+                                   (compiler/collectives.h) */
+    const char *batching_axis;  /* the name of the vmap whose batching rule is running
+                                   (compiler/vmap.c), or NULL */
+    struct interned *interned;  /* ax_intern's copies */
 } ax_parallel;
 
 /* cx's parallel state, made on first use (NULL with a MemoryError). */

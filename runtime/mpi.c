@@ -87,8 +87,10 @@ ax_mpi *ax_mpi_open(ax_ctx *cx) {
     int provided = 0, done = 0, rc = MPI_OK;
     if (!missing) {
         m->initialized(&done);
-        if (!done) rc = m->init_thread(NULL, NULL, THREAD_SERIALIZED, &provided);
-        else provided = THREAD_SERIALIZED;
+        if (!done)
+            rc = m->init_thread(NULL, NULL, THREAD_SERIALIZED, &provided);
+        else
+            provided = THREAD_SERIALIZED;
     }
     if (!missing && rc == MPI_OK) {
         m->comm_rank(m->world, &m->rank);

@@ -419,15 +419,28 @@ typedef struct shaped {
     int tiled_arg;
 } shaped;
 
-static const shaped all_gather_sig = {"all_gather", AX_P_ALL_GATHER,
+static const shaped all_gather_sig = {"all_gather",
+                                      AX_P_ALL_GATHER,
                                       {"x", "axis_name", "axis_index_groups", "axis", "tiled"},
-                                      2, 1, {3}, 4};
+                                      2,
+                                      1,
+                                      {3},
+                                      4};
 static const shaped psum_scatter_sig = {
-    "psum_scatter", AX_P_PSUM_SCATTER,
-    {"x", "axis_name", "scatter_dimension", "axis_index_groups", "tiled"}, 2, 1, {2}, 4};
+    "psum_scatter",
+    AX_P_PSUM_SCATTER,
+    {"x", "axis_name", "scatter_dimension", "axis_index_groups", "tiled"},
+    2,
+    1,
+    {2},
+    4};
 static const shaped all_to_all_sig = {
-    "all_to_all", AX_P_ALL_TO_ALL,
-    {"x", "axis_name", "split_axis", "concat_axis", "axis_index_groups", "tiled"}, 4, 2, {2, 3},
+    "all_to_all",
+    AX_P_ALL_TO_ALL,
+    {"x", "axis_name", "split_axis", "concat_axis", "axis_index_groups", "tiled"},
+    4,
+    2,
+    {2, 3},
     5};
 
 static ax_value *shaped_collective(ax_interp *in, const ax_args *a, const shaped *sig) {
@@ -484,18 +497,19 @@ static int64_t *read_perm(ax_interp *in, ax_value *perm, int *npairs) {
                      "ppermute: perm must be a list of (source, destination) pairs");
         if (pair && n == cap) {
             int64_t *g = realloc(pairs, (size_t)(cap *= 2) * 2 * sizeof *g);
-            if (!g) pair = false, ax_error_oom(in->cx);
-            else pairs = g;
+            if (!g)
+                pair = false, ax_error_oom(in->cx);
+            else
+                pairs = g;
         }
-        bool ok = pair &&
-                  ax_value_to_int(in, item->items[0], "a ppermute source", &pairs[2 * n]) &&
+        bool ok = pair && ax_value_to_int(in, item->items[0], "a ppermute source", &pairs[2 * n]) &&
                   ax_value_to_int(in, item->items[1], "a ppermute destination", &pairs[2 * n + 1]);
         ax_value_release(item);
         for (int k = 0; ok && k < n; k++)
             if (pairs[2 * k] == pairs[2 * n] || pairs[2 * k + 1] == pairs[2 * n + 1]) {
-                ax_error(in->cx, AX_ERR_VALUE, "ppermute: perm sends from or to device %lld twice",
-                         (long long)(pairs[2 * k] == pairs[2 * n] ? pairs[2 * n]
-                                                                   : pairs[2 * n + 1]));
+                ax_error(
+                    in->cx, AX_ERR_VALUE, "ppermute: perm sends from or to device %lld twice",
+                    (long long)(pairs[2 * k] == pairs[2 * n] ? pairs[2 * n] : pairs[2 * n + 1]));
                 ok = false;
             }
         if (!ok) {
@@ -516,7 +530,8 @@ static ax_value *b_ppermute(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
     ax_value *v[3] = {NULL};
     static const char *const names[] = {"x", "axis_name", "perm", NULL};
-    if (!ax_bi_parse(in, a, "ppermute", names, 3, v) || !ax_bi_required(in, v[0], "ppermute", "x") ||
+    if (!ax_bi_parse(in, a, "ppermute", names, 3, v) ||
+        !ax_bi_required(in, v[0], "ppermute", "x") ||
         !ax_bi_required(in, v[1], "ppermute", "axis_name") ||
         !ax_bi_required(in, v[2], "ppermute", "perm"))
         return NULL;
@@ -537,8 +552,7 @@ static ax_value *b_axis_index(ax_interp *in, ax_value *self, const ax_args *a) {
         return NULL;
     const ax_axis_spec *spec = read_axis_names(in, v[0], "axis_index", 0, NULL);
     if (!spec) return NULL;
-    if (spec->nnames != 1)
-        return ax_error(in->cx, AX_ERR_VALUE, "axis_index takes one axis name");
+    if (spec->nnames != 1) return ax_error(in->cx, AX_ERR_VALUE, "axis_index takes one axis name");
     return ax_np_wrap_take(in, ax_collective(in->cx, AX_P_AXIS_INDEX, NULL, spec, NULL));
 }
 
@@ -600,8 +614,7 @@ static int map_leaves(ax_interp *in, pmap_state *s, const ax_args *a, flat_call 
     }
     for (int k = 0; k < fc->ntraced && !rc; k++) {
         ax_value *spec = per_arg ? s->in_axes->items[fc->traced[k]] : s->in_axes;
-        rc = ax_spread_axes(in, "pmap in_axes", a->pos[fc->traced[k]], spec, axes, &nax,
-                            fc->nflat);
+        rc = ax_spread_axes(in, "pmap in_axes", a->pos[fc->traced[k]], spec, axes, &nax, fc->nflat);
     }
     *n = -1;
     for (int i = 0; i < fc->nflat && !rc; i++) {
@@ -610,8 +623,8 @@ static int map_leaves(ax_interp *in, pmap_state *s, const ax_args *a, flat_call 
         if (axes[i] < -x->ndim || axes[i] >= x->ndim) {
             char t[96];
             ax_array_type_format(t, sizeof t, x);
-            ax_error(in->cx, AX_ERR_VALUE, "pmap: in_axes %d is out of range for an argument of type %s",
-                     axes[i], t);
+            ax_error(in->cx, AX_ERR_VALUE,
+                     "pmap: in_axes %d is out of range for an argument of type %s", axes[i], t);
             rc = -1;
         } else {
             if (axes[i] < 0) axes[i] += x->ndim;
@@ -625,7 +638,8 @@ static int map_leaves(ax_interp *in, pmap_state *s, const ax_args *a, flat_call 
         }
     }
     if (!rc && *n < 0) {
-        ax_error(in->cx, AX_ERR_VALUE, "pmap needs at least one mapped argument (an in_axes entry that is not None)");
+        ax_error(in->cx, AX_ERR_VALUE,
+                 "pmap needs at least one mapped argument (an in_axes entry that is not None)");
         rc = -1;
     }
     for (int i = 0; i < fc->nflat && !rc; i++) {
@@ -640,7 +654,8 @@ static int map_leaves(ax_interp *in, pmap_state *s, const ax_args *a, flat_call 
 
 /* Appends an exact encoding of a static argument (pmap's are hashable values, as in JAX). */
 static int encode_static(ax_interp *in, ax_strbuf *k, ax_value *v, int depth) {
-    if (depth > 64) return ax_error(in->cx, AX_ERR_RECURSION, "pmap: a static argument nested too deep"), -1;
+    if (depth > 64)
+        return ax_error(in->cx, AX_ERR_RECURSION, "pmap: a static argument nested too deep"), -1;
     switch (v->kind) {
     case AX_V_ARRAY:
         if (v->arr->ndim || !v->arr->buf)
@@ -701,7 +716,8 @@ static pmap_entry *trace_entry(ax_interp *in, pmap_state *s, flat_call *fc, ax_a
     if (!avals) return ax_error_oom(in->cx);
     for (int i = 0; i < fc->nflat; i++) {
         ax_aval_of(&avals[i], mapped[i]);
-        memmove(avals[i].shape, avals[i].shape + 1, (size_t)(avals[i].ndim - 1) * sizeof *avals[i].shape);
+        memmove(avals[i].shape, avals[i].shape + 1,
+                (size_t)(avals[i].ndim - 1) * sizeof *avals[i].shape);
         avals[i].ndim--;
     }
     int nout = 0;
@@ -722,7 +738,8 @@ static pmap_entry *trace_entry(ax_interp *in, pmap_state *s, flat_call *fc, ax_a
         s->cap = cap;
     }
     pmap_entry *e = &s->entries[s->nentries++];
-    *e = (pmap_entry){.key = *key, .ir = ir, .out_def = ax_value_retain(fc->out_def), .nmain = fc->nmain};
+    *e = (pmap_entry){
+        .key = *key, .ir = ir, .out_def = ax_value_retain(fc->out_def), .nmain = fc->nmain};
     *key = NULL;
     return e;
 }
@@ -774,8 +791,9 @@ static ax_array *place_output(ax_interp *in, ax_array *y, int axis) {
     if (axis < 0) axis += y->ndim;
     if (axis < 0 || axis >= y->ndim) {
         ax_array_release(y);
-        return ax_error(cx, AX_ERR_VALUE, "pmap: out_axes %d is out of range for an output of rank %d",
-                        axis, y->ndim - 1);
+        return ax_error(cx, AX_ERR_VALUE,
+                        "pmap: out_axes %d is out of range for an output of rank %d", axis,
+                        y->ndim - 1);
     }
     ax_array *r = ax_moveaxis(cx, y, 0, axis);
     ax_array_release(y);
@@ -795,8 +813,8 @@ static ax_value *finish_outputs(ax_interp *in, pmap_state *s, pmap_entry *e, ax_
     for (int j = 0; ok && j < e->nmain; j++) {
         outs[j] = place_output(in, outs[j], axes[j]);
         ok = outs[j] != NULL;
-        if (ok && !outs[j]->tracer && ax_refs_load(&outs[j]->refs) == 1 && axes[j] != AX_AXIS_NONE &&
-            n < AX_DEVICE_SHARDED)
+        if (ok && !outs[j]->tracer && ax_refs_load(&outs[j]->refs) == 1 &&
+            axes[j] != AX_AXIS_NONE && n < AX_DEVICE_SHARDED)
             outs[j]->device = (uint16_t)(AX_DEVICE_SHARDED | n);
     }
     free(axes);
@@ -831,7 +849,8 @@ static ax_value *pmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     int64_t n = 0;
     int rc = ax_flat_call_init(&fc, in, "pmap", s->fn, a, ntraced, traced, false);
     free(traced);
-    if (!rc && !(mapped = calloc((size_t)fc.nflat + 1, sizeof *mapped))) rc = (ax_error_oom(in->cx), -1);
+    if (!rc && !(mapped = calloc((size_t)fc.nflat + 1, sizeof *mapped)))
+        rc = (ax_error_oom(in->cx), -1);
     if (!rc) rc = map_leaves(in, s, a, &fc, mapped, &n);
     int local = rc ? 0 : ax_local_device_count(in->cx);
     if (!rc && local < 0) rc = -1;
@@ -851,11 +870,14 @@ static ax_value *pmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     for (int i = 0; !rc && i < s->nentries && !e; i++)
         if (!strcmp(s->entries[i].key, key)) e = &s->entries[i];
     if (!rc && !e && !(e = trace_entry(in, s, &fc, mapped, n, &key))) rc = -1;
-    if (!rc && !(outs = calloc((size_t)e->ir->nout + 1, sizeof *outs))) rc = (ax_error_oom(in->cx), -1);
+    if (!rc && !(outs = calloc((size_t)e->ir->nout + 1, sizeof *outs)))
+        rc = (ax_error_oom(in->cx), -1);
     if (!rc) rc = bind_entry(in, s, e, mapped, fc.nflat, n, outs);
     if (!rc) result = finish_outputs(in, s, e, outs, n);
-    if (!rc) ax_flat_release_arrays(outs, e->ir->nout);
-    else free(outs);
+    if (!rc)
+        ax_flat_release_arrays(outs, e->ir->nout);
+    else
+        free(outs);
     for (int i = 0; mapped && i < fc.nflat; i++) ax_array_release(mapped[i]);
     free(mapped);
     free(key);
@@ -885,8 +907,10 @@ static int *read_devices(ax_interp *in, ax_value *v, int *n) {
         }
         if (id >= 0 && *n == cap) {
             int *g = realloc(devs, (size_t)(cap *= 2) * sizeof *g);
-            if (!g) id = -1, ax_error_oom(in->cx);
-            else devs = g;
+            if (!g)
+                id = -1, ax_error_oom(in->cx);
+            else
+                devs = g;
         }
         if (id < 0) {
             rc = -1;
@@ -904,9 +928,9 @@ static int *read_devices(ax_interp *in, ax_value *v, int *n) {
 
 static ax_value *b_pmap(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
-    static const char *const names[] = {"fun",     "axis_name", "in_axes",   "out_axes",
-                                        "static_broadcasted_argnums", "devices", "backend",
-                                        "axis_size", "donate_argnums", NULL};
+    static const char *const names[] = {
+        "fun",     "axis_name", "in_axes",   "out_axes",       "static_broadcasted_argnums",
+        "devices", "backend",   "axis_size", "donate_argnums", NULL};
     ax_value *v[9] = {NULL};
     if (!ax_bi_parse(in, a, "pmap", names, 2, v)) return NULL;
     if (!v[0]) return ax_error(in->cx, AX_ERR_TYPE, "pmap() missing the function to map");
@@ -924,8 +948,7 @@ static ax_value *b_pmap(ax_interp *in, ax_value *self, const ax_args *a) {
         rc = ax_read_argnums(in, "pmap", v[4], &s->statics, &s->nstatic, &as_tuple);
     if (!rc && v[5] && v[5]->kind != AX_V_NONE && !(devs = read_devices(in, v[5], &ndev))) rc = -1;
     const char *name = v[1] && v[1]->kind == AX_V_STR ? v[1]->str : NULL;
-    if (!rc)
-        s->spec = ax_axis_spec_make(in->cx, name ? 1 : 0, &name, 0, NULL, ndev, devs);
+    if (!rc) s->spec = ax_axis_spec_make(in->cx, name ? 1 : 0, &name, 0, NULL, ndev, devs);
     free(devs);
     if (rc || !s->spec) {
         pmap_state_free(s);
@@ -958,8 +981,7 @@ const ax_builtin_def ax_builtins_parallel[] = {
      "(zeros where nothing arrives)",
      0},
     {"all_to_all", b_all_to_all,
-     "all_to_all(x, axis_name, split_axis, concat_axis, tiled=False): chunk j of x to device j",
-     0},
+     "all_to_all(x, axis_name, split_axis, concat_axis, tiled=False): chunk j of x to device j", 0},
     {"axis_index", b_axis_index, "axis_index(axis_name): this device's position along axis_name",
      0},
     {"devices", b_devices, "devices(): every device, CpuDevice(id=0), ...; x.devices(): x's", 0},
