@@ -568,6 +568,7 @@ typedef struct pmap_entry {
 typedef struct pmap_state {
     ax_value *fn, *in_axes, *out_axes;
     const ax_axis_spec *spec; /* the axis name and the devices= */
+    int64_t axis_size;        /* axis_size=, or -1 */
     int nstatic;
     int *statics;
     pmap_entry *entries;
@@ -637,9 +638,15 @@ static int map_leaves(ax_interp *in, pmap_state *s, const ax_args *a, flat_call 
             *n = x->shape[axes[i]];
         }
     }
-    if (!rc && *n < 0) {
+    if (!rc && *n >= 0 && s->axis_size >= 0 && *n != s->axis_size) {
+        ax_error(in->cx, AX_ERR_VALUE, "pmap: axis_size=%lld but the mapped arguments have size %lld",
+                 (long long)s->axis_size, (long long)*n);
+        rc = -1;
+    }
+    if (!rc && *n < 0 && (*n = s->axis_size) < 0) {
         ax_error(in->cx, AX_ERR_VALUE,
-                 "pmap needs at least one mapped argument (an in_axes entry that is not None)");
+                 "pmap needs at least one mapped argument (an in_axes entry that is not None) "
+                 "or axis_size");
         rc = -1;
     }
     for (int i = 0; i < fc->nflat && !rc; i++) {
@@ -704,6 +711,10 @@ static char *signature(ax_interp *in, pmap_state *s, const ax_args *a, const fla
             ax_strbuf_appendf(&k, "|%d=", i);
             rc = encode_static(in, &k, a->pos[i], 0);
         }
+    for (int i = 0; i < a->nkw && !rc; i++) { /* keywords pass as they are, like statics */
+        ax_strbuf_appendf(&k, "|%s=", a->kwnames[i]);
+        rc = encode_static(in, &k, a->kwvals[i], 0);
+    }
     if (!rc && !k.data) ax_strbuf_append(&k, "");
     if (!rc && !k.data) ax_error_oom(in->cx), rc = -1;
     if (rc) ax_strbuf_free(&k);
@@ -940,6 +951,7 @@ static ax_value *b_pmap(ax_interp *in, ax_value *self, const ax_args *a) {
     pmap_state *s = calloc(1, sizeof *s);
     if (!s) return ax_error_oom(in->cx);
     s->fn = ax_value_retain(v[0]);
+    s->axis_size = -1;
     s->in_axes = v[2] ? ax_value_retain(v[2]) : ax_value_int(in, 0);
     s->out_axes = v[3] ? ax_value_retain(v[3]) : ax_value_int(in, 0);
     int ndev = 0, *devs = NULL, rc = s->in_axes && s->out_axes ? 0 : -1;
@@ -947,6 +959,12 @@ static ax_value *b_pmap(ax_interp *in, ax_value *self, const ax_args *a) {
     if (!rc && v[4] && v[4]->kind != AX_V_NONE)
         rc = ax_read_argnums(in, "pmap", v[4], &s->statics, &s->nstatic, &as_tuple);
     if (!rc && v[5] && v[5]->kind != AX_V_NONE && !(devs = read_devices(in, v[5], &ndev))) rc = -1;
+    if (!rc && v[7] && v[7]->kind != AX_V_NONE &&
+        (!ax_bi_int(in, v[7], "pmap: axis_size", -1, &s->axis_size) || s->axis_size < 1))
+        rc = ax_error_pending(in->cx) ? -1
+                                      : (ax_error(in->cx, AX_ERR_VALUE,
+                                                  "pmap: axis_size must be at least 1"),
+                                         -1);
     const char *name = v[1] && v[1]->kind == AX_V_STR ? v[1]->str : NULL;
     if (!rc) s->spec = ax_axis_spec_make(in->cx, name ? 1 : 0, &name, 0, NULL, ndev, devs);
     free(devs);
