@@ -353,12 +353,14 @@ static int on_device(ax_ctx *cx, const ax_params *p) {
     return 0;
 }
 
-/* Every device's operand (contiguous), in device order: *parts; *x is this device's. */
+/* Every device's operand (contiguous), in device order: *parts; *x is this device's. The
+ * operand is copied: the others read it after this step, and the step's input may be memory
+ * the caller reuses at once (jit's loops lend their buffers to eager steps). */
 static int exchange(ax_ctx *cx, const ax_params *p, ax_array *in, ax_array **x,
                     const void *const **parts) {
     *x = NULL;
     if (on_device(cx, p)) return -1;
-    if (!(*x = ax_array_contiguous(cx, in))) return -1;
+    if (!(*x = ax_array_copy(cx, in))) return -1;
     if (!ax_device_exchange(cx, *x, parts)) return 0;
     ax_array_release(*x);
     *x = NULL;
