@@ -73,7 +73,8 @@ $(BUILD)/runtime/elementwise.o: CFLAGS += -O3 -march=native -fno-math-errno -fno
 $(BUILD)/runtime/reduce.o: CFLAGS += -O3 -march=native -fno-math-errno -fno-trapping-math
 
 DEPS := libreadline-dev libgccjit-12-dev libopenblas-dev libcmocka-dev binutils python3 \
-        python3-numpy gnuplot-nox graphviz libcmark-dev chromium openmpi-bin libopenmpi-dev
+        python3-numpy gnuplot-nox graphviz libcmark-dev chromium zlib1g-dev openmpi-bin \
+        libopenmpi-dev
 
 .PHONY: all unit benches run test asan tsan bench conformance install uninstall deps clean FORCE
 all: $(BUILD)/ax
@@ -136,6 +137,11 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(STDLIB_DIR) $(DESTDIR)$(MANDIR)
 	install -m 755 $(BUILD)/ax $(DESTDIR)$(PREFIX)/bin/ax
 	$(if $(wildcard stdlib/*.ax),install -m 644 $(wildcard stdlib/*.ax) $(DESTDIR)$(STDLIB_DIR))
+	$(foreach d,$(patsubst stdlib/%/,%,$(sort $(dir $(wildcard stdlib/*/*.ax)))),\
+	    install -d $(DESTDIR)$(STDLIB_DIR)/$(d) && \
+	    install -m 644 $(wildcard stdlib/$(d)/*.ax) $(DESTDIR)$(STDLIB_DIR)/$(d);)
+	install -d $(DESTDIR)$(PREFIX)/share/ax/data
+	$(if $(wildcard data/*.csv),install -m 644 $(wildcard data/*.csv) $(DESTDIR)$(PREFIX)/share/ax/data)
 	install -m 644 docs/ax.1 $(DESTDIR)$(MANDIR)/ax.1
 
 uninstall:

@@ -1,6 +1,8 @@
 /* The typed IR: builder, printer, verifier, evaluator. */
 #include "ir.h"
 
+#include "conv_rules.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -401,6 +403,14 @@ static const char *scatter_mode_name(int mode) {
 
 void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
     switch (prim) {
+    case AX_P_CONV_GENERAL_DILATED:
+    case AX_P_REDUCE_WINDOW_SUM:
+    case AX_P_REDUCE_WINDOW_MAX:
+    case AX_P_REDUCE_WINDOW_MIN:
+    case AX_P_SELECT_AND_GATHER_ADD:
+    case AX_P_SELECT_AND_SCATTER_ADD:
+        ax_conv_format_params(s, prim, p);
+        break;
     case AX_P_INTEGER_POW:
         ax_strbuf_appendf(s, "[y=%lld]", (long long)p->k);
         break;

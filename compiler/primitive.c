@@ -13,6 +13,7 @@
 #include "call.h"
 #include "collectives.h"
 #include "control_flow.h"
+#include "conv_rules.h"
 #include "ir.h"
 #include "pmap.h"
 #include "shape_rules.h"
@@ -411,6 +412,13 @@ static const ax_prim_info *const table[AX_P_NPRIMS] = {
     [AX_P_WHILE] = &ax_while_info,
     [AX_P_SCAN] = &ax_scan_info,
     [AX_P_CALL] = &ax_call_info,
+    /* convolution and windowed reductions: their rows sit with their rules too */
+    [AX_P_CONV_GENERAL_DILATED] = &ax_conv_general_dilated_info,
+    [AX_P_REDUCE_WINDOW_SUM] = &ax_reduce_window_sum_info,
+    [AX_P_REDUCE_WINDOW_MAX] = &ax_reduce_window_max_info,
+    [AX_P_REDUCE_WINDOW_MIN] = &ax_reduce_window_min_info,
+    [AX_P_SELECT_AND_GATHER_ADD] = &ax_select_and_gather_add_info,
+    [AX_P_SELECT_AND_SCATTER_ADD] = &ax_select_and_scatter_add_info,
     [AX_P_PMAP] = &ax_pmap_info,
     /* collectives by axis name: compiler/collectives.c */
     [AX_P_PSUM] = &ax_psum_info,

@@ -80,6 +80,16 @@ typedef enum {
     AX_P_WHILE, /* (cond consts, body consts, carry...): sub[0] = cond, sub[1] = body */
     AX_P_SCAN,  /* (consts, carry, xs...): sub[0] = body; length, reverse, unroll */
     AX_P_CALL,  /* (args...): sub[0] applied to the arguments (what jit leaves in a trace) */
+    /* convolution and windowed reductions (compiler/conv_rules.c has all their rules) */
+    AX_P_CONV_GENERAL_DILATED, /* (lhs, rhs); params: conv, ndim = rank, step = window
+                                  strides, lo/hi = padding (spatial dims, rhs_spec order) */
+    AX_P_REDUCE_WINDOW_SUM,    /* (x); params: ndim = rank, shape = window_dimensions, step =
+                                  window_strides, lo/hi = padding, conv.lhs_dilation = base
+                                  dilation, conv.rhs_dilation = window dilation */
+    AX_P_REDUCE_WINDOW_MAX, AX_P_REDUCE_WINDOW_MIN, /* the same */
+    AX_P_SELECT_AND_GATHER_ADD,  /* (tangents, operand) -> window shape; the same params, flag =
+                                    AX_SELECT_GE (max) / AX_SELECT_LE (min) */
+    AX_P_SELECT_AND_SCATTER_ADD, /* (source, operand) -> operand's shape; the same params */
     /* pmap (compiler/pmap.h): sub[0] applied to slice i of every operand's leading axis on
      * device i; params: length = the slices, axis = the axis name (and devices) */
     AX_P_PMAP,
@@ -94,6 +104,18 @@ typedef enum {
     AX_P_NPRIMS
 } ax_prim;
 
+/* conv_general_dilated's dimension numbers, dilations and groups, as lax names them (specs:
+ * (batch, feature, spatial...) of lhs and out, (out feature, in feature, spatial...) of rhs).
+ * The windowed reductions read the dilations as base_dilation / window_dilation. */
+typedef struct ax_conv_dims {
+    int lhs_spec[AX_MAX_RANK], rhs_spec[AX_MAX_RANK], out_spec[AX_MAX_RANK];
+    int64_t lhs_dilation[AX_MAX_RANK], rhs_dilation[AX_MAX_RANK];
+    int64_t feature_group_count, batch_group_count;
+} ax_conv_dims;
+
+/* select_and_gather_add / select_and_scatter_add: which element of a window is selected. */
+enum { AX_SELECT_GE = 0, AX_SELECT_LE = 1 };
+
 /* Static parameters. Which fields a primitive reads is listed in the enum above. */
 typedef struct ax_params {
     ax_dtype dtype;
@@ -106,6 +128,7 @@ typedef struct ax_params {
     int64_t shape[AX_MAX_RANK];
     int64_t lo[AX_MAX_RANK], hi[AX_MAX_RANK], step[AX_MAX_RANK];
     ax_dot_dims dot;
+    ax_conv_dims conv;
     struct ax_callback *cb; /* custom_linear: reference-counted; IR equations hold one */
     /* higher-order primitives: the closed sub-programs (borrowed by bind; an IR equation holds
      * references, see ax_ir_add_eqn) and how the operands split between them */

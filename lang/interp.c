@@ -451,13 +451,14 @@ static ax_module *find_loaded(ax_interp *in, const char *name) {
 }
 
 /* The names JAX programs import, mapped onto ax's own, so that ported code keeps its import
- * lines: `import jax.numpy as jnp`, `from jax import grad`, `import jax.random as random`. */
+ * lines: `import jax.numpy as jnp`, `from jax import grad`, `import jax.random as random`,
+ * `import flax.linen as nn`, `import optax` (stdlib/flax.ax serves `from flax import linen`). */
 static const char *jax_equivalent(const char *name) {
     static const struct {
         const char *jax, *ax;
-    } names[] = {{"jax.numpy", "jnp"}, {"numpy", "np"},  {"jax.random", "random"},
-                 {"jax.lax", "lax"},   {"jax.nn", "nn"}, {"jax.tree_util", "tree"},
-                 {"matplotlib.pyplot", "plot"}};
+    } names[] = {{"jax.numpy", "jnp"}, {"numpy", "np"},   {"jax.random", "random"},
+                 {"jax.lax", "lax"},   {"jax.nn", "nn"},  {"jax.tree_util", "tree"},
+                 {"flax.linen", "nn"}, {"optax", "optim"}, {"matplotlib.pyplot", "plot"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i].jax) == 0) return names[i].ax;
     return name;

@@ -65,12 +65,13 @@ static ax_blas *blas_open(ax_ctx *cx) {
         missing = "dpotrf_";
     else if (!LOOKUP(handle, "openblas_set_num_threads", b->set_num_threads))
         missing = "openblas_set_num_threads";
+    else if (!LOOKUP(handle, "openblas_get_num_threads", b->get_num_threads))
+        missing = "openblas_get_num_threads";
     if (missing) {
         ax_blas_free(b);
         return ax_error(cx, AX_ERR_RUNTIME, "OpenBLAS (%s) has no function %s", OPENBLAS_SONAME,
                         missing);
     }
-    LOOKUP(handle, "openblas_get_num_threads", b->get_num_threads); /* optional */
     if (cx->threads > 0) b->set_num_threads(cx->threads);
     return b;
 }

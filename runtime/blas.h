@@ -39,7 +39,7 @@ typedef struct ax_blas {
     void (*spotrf)(const char *uplo, const int *n, float *a, const int *lda, int *info);
     void (*dpotrf)(const char *uplo, const int *n, double *a, const int *lda, int *info);
     void (*set_num_threads)(int n);
-    int (*get_num_threads)(void); /* NULL when this OpenBLAS has none */
+    int (*get_num_threads)(void);
 } ax_blas;
 
 /* Opens OpenBLAS on first call (records an error if it cannot). */

@@ -30,6 +30,8 @@ extern const ax_builtin_def ax_builtins_einsum[];  /* einsum */
 extern const ax_builtin_def ax_builtins_compare[]; /* isclose, allclose, array_equal, ... */
 extern const ax_builtin_def ax_builtins_time[];    /* timeit */
 extern const ax_builtin_def ax_builtins_lax[];     /* cond, switch, while_loop, scan */
+extern const ax_builtin_def ax_builtins_conv[];    /* conv_general_dilated, reduce_window, ... */
+extern const ax_builtin_def ax_builtins_io[];      /* loadtxt */
 extern const ax_builtin_def ax_builtins_parallel[]; /* pmap, psum, devices, ... */
 /* `distributed` (jax.distributed.initialize()): stdlib/builtins_parallel.c */
 int ax_parallel_register(ax_interp *in);

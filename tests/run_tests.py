@@ -5,9 +5,9 @@ when some tests could not run here (a skipped test is not counted as passed).
 Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
                           [-v] [FILE ...]
 
-Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,mpi,parallel):
+Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,io,mpi,parallel):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
-  lang         tests/lang/*.ax
+  lang         tests/lang/*.ax, examples/*.ax, and the landed ../shared/conformance/next programs
   conformance  ../shared/conformance/*.ax, when ../shared exists
   docs         the code blocks of docs/*.md and README.md (see "Executable docs" below)
   repl         tests/repl_test.py (one count per check)
@@ -16,6 +16,7 @@ Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,mpi,parallel)
                tests/notebook_test.py: the notebook runner, plots, show_graph, the page in
                Chromium (one per check; a check whose tool is missing is counted as skipped)
   robust       tests/robustness_test.py: extreme integers at every builtin (one per check)
+  io           tests/io_test.py: array I/O against NumPy, corrupt files, atomic saves (per check)
   mpi          tests/mpi/*.ax, each run by `mpirun -n 2` (skipped without OpenMPI)
   parallel     only the tests of devices, pmap and collectives (what `make tsan` runs): the
                unit test test_collectives, tests/lang/pmap_*.ax, conformance 20, the mpi suite
@@ -55,9 +56,9 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 NPROC = os.cpu_count() or 2
-# ../shared/conformance/next programs whose feature has landed: run with the lang suite
-NEXT_CONFORMANCE = ["20_pmap.ax"]
 SKIPPED_CASE = re.compile(r"^\[ +SKIPPED +\] (?!\d+ test)", re.M)  # a cmocka case's skip
+# ../shared/conformance/next programs whose feature has landed: run with the lang suite
+NEXT_CONFORMANCE = ["18_lax_control_flow.ax", "19_nn_optim.ax", "20_pmap.ax"]
 SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|"
                               r"SUMMARY: UndefinedBehaviorSanitizer|WARNING: ThreadSanitizer")
 
@@ -417,7 +418,8 @@ def parallel_jobs(ctx):
     """The programs of the parallel suite (the unit test runs with the unit jobs)."""
     lang = [p for p in ax_files(os.path.join(ROOT, "tests", "lang"))
             if os.path.basename(p).startswith("pmap")]
-    return program_jobs(ctx, lang + next_conformance(), "lang")
+    pmap = [p for p in next_conformance() if os.path.basename(p) == "20_pmap.ax"]
+    return program_jobs(ctx, lang + pmap, "lang")
 
 
 def next_conformance():
@@ -457,7 +459,8 @@ def main():
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
     suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl",
-                                                    "jit", "notebook", "robust", "mpi"}
+                                                    "jit", "notebook", "robust",
+                                                    "io", "mpi"}
     if "parallel" in suites:  # a selection of the others
         suites |= {"mpi"}
 
@@ -497,6 +500,8 @@ def main():
     jobs = []
     if "lang" in suites:
         jobs += program_jobs(ctx, ax_files(os.path.join(ROOT, "tests", "lang")), "lang")
+        # the examples carry their own expectations; conformance programs of features that landed
+        jobs += program_jobs(ctx, ax_files(os.path.join(ROOT, "examples")), "lang")
         jobs += program_jobs(ctx, next_conformance(), "lang")
     elif "parallel" in suites:
         jobs += parallel_jobs(ctx)
@@ -518,6 +523,8 @@ def main():
         run_script_checks(ctx, res, "notebook_test.py")
     if "robust" in suites:
         run_script_checks(ctx, res, "robustness_test.py")
+    if "io" in suites:
+        run_script_checks(ctx, res, "io_test.py")
 
     if res.skipped:  # not passes: each has a SKIP line above saying why
         print(f"{res.skipped} skipped (they cannot run here: see the SKIP lines)")

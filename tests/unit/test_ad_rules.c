@@ -16,12 +16,13 @@
 
 #include "../../compiler/ad.h"
 #include "../../compiler/ad_rules.h"
+#include "window_case.h"
 
 typedef struct spec {
     ax_prim prim;
     int nin;
     int ndim[4];
-    int64_t shape[4][3];
+    int64_t shape[4][5];
     double lo, hi; /* the domain values are drawn from */
     ax_params p;
     bool int_index; /* input 1 is an index array (gather) */
@@ -167,6 +168,46 @@ static const spec specs[] = {
      {.flag = AX_TRSOLVE_RIGHT_SIDE | AX_TRSOLVE_LOWER | AX_TRSOLVE_TRANSPOSE_A |
               AX_TRSOLVE_UNIT_DIAGONAL}, false},
 };
+
+/* Convolutions and windowed reductions (window_case.h). */
+static const window_case window_cases[] = {
+    /* 1-d NCW: strided, padded, rhs-dilated */
+    {AX_P_CONV_GENERAL_DILATED, 2, 3, {{2, 2, 5}, {3, 2, 2}}, {{0, 1, 2}, {0, 1, 2}, {0, 1, 2}},
+     {2}, {1}, {0}, {1}, {2}, {0}, 1, 1, 0},
+    /* 2-d NHWC / HWIO with lhs dilation and uneven padding */
+    {AX_P_CONV_GENERAL_DILATED, 2, 4, {{1, 4, 3, 2}, {2, 2, 2, 3}},
+     {{0, 3, 1, 2}, {3, 2, 0, 1}, {0, 3, 1, 2}}, {1, 2}, {1, 0}, {1, 1}, {2, 1}, {1, 1}, {0}, 1, 1,
+     0},
+    /* feature groups, batch groups */
+    {AX_P_CONV_GENERAL_DILATED, 2, 3, {{1, 4, 4}, {4, 2, 3}}, {{0, 1, 2}, {0, 1, 2}, {0, 1, 2}},
+     {1}, {1}, {1}, {1}, {1}, {0}, 2, 1, 0},
+    {AX_P_CONV_GENERAL_DILATED, 2, 3, {{4, 2, 4}, {4, 2, 2}}, {{0, 1, 2}, {0, 1, 2}, {0, 1, 2}},
+     {1}, {0}, {0}, {1}, {1}, {0}, 1, 2, 0},
+    /* 3-d, negative padding */
+    {AX_P_CONV_GENERAL_DILATED, 2, 5, {{1, 1, 3, 4, 3}, {2, 1, 2, 2, 2}},
+     {{0, 1, 2, 3, 4}, {0, 1, 2, 3, 4}, {0, 1, 4, 3, 2}}, {1, 2, 1}, {0, -1, 1}, {1, 0, 0},
+     {1, 1, 1}, {1, 1, 1}, {0}, 1, 1, 0},
+    {AX_P_REDUCE_WINDOW_SUM, 1, 2, {{3, 4}}, {{0}}, {1, 2}, {1, 0}, {0, 1}, {2, 1}, {1, 1}, {2, 2},
+     1, 1, 0},
+    {AX_P_REDUCE_WINDOW_MAX, 1, 2, {{4, 5}}, {{0}}, {2, 1}, {0, 1}, {1, 0}, {1, 1}, {1, 2}, {2, 3},
+     1, 1, 0},
+    {AX_P_REDUCE_WINDOW_MIN, 1, 2, {{4, 5}}, {{0}}, {1, 2}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, {2, 2},
+     1, 1, 0},
+    {AX_P_SELECT_AND_GATHER_ADD, 2, 2, {{4, 5}, {4, 5}}, {{0}}, {2, 1}, {1, 0}, {0, 1}, {1, 1},
+     {1, 1}, {2, 2}, 1, 1, AX_SELECT_GE},
+    {AX_P_SELECT_AND_SCATTER_ADD, 2, 2, {{2, 5}, {4, 5}}, {{0}}, {2, 1}, {1, 0}, {0, 1}, {1, 1},
+     {1, 1}, {2, 2}, 1, 1, AX_SELECT_LE},
+};
+
+/* The spec of a window case. */
+static spec window_spec(const window_case *w) {
+    spec s = {.prim = w->prim, .nin = w->nin, .lo = -2, .hi = 2, .p = window_case_params(w)};
+    for (int i = 0; i < w->nin; i++) {
+        s.ndim[i] = w->ndim;
+        memcpy(s.shape[i], w->shape[i], sizeof w->shape[i]);
+    }
+    return s;
+}
 
 /* ---- a function of flat inputs that binds one primitive (the non-differentiated inputs,
  * e.g. gather's indices and select's predicate, are fixed) ---- */
@@ -356,6 +397,11 @@ static void test_rules_match_finite_differences(void **state) {
         check_spec(cx, &specs[i]);
         assert_false(ax_error_pending(cx));
     }
+    for (size_t i = 0; i < sizeof window_cases / sizeof *window_cases; i++) {
+        spec s = window_spec(&window_cases[i]);
+        check_spec(cx, &s);
+        assert_false(ax_error_pending(cx));
+    }
 }
 
 /* Every differentiable primitive is covered by a spec above and has a JVP rule; every linear
@@ -374,6 +420,8 @@ static void test_table_has_every_rule(void **state) {
         bool tested = false;
         for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)
             tested |= specs[i].prim == (ax_prim)p;
+        for (size_t i = 0; i < sizeof window_cases / sizeof *window_cases; i++)
+            tested |= window_cases[i].prim == (ax_prim)p;
         if (!tested && p != AX_P_DYNAMIC_SLICE &&
             p != AX_P_DYNAMIC_UPDATE_SLICE && p != AX_P_NEXTAFTER &&
             p != AX_P_STOP_GRADIENT && p != AX_P_CUSTOM_LINEAR &&

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "window_case.h"
 #include "../../compiler/vmap.h"
 #include "../../runtime/shape_ops.h"
 
@@ -20,7 +21,7 @@ typedef struct spec {
     ax_prim prim;
     int nin;
     int ndim[4];
-    int64_t shape[4][3];
+    int64_t shape[4][5];
     ax_dtype dtype[4];
     double lo[4], hi[4]; /* value ranges (ints: [lo, hi] inclusive) */
     ax_params p;
@@ -216,6 +217,36 @@ static const spec specs[] = {
     {AX_P_ARGSORT, 1, {2}, {{2, 3}}, {F}, {-2}, {2}, {.naxes = 1, .axes = {0}, .dtype = AX_I32}},
 };
 
+/* Convolutions (plain, feature- and batch-grouped, NHWC) and windowed reductions
+ * (window_case.h). */
+static const window_case window_cases[] = {
+    {AX_P_CONV_GENERAL_DILATED, 2, 4, {{1, 4, 3, 3, 0}, {4, 2, 2, 2}},
+     {{0, 1, 2, 3, 0}, {0, 1, 2, 3, 0}, {0, 1, 2, 3}}, {1, 1}, {1, 0}, {0, 1}, {0}, {0}, {0}, 2, 1, 0},
+    {AX_P_CONV_GENERAL_DILATED, 2, 4, {{4, 2, 3, 3, 0}, {4, 2, 2, 2}},
+     {{0, 1, 2, 3, 0}, {0, 1, 2, 3, 0}, {0, 1, 2, 3}}, {1, 2}, {0, 1}, {0, 0}, {0}, {0}, {0}, 1, 2, 0},
+    {AX_P_CONV_GENERAL_DILATED, 2, 4, {{2, 3, 3, 2, 0}, {2, 2, 2, 3}},
+     {{0, 3, 1, 2, 0}, {3, 2, 0, 1, 0}, {0, 3, 1, 2}}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}, {0}, 1, 1, 0},
+    {AX_P_REDUCE_WINDOW_SUM, 1, 2, {{4, 5}}, {{0}}, {1, 2}, {1, 0}, {0, 1}, {0}, {0}, {2, 2}, 1, 1, 0},
+    {AX_P_REDUCE_WINDOW_MAX, 1, 2, {{4, 5}}, {{0}}, {2, 1}, {0, 1}, {1, 0}, {0}, {0}, {2, 3}, 1, 1, 0},
+    {AX_P_REDUCE_WINDOW_MIN, 1, 2, {{4, 5}}, {{0}}, {1, 1}, {0, 0}, {0, 0}, {0}, {0}, {3, 2}, 1, 1, 0},
+    {AX_P_SELECT_AND_GATHER_ADD, 2, 2, {{4, 5}, {4, 5}}, {{0}}, {2, 1}, {1, 0}, {0, 1}, {0}, {0},
+     {2, 2}, 1, 1, 0},
+    {AX_P_SELECT_AND_SCATTER_ADD, 2, 2, {{2, 5}, {4, 5}}, {{0}}, {2, 1}, {1, 0}, {0, 1}, {0}, {0},
+     {2, 2}, 1, 1, 0},
+};
+
+static spec window_spec(const window_case *w) {
+    spec s = {.prim = w->prim, .nin = w->nin, .p = window_case_params(w)};
+    for (int i = 0; i < w->nin; i++) {
+        s.ndim[i] = w->ndim;
+        memcpy(s.shape[i], w->shape[i], sizeof w->shape[i]);
+        s.dtype[i] = F;
+        s.lo[i] = -2;
+        s.hi[i] = 2;
+    }
+    return s;
+}
+
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 static double uniform(double lo, double hi) {
     rng = rng * 6364136223846793005ull + 1442695040888963407ull;
@@ -224,7 +255,7 @@ static double uniform(double lo, double hi) {
 
 /* An input of one example's shape with the batch dimension inserted at bdim (-1: none). */
 static ax_array *make_input(ax_ctx *cx, const spec *s, int i, int bdim) {
-    int64_t shape[4];
+    int64_t shape[AX_MAX_RANK];
     int n = 0;
     for (int d = 0; d <= s->ndim[i]; d++) {
         if (d == bdim) shape[n++] = NB;
@@ -245,7 +276,8 @@ static ax_array *make_input(ax_ctx *cx, const spec *s, int i, int bdim) {
 
 /* Example b of x along `axis`. */
 static ax_array *example(ax_ctx *cx, ax_array *x, int axis, int b) {
-    int64_t start[4] = {0}, limit[4], step[4] = {1, 1, 1, 1};
+    int64_t start[AX_MAX_RANK] = {0}, limit[AX_MAX_RANK], step[AX_MAX_RANK];
+    for (int d = 0; d < x->ndim; d++) step[d] = 1;
     for (int d = 0; d < x->ndim; d++) limit[d] = x->shape[d];
     start[axis] = b, limit[axis] = b + 1;
     ax_array *sl = ax_slice(cx, x, start, limit, step);
@@ -311,6 +343,11 @@ static void test_rules_match_loops(void **state) {
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)
         for (unsigned mask = 1; mask < (1u << specs[i].nin); mask++)
             for (int last = 0; last < 2; last++) check_case(cx, &specs[i], mask, last);
+    for (size_t i = 0; i < sizeof window_cases / sizeof *window_cases; i++) {
+        spec s = window_spec(&window_cases[i]);
+        for (unsigned mask = 1; mask < (1u << s.nin); mask++)
+            for (int last = 0; last < 2; last++) check_case(cx, &s, mask, last);
+    }
 }
 
 /* Every primitive with operands has a case above. */
@@ -329,6 +366,8 @@ static void test_every_primitive_is_checked(void **state) {
         bool found = false;
         for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)
             found |= specs[i].prim == (ax_prim)p;
+        for (size_t i = 0; i < sizeof window_cases / sizeof *window_cases; i++)
+            found |= window_cases[i].prim == (ax_prim)p;
         if (!found) fail_msg("%s has no batching check", info->name);
     }
 }
