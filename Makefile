@@ -56,9 +56,9 @@ else
 CFLAGS   += -DNDEBUG
 endif
 
-SRCS    := $(wildcard runtime/*.c compiler/*.c lang/*.c stdlib/*.c)
+SRCS    := $(wildcard runtime/*.c compiler/*.c numpy/*.c lang/*.c stdlib/*.c cli/*.c)
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o)
-LIBOBJS := $(filter-out $(BUILD)/lang/main.o,$(OBJS))
+LIBOBJS := $(filter-out $(BUILD)/cli/main.o,$(OBJS))
 UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 BENCHES := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(wildcard tests/bench/bench_*.c))
 
@@ -136,10 +136,7 @@ bench: deps
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(STDLIB_DIR) $(DESTDIR)$(MANDIR)
 	install -m 755 $(BUILD)/ax $(DESTDIR)$(PREFIX)/bin/ax
-	$(if $(wildcard stdlib/*.ax),install -m 644 $(wildcard stdlib/*.ax) $(DESTDIR)$(STDLIB_DIR))
-	$(foreach d,$(patsubst stdlib/%/,%,$(sort $(dir $(wildcard stdlib/*/*.ax)))),\
-	    install -d $(DESTDIR)$(STDLIB_DIR)/$(d) && \
-	    install -m 644 $(wildcard stdlib/$(d)/*.ax) $(DESTDIR)$(STDLIB_DIR)/$(d);)
+	cd stdlib && find . -name '*.ax' -exec install -D -m 644 {} $(DESTDIR)$(STDLIB_DIR)/{} \;
 	install -d $(DESTDIR)$(PREFIX)/share/ax/data
 	$(if $(wildcard data/*.csv),install -m 644 $(wildcard data/*.csv) $(DESTDIR)$(PREFIX)/share/ax/data)
 	install -m 644 docs/ax.1 $(DESTDIR)$(MANDIR)/ax.1

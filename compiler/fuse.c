@@ -372,6 +372,10 @@ static void fuse_eqn(fuser *f, int eqn) {
         fuse_control(f, eqn);
         return;
     }
+    if (e->nout == 0) { /* an effect (debug_callback): an eager step, in program order */
+        run_eagerly(f, eqn);
+        return;
+    }
     ax_aval in[4];
     int nin = e->nin < 4 ? e->nin : 4;
     for (int i = 0; i < nin; i++) {

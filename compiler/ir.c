@@ -2,6 +2,7 @@
 #include "ir.h"
 
 #include "conv_rules.h"
+#include "linalg_rules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -442,6 +443,11 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
                           p->flag & AX_TRSOLVE_TRANSPOSE_A ? "True" : "False",
                           p->flag & AX_TRSOLVE_UNIT_DIAGONAL ? "True" : "False");
         break;
+    case AX_P_EIGH:
+    case AX_P_SVD:
+    case AX_P_QR:
+        ax_linalg_format_params(s, prim, p);
+        break;
     case AX_P_CUMSUM:
     case AX_P_CUMPROD:
     case AX_P_CUMMAX:
@@ -538,6 +544,9 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
     case AX_P_CUSTOM_LINEAR:
         ax_strbuf_appendf(s, "[fn=%s output=%lld]", p->cb ? p->cb->name : "?", (long long)p->k);
         break;
+    case AX_P_DEBUG_CALLBACK:
+        ax_strbuf_appendf(s, "[callback=%s effect=Debug]", p->cb ? p->cb->name : "?");
+        break;
     default:
         if (ax_prim_get(prim)->format_params) ax_prim_get(prim)->format_params(s, p);
         break;
@@ -620,7 +629,7 @@ static void format_eqn(printer *pr, ir_names *n, const ax_ir_eqn *e) {
         if (i) ax_strbuf_append(pr->s, " ");
         format_binder(pr, n, e->out[i]);
     }
-    ax_strbuf_appendf(pr->s, " = %s", ax_prim_get(e->prim)->name);
+    ax_strbuf_appendf(pr->s, e->nout ? " = %s" : "%s", ax_prim_get(e->prim)->name);
     if (e->nsub)
         format_sub_params(pr, e);
     else

@@ -61,6 +61,12 @@ typedef enum {
     AX_P_TRIANGULAR_SOLVE, /* (a, b): x with op(a) x = b (or x op(a) = b), a (..., n, n)
                               triangular; params: flag = AX_TRSOLVE_* bits (runtime/linalg.h):
                               lower, transpose_a, unit_diagonal, right side (left_side=False) */
+    /* factorisations of (..., m, n) matrices, rules in compiler/linalg_rules.c; params: flag =
+     * the AX_EIGH_* / AX_SVD_* / AX_QR_* bits of compiler/linalg_rules.h */
+    AX_P_LU,   /* a -> (lu, pivots, permutation) */
+    AX_P_EIGH, /* a -> (eigenvectors, eigenvalues) */
+    AX_P_SVD,  /* a -> (s, u, vt), or (s,) without compute_uv */
+    AX_P_QR,   /* a -> (q, r) */
     /* sorting */
     AX_P_SORT,             /* params: axes[0], flag = descending */
     AX_P_ARGSORT,          /* params: axes[0], flag = descending, dtype = index dtype */
@@ -74,6 +80,9 @@ typedef enum {
     AX_P_CUSTOM_CALL,
     /* the PRNG's hash: (k0, k1, x0, x1) u32, shapes equal or rank 0 -> (y0, y1) */
     AX_P_THREEFRY2X32,
+    /* an effect (jax.debug.print, jax.debug.callback): no outputs; params: cb, whose `effect`
+     * runs on the concrete operands when the equation runs (compiler/debug_callback.h) */
+    AX_P_DEBUG_CALLBACK,
     /* higher-order primitives: closed sub-programs in params.sub (compiler/control_flow.h,
      * compiler/call.h); any number of outputs */
     AX_P_COND,  /* (index, operands...): branch sub[clamp(index)] applied to the operands */
@@ -166,6 +175,8 @@ typedef struct ax_callback {
      * leading operands, so that they flow through an IR like any value) */
     int (*transpose)(ax_ctx *cx, void *data, int k, ax_array *ct, int nres, ax_array **res,
                      int nin, ax_array **ct_in);
+    /* debug_callback: the effect, on the operands' concrete values; 0 or -1 with an error */
+    int (*effect)(ax_ctx *cx, void *data, int nin, ax_array **in);
     void (*free)(void *data);
     void *data;
 } ax_callback;
@@ -195,8 +206,9 @@ enum {
     AX_PRIM_LINEAR = 1,       /* linear in its (float) inputs: has a transpose rule */
     AX_PRIM_ELEMENTWISE = 2,  /* fusable pointwise op */
     AX_PRIM_NONDIFF = 4,      /* not differentiable (integer/bool results, comparisons, iota) */
-    AX_PRIM_COLLECTIVE = 8,   /* names axes (params.axis): bind finds the trace that binds them */
-    AX_PRIM_MAPPED = 16,      /* operands and results carry a leading axis of params.length
+    AX_PRIM_EFFECT = 8,       /* has an effect: never dropped, merged or folded by a pass */
+    AX_PRIM_COLLECTIVE = 16,  /* names axes (params.axis): bind finds the trace that binds them */
+    AX_PRIM_MAPPED = 32,      /* operands and results carry a leading axis of params.length
                                  that its sub-program does not see (pmap) */
 };
 

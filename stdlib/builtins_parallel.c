@@ -1,5 +1,6 @@
 /* Devices, pmap and collectives as builtins (docs/parallel.md): jax.devices() and friends,
- * jax.device_put, jax.distributed.initialize(), pmap(f, axis_name=...) and lax.psum, pmean,
+ * jax.device_put (the library jax._devices, bound by stdlib/jax.ax), jax.distributed.initialize(),
+ * pmap(f, axis_name=...) and lax.psum, pmean,
  * pmax, pmin, all_gather, psum_scatter, ppermute, all_to_all, axis_index.
  *
  * pmap traces f once per argument signature on one slice of each mapped argument, with the
@@ -16,6 +17,8 @@
 #include "../runtime/device.h"
 #include "builtins_lib.h"
 #include "flat_call.h"
+#include "libs.h"
+#include "np_lib.h"
 #include "pytree.h"
 #include "transforms.h"
 
@@ -93,8 +96,7 @@ static ax_value *device_list(ax_interp *in, int first, int n, int local) {
     return r;
 }
 
-/* The devices an array lives on (x.devices()). */
-static ax_value *devices_of_array(ax_interp *in, const ax_array *x) {
+ax_value *ax_parallel_devices_of(ax_interp *in, const ax_array *x) {
     int local = ax_local_device_count(in->cx);
     if (local < 0) return NULL;
     device_set *s = malloc(sizeof *s);
@@ -116,13 +118,13 @@ static bool backend_ok(ax_interp *in, ax_value *backend, const char *fname) {
     return false;
 }
 
-/* devices(backend=None): every device of every process; as a method, x.devices(). */
+/* devices(backend=None): every device of every process. */
 static ax_value *b_devices(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
     ax_value *v[1] = {NULL};
-    if (!ax_bi_parse(in, a, "devices", (const char *const[]){"backend", NULL}, 1, v)) return NULL;
-    if (v[0] && v[0]->kind == AX_V_ARRAY) return devices_of_array(in, v[0]->arr);
-    if (!backend_ok(in, v[0], "devices")) return NULL;
+    if (!ax_bi_parse(in, a, "devices", (const char *const[]){"backend", NULL}, 1, v) ||
+        !backend_ok(in, v[0], "devices"))
+        return NULL;
     int local = ax_local_device_count(in->cx);
     if (local < 0) return NULL;
     return device_list(in, 0, local * ax_process_count(in->cx), local);
@@ -189,17 +191,18 @@ static int device_id(ax_interp *in, ax_value *v, const char *what) {
     return -1;
 }
 
-/* x itself, or a view committed to device `id` (its data is shared: all devices read host
- * memory). */
+/* x as an array, committed to device `id` when id >= 0 (a view: its data is shared, as all
+ * devices read host memory). */
 static ax_value *committed(ax_interp *in, ax_value *x, int id) {
-    if (x->kind != AX_V_ARRAY || id < 0 || x->arr->tracer) return ax_value_retain(x);
+    if (x->kind != AX_V_ARRAY) return ax_np_wrap_take(in, ax_np_asarray(in, x, "device_put"));
+    if (id < 0 || x->arr->tracer) return ax_value_retain(x);
     ax_array *a = x->arr;
     ax_array *v = ax_array_view(in->cx, a, a->ndim, a->shape, a->strides, a->offset);
     if (v) v->device = (uint16_t)(id + 1);
     return v ? ax_value_array(v) : NULL;
 }
 
-/* device_put(x, device=None): x (a pytree) committed to device. */
+/* device_put(x, device=None): x (a pytree) with array leaves committed to device. */
 static ax_value *b_device_put(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
     ax_value *v[2] = {NULL};
@@ -269,26 +272,16 @@ static ax_value *b_shutdown(ax_interp *in, ax_value *self, const ax_args *a) {
     return ax_none();
 }
 
-static void namespace_format(ax_strbuf *out, void *payload) {
-    (void)payload;
-    ax_strbuf_append(out, "<module 'jax.distributed'>");
+ax_value *ax_lib_open_distributed(ax_interp *in, const ax_lib *lib) {
+    static const ax_builtin_def fns[] = {
+        {"initialize", b_initialize,
+         "jax.distributed.initialize(): joins the processes of an mpirun (nothing outside one)",
+         0},
+        {"shutdown", b_shutdown, "jax.distributed.shutdown(): leaves MPI", 0},
+        {NULL, NULL, NULL, 0},
+    };
+    return ax_lib_module_of(in, lib, fns);
 }
-
-static ax_value *distributed_getattr(ax_interp *in, ax_value *self, const char *name) {
-    (void)in, (void)self;
-    if (!strcmp(name, "initialize"))
-        return ax_value_builtin("initialize",
-                                "jax.distributed.initialize(): joins the processes of an mpirun "
-                                "(nothing outside one)",
-                                b_initialize, NULL);
-    if (!strcmp(name, "shutdown"))
-        return ax_value_builtin("shutdown", "jax.distributed.shutdown(): leaves MPI", b_shutdown,
-                                NULL);
-    return NULL;
-}
-
-static const ax_object_type distributed_type = {
-    .name = "module", .format = namespace_format, .getattr = distributed_getattr};
 
 /* ---------------------------------------------------------------- collectives */
 
@@ -599,11 +592,11 @@ static bool is_static(const pmap_state *s, int pos) {
 }
 
 /* The leaves of the traced arguments, each with its mapped axis moved to the front (a
- * broadcast for an unmapped one): new references in *mapped; *n the slices. */
+ * broadcast for an unmapped one): new references in *mapped; *n the slices; axes[i] the mapped
+ * axis of leaf i (-1 for none). */
 static int map_leaves(ax_interp *in, pmap_state *s, const ax_args *a, flat_call *fc,
-                      ax_array **mapped, int64_t *n) {
-    int *axes = malloc((size_t)(fc->nflat + 1) * sizeof *axes), nax = 0;
-    if (!axes) return ax_error_oom(in->cx), -1;
+                      ax_array **mapped, int *axes, int64_t *n) {
+    int nax = 0;
     bool per_arg = s->in_axes->kind == AX_V_TUPLE || s->in_axes->kind == AX_V_LIST;
     int rc = 0;
     if (per_arg && s->in_axes->n != a->n) {
@@ -651,11 +644,11 @@ static int map_leaves(ax_interp *in, pmap_state *s, const ax_args *a, flat_call 
     }
     for (int i = 0; i < fc->nflat && !rc; i++) {
         ax_array *x = fc->flat[i];
-        mapped[i] = axes[i] == AX_AXIS_NONE ? ax_vmap_place(in->cx, ax_array_retain(x), -1, *n, 0)
-                                            : ax_moveaxis(in->cx, x, axes[i], 0);
+        if (axes[i] == AX_AXIS_NONE) axes[i] = -1;
+        mapped[i] = axes[i] < 0 ? ax_vmap_place(in->cx, ax_array_retain(x), -1, *n, 0)
+                                : ax_moveaxis(in->cx, x, axes[i], 0);
         if (!mapped[i]) rc = -1;
     }
-    free(axes);
     return rc;
 }
 
@@ -858,11 +851,13 @@ static ax_value *pmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_array **mapped = NULL, **outs = NULL;
     char *key = NULL;
     int64_t n = 0;
+    int *axes = NULL;
     int rc = ax_flat_call_init(&fc, in, "pmap", s->fn, a, ntraced, traced, false);
     free(traced);
-    if (!rc && !(mapped = calloc((size_t)fc.nflat + 1, sizeof *mapped)))
+    if (!rc && (!(mapped = calloc((size_t)fc.nflat + 1, sizeof *mapped)) ||
+                !(axes = malloc((size_t)(fc.nflat + 1) * sizeof *axes))))
         rc = (ax_error_oom(in->cx), -1);
-    if (!rc) rc = map_leaves(in, s, a, &fc, mapped, &n);
+    if (!rc) rc = map_leaves(in, s, a, &fc, mapped, axes, &n);
     int local = rc ? 0 : ax_local_device_count(in->cx);
     if (!rc && local < 0) rc = -1;
     if (!rc && !s->spec->ndevices && n > local)
@@ -891,6 +886,7 @@ static ax_value *pmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
         free(outs);
     for (int i = 0; mapped && i < fc.nflat; i++) ax_array_release(mapped[i]);
     free(mapped);
+    free(axes);
     free(key);
     ax_flat_call_free(&fc);
     return result;
@@ -1002,23 +998,23 @@ const ax_builtin_def ax_builtins_parallel[] = {
      "all_to_all(x, axis_name, split_axis, concat_axis, tiled=False): chunk j of x to device j", 0},
     {"axis_index", b_axis_index, "axis_index(axis_name): this device's position along axis_name",
      0},
-    {"devices", b_devices, "devices(): every device, CpuDevice(id=0), ...; x.devices(): x's", 0},
-    {"local_devices", b_local_devices, "local_devices(): this process's devices", 0},
-    {"device_count", b_device_count, "device_count(): the devices of every process", 0},
-    {"local_device_count", b_local_device_count,
-     "local_device_count(): this process's devices (--devices N, AX_DEVICES=N, or one per core)",
-     0},
-    {"process_index", b_process_index, "process_index(): this process's index under mpirun", 0},
-    {"process_count", b_process_count, "process_count(): the processes under mpirun", 0},
-    {"device_put", b_device_put, "device_put(x, device=None): x committed to device", 0},
-    {"block_until_ready", b_block_until_ready,
-     "block_until_ready(x): x, once computed (ax computes synchronously)", 0},
     {NULL, NULL, NULL, 0},
 };
 
-int ax_parallel_register(ax_interp *in) {
-    ax_value *v = ax_value_object(&distributed_type, NULL);
-    if (!v) return -1;
-    ax_interp_define_builtin(in, "distributed", v);
-    return 0;
+ax_value *ax_lib_open_devices(ax_interp *in, const ax_lib *lib) {
+    static const ax_builtin_def fns[] = {
+        {"devices", b_devices, "devices(): every device of every process: [CpuDevice(id=0), ...]", 0},
+        {"local_devices", b_local_devices, "local_devices(): this process's devices", 0},
+        {"device_count", b_device_count, "device_count(): the devices of every process", 0},
+        {"local_device_count", b_local_device_count,
+         "local_device_count(): this process's devices (--devices N, AX_DEVICES=N, or one per core)",
+         0},
+        {"process_index", b_process_index, "process_index(): this process's index under mpirun", 0},
+        {"process_count", b_process_count, "process_count(): the processes under mpirun", 0},
+        {"device_put", b_device_put, "device_put(x, device=None): x committed to device", 0},
+        {"block_until_ready", b_block_until_ready,
+         "block_until_ready(x): x, once computed (ax computes synchronously)", 0},
+        {NULL, NULL, NULL, 0},
+    };
+    return ax_lib_module_of(in, lib, fns);
 }

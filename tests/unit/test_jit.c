@@ -33,6 +33,7 @@
 
 #include <cmocka.h>
 
+#include "../../compiler/linalg_rules.h"
 #include "../../compiler/trace_ir.h"
 #include "jit_test_util.h"
 
@@ -376,6 +377,10 @@ static const pcase other_cases[] = {
      0,
      0,
      FLOATS},
+    {AX_P_LU, 1, {2}, {{4, 3}}, {0}, {D_SMALL}, 0, 0, 0, FLOATS},
+    {AX_P_EIGH, 1, {3}, {{2, 3, 3}}, {.flag = AX_EIGH_LOWER}, {D_SMALL}, 0, 0, 0, FLOATS},
+    {AX_P_SVD, 1, {2}, {{3, 4}}, {.flag = AX_SVD_COMPUTE_UV}, {D_SMALL}, 0, 0, 0, FLOATS},
+    {AX_P_QR, 1, {2}, {{4, 3}}, {.flag = AX_QR_FULL_MATRICES}, {D_SMALL}, 0, 0, 0, FLOATS},
     {AX_P_SORT, 1, {1}, {{9}}, {.naxes = 1, .axes = {0}}, {0}, 0, 0, 0, 0},
     {AX_P_SORT, 1, {2}, {{4, 9}}, {.naxes = 1, .axes = {0}, .flag = 1}, {0}, 0, 0, 0, 0},
     {AX_P_ARGSORT, 1, {1}, {{9}}, {.naxes = 1, .axes = {0}, .dtype = AX_I32}, {0}, 0, 0, 0, 0},
@@ -541,7 +546,7 @@ static void flush(batch *bt) {
     }
     for (int k = 0; k < bt->npending; k++) {
         pending *pc = &bt->pend[k];
-        int nout = ax_prim_get(pc->c.prim)->nout, vars[4];
+        int nout = ax_prim_nout(pc->c.prim, &pc->c.p), vars[4];
         assert_int_equal(ax_ir_add_eqn(bt->b, pc->c.prim, &pc->c.p, pc->c.nin, atoms[k], nout,
                                        pc->out, vars, 0, NULL),
                          0);
@@ -815,6 +820,7 @@ static void test_every_primitive(void **state) {
      * primitives with sub-programs run eagerly and under jit in tests/unit/test_control_flow.c */
     cases[AX_P_CUSTOM_LINEAR]++;
     cases[AX_P_COND]++, cases[AX_P_WHILE]++, cases[AX_P_SCAN]++, cases[AX_P_CALL]++;
+    cases[AX_P_DEBUG_CALLBACK]++; /* an effect: tests/unit/test_debug_callback.c runs it in jit */
     /* pmap and collectives run on devices: tests/unit/test_collectives.c, tests/lang/pmap_* */
     for (int p = AX_P_PMAP; p <= AX_P_AXIS_INDEX; p++) cases[p]++;
     for (int p = 0; p < AX_P_NPRIMS; p++)

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "../../compiler/linalg_rules.h"
 #include "../../compiler/primitive.h"
 #include "../../compiler/trace.h"
 
@@ -74,8 +75,13 @@ static void test_every_row_is_complete(void **state) {
         assert_true(info->nin >= -1);
         bool hop = p == AX_P_COND || p == AX_P_WHILE || p == AX_P_SCAN || p == AX_P_CALL ||
                    p == AX_P_PMAP;
-        assert_int_equal(info->nout, p == AX_P_THREEFRY2X32 ? 2 : hop ? -1 : 1);
-        if (hop) assert_non_null(info->nout_of);
+        int nout = p == AX_P_THREEFRY2X32 || p == AX_P_EIGH || p == AX_P_QR ? 2
+                   : p == AX_P_LU                                           ? 3
+                   : p == AX_P_DEBUG_CALLBACK                               ? 0
+                   : hop || p == AX_P_SVD                                   ? -1
+                                                                            : 1;
+        assert_int_equal(info->nout, nout);
+        if (nout < 0) assert_non_null(info->nout_of);
         assert_int_equal(ax_prim_lookup(info->name), p); /* names are unique */
         if ((info->flags & AX_PRIM_LINEAR) && (info->flags & AX_PRIM_NONDIFF))
             fail_msg("%s is marked both linear and non-differentiable", info->name);
@@ -373,6 +379,15 @@ static const prim_case cases[] = {
      FLOATS, false},
     {AX_P_TRIANGULAR_SOLVE, 0, 2, {IN(VAR, 2, 3, 3), IN(VAR, 2, 1, 3)},
      {.flag = AX_TRSOLVE_RIGHT_SIDE | AX_TRSOLVE_TRANSPOSE_A}, FLOATS, false},
+    {AX_P_LU, 0, 1, {IN(VAR, 3, 3)}, {0}, FLOATS, false},
+    {AX_P_LU, 0, 1, {IN(VAR, 2, 4, 3)}, {0}, FLOATS, false},
+    {AX_P_EIGH, 0, 1, {IN(VAR, 2, 3, 3)}, {.flag = AX_EIGH_LOWER}, FLOATS, false},
+    {AX_P_SVD, 0, 1, {IN(VAR, 3, 2)}, {.flag = AX_SVD_COMPUTE_UV}, FLOATS, false},
+    {AX_P_SVD, 0, 1, {IN(VAR, 2, 2, 3)}, {.flag = AX_SVD_COMPUTE_UV | AX_SVD_FULL_MATRICES},
+     FLOATS, false},
+    {AX_P_SVD, 0, 1, {IN(VAR, 4, 3)}, {0}, FLOATS, false},
+    {AX_P_QR, 0, 1, {IN(VAR, 4, 3)}, {0}, FLOATS, false},
+    {AX_P_QR, 0, 1, {IN(VAR, 2, 3, 4)}, {.flag = AX_QR_FULL_MATRICES}, FLOATS, false},
     {AX_P_SORT, 0, 1, {IN(VAR, 2, 3)}, {.naxes = 1, .axes = {1}, .flag = 1}, ALL, false},
     {AX_P_ARGSORT, 0, 1, {IN(VAR, 2, 3)}, {.naxes = 1, .axes = {0}, .dtype = AX_I32}, ALL, false},
     {AX_P_CONV_GENERAL_DILATED, 0, 2, {IN(VAR, 1, 2, 5), IN(VAR, 3, 2, 2)},
@@ -458,7 +473,7 @@ static void run_case(ax_ctx *cx, const prim_case *c, ax_dtype t, bool weak, uint
     char what[128];
     describe_case(what, sizeof what, c, t, weak);
     ax_array *in[5];
-    ax_aval avals[5], want;
+    ax_aval avals[5], want[4];
     ax_params params = c->params;
     if (c->dtype_param) params.dtype = t;
     for (int i = 0; i < c->nin; i++) {
@@ -466,21 +481,23 @@ static void run_case(ax_ctx *cx, const prim_case *c, ax_dtype t, bool weak, uint
         ax_aval_of(&avals[i], in[i]);
     }
     bool expect = (expected_dtypes(c) & DT(t)) != 0;
-    int rc = ax_prim_infer(cx, c->prim, c->nin, avals, &params, &want);
+    int rc = ax_prim_infer(cx, c->prim, c->nin, avals, &params, want);
     if (rc != 0 && (expect || cx->err.kind != AX_ERR_TYPE))
         fail_msg("%s: the rule rejects it: %s", what, cx->err.message);
     if (rc == 0 && !expect) fail_msg("%s: the rule accepts a dtype it should reject", what);
     ax_error_clear(cx);
-    if (rc == 0) {
-        ax_array *out = ax_bind1(cx, c->prim, c->nin, in, &params);
-        if (!out) fail_msg("%s: %s: %s", what, ax_error_kind_name(cx->err.kind), cx->err.message);
+    int nout = rc == 0 ? ax_prim_nout(c->prim, &params) : 0;
+    ax_array *out[4] = {0};
+    if (rc == 0 && ax_bind(cx, c->prim, c->nin, in, &params, out))
+        fail_msg("%s: %s: %s", what, ax_error_kind_name(cx->err.kind), cx->err.message);
+    for (int k = 0; k < nout; k++) {
         char got[128], rule[128];
-        ax_array_type_format(got, sizeof got, out);
-        ax_type_format(rule, sizeof rule, want.dtype, want.ndim, want.shape);
-        if (strcmp(got, rule) != 0 || out->weak != want.weak)
-            fail_msg("%s: kernel gives %s%s, rule %s%s", what, got, out->weak ? " weak" : "", rule,
-                     want.weak ? " weak" : "");
-        ax_array_release(out);
+        ax_array_type_format(got, sizeof got, out[k]);
+        ax_type_format(rule, sizeof rule, want[k].dtype, want[k].ndim, want[k].shape);
+        if (strcmp(got, rule) != 0 || out[k]->weak != want[k].weak)
+            fail_msg("%s: kernel gives %s%s, rule %s%s", what, got, out[k]->weak ? " weak" : "",
+                     rule, want[k].weak ? " weak" : "");
+        ax_array_release(out[k]);
     }
     for (int i = 0; i < c->nin; i++) ax_array_release(in[i]);
 }
@@ -502,6 +519,7 @@ static void test_rules_agree_with_kernels(void **state) {
     covered[AX_P_CUSTOM_CALL] = true; /* a user's function: tests/lang/custom_rules_transforms.ax */
     /* threefry2x32 is checked against Random123's known answers in tests/unit/test_prng.c */
     covered[AX_P_THREEFRY2X32] = true;
+    covered[AX_P_DEBUG_CALLBACK] = true; /* an effect: tests/unit/test_debug_callback.c */
     /* sub-programs: tests/unit/test_control_flow.c */
     covered[AX_P_COND] = covered[AX_P_WHILE] = covered[AX_P_SCAN] = covered[AX_P_CALL] = true;
     /* pmap and collectives, which run on devices: tests/unit/test_collectives.c */
@@ -520,8 +538,9 @@ static void expect_bind_error(ax_ctx *cx, ax_prim p, int nin, const ax_aval *typ
         in[i] = ax_array_zeros(cx, types[i].dtype, types[i].ndim, types[i].shape);
         assert_non_null(in[i]);
     }
-    ax_array *out = ax_bind1(cx, p, nin, in, params);
-    assert_null(out);
+    ax_array *out[4] = {0};
+    assert_int_equal(ax_bind(cx, p, nin, in, params, out), -1);
+    assert_null(out[0]);
     assert_error(cx, kind, msg);
     for (int i = 0; i < nin; i++) ax_array_release(in[i]);
 }
@@ -690,6 +709,12 @@ static void test_indexing_and_other_errors(void **state) {
                       "cholesky requires square matrices, got f32[3,4]");
     expect_bind_error(cx, AX_P_CHOLESKY, 1, TYPES(T(AX_I32, 2, 2)), NULL, AX_ERR_TYPE,
                       "cholesky requires a floating-point argument, got i32[2,2]");
+    expect_bind_error(cx, AX_P_LU, 1, TYPES(T(AX_I32, 2, 2)), NULL, AX_ERR_TYPE,
+                      "lu requires a floating-point argument, got i32[2,2]");
+    expect_bind_error(cx, AX_P_QR, 1, TYPES(T(AX_F32, 3)), NULL, AX_ERR_SHAPE,
+                      "qr requires matrices (..., m, n), got f32[3]");
+    expect_bind_error(cx, AX_P_EIGH, 1, TYPES(T(AX_F64, 2, 3)), NULL, AX_ERR_SHAPE,
+                      "eigh requires square matrices (..., n, n), got f64[2,3]");
     expect_bind_error(cx, AX_P_TRIANGULAR_SOLVE, 2, TYPES(T(AX_I32, 2, 2), T(AX_I32, 2, 1)), NULL,
                       AX_ERR_TYPE,
                       "triangular_solve requires a floating-point argument, got i32[2,2]");

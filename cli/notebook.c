@@ -21,9 +21,10 @@
 
 #include "../runtime/context.h"
 #include "../runtime/format.h"
+#include "../stdlib/libs.h"
 #include "../stdlib/plot.h"
-#include "ast.h"
-#include "interp.h"
+#include "../lang/ast.h"
+#include "../lang/interp.h"
 #include "repl.h"
 
 enum { EXIT_DIFFERS = 1, EXIT_USAGE = 2 };
@@ -339,6 +340,10 @@ static int run_all(nb_document *doc, const nb_options *o, const char *exe, int *
     runner run = {.saved_out = dup(STDOUT_FILENO), .saved_err = dup(STDERR_FILENO)};
     run.capture = tmpfile();
     run.in = run.capture ? ax_interp_new(cx, exe) : NULL;
+    if (run.in && ax_libs_open(run.in) < 0) {
+        ax_interp_free(run.in);
+        run.in = NULL;
+    }
     run.display = run.in ? ax_display_install(run.in) : NULL;
     int rc = 0;
     if (!run.display || run.saved_out < 0 || run.saved_err < 0) {

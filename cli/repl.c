@@ -711,8 +711,10 @@ static void offer_name(void *arg, const char *name, ax_value *v, bool is_builtin
         add_candidate(q->s, "", name, q->add_paren && is_callable(v));
 }
 
+/* A module's private members (_name) are offered only once an underscore is typed. */
 static void offer_attr(void *arg, const char *name) {
     completion_query *q = arg;
+    if (name[0] == '_' && q->stem[0] != '_') return;
     if (strncmp(name, q->stem, strlen(q->stem)) == 0) add_candidate(q->s, q->prefix, name, false);
 }
 

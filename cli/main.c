@@ -9,7 +9,8 @@
 #include "../runtime/context.h"
 #include "../runtime/device.h"
 #include "../runtime/format.h"
-#include "interp.h"
+#include "../stdlib/libs.h"
+#include "../lang/interp.h"
 #include "notebook.h"
 #include "repl.h"
 
@@ -169,6 +170,10 @@ static int run(const options *o, const char *exe) {
     cx->ndevices = o->devices;
     int status = 0;
     ax_interp *in = ax_interp_new(cx, exe);
+    if (in && ax_libs_open(in) < 0) {
+        ax_interp_free(in);
+        in = NULL;
+    }
     if (!in) {
         if (!ax_error_pending(cx)) ax_error(cx, AX_ERR_RUNTIME, "the interpreter did not start");
         ax_error_print(cx, stderr);

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "interp.h"
+#include "../lang/interp.h"
 
 typedef struct ax_repl_options {
     bool interactive;         /* a terminal: GNU readline, prompts, history, completion, Ctrl-C */

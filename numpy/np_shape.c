@@ -1,5 +1,5 @@
 /* Shape manipulation and array creation with NumPy's conventions, bound as primitives. */
-#include "np_lib.h"
+#include "np.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Reductions with NumPy's conventions: negative axes, keepdims, JAX's accumulation dtypes,
  * mean/var/std in floating point, arg-reductions and cumulative sums. */
-#include "np_lib.h"
+#include "np.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* The NumPy layer's operators: JAX's type promotion (with weak types), NumPy broadcasting,
  * arithmetic with Python's semantics for / // % **, comparisons and matmul. Each operation
  * ends in primitives bound through compiler/lax.h. */
-#include "np_lib.h"
+#include "np.h"
 
 #include <string.h>
 
