@@ -54,8 +54,15 @@ void ax_axis_pop(ax_ctx *cx, ax_axis_frame *f) {
 
 const ax_axis_frame *ax_axis_find(const ax_ctx *cx, const char *name) {
     for (const ax_axis_frame *f = cx->parallel ? cx->parallel->axes : NULL; f; f = f->outer)
-        if (f->name == name || !strcmp(f->name, name)) return f;
+        if (f->name && (f->name == name || !strcmp(f->name, name))) return f;
     return NULL;
+}
+
+int64_t ax_axis_pmap_slices(const ax_ctx *cx) {
+    int64_t slices = 0;
+    for (const ax_axis_frame *f = cx->parallel ? cx->parallel->axes : NULL; f; f = f->outer)
+        if (f->kind != AX_AXIS_BATCHED) slices = (slices ? slices : 1) * f->size;
+    return slices;
 }
 
 const char *ax_batching_axis(const ax_ctx *cx) {
@@ -73,7 +80,7 @@ static int unbound(ax_ctx *cx, const char *name) {
     ax_strbuf in_scope;
     ax_strbuf_init(&in_scope);
     for (const ax_axis_frame *f = cx->parallel ? cx->parallel->axes : NULL; f; f = f->outer)
-        ax_strbuf_appendf(&in_scope, "%s'%s'", in_scope.len ? ", " : "", f->name);
+        if (f->name) ax_strbuf_appendf(&in_scope, "%s'%s'", in_scope.len ? ", " : "", f->name);
     if (in_scope.len)
         ax_error(cx, AX_ERR_NAME, "unbound axis name: %s (the axis names in scope here: %s)", name,
                  in_scope.data);

@@ -41,7 +41,7 @@ typedef enum { AX_AXIS_BATCHED, AX_AXIS_TRACED, AX_AXIS_DEVICE } ax_axis_kind;
 
 typedef struct ax_axis_frame {
     ax_axis_kind kind;
-    const char *name; /* interned */
+    const char *name; /* interned; NULL for a pmap without axis_name (it binds no name) */
     int64_t size;     /* the devices (or examples) along it */
     ax_trace *trace;  /* BATCHED: the vmap trace that batches it */
     int depth;        /* TRACED: the trace depth when it was pushed (set by ax_axis_push): the
@@ -54,6 +54,9 @@ int ax_axis_push(ax_ctx *cx, ax_axis_frame *f);
 void ax_axis_pop(ax_ctx *cx, ax_axis_frame *f);
 /* The innermost frame binding `name` (interned or not), or NULL. */
 const ax_axis_frame *ax_axis_find(const ax_ctx *cx, const char *name);
+/* The slices of the pmaps in scope (traced or running) multiplied, or 0 outside any pmap: a
+ * pmap called with that many around it is a nested pmap. */
+int64_t ax_axis_pmap_slices(const ax_ctx *cx);
 /* The size of the spec's axes together, or -1 with a NameError for a name not in scope. */
 int64_t ax_axis_size(ax_ctx *cx, const ax_axis_spec *spec);
 

@@ -12,6 +12,10 @@
 #include "passes.h"
 #include "simplify.h"
 
+#define NESTED_XLA_PMAP                                                                            \
+    "pmap: a pmap traced outside this pmap's function cannot run on its devices (call the "        \
+    "inner pmap from the outer pmap's function)"
+
 static const ax_ir *body_of(const ax_params *p) {
     return p->nsub == 1 ? p->sub[0] : NULL;
 }
@@ -77,15 +81,14 @@ static int run_slice(ax_ctx *dcx, int i, void *arg) {
 }
 
 /* The programs of calls nested in the body's sub-programs (a jit inside a scan), built now:
- * a device must not build them (they are kept on the shared IR). Nested pmaps are refused. */
+ * a device must not build them (they are kept on the shared IR). A pmap called inside a pmap
+ * is batched as it is traced (stdlib/builtins_parallel.c), so an xla_pmap here was traced
+ * outside any pmap: refused. */
 static int prepare_nested(ax_ctx *cx, const ax_ir *ir) {
     for (int k = 0; k < ir->neqns; k++) {
         const ax_ir_eqn *e = &ir->eqns[k];
         if (e->prim == AX_P_PMAP) {
-            ax_error(cx, AX_ERR_VALUE,
-                     "pmap inside pmap is not supported: map the inner axis with "
-                     "vmap(f, axis_name=...), whose collectives work the same way");
-            return -1;
+            return ax_error(cx, AX_ERR_VALUE, NESTED_XLA_PMAP), -1;
         }
         if (e->prim == AX_P_CALL && !ax_call_program(cx, e->sub[0])) return -1;
         for (int s = 0; s < e->nsub; s++)
@@ -149,11 +152,7 @@ static int build_programs(ax_ctx *cx, const ax_params *p, ax_ir *body, ax_jit_pr
 }
 
 static int pmap_eager(ax_ctx *cx, int nin, ax_array **in, const ax_params *p, ax_array **out) {
-    if (ax_device_running(cx))
-        return ax_error(cx, AX_ERR_VALUE,
-                        "pmap inside pmap is not supported: map the inner axis with "
-                        "vmap(f, axis_name=...), whose collectives work the same way"),
-               -1;
+    if (ax_device_running(cx)) return ax_error(cx, AX_ERR_VALUE, NESTED_XLA_PMAP), -1;
     ax_ir *body = (ax_ir *)body_of(p);
     int64_t n = p->length;
     int local = ax_local_device_count(cx);
@@ -191,16 +190,16 @@ static int pmap_eager(ax_ctx *cx, int nin, ax_array **in, const ax_params *p, ax
 
 /* ---------------------------------------------------------------- transformations */
 
-/* Brings the body's axis name into scope (a traced axis) while a rule transforms the body. */
+/* Brings the body's axis into scope (a traced axis, named or not) while a rule transforms the
+ * body. */
 static int enter_axis(ax_ctx *cx, const ax_params *p, ax_axis_frame *f) {
     *f = (ax_axis_frame){.kind = AX_AXIS_TRACED, .size = axis_size(cx, p)};
-    if (!p->axis || !p->axis->nnames) return 0;
-    f->name = p->axis->names[0];
+    f->name = p->axis && p->axis->nnames ? p->axis->names[0] : NULL;
     return ax_axis_push(cx, f);
 }
 
 static void leave_axis(ax_ctx *cx, ax_axis_frame *f) {
-    if (f->name) ax_axis_pop(cx, f);
+    ax_axis_pop(cx, f);
 }
 
 static int pmap_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
@@ -272,15 +271,14 @@ const ax_prim_info ax_pmap_info = {
 
 ax_ir *ax_pmap_trace(ax_ctx *cx, const ax_axis_spec *spec, int64_t size, ax_flat_fn fn,
                      void *closure, int nin, const ax_aval *types, int *nout) {
+    /* the axis is in scope even without a name: a pmap called in fn is then a nested one */
     ax_axis_frame f = {.kind = AX_AXIS_TRACED, .size = size};
-    if (spec && spec->nnames) {
-        f.name = spec->names[0];
-        if (ax_axis_push(cx, &f)) return NULL;
-    }
+    f.name = spec && spec->nnames ? spec->names[0] : NULL;
+    if (ax_axis_push(cx, &f)) return NULL;
     ax_ir *traced = ax_trace_to_ir(cx, fn, closure, nin, types, nout);
     ax_ir *ir = traced ? ax_simplify(cx, traced) : NULL;
     ax_ir_release(traced);
-    if (f.name) ax_axis_pop(cx, &f);
+    ax_axis_pop(cx, &f);
     return ir;
 }
 

@@ -275,8 +275,7 @@ static ax_value *b_shutdown(ax_interp *in, ax_value *self, const ax_args *a) {
 ax_value *ax_lib_open_distributed(ax_interp *in, const ax_lib *lib) {
     static const ax_builtin_def fns[] = {
         {"initialize", b_initialize,
-         "jax.distributed.initialize(): joins the processes of an mpirun (nothing outside one)",
-         0},
+         "jax.distributed.initialize(): joins the processes of an mpirun (nothing outside one)", 0},
         {"shutdown", b_shutdown, "jax.distributed.shutdown(): leaves MPI", 0},
         {NULL, NULL, NULL, 0},
     };
@@ -632,7 +631,8 @@ static int map_leaves(ax_interp *in, pmap_state *s, const ax_args *a, flat_call 
         }
     }
     if (!rc && *n >= 0 && s->axis_size >= 0 && *n != s->axis_size) {
-        ax_error(in->cx, AX_ERR_VALUE, "pmap: axis_size=%lld but the mapped arguments have size %lld",
+        ax_error(in->cx, AX_ERR_VALUE,
+                 "pmap: axis_size=%lld but the mapped arguments have size %lld",
                  (long long)s->axis_size, (long long)*n);
         rc = -1;
     }
@@ -829,6 +829,38 @@ static ax_value *finish_outputs(ax_interp *in, pmap_state *s, pmap_entry *e, ax_
     return r;
 }
 
+/* A pmap called inside another (`outer` slices around it), as JAX's pmap of pmap: the slices of
+ * every level together must fit the devices. Its body is batched over its axis (a vmap with
+ * its axis_name, whose collectives give what the devices' would) on each outer device. */
+static ax_value *nested_pmap(ax_interp *in, pmap_state *s, flat_call *fc, const int *axes,
+                             int64_t n, int64_t outer) {
+    ax_ctx *cx = in->cx;
+    int devices = ax_local_device_count(cx) * ax_process_count(cx);
+    if (s->spec->ndevices)
+        return ax_error(cx, AX_ERR_VALUE,
+                        "pmap: devices= on a pmap nested in another (give them to the outermost "
+                        "pmap)");
+    if (devices >= 0 && outer * n > devices)
+        return ax_error(cx, AX_ERR_VALUE,
+                        "pmap: nested pmaps map %lld x %lld = %lld slices, but there are %d "
+                        "devices (set their number with --devices N or AX_DEVICES=N)",
+                        (long long)outer, (long long)n, (long long)(outer * n), devices);
+    if (devices < 0) return NULL;
+    const char *name = s->spec->nnames ? s->spec->names[0] : NULL;
+    int nout = 0, *bdims = NULL;
+    ax_array **outs = NULL;
+    if (ax_vmap_named(cx, name, ax_flat_call_fn, fc, fc->nflat, fc->flat, axes, n, &nout, &outs,
+                      &bdims))
+        return NULL;
+    ax_value *r = NULL;
+    if (!ax_vmap_place_first(cx, nout, outs, bdims, n)) {
+        pmap_entry e = {.out_def = fc->out_def, .nmain = fc->nmain};
+        r = finish_outputs(in, s, &e, outs, n);
+    }
+    ax_flat_release_arrays(outs, nout);
+    return r;
+}
+
 static ax_value *pmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     pmap_state *s = self->builtin->data->obj.payload;
     for (int i = 0; i < a->nkw; i++)
@@ -850,7 +882,7 @@ static ax_value *pmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_value *result = NULL;
     ax_array **mapped = NULL, **outs = NULL;
     char *key = NULL;
-    int64_t n = 0;
+    int64_t n = 0, outer = ax_axis_pmap_slices(in->cx);
     int *axes = NULL;
     int rc = ax_flat_call_init(&fc, in, "pmap", s->fn, a, ntraced, traced, false);
     free(traced);
@@ -858,6 +890,10 @@ static ax_value *pmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
                 !(axes = malloc((size_t)(fc.nflat + 1) * sizeof *axes))))
         rc = (ax_error_oom(in->cx), -1);
     if (!rc) rc = map_leaves(in, s, a, &fc, mapped, axes, &n);
+    if (!rc && outer) {
+        result = nested_pmap(in, s, &fc, axes, n, outer);
+        rc = 1; /* done */
+    }
     int local = rc ? 0 : ax_local_device_count(in->cx);
     if (!rc && local < 0) rc = -1;
     if (!rc && !s->spec->ndevices && n > local)
@@ -957,10 +993,9 @@ static ax_value *b_pmap(ax_interp *in, ax_value *self, const ax_args *a) {
     if (!rc && v[5] && v[5]->kind != AX_V_NONE && !(devs = read_devices(in, v[5], &ndev))) rc = -1;
     if (!rc && v[7] && v[7]->kind != AX_V_NONE &&
         (!ax_bi_int(in, v[7], "pmap: axis_size", -1, &s->axis_size) || s->axis_size < 1))
-        rc = ax_error_pending(in->cx) ? -1
-                                      : (ax_error(in->cx, AX_ERR_VALUE,
-                                                  "pmap: axis_size must be at least 1"),
-                                         -1);
+        rc = ax_error_pending(in->cx)
+                 ? -1
+                 : (ax_error(in->cx, AX_ERR_VALUE, "pmap: axis_size must be at least 1"), -1);
     const char *name = v[1] && v[1]->kind == AX_V_STR ? v[1]->str : NULL;
     if (!rc) s->spec = ax_axis_spec_make(in->cx, name ? 1 : 0, &name, 0, NULL, ndev, devs);
     free(devs);
@@ -1003,11 +1038,13 @@ const ax_builtin_def ax_builtins_parallel[] = {
 
 ax_value *ax_lib_open_devices(ax_interp *in, const ax_lib *lib) {
     static const ax_builtin_def fns[] = {
-        {"devices", b_devices, "devices(): every device of every process: [CpuDevice(id=0), ...]", 0},
+        {"devices", b_devices, "devices(): every device of every process: [CpuDevice(id=0), ...]",
+         0},
         {"local_devices", b_local_devices, "local_devices(): this process's devices", 0},
         {"device_count", b_device_count, "device_count(): the devices of every process", 0},
         {"local_device_count", b_local_device_count,
-         "local_device_count(): this process's devices (--devices N, AX_DEVICES=N, or one per core)",
+         "local_device_count(): this process's devices (--devices N, AX_DEVICES=N, or one per "
+         "core)",
          0},
         {"process_index", b_process_index, "process_index(): this process's index under mpirun", 0},
         {"process_count", b_process_count, "process_count(): the processes under mpirun", 0},

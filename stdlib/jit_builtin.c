@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "../compiler/call.h"
+#include "../compiler/collectives.h"
 #include "../compiler/jit.h"
 #include "../compiler/simplify.h"
 #include "../compiler/trace.h"
@@ -272,12 +273,14 @@ static void miss_reason(const jit_state *s, const char *types, const char *stati
 
 /* The signature as bytes, built without formatting anything (it is computed on every call):
  * each leaf's dtype, weak flag and shape, each argument tree's structure hash, and the static
- * arguments' exact encodings (only when there are some). malloc'd; NULL with an error. */
+ * arguments' exact encodings (only when there are some), and whether a pmap is around the
+ * call (a pmap in fn is then a nested one, traced otherwise). malloc'd; NULL with an error. */
 static unsigned char *signature_key(ax_interp *in, const jit_state *s, const ax_args *a,
                                     const flat_call *fc, size_t *len) {
     size_t cap = 64 + (size_t)fc->nflat * (3 + 8 * AX_MAX_RANK) + (size_t)fc->ntraced * 8;
     unsigned char *k = malloc(cap), *p = k;
     if (!k) return ax_error_oom(in->cx);
+    *p++ = ax_axis_pmap_slices(in->cx) != 0;
     for (int i = 0; i < fc->nflat; i++) {
         const ax_array *x = fc->flat[i];
         *p++ = (unsigned char)x->dtype;
