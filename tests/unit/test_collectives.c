@@ -9,7 +9,9 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -183,6 +185,28 @@ static void test_psum_adds_in_device_order(void **state) {
 }
 
 /* Specs are interned: equal names and pairs give one pointer. */
+/* The device count: --devices N (cx->ndevices) over AX_DEVICES=N over one per core; a bad
+ * AX_DEVICES is a ValueError. */
+static void test_device_count_sources(void **state) {
+    (void)state;
+    cpu_set_t set;
+    assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+    unsetenv("AX_DEVICES");
+    ax_ctx *cx = ax_ctx_new();
+    assert_int_equal(ax_local_device_count(cx), CPU_COUNT(&set));
+    setenv("AX_DEVICES", "5", 1);
+    assert_int_equal(ax_local_device_count(cx), 5);
+    cx->ndevices = 3;
+    assert_int_equal(ax_local_device_count(cx), 3);
+    cx->ndevices = 0;
+    setenv("AX_DEVICES", "0", 1);
+    assert_int_equal(ax_local_device_count(cx), -1);
+    assert_int_equal(cx->err.kind, AX_ERR_VALUE);
+    assert_non_null(strstr(cx->err.message, "AX_DEVICES=0"));
+    unsetenv("AX_DEVICES");
+    ax_ctx_free(cx);
+}
+
 static void test_specs_are_interned(void **state) {
     (void)state;
     ax_ctx *cx = ax_ctx_new();
@@ -240,6 +264,7 @@ int main(void) {
         cmocka_unit_test(test_a_failure_stops_the_others),
         cmocka_unit_test(test_devices_out_of_step_fail),
         cmocka_unit_test(test_psum_adds_in_device_order),
+        cmocka_unit_test(test_device_count_sources),
         cmocka_unit_test(test_specs_are_interned),
         cmocka_unit_test(test_shape_rules),
     };
