@@ -15,6 +15,7 @@
 #include "../runtime/device.h"
 #include "../runtime/strided.h"
 #include "ad_rules.h"
+#include "collective_axes.h"
 #include "vmap.h"
 
 /* ---------------------------------------------------------------- specs and scope */
@@ -134,6 +135,7 @@ int ax_collective_route(ax_ctx *cx, ax_prim p, const ax_params *params, ax_trace
 
 ax_array *ax_collective(ax_ctx *cx, ax_prim p, ax_array *x, const ax_axis_spec *spec,
                         const ax_params *extra) {
+    if (ax_collective_composed(p, spec)) return ax_collective_axes(cx, p, x, spec, extra);
     ax_params q = extra ? *extra : (ax_params){0};
     q.axis = spec;
     if ((q.length = ax_axis_size(cx, spec)) < 0) return NULL;

@@ -544,7 +544,6 @@ static ax_value *b_axis_index(ax_interp *in, ax_value *self, const ax_args *a) {
         return NULL;
     const ax_axis_spec *spec = read_axis_names(in, v[0], "axis_index", 0, NULL);
     if (!spec) return NULL;
-    if (spec->nnames != 1) return ax_error(in->cx, AX_ERR_VALUE, "axis_index takes one axis name");
     return ax_np_wrap_take(in, ax_collective(in->cx, AX_P_AXIS_INDEX, NULL, spec, NULL));
 }
 
