@@ -383,25 +383,16 @@ static ax_value *bi_clip(ax_interp *in, ax_value *self, const ax_args *args) {
     return ax_np_wrap_take(in, r);
 }
 
+static ax_value *stop_gradient_leaf(ax_interp *in, ax_value *leaf, void *data) {
+    (void)data;
+    if (leaf->kind != AX_V_ARRAY) return ax_value_retain(leaf);
+    return ax_np_wrap_take(in, ax_bind_unary(in->cx, AX_P_STOP_GRADIENT, leaf->arr));
+}
+
 /* stop_gradient of every array leaf of a pytree (through pytree.c: its depth limit bounds the
  * walk), other leaves as they are. */
 static ax_value *stop_gradient_tree(ax_interp *in, ax_value *v) {
-    ax_value **leaves, *def;
-    int n;
-    if (ax_tree_flatten(in, v, &leaves, &n, &def)) return NULL;
-    int i = 0;
-    for (; i < n; i++) {
-        if (leaves[i]->kind != AX_V_ARRAY) continue;
-        ax_value *sg =
-            ax_np_wrap_take(in, ax_bind_unary(in->cx, AX_P_STOP_GRADIENT, leaves[i]->arr));
-        if (!sg) break;
-        ax_value_release(leaves[i]);
-        leaves[i] = sg;
-    }
-    ax_value *r = i == n ? ax_tree_unflatten(in, def, leaves, n) : NULL;
-    ax_values_release(leaves, n);
-    ax_value_release(def);
-    return r;
+    return ax_tree_map_leaves(in, v, stop_gradient_leaf, NULL);
 }
 
 static ax_value *bi_stop_gradient(ax_interp *in, ax_value *self, const ax_args *args) {

@@ -17,6 +17,7 @@
 #include "../runtime/device.h"
 #include "builtins_lib.h"
 #include "flat_call.h"
+#include "jit_builtin.h"
 #include "libs.h"
 #include "np_lib.h"
 #include "pytree.h"
@@ -191,9 +192,10 @@ static int device_id(ax_interp *in, ax_value *v, const char *what) {
     return -1;
 }
 
-/* x as an array, committed to device `id` when id >= 0 (a view: its data is shared, as all
- * devices read host memory). */
-static ax_value *committed(ax_interp *in, ax_value *x, int id) {
+/* x as an array, committed to device *(int *)device when that is >= 0 (a view: its data is shared,
+ * as all devices read host memory). */
+static ax_value *committed(ax_interp *in, ax_value *x, void *device) {
+    int id = *(int *)device;
     if (x->kind != AX_V_ARRAY) return ax_np_wrap_take(in, ax_np_asarray(in, x, "device_put"));
     if (id < 0 || x->arr->tracer) return ax_value_retain(x);
     ax_array *a = x->arr;
@@ -215,20 +217,7 @@ static ax_value *b_device_put(ax_interp *in, ax_value *self, const ax_args *a) {
     int total = ax_local_device_count(in->cx) * ax_process_count(in->cx);
     if (id >= AX_DEVICE_SHARDED - 1 || (total > 0 && id >= total))
         return ax_error(in->cx, AX_ERR_VALUE, "device_put: there is no device %d", id);
-    ax_value **leaves, *def;
-    int n;
-    if (ax_tree_flatten(in, v[0], &leaves, &n, &def)) return NULL;
-    int i = 0;
-    for (; i < n; i++) {
-        ax_value *c = committed(in, leaves[i], id);
-        if (!c) break;
-        ax_value_release(leaves[i]);
-        leaves[i] = c;
-    }
-    ax_value *r = i == n ? ax_tree_unflatten(in, def, leaves, n) : NULL;
-    ax_values_release(leaves, n);
-    ax_value_release(def);
-    return r;
+    return ax_tree_map_leaves(in, v[0], committed, &id);
 }
 
 static ax_value *b_block_until_ready(ax_interp *in, ax_value *self, const ax_args *a) {
@@ -344,25 +333,25 @@ static ax_array *collective_leaf(ax_interp *in, const collective_call *c, ax_arr
     return y;
 }
 
+typedef struct leaf_call {
+    const collective_call *c;
+    const char *fname;
+    int rank_extra;
+} leaf_call;
+
+static ax_value *collective_of_leaf(ax_interp *in, ax_value *leaf, void *data) {
+    const leaf_call *lc = data;
+    ax_array *a = ax_value_to_array(in, leaf, lc->fname);
+    ax_array *y = a ? collective_leaf(in, lc->c, a, lc->rank_extra) : NULL;
+    ax_array_release(a);
+    return y ? ax_value_array(y) : NULL;
+}
+
 /* The collective of every leaf of the tree x. */
 static ax_value *collective_tree(ax_interp *in, const collective_call *c, ax_value *x,
                                  const char *fname, int rank_extra) {
-    ax_value **leaves, *def;
-    int n;
-    if (ax_tree_flatten(in, x, &leaves, &n, &def)) return NULL;
-    int i = 0;
-    for (; i < n; i++) {
-        ax_array *a = ax_value_to_array(in, leaves[i], fname);
-        ax_array *y = a ? collective_leaf(in, c, a, rank_extra) : NULL;
-        ax_array_release(a);
-        if (!y) break;
-        ax_value_release(leaves[i]);
-        if (!(leaves[i] = ax_value_array(y))) break;
-    }
-    ax_value *r = i == n ? ax_tree_unflatten(in, def, leaves, n) : NULL;
-    ax_values_release(leaves, n);
-    ax_value_release(def);
-    return r;
+    leaf_call lc = {c, fname, rank_extra};
+    return ax_tree_map_leaves(in, x, collective_of_leaf, &lc);
 }
 
 /* psum / pmean / pmax / pmin (x, axis_name). */
@@ -651,39 +640,6 @@ static int map_leaves(ax_interp *in, pmap_state *s, const ax_args *a, flat_call 
     return rc;
 }
 
-/* Appends an exact encoding of a static argument (pmap's are hashable values, as in JAX). */
-static int encode_static(ax_interp *in, ax_strbuf *k, ax_value *v, int depth) {
-    if (depth > 64)
-        return ax_error(in->cx, AX_ERR_RECURSION, "pmap: a static argument nested too deep"), -1;
-    switch (v->kind) {
-    case AX_V_ARRAY:
-        if (v->arr->ndim || !v->arr->buf)
-            return ax_error(in->cx, AX_ERR_TYPE,
-                            "pmap: a static argument must be hashable (a number, string, tuple, "
-                            "...), not an array"),
-                   -1;
-        ax_strbuf_appendf(k, "A%d%s%a", (int)v->arr->dtype, v->arr->weak ? "~" : "",
-                          ax_array_get_f64(v->arr, 0));
-        return 0;
-    case AX_V_STR:
-        ax_strbuf_appendf(k, "S%zu:%s", strlen(v->str), v->str);
-        return 0;
-    case AX_V_TUPLE:
-    case AX_V_LIST:
-        ax_strbuf_appendf(k, "T%d(", v->n);
-        for (int i = 0; i < v->n; i++)
-            if (encode_static(in, k, v->items[i], depth + 1)) return -1;
-        ax_strbuf_append(k, ")");
-        return 0;
-    case AX_V_BUILTIN:
-        ax_strbuf_appendf(k, "B%p,%p", (void *)v->builtin->fn, (void *)v->builtin->data);
-        return 0;
-    default:
-        ax_strbuf_appendf(k, "K%d,%p", (int)v->kind, (void *)v);
-        return 0;
-    }
-}
-
 /* The signature of a call: the slices' types, the trees, the static arguments. */
 static char *signature(ax_interp *in, pmap_state *s, const ax_args *a, const flat_call *fc,
                        ax_array **mapped, int64_t n) {
@@ -697,20 +653,13 @@ static char *signature(ax_interp *in, pmap_state *s, const ax_args *a, const fla
     }
     for (int t = 0; t < fc->ntraced; t++)
         ax_strbuf_appendf(&k, "%llx,", (unsigned long long)ax_treedef_hash(fc->defs[t]));
-    int rc = 0;
-    for (int i = 0; i < a->n && !rc; i++)
-        if (is_static(s, i)) {
-            ax_strbuf_appendf(&k, "|%d=", i);
-            rc = encode_static(in, &k, a->pos[i], 0);
-        }
-    for (int i = 0; i < a->nkw && !rc; i++) { /* keywords pass as they are, like statics */
-        ax_strbuf_appendf(&k, "|%s=", a->kwnames[i]);
-        rc = encode_static(in, &k, a->kwvals[i], 0);
-    }
-    if (!rc && !k.data) ax_strbuf_append(&k, "");
-    if (!rc && !k.data) ax_error_oom(in->cx), rc = -1;
-    if (rc) ax_strbuf_free(&k);
-    return rc ? NULL : k.data;
+    /* keywords pass as they are, like statics */
+    char *statics = ax_statics_exact_key(in, "pmap", s->statics, s->nstatic, a);
+    if (statics) ax_strbuf_append(&k, statics);
+    free(statics);
+    if (statics && !k.data) ax_error_oom(in->cx);
+    if (!statics || !k.data) ax_strbuf_free(&k);
+    return statics ? k.data : NULL;
 }
 
 static pmap_entry *trace_entry(ax_interp *in, pmap_state *s, flat_call *fc, ax_array **mapped,
