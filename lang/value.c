@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cycles.h"
 #include "eval.h"
 #include "interp.h"
 
@@ -88,7 +89,11 @@ static void value_destroy(dead_list *d, ax_value *v) {
  * cannot grow). */
 static void drop(dead_list *d, ax_value *v) {
     assert(!v || v->refs != 0);
-    if (!v || v->refs < 0 || --v->refs > 0) return;
+    if (!v || v->refs < 0) return;
+    if (--v->refs > 0) {
+        if (v->refs <= v->cycle_refs) ax_cycles_collect(v);
+        return;
+    }
     if (d->n == d->cap) {
         size_t cap = 2 * d->cap;
         ax_value **items = d->items == d->inline_items ? malloc(cap * sizeof *items)
@@ -117,7 +122,11 @@ void ax_value_release(ax_value *v) {
         return;
     }
     assert(!v || v->refs != 0); /* releasing more references than were taken */
-    if (!v || v->refs < 0 || --v->refs > 0) return;
+    if (!v || v->refs < 0) return;
+    if (--v->refs > 0) {
+        if (v->refs <= v->cycle_refs) ax_cycles_collect(v); /* perhaps its cycle's last */
+        return;
+    }
     dead_list d = {.n = 0, .cap = 32};
     d.items = d.inline_items;
     active_release = &d;

@@ -79,6 +79,12 @@ typedef struct ax_object_type {
     ax_value *(*tree_rebuild)(struct ax_interp *in, ax_value *leaf);
     /* `a == b` for two objects of this type: 1, 0, or -1 with an error. NULL: by identity. */
     int (*equal)(struct ax_interp *in, const ax_value *a, const ax_value *b);
+    /* For the walk over reference cycles (lang/cycles.h), or NULL: `children` calls visit on
+     * each value the object holds a reference to (NULL: the walk does not see through it);
+     * `forget`, for objects a library mutates after making them (which may close a cycle),
+     * drops those references without releasing them (the cycle collector releases them). */
+    void (*children)(void *payload, void (*visit)(void *arg, ax_value *child), void *arg);
+    void (*forget)(void *payload);
 } ax_object_type;
 
 typedef struct ax_env ax_env;
@@ -100,6 +106,9 @@ typedef struct ax_closure {
 struct ax_value {
     int64_t refs;
     ax_value_kind kind;
+    /* On a reference cycle (lang/cycles.h): the references it gets from that cycle's values;
+     * 0 for the values on none (nearly all). */
+    uint32_t cycle_refs;
     union {
         ax_array *arr;
         char *str;
