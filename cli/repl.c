@@ -173,7 +173,10 @@ static void describe_value(ax_strbuf *out, const ax_value *v, int depth) {
             ax_strbuf_append(out, "...");
             break;
         }
-        if (v->kind == AX_V_DICT) ax_strbuf_appendf(out, "'%s': ", v->keys[i]->str);
+        if (v->kind == AX_V_DICT) {
+            ax_value_format_nested(out, v->keys[i]);
+            ax_strbuf_append(out, ": ");
+        }
         describe_value(out, v->items[i], depth + 1);
     }
     if (v->kind == AX_V_TUPLE && v->n == 1) ax_strbuf_append(out, ",");

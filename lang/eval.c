@@ -207,11 +207,8 @@ static ax_value *eval_dict(frame *f, const ax_node *n) {
     for (int i = 0; i < n->items.n; i++) {
         ax_value *k = eval(f, n->items.items[i]);
         if (!k) goto done;
-        if (k->kind != AX_V_STR) {
-            char d[128];
-            ax_value_describe(d, sizeof d, k);
+        if (!ax_dict_key_check(f->in, k)) {
             ax_value_release(k);
-            ax_error(f->in->cx, AX_ERR_TYPE, "dict keys must be strings, not %s", d);
             attach_span(f, n->items.items[i]);
             goto done;
         }
@@ -221,8 +218,8 @@ static ax_value *eval_dict(frame *f, const ax_node *n) {
             goto done;
         }
         int dup = -1;
-        for (int j = 0; j < keys.n; j++)
-            if (strcmp(keys.items[j]->str, k->str) == 0) dup = j;
+        for (int j = 0; j < keys.n && dup < 0; j++)
+            if (ax_dict_key_equal(keys.items[j], k)) dup = j;
         if (dup >= 0) { /* a repeated key keeps its first position and its last value */
             ax_value_release(k);
             ax_value_release(vals.items[dup]);
@@ -363,8 +360,15 @@ static int add_keywords_from(frame *f, call_args *c, ax_value *d) {
         return -1;
     }
     if (vlist_push(&c->held, ax_value_retain(d)) < 0) return ax_error_oom(f->in->cx), -1;
-    for (int i = 0; i < d->n; i++)
+    for (int i = 0; i < d->n; i++) {
+        if (d->keys[i]->kind != AX_V_STR) {
+            char desc[128];
+            ax_value_describe(desc, sizeof desc, d->keys[i]);
+            ax_error(f->in->cx, AX_ERR_TYPE, "keywords must be strings, not %s", desc);
+            return -1;
+        }
         if (add_keyword(f, c, d->keys[i]->str, ax_value_retain(d->items[i])) < 0) return -1;
+    }
     return 0;
 }
 

@@ -118,12 +118,12 @@ static ax_value *dict_merge(ax_interp *in, ax_value *a, ax_value *b) {
         return ax_error_oom(in->cx);
     }
     for (int i = 0; i < a->n; i++) {
-        ax_value *repl = ax_dict_get(b, a->keys[i]->str);
+        ax_value *repl = ax_dict_lookup(b, a->keys[i]);
         keys[n] = ax_value_retain(a->keys[i]);
         vals[n++] = ax_value_retain(repl ? repl : a->items[i]);
     }
     for (int i = 0; i < b->n; i++) {
-        if (ax_dict_get(a, b->keys[i]->str)) continue;
+        if (ax_dict_index(a, b->keys[i]) >= 0) continue;
         keys[n] = ax_value_retain(b->keys[i]);
         vals[n++] = ax_value_retain(b->items[i]);
     }
@@ -235,7 +235,7 @@ static int equal_at(ax_interp *in, const ax_value *a, const ax_value *b, int dep
     case AX_V_DICT:
         if (a->n != b->n) return 0;
         for (int i = 0; i < a->n; i++) {
-            ax_value *other = ax_dict_get(b, a->keys[i]->str);
+            ax_value *other = ax_dict_lookup(b, a->keys[i]);
             if (!other) return 0;
             int r = equal_at(in, a->items[i], other, depth + 1);
             if (r != 1) return r;
@@ -305,7 +305,8 @@ static int contains(ax_interp *in, ax_value *container, ax_value *item) {
         }
         return 0;
     case AX_V_DICT:
-        return item->kind == AX_V_STR && ax_dict_get(container, item->str) != NULL;
+        if (!ax_dict_key_check(in, item)) return -1;
+        return ax_dict_index(container, item) >= 0;
     case AX_V_STR:
         if (item->kind != AX_V_STR) {
             char d[128];
@@ -341,14 +342,42 @@ static int order_strings(ax_cmpop op, const char *a, const char *b) {
     }
 }
 
+/* A Python bool or int: a concrete scalar, bool or weakly typed int (what True, 3 and 1 < 2
+ * are), whose value, not its place in memory, says which object it is. */
+static bool is_python_int(const ax_value *v) {
+    const ax_array *x = v->kind == AX_V_ARRAY ? v->arr : NULL;
+    return x && x->ndim == 0 && x->buf && !x->tracer &&
+           (x->dtype == AX_BOOL || (x->weak && ax_dtype_is_int(x->dtype)));
+}
+
+/* `a is b`: the same value. Python's True, False and None are single objects, and so are small
+ * ints: `flag is False` tests the value; an array is only itself. */
+static bool identical(const ax_value *a, const ax_value *b) {
+    if (a == b) return true;
+    if (a->kind != b->kind) return false;
+    switch (a->kind) {
+    case AX_V_NONE:
+    case AX_V_ELLIPSIS:
+        return true;
+    case AX_V_DTYPE:
+        return a->dtype == b->dtype;
+    case AX_V_MODULE:
+        return a->module == b->module;
+    case AX_V_ARRAY:
+        return is_python_int(a) && is_python_int(b) &&
+               (a->arr->dtype == AX_BOOL) == (b->arr->dtype == AX_BOOL) &&
+               ax_array_get_i64(a->arr, 0) == ax_array_get_i64(b->arr, 0);
+    default:
+        return false;
+    }
+}
+
 ax_value *ax_value_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b) {
     int r;
     switch (op) {
     case AX_CMP_IS:
     case AX_CMP_IS_NOT:
-        r = a == b || (a->kind == AX_V_NONE && b->kind == AX_V_NONE) ||
-            (a->kind == AX_V_DTYPE && b->kind == AX_V_DTYPE && a->dtype == b->dtype) ||
-            (a->kind == AX_V_MODULE && b->kind == AX_V_MODULE && a->module == b->module);
+        r = identical(a, b);
         return ax_value_bool(in, op == AX_CMP_IS ? r : !r);
     case AX_CMP_IN:
     case AX_CMP_NOT_IN:
@@ -488,25 +517,29 @@ static ax_value *index_range(ax_interp *in, ax_value *r, ax_value *index) {
     return ax_value_int(in, ax_range_item(r, k));
 }
 
-static ax_value *key_error(ax_interp *in, ax_value *dict, const char *key) {
-    ax_near_miss nm = {.target = key};
-    ax_strbuf keys;
+static ax_value *key_error(ax_interp *in, ax_value *dict, const ax_value *key) {
+    ax_near_miss nm = {.target = key->kind == AX_V_STR ? key->str : ""};
+    ax_strbuf keys, shown;
     ax_strbuf_init(&keys);
+    ax_strbuf_init(&shown);
+    ax_value_format_nested(&shown, key);
     for (int i = 0; i < dict->n; i++) {
-        ax_near_miss_offer(&nm, dict->keys[i]->str);
+        if (key->kind == AX_V_STR && dict->keys[i]->kind == AX_V_STR)
+            ax_near_miss_offer(&nm, dict->keys[i]->str);
         if (i < 8) {
             if (i) ax_strbuf_append(&keys, ", ");
-            ax_format_string_repr(&keys, dict->keys[i]->str);
+            ax_value_format_nested(&keys, dict->keys[i]);
         }
     }
     if (dict->n > 8) ax_strbuf_append(&keys, ", ...");
+    const char *k = shown.data ? shown.data : "?";
     if (nm.best)
-        ax_error(in->cx, AX_ERR_KEY, "'%s' is not a key of the dict; did you mean '%s'?", key,
-                 nm.best);
+        ax_error(in->cx, AX_ERR_KEY, "%s is not a key of the dict; did you mean '%s'?", k, nm.best);
     else
-        ax_error(in->cx, AX_ERR_KEY, "'%s' is not a key of the dict (its keys: %s)", key,
+        ax_error(in->cx, AX_ERR_KEY, "%s is not a key of the dict (its keys: %s)", k,
                  keys.data ? keys.data : "none");
     ax_strbuf_free(&keys);
+    ax_strbuf_free(&shown);
     return NULL;
 }
 
@@ -522,12 +555,9 @@ ax_value *ax_value_getitem(ax_interp *in, ax_value *obj, ax_value *index) {
     case AX_V_RANGE:
         return index_range(in, obj, index);
     case AX_V_DICT: {
-        if (index->kind != AX_V_STR) {
-            ax_value_describe(d, sizeof d, index);
-            return ax_error(in->cx, AX_ERR_TYPE, "dict keys are strings, not %s", d);
-        }
-        ax_value *v = ax_dict_get(obj, index->str);
-        return v ? ax_value_retain(v) : key_error(in, obj, index->str);
+        if (!ax_dict_key_check(in, index)) return NULL;
+        ax_value *v = ax_dict_lookup(obj, index);
+        return v ? ax_value_retain(v) : key_error(in, obj, index);
     }
     case AX_V_OBJECT:
         if (obj->obj.type->getitem) {

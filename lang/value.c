@@ -375,6 +375,151 @@ ax_value *ax_dict_get(const ax_value *dict, const char *key) {
     return NULL;
 }
 
+/* ---- dict keys ---- */
+
+/* A concrete scalar (a Python number or bool): the only arrays that can be keys. */
+static bool is_key_scalar(const ax_value *v) {
+    return v->kind == AX_V_ARRAY && v->arr->ndim == 0 && v->arr->buf && !v->arr->tracer;
+}
+
+static bool key_check_at(ax_interp *in, const ax_value *key, int depth) {
+    char d[128];
+    switch (key->kind) {
+    case AX_V_STR:
+    case AX_V_NONE:
+    case AX_V_DTYPE:
+    case AX_V_ELLIPSIS:
+        return true;
+    case AX_V_ARRAY:
+        if (is_key_scalar(key)) return true;
+        ax_value_describe(d, sizeof d, key);
+        if (key->arr->tracer)
+            ax_error(in->cx, AX_ERR_CONCRETIZATION,
+                     "a dict key must be a concrete value, not a traced %s (keys cannot depend "
+                     "on the values a transformation traces)",
+                     d);
+        else
+            ax_error(in->cx, AX_ERR_TYPE,
+                     "unhashable type: an array (%s) cannot be a dict key (use a number, a "
+                     "string or a tuple of them, e.g. tuple(x.tolist()))",
+                     d);
+        return false;
+    case AX_V_TUPLE:
+        if (depth >= AX_MAX_VALUE_DEPTH) {
+            ax_error(in->cx, AX_ERR_RECURSION, "a dict key nested more than %d levels deep",
+                     AX_MAX_VALUE_DEPTH);
+            return false;
+        }
+        for (int i = 0; i < key->n; i++)
+            if (!key_check_at(in, key->items[i], depth + 1)) return false;
+        return true;
+    default:
+        ax_value_describe(d, sizeof d, key);
+        ax_error(in->cx, AX_ERR_TYPE,
+                 "unhashable type: %s cannot be a dict key (keys are strings, numbers, None "
+                 "and tuples of them)",
+                 d);
+        return false;
+    }
+}
+
+bool ax_dict_key_check(ax_interp *in, const ax_value *key) {
+    return key_check_at(in, key, 0);
+}
+
+/* Scalars compare by value across dtypes, as Python's 1 == 1.0 == True. */
+static int compare_scalars(const ax_array *a, const ax_array *b) {
+    if (ax_dtype_is_float(a->dtype) || ax_dtype_is_float(b->dtype)) {
+        double x = ax_array_get_f64(a, 0), y = ax_array_get_f64(b, 0);
+        return x < y ? -1 : x > y ? 1 : 0;
+    }
+    int64_t x = ax_array_get_i64(a, 0), y = ax_array_get_i64(b, 0);
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* Kinds in the order that sorts keys of different kinds (Python cannot compare them; tree
+ * functions still need an order): None, numbers, strings, tuples, dtypes, `...`. */
+static int key_rank(const ax_value *k) {
+    switch (k->kind) {
+    case AX_V_NONE:
+        return 0;
+    case AX_V_ARRAY:
+        return 1;
+    case AX_V_STR:
+        return 2;
+    case AX_V_TUPLE:
+        return 3;
+    case AX_V_DTYPE:
+        return 4;
+    default:
+        return 5;
+    }
+}
+
+int ax_dict_key_order(const ax_value *a, const ax_value *b) {
+    int ra = key_rank(a), rb = key_rank(b);
+    if (ra != rb) return ra < rb ? -1 : 1;
+    switch (a->kind) {
+    case AX_V_ARRAY: {
+        int c = compare_scalars(a->arr, b->arr);
+        /* NaN keys: equal to nothing, not even each other; ordered by address */
+        if (c == 0 && a != b && !ax_dict_key_equal(a, b)) return a < b ? -1 : 1;
+        return c;
+    }
+    case AX_V_STR:
+        return strcmp(a->str, b->str);
+    case AX_V_DTYPE:
+        return a->dtype < b->dtype ? -1 : a->dtype > b->dtype;
+    case AX_V_TUPLE:
+        for (int i = 0; i < a->n && i < b->n; i++) {
+            int c = ax_dict_key_order(a->items[i], b->items[i]);
+            if (c) return c;
+        }
+        return a->n < b->n ? -1 : a->n > b->n;
+    default:
+        return 0;
+    }
+}
+
+bool ax_dict_key_equal(const ax_value *a, const ax_value *b) {
+    if (a == b) return true;
+    if (a->kind != b->kind) return false;
+    switch (a->kind) {
+    case AX_V_STR:
+        return strcmp(a->str, b->str) == 0;
+    case AX_V_ARRAY: {
+        if (!is_key_scalar(a) || !is_key_scalar(b)) return false;
+        bool floats = ax_dtype_is_float(a->arr->dtype) || ax_dtype_is_float(b->arr->dtype);
+        return floats ? ax_array_get_f64(a->arr, 0) == ax_array_get_f64(b->arr, 0)
+                      : ax_array_get_i64(a->arr, 0) == ax_array_get_i64(b->arr, 0);
+    }
+    case AX_V_DTYPE:
+        return a->dtype == b->dtype;
+    case AX_V_TUPLE:
+        if (a->n != b->n) return false;
+        for (int i = 0; i < a->n; i++)
+            if (!ax_dict_key_equal(a->items[i], b->items[i])) return false;
+        return true;
+    case AX_V_NONE:
+    case AX_V_ELLIPSIS:
+        return true;
+    default:
+        return false;
+    }
+}
+
+int ax_dict_index(const ax_value *dict, const ax_value *key) {
+    if (!dict || dict->kind != AX_V_DICT) return -1;
+    for (int i = 0; i < dict->n; i++)
+        if (ax_dict_key_equal(dict->keys[i], key)) return i;
+    return -1;
+}
+
+ax_value *ax_dict_lookup(const ax_value *dict, const ax_value *key) {
+    int i = ax_dict_index(dict, key);
+    return i < 0 ? NULL : dict->items[i];
+}
+
 /* ---- printing ---- */
 
 void ax_format_string_repr(ax_strbuf *out, const char *s) {

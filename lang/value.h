@@ -182,5 +182,16 @@ bool ax_write_checked(struct ax_interp *in, FILE *f, const char *data, size_t le
 
 /* Dict lookup by string key (borrowed result, NULL if absent). */
 ax_value *ax_dict_get(const ax_value *dict, const char *key);
+/* Dict keys are Python's hashable values: strings, concrete scalars (numbers and bools, equal
+ * across dtypes as 1 == 1.0 == True), None, dtypes and tuples of them. ax_dict_key_check: true,
+ * or false with a TypeError (a ConcretizationError for a traced scalar). */
+bool ax_dict_key_check(struct ax_interp *in, const ax_value *key);
+bool ax_dict_key_equal(const ax_value *a, const ax_value *b);
+/* The order of sorted keys (JAX's for dict nodes): -1, 0 or 1; keys of different kinds (which
+ * Python cannot compare) sort None, numbers, strings, tuples, dtypes. */
+int ax_dict_key_order(const ax_value *a, const ax_value *b);
+/* The position of `key` in a dict (-1 if absent), and its value (borrowed, NULL if absent). */
+int ax_dict_index(const ax_value *dict, const ax_value *key);
+ax_value *ax_dict_lookup(const ax_value *dict, const ax_value *key);
 
 #endif

@@ -383,7 +383,7 @@ static ax_value *bi_reversed(ax_interp *in, ax_value *self, const ax_args *args)
 static bool dict_put_take(ax_interp *in, int *n, ax_value ***keys, ax_value ***vals, int *cap,
                           ax_value *key, ax_value *val) {
     for (int i = 0; i < *n; i++)
-        if (!strcmp((*keys)[i]->str, key->str)) {
+        if (ax_dict_key_equal((*keys)[i], key)) {
             ax_value_release((*vals)[i]);
             ax_value_release(key);
             (*vals)[i] = val;
@@ -422,11 +422,11 @@ static bool dict_from(ax_interp *in, ax_value *src, int *n, ax_value ***keys, ax
     }
     for (int i = 0; i < src->n; i++) {
         ax_value *p = src->items[i];
-        if ((p->kind != AX_V_TUPLE && p->kind != AX_V_LIST) || p->n != 2 ||
-            p->items[0]->kind != AX_V_STR) {
-            ax_error(in->cx, AX_ERR_TYPE, "dict() needs (str, value) pairs");
+        if ((p->kind != AX_V_TUPLE && p->kind != AX_V_LIST) || p->n != 2) {
+            ax_error(in->cx, AX_ERR_TYPE, "dict() needs (key, value) pairs");
             return false;
         }
+        if (!ax_dict_key_check(in, p->items[0])) return false;
         if (!dict_put_take(in, n, keys, vals, cap, ax_value_retain(p->items[0]),
                            ax_value_retain(p->items[1])))
             return false;
@@ -526,11 +526,24 @@ static ax_value *bi_bool(ax_interp *in, ax_value *self, const ax_args *args) {
 
 /* ---------------------------------------------------------------- sorted, map, filter */
 
-/* -1/0/1 ordering of two sort keys (numbers or strings); false on incomparable keys. */
-static bool compare_keys(ax_interp *in, ax_value *a, ax_value *b, int *out) {
+/* -1/0/1 ordering of two sort keys (numbers, strings, or tuples or lists of them, compared
+ * item by item); false on incomparable keys. */
+static bool compare_keys_at(ax_interp *in, ax_value *a, ax_value *b, int *out, int depth) {
     if (a->kind == AX_V_STR && b->kind == AX_V_STR) {
         int c = strcmp(a->str, b->str);
         *out = (c > 0) - (c < 0);
+        return true;
+    }
+    if ((a->kind == AX_V_TUPLE || a->kind == AX_V_LIST) && a->kind == b->kind) {
+        if (depth >= AX_MAX_VALUE_DEPTH) {
+            ax_error(in->cx, AX_ERR_RECURSION, "sorted(): keys nested more than %d levels deep",
+                     AX_MAX_VALUE_DEPTH);
+            return false;
+        }
+        *out = 0;
+        for (int i = 0; *out == 0 && i < a->n && i < b->n; i++)
+            if (!compare_keys_at(in, a->items[i], b->items[i], out, depth + 1)) return false;
+        if (*out == 0) *out = (a->n > b->n) - (a->n < b->n);
         return true;
     }
     double x, y;
@@ -540,8 +553,13 @@ static bool compare_keys(ax_interp *in, ax_value *a, ax_value *b, int *out) {
         return true;
     }
     if (!ax_error_pending(in->cx))
-        ax_error(in->cx, AX_ERR_TYPE, "sorted() can only compare numbers or strings");
+        ax_error(in->cx, AX_ERR_TYPE,
+                 "sorted() can only compare numbers, strings, and tuples or lists of them");
     return false;
+}
+
+static bool compare_keys(ax_interp *in, ax_value *a, ax_value *b, int *out) {
+    return compare_keys_at(in, a, b, out, 0);
 }
 
 /* Stable merge sort of idx[0..n) by keys; false when a comparison fails. */
