@@ -734,6 +734,9 @@ ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
     case AX_V_STR:
         r = ax_string_getattr(in, obj, name);
         return r || ax_error_pending(in->cx) ? r : attr_error(in, obj, name);
+    case AX_V_SET:
+        r = ax_set_getattr(in, obj, name);
+        return r || ax_error_pending(in->cx) ? r : attr_error(in, obj, name);
     case AX_V_DTYPE:
         if (strcmp(name, "name") == 0)
             r = ax_value_str(ax_dtype_name(obj->dtype));
@@ -777,6 +780,9 @@ void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const 
         break;
     case AX_V_ARRAY:
         if (in->arrays) in->arrays->each_attr(fn, arg);
+        break;
+    case AX_V_SET:
+        ax_set_each_attr(fn, arg);
         break;
     case AX_V_STR:
         ax_string_each_attr(fn, arg);

@@ -150,6 +150,9 @@ ax_value *ax_value_binop(ax_interp *in, ax_binop op, ax_value *a, ax_value *b) {
     if (op == AX_OP_BITOR && a->kind == AX_V_DICT && b->kind == AX_V_DICT)
         return dict_merge(in, a, b);
     if (op == AX_OP_MOD && a->kind == AX_V_STR) return ax_string_percent(in, a->str, b);
+    if (a->kind == AX_V_SET && b->kind == AX_V_SET &&
+        (op == AX_OP_BITOR || op == AX_OP_BITAND || op == AX_OP_SUB || op == AX_OP_BITXOR))
+        return ax_set_binop(in, op, a, b);
     char da[128], db[128];
     ax_value_describe(da, sizeof da, a);
     ax_value_describe(db, sizeof db, b);
@@ -223,6 +226,11 @@ static int equal_at(ax_interp *in, const ax_value *a, const ax_value *b, int dep
         if (a->obj.type != b->obj.type) return 0;
         if (a->obj.type->equal) return a->obj.type->equal(in, a, b);
         return a->obj.payload == b->obj.payload;
+    case AX_V_SET: /* both sorted and without repeats */
+        if (a->n != b->n) return 0;
+        for (int i = 0; i < a->n; i++)
+            if (!ax_dict_key_equal(a->items[i], b->items[i])) return 0;
+        return 1;
     case AX_V_TUPLE:
     case AX_V_LIST:
     case AX_V_SLICE:
@@ -307,6 +315,9 @@ static int contains(ax_interp *in, ax_value *container, ax_value *item) {
     case AX_V_DICT:
         if (!ax_dict_key_check(in, item)) return -1;
         return ax_dict_index(container, item) >= 0;
+    case AX_V_SET:
+        if (!ax_dict_key_check(in, item)) return -1;
+        return ax_set_index(container, item) >= 0;
     case AX_V_STR:
         if (item->kind != AX_V_STR) {
             char d[128];
@@ -394,6 +405,7 @@ ax_value *ax_value_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b)
     }
     if (a->kind == AX_V_STR && b->kind == AX_V_STR)
         return ax_value_bool(in, order_strings(op, a->str, b->str));
+    if (a->kind == AX_V_SET && b->kind == AX_V_SET) return ax_set_compare(in, op, a, b);
     char da[128], db[128];
     ax_value_describe(da, sizeof da, a);
     ax_value_describe(db, sizeof db, b);
@@ -583,6 +595,7 @@ int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it) {
     case AX_V_LIST:
     case AX_V_TUPLE:
     case AX_V_DICT:
+    case AX_V_SET:
         it->n = seq->n;
         return 0;
     case AX_V_STR:
@@ -618,6 +631,7 @@ int ax_value_iter_next(ax_interp *in, ax_value_iter *it, ax_value **item) {
     switch (seq->kind) {
     case AX_V_LIST:
     case AX_V_TUPLE:
+    case AX_V_SET:
         *item = ax_value_retain(seq->items[i]);
         return 1;
     case AX_V_DICT:

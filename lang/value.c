@@ -67,6 +67,7 @@ static void value_destroy(dead_list *d, ax_value *v) {
     case AX_V_TUPLE:
     case AX_V_LIST:
     case AX_V_SLICE:
+    case AX_V_SET:
         drop_items(d, v->items, v->n);
         break;
     case AX_V_FUNC:
@@ -202,6 +203,36 @@ ax_value *ax_value_dict(int n, ax_value **keys, ax_value **vals) {
     return sequence_new(AX_V_DICT, n, vals, keys);
 }
 
+/* Stable merge sort of v[0..n) by ax_dict_key_order (tmp: scratch of n). */
+static void sort_keys(ax_value **v, ax_value **tmp, int n) {
+    if (n < 2) return;
+    int h = n / 2, i = 0, j = h, k = 0;
+    sort_keys(v, tmp, h);
+    sort_keys(v + h, tmp, n - h);
+    while (i < h && j < n) tmp[k++] = ax_dict_key_order(v[j], v[i]) < 0 ? v[j++] : v[i++];
+    while (i < h) tmp[k++] = v[i++];
+    while (j < n) tmp[k++] = v[j++];
+    memcpy(v, tmp, (size_t)n * sizeof *v);
+}
+
+ax_value *ax_value_set(int n, ax_value **items) {
+    ax_value **tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
+    if (!tmp) {
+        for (int i = 0; i < n; i++) ax_value_release(items[i]);
+        return NULL;
+    }
+    sort_keys(items, tmp, n);
+    free(tmp);
+    int m = 0; /* equal items sit together, the first one made first: keep it */
+    for (int i = 0; i < n; i++) {
+        if (m > 0 && ax_dict_key_equal(items[m - 1], items[i]))
+            ax_value_release(items[i]);
+        else
+            items[m++] = items[i];
+    }
+    return sequence_new(AX_V_SET, m, items, NULL);
+}
+
 ax_value *ax_value_builtin(const char *name, const char *doc, ax_builtin_fn fn, ax_value *data) {
     /* One allocation holds the struct and copies of both strings. */
     size_t nlen = strlen(name ? name : "") + 1, dlen = doc ? strlen(doc) + 1 : 0;
@@ -290,6 +321,7 @@ int64_t ax_value_length(const ax_value *v) {
     case AX_V_TUPLE:
     case AX_V_LIST:
     case AX_V_DICT:
+    case AX_V_SET:
         return v->n;
     case AX_V_STR: { /* characters, not bytes */
         int64_t n = 0;
@@ -348,7 +380,7 @@ static const char *const kind_names[AX_V_NKINDS] = {
     [AX_V_TUPLE] = "tuple",   [AX_V_LIST] = "list",       [AX_V_DICT] = "dict",
     [AX_V_FUNC] = "function", [AX_V_BUILTIN] = "builtin", [AX_V_MODULE] = "module",
     [AX_V_DTYPE] = "dtype",   [AX_V_SLICE] = "slice",     [AX_V_ELLIPSIS] = "ellipsis",
-    [AX_V_OBJECT] = "object", [AX_V_RANGE] = "range",
+    [AX_V_OBJECT] = "object", [AX_V_RANGE] = "range",     [AX_V_SET] = "set",
 };
 
 const char *ax_value_kind_name(ax_value_kind kind) {
@@ -624,6 +656,12 @@ static void format_value(ax_strbuf *out, const ax_value *v, int depth, const ax_
         break;
     case AX_V_DICT:
         format_items(out, v, "{", "}", depth, cx);
+        break;
+    case AX_V_SET:
+        if (v->n)
+            format_items(out, v, "{", "}", depth, cx);
+        else
+            ax_strbuf_append(out, "set()");
         break;
     case AX_V_FUNC:
         ax_strbuf_appendf(out, "<function %s>", v->fn->name);

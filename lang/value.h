@@ -33,8 +33,9 @@ typedef enum {
     AX_V_DTYPE,   /* dtype */
     AX_V_SLICE,   /* items[0..2] = start, stop, step (each AX_V_NONE or an int array) */
     AX_V_ELLIPSIS,
-    AX_V_OBJECT,  /* an opaque object implemented in C (keys, `.at` helpers, ...): obj */
-    AX_V_RANGE,   /* range(start, stop, step): range; its ints are made as they are read */
+    AX_V_OBJECT, /* an opaque object implemented in C (keys, `.at` helpers, ...): obj */
+    AX_V_RANGE,  /* range(start, stop, step): range; its ints are made as they are read */
+    AX_V_SET,    /* items, n: distinct dict keys (hashable values), in sorted key order */
     AX_V_NKINDS
 } ax_value_kind;
 
@@ -141,6 +142,9 @@ ax_value *ax_value_str(const char *s);
 ax_value *ax_value_tuple(int n, ax_value **items); /* takes the references to items */
 ax_value *ax_value_list(int n, ax_value **items);  /* takes the references to items */
 ax_value *ax_value_dict(int n, ax_value **keys, ax_value **vals); /* takes references */
+/* A set of the distinct items (each checked with ax_dict_key_check; equal ones keep the first,
+ * as Python's {1, 1.0} is {1}), kept in ax_dict_key_order: takes the references. */
+ax_value *ax_value_set(int n, ax_value **items);
 ax_value *ax_value_builtin(const char *name, const char *doc, ax_builtin_fn fn, ax_value *data);
 ax_value *ax_value_dtype(ax_dtype t);
 ax_value *ax_value_object(const ax_object_type *type, void *payload);

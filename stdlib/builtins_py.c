@@ -91,7 +91,8 @@ static bool items_up_to(ax_interp *in, ax_value *v, const char *fname, int64_t l
         *out = items;
         return true;
     }
-    if (v->kind != AX_V_LIST && v->kind != AX_V_TUPLE && v->kind != AX_V_DICT) {
+    if (v->kind != AX_V_LIST && v->kind != AX_V_TUPLE && v->kind != AX_V_DICT &&
+        v->kind != AX_V_SET) {
         ax_error(in->cx, AX_ERR_TYPE, "%s(): '%s' object is not iterable", fname,
                  ax_value_kind_name(v->kind));
         return false;
@@ -129,6 +130,7 @@ static bool truthy(ax_interp *in, ax_value *v, bool *out) {
     case AX_V_LIST:
     case AX_V_TUPLE:
     case AX_V_DICT:
+    case AX_V_SET:
         *out = v->n > 0;
         return true;
     case AX_V_RANGE:
@@ -243,6 +245,7 @@ static ax_value *bi_len(ax_interp *in, ax_value *self, const ax_args *args) {
     case AX_V_LIST:
     case AX_V_TUPLE:
     case AX_V_DICT:
+    case AX_V_SET:
         return ax_bi_int_value(in, x->n);
     case AX_V_STR: {
         int64_t n = 0;
@@ -375,6 +378,18 @@ static ax_value *bi_reversed(ax_interp *in, ax_value *self, const ax_args *args)
         items[n - 1 - i] = t;
     }
     return make_seq_take(in, false, n, items);
+}
+
+/* set(iterable=()) and frozenset(...): sets never change, so the two are one. */
+static ax_value *bi_set(ax_interp *in, ax_value *self, const ax_args *args) {
+    static const char *const names[] = {"iterable", NULL};
+    ax_value *v[1];
+    if (!ax_bi_parse(in, args, self->builtin->name, names, 1, v)) return NULL;
+    if (!v[0]) {
+        ax_value *s = ax_value_set(0, NULL);
+        return s ? s : ax_error_oom(in->cx);
+    }
+    return ax_set_from(in, v[0]);
 }
 
 /* ---------------------------------------------------------------- dict */
@@ -708,6 +723,8 @@ const ax_builtin_def ax_builtins_py[] = {
     {"list", bi_list, "list(iterable=()): a list of the items", 0},
     {"tuple", bi_tuple, "tuple(iterable=()): a tuple of the items", 0},
     {"dict", bi_dict, "dict(pairs=(), **kw): a dict from pairs and keywords", 0},
+    {"set", bi_set, "set(iterable=()): the distinct items, as a set (sets never change)", 0},
+    {"frozenset", bi_set, "frozenset(iterable=()): the same as set(): ax's sets never change", 0},
     {"str", bi_str, "str(object): the text form of object, as print writes it", 0},
     {"repr", bi_repr, "repr(object): the text form of object as it shows inside a container", 0},
     {"int", bi_int, "int(x): x as an integer (truncated toward zero)", 0},
