@@ -99,9 +99,11 @@ typedef struct ax_near_miss {
 } ax_near_miss;
 void ax_near_miss_offer(ax_near_miss *nm, const char *candidate);
 
-/* A slice (takes the three references; each None or an int array) and Ellipsis. */
-ax_value *ax_value_slice(ax_value *start, ax_value *stop, ax_value *step);
 ax_value *ax_value_ellipsis(void);
+
+/* The methods of lists and tuples (index, count) and the fields of slices (start, stop,
+ * step, indices), or NULL without an error when there is no such attribute. */
+ax_value *ax_sequence_getattr(ax_interp *in, ax_value *obj, const char *name);
 
 /* Sets (sets.c): a | b, a & b, a - b, a ^ b; subset comparisons (a <= b, a < b, ...); the
  * position of a (hashable) item (-1 if absent); the methods of a set value (a bound builtin,

@@ -737,6 +737,11 @@ ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
     case AX_V_SET:
         r = ax_set_getattr(in, obj, name);
         return r || ax_error_pending(in->cx) ? r : attr_error(in, obj, name);
+    case AX_V_LIST:
+    case AX_V_TUPLE:
+    case AX_V_SLICE:
+        r = ax_sequence_getattr(in, obj, name);
+        return r || ax_error_pending(in->cx) ? r : attr_error(in, obj, name);
     case AX_V_DTYPE:
         if (strcmp(name, "name") == 0)
             r = ax_value_str(ax_dtype_name(obj->dtype));

@@ -586,6 +586,95 @@ ax_value *ax_value_getitem(ax_interp *in, ax_value *obj, ax_value *index) {
     return ax_error(in->cx, AX_ERR_TYPE, "%s cannot be indexed", d);
 }
 
+/* ---- methods of lists, tuples and slices ---- */
+
+/* What Python's mutating list methods become: a new list. */
+static const struct {
+    const char *name, *instead;
+} list_mutators[] = {
+    {"append", "a = a + [x]"},
+    {"extend", "a = a + list(b)"},
+    {"insert", "a = a[:i] + [x] + a[i:]"},
+    {"pop", "x, a = a[-1], a[:-1]"},
+    {"remove", "a = [v for v in a if v != x]"},
+    {"sort", "a = sorted(a)"},
+    {"reverse", "a = a[::-1]"},
+    {"clear", "a = []"},
+};
+
+/* seq.index(x, start=0, stop=len) and seq.count(x), by ==, as Python's. */
+static ax_value *sequence_method(ax_interp *in, ax_value *self, const ax_args *a) {
+    ax_value *seq = self->builtin->data;
+    const char *m = self->builtin->name;
+    bool index = strcmp(m, "index") == 0;
+    if (!ax_args_check(in, a, m, index ? 3 : 1, NULL)) return NULL;
+    if (a->n < 1) return ax_error(in->cx, AX_ERR_TYPE, "%s() takes the value to look for", m);
+    int64_t lo = 0, hi = seq->n;
+    if (index && a->n > 1 && !ax_value_to_int(in, a->pos[1], "index()'s start", &lo)) return NULL;
+    if (index && a->n > 2 && !ax_value_to_int(in, a->pos[2], "index()'s stop", &hi)) return NULL;
+    if (lo < 0) lo = lo + seq->n < 0 ? 0 : lo + seq->n;
+    if (hi < 0) hi += seq->n;
+    if (hi > seq->n) hi = seq->n;
+    int64_t count = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        int r = ax_value_equal(in, seq->items[i], a->pos[0]);
+        if (r < 0) return NULL;
+        if (r && index) return ax_value_int(in, i);
+        count += r;
+    }
+    if (!index) return ax_value_int(in, count);
+    ax_strbuf v;
+    ax_strbuf_init(&v);
+    ax_value_format_nested(&v, a->pos[0]);
+    ax_error(in->cx, AX_ERR_VALUE, "%s is not in the %s", v.data ? v.data : "the value",
+             ax_value_kind_name(seq->kind));
+    ax_strbuf_free(&v);
+    return NULL;
+}
+
+/* slice.indices(length): (start, stop, step) for a sequence of that length. */
+static ax_value *slice_method(ax_interp *in, ax_value *self, const ax_args *a) {
+    int64_t len, start, stop, step, count;
+    if (!ax_args_check(in, a, "indices", 1, NULL)) return NULL;
+    if (a->n != 1) return ax_error(in->cx, AX_ERR_TYPE, "slice.indices() takes the length");
+    if (!ax_value_to_int(in, a->pos[0], "the length", &len)) return NULL;
+    if (len < 0) return ax_error(in->cx, AX_ERR_VALUE, "length should not be negative");
+    if (!slice_indices(in, self->builtin->data, len, &start, &stop, &step, &count)) return NULL;
+    ax_value *items[3] = {ax_value_int(in, start), ax_value_int(in, stop), ax_value_int(in, step)};
+    if (!items[0] || !items[1] || !items[2]) {
+        for (int i = 0; i < 3; i++)
+            if (items[i]) ax_value_release(items[i]);
+        return NULL;
+    }
+    return oom(in, ax_value_tuple(3, items));
+}
+
+ax_value *ax_sequence_getattr(ax_interp *in, ax_value *obj, const char *name) {
+    if (obj->kind == AX_V_SLICE) {
+        static const char *const fields[] = {"start", "stop", "step"};
+        for (int i = 0; i < 3; i++)
+            if (strcmp(name, fields[i]) == 0) return ax_value_retain(obj->items[i]);
+        if (strcmp(name, "indices") == 0)
+            return oom(in, ax_value_builtin(name, "s.indices(length): (start, stop, step)",
+                                            slice_method, ax_value_retain(obj)));
+        return NULL;
+    }
+    if (strcmp(name, "index") == 0 || strcmp(name, "count") == 0)
+        return oom(in, ax_value_builtin(name,
+                                        name[0] == 'i' ? "s.index(x, start=0, stop=len): where "
+                                                         "x first is"
+                                                       : "s.count(x): how many items equal x",
+                                        sequence_method, ax_value_retain(obj)));
+    for (size_t i = 0; obj->kind == AX_V_LIST && i < sizeof list_mutators / sizeof *list_mutators;
+         i++)
+        if (strcmp(name, list_mutators[i].name) == 0)
+            return ax_error(in->cx, AX_ERR_ATTRIBUTE,
+                            "lists never change in ax, so there is no list.%s(): make a new one, "
+                            "as in %s",
+                            name, list_mutators[i].instead);
+    return NULL;
+}
+
 /* ---- iteration ---- */
 
 int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it) {

@@ -147,6 +147,8 @@ ax_value *ax_value_dict(int n, ax_value **keys, ax_value **vals); /* takes refer
 ax_value *ax_value_set(int n, ax_value **items);
 ax_value *ax_value_builtin(const char *name, const char *doc, ax_builtin_fn fn, ax_value *data);
 ax_value *ax_value_dtype(ax_dtype t);
+/* A slice (takes the three references; each None or an int array). */
+ax_value *ax_value_slice(ax_value *start, ax_value *stop, ax_value *step);
 ax_value *ax_value_object(const ax_object_type *type, void *payload);
 /* Python's range (step != 0); NULL + ValueError when it has more than INT64_MAX ints. */
 ax_value *ax_value_range(struct ax_interp *in, int64_t start, int64_t stop, int64_t step);
