@@ -23,6 +23,9 @@ ax_value *ax_lib_open_alias(ax_interp *in, const ax_lib *lib);
 ax_value *ax_lib_open_builtin(ax_interp *in, const ax_lib *lib);
 /* An empty module whose attributes are its submodules (jax.scipy). */
 ax_value *ax_lib_open_package(ax_interp *in, const ax_lib *lib);
+/* A member of another library: arg is "library:member" (jax.nn.initializers is nn's
+ * initializers). */
+ax_value *ax_lib_open_member(ax_interp *in, const ax_lib *lib);
 
 /* The time module (stdlib/builtins_time.c): time, perf_counter, monotonic, sleep. */
 ax_value *ax_lib_open_time(ax_interp *in, const ax_lib *lib);
