@@ -83,6 +83,7 @@ const ax_lib ax_stdlib_libs[] = {
     /* Python's */
     {"collections", ax_lib_open_collections, NULL},
     {"functools", ax_lib_open_file, NULL},
+    {"operator", ax_lib_open_file, NULL},
     {"math", ax_lib_open_file, NULL},
     {"time", ax_lib_open_time, NULL},
     {NULL, NULL, NULL},
