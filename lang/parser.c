@@ -426,14 +426,17 @@ static ax_node *parse_number(parser *p) {
     return n;
 }
 
-static ax_node *parse_star_or_test(parser *p) {
-    if (!at(p, AX_TOK_STAR)) return parse_test(p);
+/* `*x` (op 0) or `**x` (op 2): the star token is current. */
+static ax_node *parse_starred(parser *p, int op) {
     ax_token *star = advance(p);
     ax_node *v = parse_bitor(p);
-    if (!v) return NULL;
-    ax_node *n = node2(p, AX_N_STAR, 0, v, NULL);
+    ax_node *n = v ? node2(p, AX_N_STAR, op, v, NULL) : NULL;
     if (n) n->span = join(star->span, v->span);
     return n;
+}
+
+static ax_node *parse_star_or_test(parser *p) {
+    return at(p, AX_TOK_STAR) ? parse_starred(p, 0) : parse_test(p);
 }
 
 static bool parse_comp_clauses(parser *p, ax_node *comp);
@@ -569,13 +572,8 @@ fail:
 
 /* `**x` in a dict display: a key AX_N_STAR (op 2) with no value. */
 static bool parse_dict_unpacking(parser *p, ax_node *dict) {
-    ax_token *dstar = advance(p);
-    ax_node *v = parse_bitor(p);
-    if (!v) return false;
-    ax_node *star = node2(p, AX_N_STAR, 2, v, NULL);
-    if (!star || !push(p, &dict->items, star)) return false;
-    star->span = join(dstar->span, v->span);
-    return push(p, &dict->items2, NULL);
+    ax_node *star = parse_starred(p, 2);
+    return star && push(p, &dict->items, star) && push(p, &dict->items2, NULL);
 }
 
 /* The entries after the first of a dict display: `key: value` or `**x`. */
@@ -656,15 +654,7 @@ static ax_node *parse_brace(parser *p) {
     ax_node *n = node_new(p, AX_N_DICT, open->span);
     if (!n) return NULL;
     if (!at(p, AX_TOK_RBRACE)) {
-        ax_node *first;
-        if (at(p, AX_TOK_DSTAR)) {
-            ax_token *dstar = advance(p);
-            ax_node *v = parse_bitor(p);
-            first = v ? node2(p, AX_N_STAR, 2, v, NULL) : NULL;
-            if (first) first->span = join(dstar->span, v->span);
-        } else {
-            first = parse_star_or_test(p);
-        }
+        ax_node *first = at(p, AX_TOK_DSTAR) ? parse_starred(p, 2) : parse_star_or_test(p);
         if (!first || !parse_brace_rest(p, n, first)) goto fail;
     }
     if (!(close = expect_close(p, AX_TOK_RBRACE, "'}'"))) goto fail;
@@ -1118,15 +1108,7 @@ static ax_node *parse_expr_list(parser *p, bool target) {
         return NULL;
     }
     while (accept(p, AX_TOK_COMMA) && (can_start_expression(cur(p)->kind) || at(p, AX_TOK_STAR))) {
-        ax_node *item;
-        if (at(p, AX_TOK_STAR)) {
-            ax_token *star = advance(p);
-            ax_node *v = parse_bitor(p);
-            item = v ? node2(p, AX_N_STAR, 0, v, NULL) : NULL;
-            if (item) item->span = join(star->span, v->span);
-        } else {
-            item = item_fn(p);
-        }
+        ax_node *item = at(p, AX_TOK_STAR) ? parse_starred(p, 0) : item_fn(p);
         if (!item || !push(p, &tuple->items, item)) {
             ax_node_free(tuple);
             return NULL;
