@@ -207,29 +207,31 @@ static ax_value *eval_sequence(frame *f, const ax_node *n, ax_value_kind kind) {
     return vlist_finish(f, &l, kind);
 }
 
-/* Adds key: value (both taken) to a dict being built: a repeated key keeps its first position
- * and takes the last value, as in Python. */
-static int dict_put(frame *f, vlist *keys, vlist *vals, ax_value *k, ax_value *v) {
-    for (int j = 0; j < keys->n; j++)
-        if (ax_dict_key_equal(keys->items[j], k)) {
-            ax_value_release(k);
-            ax_value_release(vals->items[j]);
-            vals->items[j] = v;
-            return 0;
-        }
-    if (vlist_push(keys, k) < 0) {
+/* A dict being built: its entries as given (dict_finish merges repeated keys). */
+typedef struct dict_builder {
+    vlist keys, vals;
+} dict_builder;
+
+static void dict_builder_free(dict_builder *b) {
+    vlist_free(&b->keys);
+    vlist_free(&b->vals);
+}
+
+/* Adds key: value (both taken). */
+static int dict_put(frame *f, dict_builder *b, ax_value *k, ax_value *v) {
+    if (vlist_push(&b->keys, k) < 0) {
         ax_value_release(v);
         return ax_error_oom(f->in->cx), -1;
     }
-    if (vlist_push(vals, v) < 0) {
-        ax_value_release(keys->items[--keys->n]);
+    if (vlist_push(&b->vals, v) < 0) {
+        ax_value_release(b->keys.items[--b->keys.n]);
         return ax_error_oom(f->in->cx), -1;
     }
     return 0;
 }
 
 /* `**m` in a dict display: m's entries. */
-static int dict_put_all(frame *f, vlist *keys, vlist *vals, const ax_value *m) {
+static int dict_put_all(frame *f, dict_builder *b, const ax_value *m) {
     if (m->kind != AX_V_DICT) {
         char d[128];
         ax_value_describe(d, sizeof d, m);
@@ -237,21 +239,21 @@ static int dict_put_all(frame *f, vlist *keys, vlist *vals, const ax_value *m) {
         return -1;
     }
     for (int i = 0; i < m->n; i++)
-        if (dict_put(f, keys, vals, ax_value_retain(m->keys[i]), ax_value_retain(m->items[i])) < 0)
+        if (dict_put(f, b, ax_value_retain(m->keys[i]), ax_value_retain(m->items[i])) < 0)
             return -1;
     return 0;
 }
 
-static ax_value *dict_finish(frame *f, vlist *keys, vlist *vals) {
-    ax_value *r = oom(f, ax_value_dict(keys->n, keys->items, vals->items));
-    free(keys->items);
-    free(vals->items);
-    *keys = *vals = (vlist){0};
+static ax_value *dict_finish(frame *f, dict_builder *b) {
+    ax_value *r = oom(f, ax_value_dict_merged(b->keys.n, b->keys.items, b->vals.items));
+    free(b->keys.items);
+    free(b->vals.items);
+    *b = (dict_builder){0};
     return r;
 }
 
-/* One `key: value` entry of a display or comprehension, added to keys/vals. */
-static int dict_entry(frame *f, vlist *keys, vlist *vals, const ax_node *kn, const ax_node *vn) {
+/* One `key: value` entry of a display or comprehension. */
+static int dict_entry(frame *f, dict_builder *b, const ax_node *kn, const ax_node *vn) {
     ax_value *k = eval(f, kn);
     if (!k) return -1;
     if (!ax_dict_key_check(f->in, k)) {
@@ -264,29 +266,28 @@ static int dict_entry(frame *f, vlist *keys, vlist *vals, const ax_node *kn, con
         ax_value_release(k);
         return -1;
     }
-    return dict_put(f, keys, vals, k, v);
+    return dict_put(f, b, k, v);
 }
 
 static ax_value *eval_dict(frame *f, const ax_node *n) {
-    vlist keys = {0}, vals = {0};
+    dict_builder b = {0};
     for (int i = 0; i < n->items.n; i++) {
         const ax_node *k = n->items.items[i];
         int rc;
         if (k->kind == AX_N_STAR) { /* **m */
             ax_value *m = eval(f, k->a);
-            rc = m ? dict_put_all(f, &keys, &vals, m) : -1;
+            rc = m ? dict_put_all(f, &b, m) : -1;
             if (m && rc < 0) attach_span(f, k);
             ax_value_release(m);
         } else {
-            rc = dict_entry(f, &keys, &vals, k, n->items2.items[i]);
+            rc = dict_entry(f, &b, k, n->items2.items[i]);
         }
         if (rc < 0) {
-            vlist_free(&keys);
-            vlist_free(&vals);
+            dict_builder_free(&b);
             return NULL;
         }
     }
-    return dict_finish(f, &keys, &vals);
+    return dict_finish(f, &b);
 }
 
 /* A set of the items of a list being built (which it takes), each checked as a dict key. */
@@ -803,10 +804,10 @@ done:
 static int assign_target(frame *f, const ax_node *target, ax_value *v);
 
 /* Runs the `for` clauses from k on; at the innermost, appends the element to out (a dict
- * comprehension's entries to out and vals). */
-static int comp_clause(frame *f, const ax_node *n, int k, vlist *out, vlist *vals) {
+ * comprehension's entries to dict). */
+static int comp_clause(frame *f, const ax_node *n, int k, vlist *out, dict_builder *dict) {
     if (k == n->items.n) {
-        if (n->kind == AX_N_DICTCOMP) return dict_entry(f, out, vals, n->a, n->b);
+        if (n->kind == AX_N_DICTCOMP) return dict_entry(f, dict, n->a, n->b);
         ax_value *v = eval(f, n->a);
         if (!v) return -1;
         if (vlist_push(out, v) < 0) return ax_error_oom(f->in->cx), -1;
@@ -834,7 +835,7 @@ static int comp_clause(frame *f, const ax_node *n, int k, vlist *out, vlist *val
             if (!c || !truthy_at(f, clause->items.items[i], c, &keep)) rc = -1;
             ax_value_release(c);
         }
-        if (rc == 0 && keep) rc = comp_clause(f, n, k + 1, out, vals);
+        if (rc == 0 && keep) rc = comp_clause(f, n, k + 1, out, dict);
     }
     ax_value_release(seq);
     return rc;
@@ -847,14 +848,15 @@ static ax_value *eval_comprehension(frame *f, const ax_node *n) {
     if (!env) return ax_error_oom(f->in->cx);
     frame sub = *f;
     sub.env = env;
-    vlist out = {0}, vals = {0};
+    vlist out = {0};
+    dict_builder dict = {0};
     ax_value *r = NULL;
-    if (comp_clause(&sub, n, 0, &out, &vals) == 0)
-        r = n->kind == AX_N_DICTCOMP  ? dict_finish(f, &out, &vals)
+    if (comp_clause(&sub, n, 0, &out, &dict) == 0)
+        r = n->kind == AX_N_DICTCOMP  ? dict_finish(f, &dict)
             : n->kind == AX_N_SETCOMP ? set_finish(f, &out, n->a)
                                       : vlist_finish(f, &out, AX_V_LIST);
     vlist_free(&out);
-    vlist_free(&vals);
+    dict_builder_free(&dict);
     ax_env_free(env);
     return r;
 }

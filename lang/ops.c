@@ -109,25 +109,21 @@ static ax_value *repeat(ax_interp *in, ax_value *seq, ax_value *count) {
 
 /* d1 | d2: a new dict with d2's entries replacing d1's (Python 3.9). */
 static ax_value *dict_merge(ax_interp *in, ax_value *a, ax_value *b) {
-    int cap = a->n + b->n, n = 0;
-    ax_value **keys = malloc((size_t)(cap ? cap : 1) * sizeof *keys);
-    ax_value **vals = malloc((size_t)(cap ? cap : 1) * sizeof *vals);
+    int n = a->n + b->n;
+    ax_value **keys = malloc((size_t)(n ? n : 1) * sizeof *keys);
+    ax_value **vals = malloc((size_t)(n ? n : 1) * sizeof *vals);
     if (!keys || !vals) {
         free(keys);
         free(vals);
         return ax_error_oom(in->cx);
     }
-    for (int i = 0; i < a->n; i++) {
-        ax_value *repl = ax_dict_lookup(b, a->keys[i]);
-        keys[n] = ax_value_retain(a->keys[i]);
-        vals[n++] = ax_value_retain(repl ? repl : a->items[i]);
+    for (int i = 0; i < n; i++) {
+        const ax_value *d = i < a->n ? a : b;
+        int k = i < a->n ? i : i - a->n;
+        keys[i] = ax_value_retain(d->keys[k]);
+        vals[i] = ax_value_retain(d->items[k]);
     }
-    for (int i = 0; i < b->n; i++) {
-        if (ax_dict_index(a, b->keys[i]) >= 0) continue;
-        keys[n] = ax_value_retain(b->keys[i]);
-        vals[n++] = ax_value_retain(b->items[i]);
-    }
-    ax_value *r = ax_value_dict(n, keys, vals);
+    ax_value *r = ax_value_dict_merged(n, keys, vals);
     free(keys);
     free(vals);
     return oom(in, r);

@@ -203,6 +203,38 @@ ax_value *ax_value_dict(int n, ax_value **keys, ax_value **vals) {
     return sequence_new(AX_V_DICT, n, vals, keys);
 }
 
+/* Where key k is among keys[0..) indexed by slot (entry + 1, 0 empty; mask + 1 slots), or the
+ * empty slot where it goes. */
+static size_t key_slot(ax_value **keys, const int *slot, size_t mask, const ax_value *k) {
+    size_t h = (size_t)ax_dict_key_hash(k) & mask;
+    while (slot[h] && !ax_dict_key_equal(keys[slot[h] - 1], k)) h = (h + 1) & mask;
+    return h;
+}
+
+ax_value *ax_value_dict_merged(int n, ax_value **keys, ax_value **vals) {
+    size_t cap = 16;
+    while (cap < 2 * (size_t)n) cap *= 2;
+    int *slot = calloc(cap, sizeof *slot);
+    if (!slot) {
+        for (int i = 0; i < n; i++) ax_value_release(keys[i]), ax_value_release(vals[i]);
+        return NULL;
+    }
+    int m = 0; /* the entries kept, in place at the front */
+    for (int i = 0; i < n; i++) {
+        size_t h = key_slot(keys, slot, cap - 1, keys[i]);
+        if (slot[h]) { /* a repeated key: its first place, the last value */
+            ax_value_release(keys[i]);
+            ax_value_release(vals[slot[h] - 1]);
+            vals[slot[h] - 1] = vals[i];
+            continue;
+        }
+        keys[m] = keys[i], vals[m] = vals[i];
+        slot[h] = ++m;
+    }
+    free(slot);
+    return sequence_new(AX_V_DICT, m, vals, keys);
+}
+
 /* Stable merge sort of v[0..n) by ax_dict_key_order (tmp: scratch of n). */
 static void sort_keys(ax_value **v, ax_value **tmp, int n) {
     if (n < 2) return;
@@ -537,6 +569,38 @@ bool ax_dict_key_equal(const ax_value *a, const ax_value *b) {
         return true;
     default:
         return false;
+    }
+}
+
+static uint64_t mix_hash(uint64_t h, uint64_t v) {
+    return (h ^ v) * 0x100000001B3ull + (h >> 29);
+}
+
+uint64_t ax_dict_key_hash(const ax_value *k) {
+    uint64_t h = 0xCBF29CE484222325ull ^ (uint64_t)key_rank(k);
+    switch (k->kind) {
+    case AX_V_STR:
+        for (const char *c = k->str; *c; c++) h = mix_hash(h, (unsigned char)*c);
+        return h;
+    case AX_V_ARRAY: { /* numbers equal across dtypes hash alike: 1, 1.0, True */
+        if (!is_key_scalar(k)) return h;
+        double d = ax_array_get_f64(k->arr, 0);
+        if (!ax_dtype_is_float(k->arr->dtype))
+            return mix_hash(h, (uint64_t)ax_array_get_i64(k->arr, 0));
+        if (d != d) return mix_hash(h, 1); /* NaN: equal to nothing, any hash will do */
+        if (d >= -0x1p63 && d < 0x1p63 && d == (double)(int64_t)d)
+            return mix_hash(h, (uint64_t)(int64_t)d);
+        uint64_t bits;
+        memcpy(&bits, &d, sizeof bits);
+        return mix_hash(h, bits);
+    }
+    case AX_V_TUPLE:
+        for (int i = 0; i < k->n; i++) h = mix_hash(h, ax_dict_key_hash(k->items[i]));
+        return mix_hash(h, (uint64_t)k->n);
+    case AX_V_DTYPE:
+        return mix_hash(h, (uint64_t)k->dtype);
+    default:
+        return h;
     }
 }
 

@@ -142,6 +142,9 @@ ax_value *ax_value_str(const char *s);
 ax_value *ax_value_tuple(int n, ax_value **items); /* takes the references to items */
 ax_value *ax_value_list(int n, ax_value **items);  /* takes the references to items */
 ax_value *ax_value_dict(int n, ax_value **keys, ax_value **vals); /* takes references */
+/* The same for entries whose keys may repeat (each checked with ax_dict_key_check): a repeated
+ * key keeps its first place and takes its last value, as Python's {**a, **b} and dict(pairs). */
+ax_value *ax_value_dict_merged(int n, ax_value **keys, ax_value **vals);
 /* A set of the distinct items (each checked with ax_dict_key_check; equal ones keep the first,
  * as Python's {1, 1.0} is {1}), kept in ax_dict_key_order: takes the references. */
 ax_value *ax_value_set(int n, ax_value **items);
@@ -193,6 +196,8 @@ ax_value *ax_dict_get(const ax_value *dict, const char *key);
  * or false with a TypeError (a ConcretizationError for a traced scalar). */
 bool ax_dict_key_check(struct ax_interp *in, const ax_value *key);
 bool ax_dict_key_equal(const ax_value *a, const ax_value *b);
+/* A hash of a key that equal keys share. */
+uint64_t ax_dict_key_hash(const ax_value *k);
 /* The order of sorted keys (JAX's for dict nodes): -1, 0 or 1; keys of different kinds (which
  * Python cannot compare) sort None, numbers, strings, tuples, dtypes. */
 int ax_dict_key_order(const ax_value *a, const ax_value *b);

@@ -394,16 +394,10 @@ static ax_value *bi_set(ax_interp *in, ax_value *self, const ax_args *args) {
 
 /* ---------------------------------------------------------------- dict */
 
-/* Adds key/value (new references taken) to growing arrays, replacing an equal key. */
+/* Adds key/value (new references taken) to growing arrays (ax_value_dict_merged merges
+ * repeated keys). */
 static bool dict_put_take(ax_interp *in, int *n, ax_value ***keys, ax_value ***vals, int *cap,
                           ax_value *key, ax_value *val) {
-    for (int i = 0; i < *n; i++)
-        if (ax_dict_key_equal((*keys)[i], key)) {
-            ax_value_release((*vals)[i]);
-            ax_value_release(key);
-            (*vals)[i] = val;
-            return true;
-        }
     if (*n == *cap) {
         int c = *cap ? 2 * *cap : 8;
         ax_value **k = realloc(*keys, (size_t)c * sizeof *k);
@@ -466,10 +460,10 @@ static ax_value *bi_dict(ax_interp *in, ax_value *self, const ax_args *args) {
         release_items(n, vals);
         return NULL;
     }
-    ax_value *r = ax_value_dict(n, keys, vals);
+    ax_value *r = ax_value_dict_merged(n, keys, vals);
     free(keys);
     free(vals);
-    return r;
+    return r ? r : ax_error_oom(in->cx);
 }
 
 /* ---------------------------------------------------------------- int, float, bool */

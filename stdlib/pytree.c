@@ -505,26 +505,6 @@ static uint64_t mix(uint64_t h, uint64_t v) {
     return h;
 }
 
-/* Hashes a dict key as ax_dict_key_equal compares it (numbers by value, whatever dtype). */
-static uint64_t key_hash(const ax_value *k, uint64_t h) {
-    switch (k->kind) {
-    case AX_V_STR:
-        for (const char *c = k->str; *c; c++) h = mix(h, (unsigned char)*c);
-        return h;
-    case AX_V_ARRAY: {
-        double d = ax_array_get_f64(k->arr, 0);
-        return mix(h, d == d ? (uint64_t)(int64_t)(d >= -0x1p63 && d < 0x1p63 ? d : 0) : 1);
-    }
-    case AX_V_TUPLE:
-        for (int i = 0; i < k->n; i++) h = key_hash(k->items[i], h);
-        return mix(h, (uint64_t)k->n);
-    case AX_V_DTYPE:
-        return mix(h, (uint64_t)k->dtype + 7);
-    default:
-        return mix(h, (uint64_t)k->kind);
-    }
-}
-
 /* Hashes what skeleton_equal compares. */
 static uint64_t skeleton_hash(const ax_value *s, uint64_t h) {
     h = mix(h, (uint64_t)s->kind);
@@ -546,7 +526,7 @@ static uint64_t skeleton_hash(const ax_value *s, uint64_t h) {
     if (!is_node(s)) return h;
     h = mix(h, (uint64_t)s->n);
     for (int i = 0; i < s->n; i++) {
-        if (s->kind == AX_V_DICT) h = key_hash(s->keys[i], h);
+        if (s->kind == AX_V_DICT) h = mix(h, ax_dict_key_hash(s->keys[i]));
         h = skeleton_hash(s->items[i], h);
     }
     return h;
