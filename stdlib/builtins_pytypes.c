@@ -1,83 +1,13 @@
-/* Python's builtins about types, characters and numbers as text: isinstance, callable, ord,
- * chr, slice, divmod, hex, oct, bin, format; and ndarray (jnp.ndarray, jax.Array), the type
- * of every array, for isinstance. */
+/* Python's builtins about characters, slices and numbers as text: callable, NoneType (the class
+ * of None, for type() and isinstance(), builtins_types.c), ord, chr, slice, divmod, hex, oct,
+ * bin, format. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "builtins_lib.h"
-#include "records.h"
 
-/* ---------------------------------------------------------------- isinstance */
-
-/* Is v a Python int / float / bool as JAX programs test them: a scalar (rank-0) array of that
- * kind (a bool is an int too, as in Python). */
-static bool scalar_of_kind(const ax_value *v, char kind) {
-    if (v->kind != AX_V_ARRAY || v->arr->ndim != 0) return false;
-    ax_dtype t = v->arr->dtype;
-    switch (kind) {
-    case 'i':
-        return t == AX_BOOL || ax_dtype_is_int(t);
-    case 'f':
-        return ax_dtype_is_float(t);
-    default:
-        return t == AX_BOOL;
-    }
-}
-
-/* The builtins that stand for Python's types, by name, and what their instances are. */
-static int instance_of_builtin(const ax_value *v, const char *type) {
-    static const struct {
-        const char *name;
-        ax_value_kind kind;
-    } kinds[] = {{"str", AX_V_STR},     {"list", AX_V_LIST},   {"tuple", AX_V_TUPLE},
-                 {"dict", AX_V_DICT},   {"set", AX_V_SET},     {"frozenset", AX_V_SET},
-                 {"range", AX_V_RANGE}, {"slice", AX_V_SLICE}, {"ndarray", AX_V_ARRAY}};
-    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
-        if (strcmp(type, kinds[i].name) == 0)
-            return v->kind == kinds[i].kind ||
-                   (kinds[i].kind == AX_V_TUPLE && ax_record_is_instance(v)); /* namedtuples */
-    if (strcmp(type, "int") == 0) return scalar_of_kind(v, 'i');
-    if (strcmp(type, "float") == 0) return scalar_of_kind(v, 'f');
-    if (strcmp(type, "bool") == 0) return scalar_of_kind(v, 'b');
-    return -1;
-}
-
-/* 1, 0, or -1 with a TypeError when cls is not a type. */
-static int is_instance(ax_interp *in, const ax_value *v, const ax_value *cls, int depth) {
-    if (cls->kind == AX_V_TUPLE && depth < 16) {
-        for (int i = 0; i < cls->n; i++) {
-            int r = is_instance(in, v, cls->items[i], depth + 1);
-            if (r) return r;
-        }
-        return 0;
-    }
-    if (cls->kind == AX_V_BUILTIN) {
-        int r = instance_of_builtin(v, cls->builtin->name);
-        if (r >= 0) return r;
-    }
-    if (ax_record_is_class(cls)) return ax_record_is_instance(v) && ax_record_class_of(v) == cls;
-    if (cls->kind == AX_V_BUILTIN && strcmp(cls->builtin->name, "NoneType") == 0)
-        return v->kind == AX_V_NONE;
-    char d[128];
-    ax_value_describe(d, sizeof d, cls);
-    ax_error(in->cx, AX_ERR_TYPE,
-             "isinstance() arg 2 must be a type or a tuple of types (int, float, bool, str, "
-             "list, tuple, dict, set, jnp.ndarray, a namedtuple class), not %s",
-             d);
-    return -1;
-}
-
-static ax_value *bi_isinstance(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {"obj", "class_or_tuple", NULL};
-    ax_value *v[2];
-    if (!ax_bi_parse(in, args, self->builtin->name, names, 2, v) ||
-        !ax_bi_required(in, v[0], "isinstance", "obj") ||
-        !ax_bi_required(in, v[1], "isinstance", "class_or_tuple"))
-        return NULL;
-    int r = is_instance(in, v[0], v[1], 0);
-    return r < 0 ? NULL : ax_bi_bool_value(in, r);
-}
+/* ---------------------------------------------------------------- callable, NoneType */
 
 static ax_value *bi_callable(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {"obj", NULL};
@@ -88,60 +18,6 @@ static ax_value *bi_callable(ax_interp *in, ax_value *self, const ax_args *args)
     bool r = v[0]->kind == AX_V_FUNC || v[0]->kind == AX_V_BUILTIN || v[0]->kind == AX_V_DTYPE ||
              (v[0]->kind == AX_V_OBJECT && v[0]->obj.type->call);
     return ax_bi_bool_value(in, r);
-}
-
-/* jnp.ndarray / jax.Array: a type to test with isinstance, not a constructor. */
-static ax_value *bi_ndarray(ax_interp *in, ax_value *self, const ax_args *args) {
-    (void)self, (void)args;
-    return ax_error(in->cx, AX_ERR_TYPE,
-                    "jnp.ndarray (jax.Array) is the type of arrays, for isinstance(x, "
-                    "jnp.ndarray); make an array with jnp.array(...) or jnp.asarray(...)");
-}
-
-/* type(obj): the builtin that stands for its type (int, float, bool for Python's numbers, the
- * weakly typed scalars; jnp.ndarray for the other arrays; str, list, ...; NoneType; a
- * namedtuple's class). */
-static ax_value *bi_type(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {"obj", NULL};
-    ax_value *v[1];
-    if (!ax_bi_parse(in, args, self->builtin->name, names, 1, v) ||
-        !ax_bi_required(in, v[0], "type", "obj"))
-        return NULL;
-    ax_value *x = v[0];
-    if (ax_record_is_instance(x)) return ax_value_retain(ax_record_class_of(x));
-    const char *name = NULL;
-    switch (x->kind) {
-    case AX_V_ARRAY: {
-        const ax_array *a = x->arr;
-        bool python = a->ndim == 0 && (a->weak || a->dtype == AX_BOOL);
-        name = !python                       ? "ndarray"
-               : a->dtype == AX_BOOL         ? "bool"
-               : ax_dtype_is_float(a->dtype) ? "float"
-                                             : "int";
-        break;
-    }
-    case AX_V_NONE:
-        name = "NoneType";
-        break;
-    case AX_V_STR:
-    case AX_V_LIST:
-    case AX_V_TUPLE:
-    case AX_V_DICT:
-    case AX_V_SET:
-    case AX_V_RANGE:
-    case AX_V_SLICE:
-        name = ax_value_kind_name(x->kind);
-        break;
-    default: {
-        char d[128];
-        ax_value_describe(d, sizeof d, x);
-        return ax_error(in->cx, AX_ERR_TYPE,
-                        "type() of %s is not available in ax (use callable(x) for functions)", d);
-    }
-    }
-    ax_value *t = ax_module_lookup(in->builtins, name);
-    if (!t) return ax_error(in->cx, AX_ERR_RUNTIME, "type(): the builtin '%s' is missing", name);
-    return ax_value_retain(t);
 }
 
 /* NoneType(): None, as type(None)() is in Python. */
@@ -322,20 +198,12 @@ static ax_value *bi_format(ax_interp *in, ax_value *self, const ax_args *args) {
 }
 
 const ax_builtin_def ax_builtins_pytypes[] = {
-    {"isinstance", bi_isinstance,
-     "isinstance(obj, class_or_tuple): whether obj is an int, float, str, list, ..., jnp.ndarray "
-     "or namedtuple of that class",
-     0},
     {"callable", bi_callable, "callable(obj): whether obj can be called", 0},
-    {"type", bi_type,
-     "type(obj): its type: int, float or bool (Python's numbers), jnp.ndarray, str, list, ...", 0},
-    {"NoneType", bi_none_type, "NoneType: the type of None (type(None)), for isinstance", 0},
-    {"ndarray", bi_ndarray, "ndarray: the type of arrays (jnp.ndarray, jax.Array), for isinstance",
-     AX_BI_NP},
+    {"NoneType", bi_none_type, "class NoneType: the class of None (type(None)), for isinstance", 0},
     {"ord", bi_ord, "ord(c): the code point of the one-character string c (ord('a') == 97)", 0},
     {"chr", bi_chr, "chr(i): the one-character string of code point i (chr(97) == 'a')", 0},
     {"slice", bi_slice,
-     "slice(stop) / slice(start, stop, step=None): a slice object, x[slice(1, 3)] == x[1:3]", 0},
+     "class slice(stop) / slice(start, stop, step=None): x[slice(1, 3)] is x[1:3]", 0},
     {"divmod", bi_divmod, "divmod(a, b): (a // b, a % b)", 0},
     {"hex", bi_hex, "hex(x): the integer x in base 16, '0xff'", 0},
     {"oct", bi_oct, "oct(x): the integer x in base 8, '0o17'", 0},
