@@ -379,6 +379,23 @@ static bool identical(const ax_value *a, const ax_value *b) {
     }
 }
 
+/* (1, 2) < (1, 3): Python's order of two tuples (or two lists), the first unequal items
+ * deciding, else the lengths. */
+static ax_value *order_sequences(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b) {
+    for (int i = 0; i < a->n && i < b->n; i++) {
+        int eq = ax_value_equal(in, a->items[i], b->items[i]);
+        if (eq < 0) return NULL;
+        if (eq) continue;
+        if (!ax_call_enter(in)) return NULL; /* nested sequences: the recursion guard */
+        ax_value *r = ax_value_compare(in, op, a->items[i], b->items[i]);
+        ax_call_leave(in);
+        return r;
+    }
+    int64_t x = a->n, y = b->n;
+    bool r = op == AX_CMP_LT ? x < y : op == AX_CMP_LE ? x <= y : op == AX_CMP_GT ? x > y : x >= y;
+    return ax_value_bool(in, r);
+}
+
 ax_value *ax_value_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b) {
     int r;
     switch (op) {
@@ -402,6 +419,7 @@ ax_value *ax_value_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b)
     if (a->kind == AX_V_STR && b->kind == AX_V_STR)
         return ax_value_bool(in, order_strings(op, a->str, b->str));
     if (a->kind == AX_V_SET && b->kind == AX_V_SET) return ax_set_compare(in, op, a, b);
+    if (is_sequence(a) && a->kind == b->kind) return order_sequences(in, op, a, b);
     char da[128], db[128];
     ax_value_describe(da, sizeof da, a);
     ax_value_describe(db, sizeof db, b);
