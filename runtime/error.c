@@ -46,20 +46,20 @@ void *ax_error_oom(ax_ctx *cx) { return ax_error(cx, AX_ERR_MEMORY, "out of memo
 
 bool ax_error_pending(const ax_ctx *cx) { return cx->err.kind != AX_ERR_NONE; }
 
-/* Copies the line(s) of `source` that the span covers (just the first line is shown). */
-static char *copy_line(const char *source, int line) {
+/* Copies the first line of `source` that the span covers into out (cut to its size); false
+ * if there is no such line. */
+static bool copy_line(char *out, size_t cap, const char *source, int line) {
     const char *p = source;
     for (int l = 1; l < line && p; l++) {
         p = strchr(p, '\n');
         if (p) p++;
     }
-    if (!p) return NULL;
+    if (!p) return false;
     size_t n = strcspn(p, "\n");
-    char *s = malloc(n + 1);
-    if (!s) return NULL;
-    memcpy(s, p, n);
-    s[n] = 0;
-    return s;
+    if (n >= cap) n = cap - 1;
+    memcpy(out, p, n);
+    out[n] = 0;
+    return true;
 }
 
 void ax_error_set_span(ax_ctx *cx, ax_span span, const char *file, const char *source) {
@@ -68,12 +68,10 @@ void ax_error_set_span(ax_ctx *cx, ax_span span, const char *file, const char *s
     e->has_span = true;
     e->span = span;
     snprintf(e->file, sizeof e->file, "%s", file ? file : "<input>");
-    free(e->source);
-    e->source = source ? copy_line(source, span.line) : NULL;
+    e->has_source = source && copy_line(e->source, sizeof e->source, source, span.line);
 }
 
 void ax_error_clear(ax_ctx *cx) {
-    free(cx->err.source);
     memset(&cx->err, 0, sizeof cx->err);
 }
 
@@ -83,7 +81,7 @@ void ax_error_print(const ax_ctx *cx, FILE *out) {
     if (!e->has_span) return;
     int width = snprintf(NULL, 0, "%d", e->span.line);
     fprintf(out, "%*s--> %s:%d:%d\n", width, "", e->file, e->span.line, e->span.col);
-    if (!e->source) return;
+    if (!e->has_source) return;
     fprintf(out, "%*s |\n%d | %s\n%*s | ", width, "", e->span.line, e->source, width, "");
     int len = (int)strlen(e->source);
     int start = e->span.col - 1, end = e->span.end_line == e->span.line ? e->span.end_col - 1 : len;

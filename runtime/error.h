@@ -40,7 +40,9 @@ typedef struct ax_error {
     bool has_span;
     ax_span span;
     char file[256];   /* the file (or "<repl>", "<string>") the span refers to */
-    char *source;     /* owned copy of the source line(s) for the caret display, or NULL */
+    bool has_source;
+    char source[1024]; /* the source line for the caret display (if has_source), in place so
+                          that reporting an error never allocates (it may be out of memory) */
 } ax_error_info;
 
 struct ax_ctx;
