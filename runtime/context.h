@@ -25,12 +25,15 @@ typedef struct ax_ctx {
     struct ax_alloc_cache *alloc;    /* reused array headers and small buffers (array.c) */
     void *jit;                       /* the native compiler's state (compiler/jit.c), or NULL */
     void (*jit_free)(void *jit);
+    int64_t step_budget; /* interrupt checks left before a RuntimeError, so that a fuzzed
+                            program cannot loop forever (tests/fuzz); 0: no limit */
 } ax_ctx;
 
 ax_ctx *ax_ctx_new(void);
 void ax_ctx_free(ax_ctx *cx);
 
-/* True (and records AX_ERR_INTERRUPT) when Ctrl-C was pressed since the last check. */
+/* True (and records AX_ERR_INTERRUPT) when Ctrl-C was pressed since the last check, or
+ * (AX_ERR_RUNTIME) when cx->step_budget ran out; every loop iteration and call checks. */
 bool ax_ctx_check_interrupt(ax_ctx *cx);
 
 #endif
