@@ -205,6 +205,7 @@ static void format_atom(ax_strbuf *s, const int *names, const ax_ir_atom *a) {
     ax_strbuf_init(&tmp);
     ax_format_array(&tmp, a->lit);
     ax_strbuf_append(s, tmp.data ? tmp.data : "?");
+    s->failed |= tmp.failed;
     ax_strbuf_free(&tmp);
     ax_strbuf_append(s, ":");
     ax_aval t;
@@ -411,7 +412,10 @@ static int *order_of_appearance(const ax_ir *ir) {
 
 void ax_ir_format(ax_strbuf *out, const ax_ir *ir) {
     int *names = order_of_appearance(ir);
-    if (!names) return;
+    if (!names) {
+        out->failed = true;
+        return;
+    }
     ax_strbuf one;
     ax_strbuf_init(&one);
     format_header(&one, ir, names);
@@ -423,8 +427,10 @@ void ax_ir_format(ax_strbuf *out, const ax_ir *ir) {
     format_outs(&one, ir, names);
     bool nested = false;
     for (int i = 0; i < ir->neqns; i++) nested |= ir->eqns[i].nsub > 0;
-    if (one.len <= 80 && !nested) {
-        ax_strbuf_append(out, one.data);
+    if (one.failed) {
+        out->failed = true;
+    } else if (one.len <= 80 && !nested) {
+        ax_strbuf_append(out, one.data ? one.data : "");
     } else {
         format_header(out, ir, names);
         ax_strbuf_append(out, "\n");

@@ -165,7 +165,7 @@ ax_ir *ax_trace_to_ir(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, const a
     if (!t) return NULL;
     ax_array **in = calloc((size_t)(nin ? nin : 1), sizeof *in);
     ax_array **out = NULL;
-    int rc = in ? 0 : -1;
+    int rc = in ? 0 : (ax_error_oom(cx), -1);
     for (int i = 0; i < nin && !rc; i++)
         if (!(in[i] = ax_ir_trace_input(t, &in_types[i]))) rc = -1;
     if (!rc) rc = fn(cx, closure, nin, in, nout, &out);

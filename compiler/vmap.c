@@ -110,7 +110,7 @@ int ax_vmap(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array **in, co
     t.base.data = &t;
     if (ax_trace_push(cx, &t.base)) return -1;
     ax_array **args = calloc((size_t)nin + 1, sizeof *args), **res = NULL;
-    int rc = args ? 0 : -1;
+    int rc = args ? 0 : (ax_error_oom(cx), -1);
     for (int i = 0; i < nin && !rc; i++) {
         args[i] = in_axes[i] < 0 ? ax_array_retain(in[i])
                                  : batch_tracer(cx, &t, ax_array_retain(in[i]), in_axes[i]);
@@ -135,6 +135,7 @@ int ax_vmap(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array **in, co
     if (!*out || !*out_bdims) {
         free(*out);
         free(*out_bdims);
+        *out = NULL, *out_bdims = NULL; /* the caller releases what they hold */
         return ax_error_oom(cx), -1;
     }
     return 0;

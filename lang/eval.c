@@ -218,8 +218,13 @@ static ax_value *eval_dict(frame *f, const ax_node *n) {
             vals.items[dup] = v;
             continue;
         }
-        if (vlist_push(&keys, k) < 0 || vlist_push(&vals, v) < 0) {
-            if (keys.n > vals.n) ax_value_release(keys.items[--keys.n]);
+        if (vlist_push(&keys, k) < 0) { /* released k; v is still ours */
+            ax_value_release(v);
+            ax_error_oom(f->in->cx);
+            goto done;
+        }
+        if (vlist_push(&vals, v) < 0) {
+            ax_value_release(keys.items[--keys.n]);
             ax_error_oom(f->in->cx);
             goto done;
         }
@@ -1099,6 +1104,7 @@ static exec_status exec_assert(frame *f, const ax_node *n) {
         ax_strbuf s;
         ax_strbuf_init(&s);
         ax_value_format(&s, m);
+        if (s.failed) ax_error_oom(f->in->cx);
         ax_error(f->in->cx, AX_ERR_ASSERTION, "%s", s.data ? s.data : "");
         ax_strbuf_free(&s);
         ax_value_release(m);
@@ -1252,8 +1258,13 @@ int ax_eval_program(ax_interp *in, struct ax_program_ref *prog, ax_module *modul
             ax_strbuf s;
             ax_strbuf_init(&s);
             ax_value_format_repl(&s, v);
-            fprintf(echo, "%s\n", s.data ? s.data : "");
-            fflush(echo);
+            if (s.failed) {
+                ax_error_oom(in->cx);
+                rc = -1;
+            } else {
+                fprintf(echo, "%s\n", s.data ? s.data : "");
+                fflush(echo);
+            }
             ax_strbuf_free(&s);
         }
         ax_value_release(v);

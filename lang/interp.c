@@ -438,6 +438,7 @@ ax_value *ax_import_value(ax_interp *in, const char *name) {
 static ax_module *load_module_file(ax_interp *in, const char *name, const char *path) {
     char *source = read_file(path);
     if (!source) {
+        if (errno == ENOMEM) return ax_error_oom(in->cx);
         return ax_error(in->cx, AX_ERR_IO, "cannot read module '%s' from %s: %s", name, path,
                         strerror(errno));
     }
@@ -612,7 +613,7 @@ static ax_value *module_attr(ax_interp *in, ax_module *m, const char *name) {
     /* `import jax` gives the builtin namespace: jax.numpy is its jnp */
     if (m == in->builtins && strcmp(name, "numpy") == 0) {
         ax_value *jnp = ax_module_lookup(m, "jnp");
-        return jnp ? ax_value_retain(jnp) : ax_value_module(m);
+        return jnp ? ax_value_retain(jnp) : ax_value_or_oom(in, ax_value_module(m));
     }
     ax_near_miss nm = {.target = name};
     for (int i = 0; i < m->n; i++) ax_near_miss_offer(&nm, m->entries[i].name);
@@ -638,6 +639,10 @@ static ax_value *dict_attr(ax_interp *in, ax_value *d, const char *name) {
         return ax_error(in->cx, AX_ERR_ATTRIBUTE,
                         "the dict has no key or attribute '%s'; did you mean '%s'?", name, nm.best);
     return ax_error(in->cx, AX_ERR_ATTRIBUTE, "the dict has no key or attribute '%s'", name);
+}
+
+ax_value *ax_value_or_oom(ax_interp *in, ax_value *v) {
+    return v ? v : ax_error_oom(in->cx);
 }
 
 ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
@@ -741,6 +746,7 @@ static int load_prelude(ax_interp *in) {
         if (access(path, R_OK) != 0) continue;
         char *source = read_file(path);
         if (!source) {
+            if (errno == ENOMEM) return ax_error_oom(in->cx), -1;
             ax_error(in->cx, AX_ERR_IO, "cannot read %s: %s", path, strerror(errno));
             return -1;
         }

@@ -85,6 +85,10 @@ ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name);
 
 /* ---- helpers for builtins ---- */
 
+/* v, or NULL + MemoryError when v is NULL: the value constructors (ax_value_str, ...) have no
+ * context to record their failure in. */
+ax_value *ax_value_or_oom(ax_interp *in, ax_value *v);
+
 /* The argument at position `pos` or with keyword `name` (borrowed), or NULL if not given. */
 ax_value *ax_arg(const ax_args *args, int pos, const char *name);
 /* Checks that at most `maxpos` positional arguments were given and that every keyword is one

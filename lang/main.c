@@ -91,6 +91,12 @@ static int parse_options(int argc, char **argv, options *o) {
     return -1;
 }
 
+/* Before the runtime context exists: the same report as ax_error_print's. */
+static int out_of_memory(void) {
+    fputs("error[MemoryError]: out of memory\n", stderr);
+    return EXIT_PROGRAM_ERROR;
+}
+
 static char *read_program_file(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -142,6 +148,7 @@ static int run(const options *o, const char *exe) {
         o->file ? !strcmp(o->file, "-") : !o->code && !o->force_repl && !isatty(STDIN_FILENO);
     if (o->file && !from_stdin) {
         src = read_program_file(o->file);
+        if (!src && errno == ENOMEM) return out_of_memory();
         if (!src) {
             fprintf(stderr, "ax: cannot read '%s': %s\n", o->file, strerror(errno));
             return EXIT_USAGE;
@@ -149,6 +156,7 @@ static int run(const options *o, const char *exe) {
         name = o->file;
     } else if (from_stdin) {
         src = ax_repl_read_text(stdin);
+        if (!src && errno == ENOMEM) return out_of_memory();
         if (!src) {
             fprintf(stderr, "ax: cannot read the program from stdin: %s\n", strerror(errno));
             return EXIT_PROGRAM_ERROR;
@@ -159,8 +167,7 @@ static int run(const options *o, const char *exe) {
     ax_ctx *cx = ax_ctx_new();
     if (!cx) {
         free(src);
-        fputs("ax: out of memory\n", stderr);
-        return EXIT_PROGRAM_ERROR;
+        return out_of_memory();
     }
     cx->x64 = o->x64;
     int status = 0;

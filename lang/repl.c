@@ -623,9 +623,10 @@ char *ax_repl_read_text(FILE *f) {
         chunk[n] = 0;
         ax_strbuf_append(&s, chunk);
     }
-    if (ferror(f) || !s.data) {
+    if (ferror(f) || s.failed) {
+        int err = s.failed ? ENOMEM : errno ? errno : EIO;
         ax_strbuf_free(&s);
-        errno = errno ? errno : EIO;
+        errno = err;
         return NULL;
     }
     return s.data;

@@ -8,7 +8,7 @@
 #include "eval.h"
 
 static ax_value *str_result(ax_interp *in, ax_strbuf *s) {
-    ax_value *v = ax_value_str(s->data ? s->data : "");
+    ax_value *v = s->failed ? NULL : ax_value_str(s->data ? s->data : "");
     ax_strbuf_free(s);
     return v ? v : ax_error_oom(in->cx);
 }
@@ -43,6 +43,7 @@ static bool percent_one(ax_interp *in, ax_strbuf *out, const char *flags, int wi
             ax_strbuf_append(out, big);
         }
         free(big);
+        out->failed |= text.failed;
         ax_strbuf_free(&text);
         return big ? true : (ax_error_oom(in->cx), false);
     }
@@ -173,6 +174,7 @@ static bool format_field(ax_interp *in, ax_strbuf *out, ax_value *v, const char 
         const char *t = text.data ? text.data : "";
         if (fs.prec >= 0 && (int)strlen(t) > fs.prec) text.data[fs.prec] = 0;
         pad(out, text.data ? text.data : "", &fs, false);
+        out->failed |= text.failed;
         ax_strbuf_free(&text);
         return true;
     }

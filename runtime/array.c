@@ -247,7 +247,7 @@ ax_array *ax_array_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shap
     if (!a) return NULL;
     a->buf = buffer_new(cx, (size_t)a->size * ax_dtype_size(dtype));
     if (!a->buf) {
-        free(a);
+        ax_array_release(a); /* gives the header back to the cache it holds a reference to */
         return NULL;
     }
     return a;

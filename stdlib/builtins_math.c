@@ -404,6 +404,7 @@ static ax_value *stop_gradient_tree(ax_interp *in, ax_value *self, ax_value *v) 
         r = v->kind == AX_V_LIST    ? ax_value_list(n, items)
             : v->kind == AX_V_TUPLE ? ax_value_tuple(n, items)
                                     : ax_value_dict(n, keys, items);
+        if (!r) ax_error_oom(in->cx);
     } else {
         for (int i = 0; i < n; i++) {
             ax_value_release(items[i]);

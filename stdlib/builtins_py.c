@@ -30,7 +30,7 @@ static bool string_items(ax_interp *in, const char *s, int *n, ax_value ***out) 
         memcpy(buf, s + i, j - i < 7 ? j - i : 7);
         if (!(items[count++] = ax_value_str(buf))) {
             release_items(count, items);
-            return false;
+            return ax_error_oom(in->cx), false;
         }
         i = j;
     }
@@ -48,10 +48,8 @@ static bool items_of(ax_interp *in, ax_value *v, const char *fname, int *n, ax_v
         if (!ax_bi_arrays(in, v, fname, n, &rows)) return false;
         ax_value **items = calloc((size_t)(*n ? *n : 1), sizeof *items);
         bool ok = items != NULL;
-        for (int i = 0; i < *n; i++) {
-            items[i] = ok ? ax_np_wrap(in, ax_array_retain(rows[i])) : NULL;
-            ok = ok && items[i];
-        }
+        for (int i = 0; ok && i < *n; i++)
+            ok = (items[i] = ax_np_wrap(in, ax_array_retain(rows[i]))) != NULL;
         ax_bi_free_arrays(*n, rows);
         if (!ok) {
             release_items(*n, items);
@@ -77,10 +75,9 @@ static bool items_of(ax_interp *in, ax_value *v, const char *fname, int *n, ax_v
 
 /* A list (or tuple) value made from items, which it takes (the array is freed). */
 static ax_value *make_seq(ax_interp *in, bool tuple, int n, ax_value **items) {
-    (void)in;
     ax_value *r = tuple ? ax_value_tuple(n, items) : ax_value_list(n, items);
     free(items); /* the constructor took the references */
-    return r;
+    return ax_value_or_oom(in, r);
 }
 
 /* Python truthiness, with NumPy's rule for arrays (size 1 only). */
@@ -144,9 +141,20 @@ static ax_value *bi_print(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_value_format(&s, args->pos[i]);
     }
     ax_strbuf_append(&s, end);
+    if (s.failed) {
+        ax_strbuf_free(&s);
+        return ax_error_oom(in->cx);
+    }
     if (s.data) fwrite(s.data, 1, s.len, stdout);
     ax_strbuf_free(&s);
     return ax_none();
+}
+
+/* The text of `s` as a str value (MemoryError if building it failed); frees s. */
+static ax_value *strbuf_value(ax_interp *in, ax_strbuf *s) {
+    ax_value *r = s->failed ? NULL : ax_value_str(s->data ? s->data : "");
+    ax_strbuf_free(s);
+    return r ? r : ax_error_oom(in->cx);
 }
 
 static ax_value *bi_str(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -158,9 +166,7 @@ static ax_value *bi_str(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_strbuf s;
     ax_strbuf_init(&s);
     ax_value_format(&s, v[0]);
-    ax_value *r = ax_value_str(s.data ? s.data : "");
-    ax_strbuf_free(&s);
-    return r;
+    return strbuf_value(in, &s);
 }
 
 static ax_value *bi_repr(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -184,13 +190,14 @@ static ax_value *bi_repr(ax_interp *in, ax_value *self, const ax_args *args) {
                 tmp.data[tmp.len - 1] = 0;
                 ax_strbuf_append(&s, tmp.data + 1);
             }
+            s.failed |= tmp.failed;
             ax_strbuf_free(&tmp);
             ax_value_release(wrap);
+        } else {
+            s.failed = true;
         }
     }
-    ax_value *r = ax_value_str(s.data ? s.data : "");
-    ax_strbuf_free(&s);
-    return r;
+    return strbuf_value(in, &s);
 }
 
 /* ---------------------------------------------------------------- len, range */
@@ -296,13 +303,15 @@ static ax_value *bi_enumerate(ax_interp *in, ax_value *self, const ax_args *args
         return NULL;
     for (int i = 0; i < n; i++) {
         ax_value *idx = ax_bi_int_value(in, start + i);
-        ax_value *pair = idx ? ax_value_tuple(2, (ax_value *[]){idx, items[i]}) : NULL;
-        if (!pair) {
-            if (idx) ax_value_release(idx);
+        if (!idx) {
             release_items(n, items);
             return NULL;
         }
-        items[i] = pair;
+        /* the pair takes both references, and releases them when it cannot be made */
+        if (!(items[i] = ax_value_tuple(2, (ax_value *[]){idx, items[i]}))) {
+            release_items(n, items);
+            return ax_error_oom(in->cx);
+        }
     }
     return make_seq(in, false, n, items);
 }
@@ -313,7 +322,7 @@ static ax_value *to_seq(ax_interp *in, ax_value *self, const ax_args *args, bool
     int n;
     const char *f = self->builtin->name;
     if (!ax_bi_parse(in, args, f, names, 1, v)) return NULL;
-    if (!v[0]) return tuple ? ax_value_tuple(0, NULL) : ax_value_list(0, NULL);
+    if (!v[0]) return ax_value_or_oom(in, tuple ? ax_value_tuple(0, NULL) : ax_value_list(0, NULL));
     if (!items_of(in, v[0], f, &n, &items)) return NULL;
     return make_seq(in, tuple, n, items);
 }
@@ -405,7 +414,7 @@ static ax_value *bi_dict(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_value **keys = NULL, **vals = NULL;
     bool ok = args->n == 0 || dict_from(in, args->pos[0], &n, &keys, &vals, &cap);
     for (int k = 0; k < args->nkw && ok; k++) {
-        ax_value *key = ax_value_str(args->kwnames[k]);
+        ax_value *key = ax_value_or_oom(in, ax_value_str(args->kwnames[k]));
         ok = key && dict_put(in, &n, &keys, &vals, &cap, key, ax_value_retain(args->kwvals[k]));
     }
     if (!ok) {
@@ -416,7 +425,7 @@ static ax_value *bi_dict(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_value *r = ax_value_dict(n, keys, vals);
     free(keys);
     free(vals);
-    return r;
+    return ax_value_or_oom(in, r);
 }
 
 /* ---------------------------------------------------------------- int, float, bool */

@@ -853,7 +853,7 @@ static ax_value *make_custom(ax_interp *in, const ax_args *a, bool is_vjp) {
     const ax_value *f = a->pos[0];
     snprintf(c->name, sizeof c->name, "%s",
              f->kind == AX_V_FUNC && f->fn->name ? f->fn->name : what);
-    return ax_value_object(&custom_type, c);
+    return ax_value_or_oom(in, ax_value_object(&custom_type, c)); /* frees c on failure */
 }
 
 static ax_value *b_custom_jvp(ax_interp *in, ax_value *self, const ax_args *a) {
@@ -875,7 +875,11 @@ int ax_custom_rules_register(ax_interp *in) {
                                    "custom_vjp(f): f with a reverse-mode rule set "
                                    "by f.defvjp(fwd, bwd)",
                                    b_custom_vjp, NULL);
-    if (!j || !v) return -1;
+    if (!j || !v) {
+        ax_value_release(j);
+        ax_value_release(v);
+        return -1;
+    }
     ax_interp_define_builtin(in, "custom_jvp", j);
     ax_interp_define_builtin(in, "custom_vjp", v);
     return 0;

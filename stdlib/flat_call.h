@@ -46,7 +46,7 @@ ax_value *ax_flat_rebuild_aux(flat_call *fc, ax_array **outs);
 /* One value per traced argument (a tuple when as_tuple, else the first one). */
 ax_value *ax_flat_rebuild_per_arg(flat_call *fc, ax_array **flat, bool as_tuple);
 void ax_flat_release_arrays(ax_array **a, int n);
-/* (a, b), consuming both; NULL when either is NULL. */
-ax_value *ax_flat_pair(ax_value *a, ax_value *b);
+/* (a, b), consuming both; NULL when either is NULL (or + MemoryError). */
+ax_value *ax_flat_pair(ax_ctx *cx, ax_value *a, ax_value *b);
 
 #endif

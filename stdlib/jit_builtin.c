@@ -70,6 +70,16 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* The text of a key, or NULL when building it failed (a truncated key could match another
+ * call's). */
+static char *key_text(ax_strbuf *k) {
+    if (k->failed) {
+        ax_strbuf_free(k);
+        return NULL;
+    }
+    return k->data ? k->data : strdup("");
+}
+
 /* The signature of a call: every traced leaf's type (and the trees' structure), and the value
  * of every static argument. */
 static char *types_key(const flat_call *fc) {
@@ -82,7 +92,7 @@ static char *types_key(const flat_call *fc) {
     }
     ax_strbuf_appendf(&k, "|");
     for (int k2 = 0; k2 < fc->ntraced; k2++) ax_value_format(&k, fc->defs[k2]);
-    return k.data;
+    return key_text(&k);
 }
 
 static char *statics_key(const jit_state *s, const ax_args *a) {
@@ -97,7 +107,7 @@ static char *statics_key(const jit_state *s, const ax_args *a) {
         ax_strbuf_appendf(&k, "%s%s = ", k.len ? ", " : "", a->kwnames[i]);
         ax_value_format(&k, a->kwvals[i]);
     }
-    return k.data ? k.data : strdup("");
+    return key_text(&k);
 }
 
 /* Why a call missed the cache, for AX_LOG_COMPILES: what differs from the last entry. */
@@ -314,7 +324,10 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     jit_entry *e = entry_for(in, s, a, &fc);
     if (!e) goto done;
     outs = calloc((size_t)e->ir->nout + 1, sizeof *outs);
-    if (!outs) goto done;
+    if (!outs) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
     int rc;
     if (all_concrete(&fc, e->ir))
         rc = build_program(in, s, e) ? -1 : ax_jit_run(in->cx, e->prog, fc.flat, outs);
@@ -351,8 +364,9 @@ static ax_value *b_jit(ax_interp *in, ax_value *self, const ax_args *a) {
         }
     }
     ax_value *state = ax_value_object(&jit_state_type, s); /* frees s on failure */
-    if (!state) return NULL;
-    return ax_value_builtin("jit", "a jit-compiled function", jit_fn_call, state);
+    if (!state) return ax_error_oom(in->cx);
+    return ax_value_or_oom(in,
+                           ax_value_builtin("jit", "a jit-compiled function", jit_fn_call, state));
 }
 
 static bool is_jitted(const ax_value *fn) {

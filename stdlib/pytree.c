@@ -87,7 +87,7 @@ static ax_value *flatten_seq(ax_interp *in, ax_value *t, leaf_list *leaves) {
     }
     ax_value *r = t->kind == AX_V_TUPLE ? ax_value_tuple(t->n, items) : ax_value_list(t->n, items);
     free(items);
-    return r;
+    return ax_value_or_oom(in, r);
 }
 
 static ax_value *flatten_dict(ax_interp *in, ax_value *t, leaf_list *leaves) {
@@ -113,7 +113,7 @@ static ax_value *flatten_dict(ax_interp *in, ax_value *t, leaf_list *leaves) {
     ax_value *r = ax_value_dict(t->n, keys, vals);
     free(keys);
     free(vals);
-    return r;
+    return ax_value_or_oom(in, r);
 }
 
 static ax_value *flatten(ax_interp *in, ax_value *t, leaf_list *leaves) {
@@ -244,7 +244,7 @@ static ax_value *rebuild(ax_interp *in, const ax_value *s, ax_value **leaves, in
                                           : ax_value_list(s->n, items);
     free(items);
     free(keys);
-    return r;
+    return ax_value_or_oom(in, r);
 }
 
 ax_value *ax_tree_unflatten(ax_interp *in, ax_value *treedef, ax_value **leaves, int nleaves) {
@@ -270,7 +270,7 @@ static ax_value *b_tree_leaves(ax_interp *in, ax_value *self, const ax_args *a) 
     ax_value_release(def);
     ax_value *r = ax_value_list(n, leaves);
     free(leaves);
-    return r;
+    return ax_value_or_oom(in, r);
 }
 
 static ax_value *b_tree_structure(ax_interp *in, ax_value *self, const ax_args *a) {
@@ -304,7 +304,7 @@ static ax_value *b_tree_flatten(ax_interp *in, ax_value *self, const ax_args *a)
     pair[1] = def;
     ax_value *r = ax_value_tuple(2, pair);
     free(pair);
-    return r;
+    return ax_value_or_oom(in, r);
 }
 
 static ax_value *b_tree_unflatten(ax_interp *in, ax_value *self, const ax_args *a) {

@@ -60,8 +60,8 @@ static ax_value *transformed(ax_interp *in, const char *name, const char *doc, a
     items[2] = flag ? ax_value_retain(flag) : ax_none();
     ax_value *state = ax_value_tuple(3, items);
     free(items);
-    if (!state) return NULL;
-    return ax_value_builtin(name, doc, call, state); /* takes the state */
+    if (!state) return ax_error_oom(in->cx);
+    return ax_value_or_oom(in, ax_value_builtin(name, doc, call, state)); /* takes the state */
 }
 
 static bool flag_of(ax_interp *in, ax_value *v) {
@@ -132,12 +132,12 @@ static ax_value *grad_call(ax_interp *in, ax_value *self, const ax_args *a, bool
         ax_value *aux = ax_flat_rebuild_aux(&fc, outs);
         if (with_value) {
             ax_value *value = ax_flat_rebuild_main(&fc, outs);
-            result = ax_flat_pair(ax_flat_pair(value, aux), grads);
+            result = ax_flat_pair(in->cx, ax_flat_pair(in->cx, value, aux), grads);
         } else {
-            result = ax_flat_pair(grads, aux);
+            result = ax_flat_pair(in->cx, grads, aux);
         }
     } else {
-        result = with_value ? ax_flat_pair(ax_flat_rebuild_main(&fc, outs), grads) : grads;
+        result = with_value ? ax_flat_pair(in->cx, ax_flat_rebuild_main(&fc, outs), grads) : grads;
     }
 done:
     ax_array_release(ct);
@@ -220,7 +220,8 @@ static ax_value *b_jvp(ax_interp *in, ax_value *self, const ax_args *a) {
     }
     if (ax_ad_jvp(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, ft.flat, &nout, &outs, &touts))
         goto done;
-    result = ax_flat_pair(ax_flat_rebuild_main(&fc, outs), ax_flat_rebuild_main(&fc, touts));
+    result =
+        ax_flat_pair(in->cx, ax_flat_rebuild_main(&fc, outs), ax_flat_rebuild_main(&fc, touts));
 done:
     ax_flat_release_arrays(outs, nout);
     ax_flat_release_arrays(touts, nout);
@@ -253,7 +254,10 @@ static const ax_object_type linear_state_type = {.name = "linear map", .free = l
 /* Moves the linear map and structures out of a flat call into a state value. */
 static ax_value *linear_state_new(ax_interp *in, flat_call *fc, ax_linear *lin) {
     linear_state *s = calloc(1, sizeof *s);
-    if (!s) return ax_error_oom(in->cx);
+    if (!s) {
+        ax_linear_free(lin);
+        return ax_error_oom(in->cx);
+    }
     s->lin = lin;
     s->ntraced = fc->ntraced;
     for (int k = 0; k < fc->ntraced; k++) {
@@ -262,7 +266,7 @@ static ax_value *linear_state_new(ax_interp *in, flat_call *fc, ax_linear *lin) 
     }
     s->out_def = ax_value_retain(fc->out_def);
     s->nmain = fc->nmain;
-    return ax_value_object(&linear_state_type, s); /* frees s on failure */
+    return ax_value_or_oom(in, ax_value_object(&linear_state_type, s)); /* frees s on failure */
 }
 
 /* Flattens `tree` and checks it has the structure `def`; arrays borrowed into *flat. */
@@ -333,7 +337,7 @@ static ax_value *linearized_call(ax_interp *in, ax_value *self, const ax_args *a
     ax_array **flat = calloc((size_t)s->lin->nin + 1, sizeof *flat);
     ax_array **tout = calloc((size_t)s->lin->nout + 1, sizeof *tout);
     ax_value *result = NULL;
-    int off = 0, rc = flat && tout ? 0 : -1;
+    int off = 0, rc = flat && tout ? 0 : (ax_error_oom(in->cx), -1);
     for (int k = 0; k < s->ntraced && !rc; k++) {
         ax_value **leaves;
         int n;
@@ -383,28 +387,24 @@ static ax_value *vjp_or_linearize(ax_interp *in, const ax_args *a, bool vjp) {
     ax_value *state = linear_state_new(in, &fc, lin);
     lin = NULL;
     if (!state) goto done;
-    ax_value *f = ax_value_builtin(vjp ? "vjp_fn" : "f_jvp",
-                                   vjp ? "the pullback: cotangent of the output -> cotangents of "
-                                         "the inputs"
-                                       : "the linearized function: tangents -> output tangent",
-                                   vjp ? vjp_fn_call : linearized_call, state);
+    ax_value *f = ax_value_or_oom(
+        in, ax_value_builtin(vjp ? "vjp_fn" : "f_jvp",
+                             vjp ? "the pullback: cotangent of the output -> cotangents of "
+                                   "the inputs"
+                                 : "the linearized function: tangents -> output tangent",
+                             vjp ? vjp_fn_call : linearized_call, state));
     ax_value *value = ax_flat_rebuild_main(&fc, outs);
-    result = ax_flat_pair(value, f);
+    result = ax_flat_pair(in->cx, value, f);
     if (result && has_aux) {
         ax_value *aux = ax_flat_rebuild_aux(&fc, outs);
         if (!aux) {
             ax_value_release(result);
             result = NULL;
         } else {
-            ax_value **items = malloc(3 * sizeof *items);
-            if (items) {
-                items[0] = ax_value_retain(result->items[0]);
-                items[1] = ax_value_retain(result->items[1]);
-                items[2] = aux;
-                ax_value_release(result);
-                result = ax_value_tuple(3, items);
-                free(items);
-            }
+            ax_value *items[3] = {ax_value_retain(result->items[0]),
+                                  ax_value_retain(result->items[1]), aux};
+            ax_value_release(result);
+            result = ax_value_or_oom(in, ax_value_tuple(3, items)); /* releases them on failure */
         }
     }
 done:
@@ -491,6 +491,7 @@ static int jacobian_blocks(ax_ctx *cx, ax_linear *lin, int nmain, bool forward, 
     ax_array *eye = ax_scope_own(&s, ax_eye(cx, types[0].dtype, n, n, 0));
     ax_array **basis = calloc((size_t)nbasis + 1, sizeof *basis), **res = NULL;
     int *axes = calloc((size_t)nbasis + 1, sizeof *axes), *bdims = NULL, nres = 0, rc = -1;
+    if (!basis || !axes) ax_error_oom(cx);
     if (!basis || !axes || !eye) goto done;
     int64_t off = 0;
     for (int k = 0; k < nbasis; k++) {
@@ -553,6 +554,7 @@ static ax_value *jacobian_call(ax_interp *in, ax_value *self, const ax_args *a, 
     nj = fc.nmain * fc.nflat;
     J = calloc((size_t)nj + 1, sizeof *J);
     per_out = calloc((size_t)fc.nmain + 1, sizeof *per_out);
+    if (!J || !per_out) ax_error_oom(cx);
     if (!J || !per_out || jacobian_blocks(cx, lin, fc.nmain, forward, J)) goto done;
     for (int j = 0; j < fc.nmain; j++)
         if (!(per_out[j] = ax_flat_rebuild_per_arg(&fc, J + j * fc.nflat, as_tuple))) goto done;
@@ -640,7 +642,7 @@ static ax_value *jaxpr_fn_call(ax_interp *in, ax_value *self, const ax_args *a) 
     ax_ir *ir = trace_call(in, &fc, "make_jaxpr", state->items[0], a, n, traced, &nout);
     ax_flat_call_free(&fc);
     if (!ir) return NULL;
-    return ax_value_object(&jaxpr_type, ir); /* releases ir on failure */
+    return ax_value_or_oom(in, ax_value_object(&jaxpr_type, ir)); /* releases ir on failure */
 }
 
 static ax_value *b_make_jaxpr(ax_interp *in, ax_value *self, const ax_args *a) {
@@ -804,7 +806,10 @@ static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_value *result = NULL;
     if (ax_flat_call_init(&fc, in, "vmap", fn, a, ntraced, traced, false)) goto done;
     axes = malloc((size_t)(fc.nflat + 1) * sizeof *axes);
-    if (!axes) goto done;
+    if (!axes) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
     for (int k = 0; k < ntraced; k++)
         if (spread_axes(in, "vmap in_axes", a->pos[traced[k]], specs[k], axes, &nax, fc.nflat))
             goto done;
@@ -876,8 +881,9 @@ static ax_value *b_vmap(ax_interp *in, ax_value *self, const ax_args *a) {
     }
     ax_value *state = ax_value_tuple(4, st);
     free(st);
-    if (!state) return NULL;
-    return ax_value_builtin("vmap", "a vectorised function", vmap_fn_call, state);
+    if (!state) return ax_error_oom(in->cx);
+    return ax_value_or_oom(in,
+                           ax_value_builtin("vmap", "a vectorised function", vmap_fn_call, state));
 }
 
 /* ---------------------------------------------------------------- check_grads */
@@ -922,7 +928,7 @@ static double inner(const ax_array *a, const ax_array *b) {
 static int shifted_inner(ax_ctx *cx, ax_flat_fn fn, void *cl, int n, ax_array **x, ax_array **v,
                          double h, ax_array **w, double *out) {
     ax_array **xs = calloc((size_t)n + 1, sizeof *xs), **o = NULL;
-    int no = 0, rc = xs ? 0 : -1;
+    int no = 0, rc = xs ? 0 : (ax_error_oom(cx), -1);
     for (int i = 0; i < n && !rc; i++) {
         xs[i] = ax_array_copy(cx, x[i]);
         if (!xs[i]) rc = -1;
@@ -944,10 +950,19 @@ static double check_flat(ax_ctx *cx, ax_flat_fn fn, void *cl, int n, ax_array **
     ax_linear *lin = NULL;
     int no = 0;
     double worst = -1;
-    for (int i = 0; v && i < n; i++) v[i] = random_like(cx, x[i], seed);
-    if (!v || !ct || ax_ad_jvp(cx, fn, cl, n, x, v, &no, &o, &t)) goto done;
-    w = calloc((size_t)no + 1, sizeof *w);
-    for (int j = 0; w && j < no; j++) w[j] = random_like(cx, o[j], seed);
+    if (!v || !ct) {
+        ax_error_oom(cx);
+        goto done;
+    }
+    for (int i = 0; i < n; i++)
+        if (!(v[i] = random_like(cx, x[i], seed))) goto done;
+    if (ax_ad_jvp(cx, fn, cl, n, x, v, &no, &o, &t)) goto done;
+    if (!(w = calloc((size_t)no + 1, sizeof *w))) {
+        ax_error_oom(cx);
+        goto done;
+    }
+    for (int j = 0; j < no; j++)
+        if (!(w[j] = random_like(cx, o[j], seed))) goto done;
     double jv_w = 0, plus, minus, h = 1e-6;
     for (int j = 0; j < no; j++) jv_w += inner(t[j], w[j]);
     if (shifted_inner(cx, fn, cl, n, x, v, h, w, &plus) ||
@@ -1010,8 +1025,11 @@ static ax_value *b_check_grads(ax_interp *in, ax_value *self, const ax_args *a) 
     if (ax_flat_call_init(&fc, in, "check_grads", fn, &pa, n, traced, false) ||
         check_float_inputs(&fc))
         goto done;
-    x64 = calloc((size_t)fc.nflat + 1, sizeof *x64);
-    for (int i = 0; x64 && i < fc.nflat; i++)
+    if (!(x64 = calloc((size_t)fc.nflat + 1, sizeof *x64))) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
+    for (int i = 0; i < fc.nflat; i++)
         if (!(x64[i] = ax_convert(in->cx, fc.flat[i], AX_F64, false))) goto done;
     uint64_t seed = 12345;
     double worst = check_flat(in->cx, ax_flat_call_fn, &fc, fc.nflat, x64, (int)order, &seed);
@@ -1026,7 +1044,7 @@ static ax_value *b_check_grads(ax_interp *in, ax_value *self, const ax_args *a) 
     result = ax_value_float(in, worst);
     if (result && result->kind == AX_V_ARRAY && result->arr->dtype != AX_F64) {
         ax_value_release(result);
-        result = ax_value_array(ax_array_scalar(in->cx, AX_F64, worst));
+        result = ax_value_or_oom(in, ax_value_array(ax_array_scalar(in->cx, AX_F64, worst)));
     }
 done:
     ax_flat_release_arrays(x64, fc.nflat);
