@@ -286,7 +286,7 @@ static ax_value *bi_zip(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_error_oom(in->cx);
     }
     release_items(n > 0 ? n : 0, rows);
-    for (int j = 0; cols && j < k; j++) release_items(lens[j], cols[j]);
+    for (int j = 0; cols && lens && j < k; j++) release_items(lens[j], cols[j]);
     free(cols);
     free(lens);
     return r;
