@@ -1230,7 +1230,8 @@ static gcc_jit_rvalue *buffer_ptr(cg *g, int b, ax_dtype t) {
     return hold(g, pt, cast(g, rv(g, at(g, g->bufs, i64c(g, b))), pt));
 }
 
-static void build_loop(cg *g, int step) {
+/* Builds step `step`'s loop nest; false when out of memory. */
+static bool build_loop(cg *g, int step) {
     const ax_kernel *k = g->plan->steps[step].k;
     g->k = k;
     new_step_function(g, step);
@@ -1244,8 +1245,11 @@ static void build_loop(cg *g, int step) {
     g->val = calloc((size_t)n, sizeof *g->val);
     g->seg = calloc((size_t)n, sizeof *g->seg);
     g->spilled = calloc((size_t)n, sizeof *g->spilled);
-    int nbufs = ax_kernel_buffers(k, vars);
+    int nbufs = vars ? ax_kernel_buffers(k, vars) : 0;
     gcc_jit_rvalue **bp = calloc((size_t)nbufs + 1, sizeof *bp);
+    bool ok = vars && bp && g->ptr && g->acc && g->spill && g->mathin && g->mathin2 && g->val &&
+              g->seg && g->spilled;
+    if (!ok) goto done;
     for (int b = 0; b < nbufs; b++) bp[b] = buffer_ptr(g, b, g->plan->ir->types[vars[b]].dtype);
     for (int i = 0; i < n; i++)
         for (int b = 0; b < nbufs; b++)
@@ -1273,10 +1277,12 @@ static void build_loop(cg *g, int step) {
     g->L = i64c(g, g->B);
     nest(g, 0);
     GJ(gcc_jit_block_end_with_void_return)(g->blk, NULL);
+done:
     free(bp);
     free(vars);
     free(g->ptr), free(g->acc), free(g->spill), free(g->mathin), free(g->mathin2);
     free(g->val), free(g->seg), free(g->spilled);
+    return ok;
 }
 
 /* A GEMM step: one cblas_?gemm call per batch element in [lo, hi). */
@@ -1353,13 +1359,14 @@ static void init_types(cg *g) {
     g->mt[AX_BOOL] = u8;
 }
 
-void ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_plan *plan) {
+bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_plan *plan) {
     cg g = {.api = api, .c = ctx, .plan = plan, .B = lanes()};
     init_types(&g);
     for (int s = 0; s < plan->nsteps; s++) {
-        if (plan->steps[s].kind == AX_STEP_LOOP) build_loop(&g, s);
+        if (plan->steps[s].kind == AX_STEP_LOOP && !build_loop(&g, s)) return false;
         if (plan->steps[s].kind == AX_STEP_GEMM) build_gemm(&g, s);
     }
+    return true;
 }
 
 /* ---------------------------------------------------------------- options */

@@ -55,7 +55,8 @@ int ax_codegen_opt_level(void);
 void ax_codegen_options(const ax_gccjit *api, gcc_jit_context *ctx);
 /* The target the options select ("x86-64-v4"...), for cache keys and logs. */
 const char *ax_codegen_target(void);
-/* Adds the function "s<N>" for every LOOP and GEMM step N of `plan` to `ctx`. */
-void ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_plan *plan);
+/* Adds the function "s<N>" for every LOOP and GEMM step N of `plan` to `ctx`; false when out
+ * of memory (ctx is then incomplete: release it). */
+bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_plan *plan);
 
 #endif

@@ -199,7 +199,8 @@ static uint64_t plan_key(const ax_plan *plan) {
 
 /* ---- building ---- */
 
-static gcc_jit_context *new_context(const ax_gccjit *api, const ax_plan *plan) {
+/* A context holding the plan's code; NULL (with *oom when memory ran out) if it cannot be made. */
+static gcc_jit_context *new_context(const ax_gccjit *api, const ax_plan *plan, bool *oom) {
     gcc_jit_context *ctx = GCCJIT(gcc_jit_context_acquire)();
     if (!ctx) return NULL;
     GCCJIT(gcc_jit_context_set_bool_print_errors_to_stderr)(ctx, 0);
@@ -210,7 +211,11 @@ static gcc_jit_context *new_context(const ax_gccjit *api, const ax_plan *plan) {
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-nostdlib");
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-fno-use-linker-plugin");
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-Wl,--build-id=none");
-    ax_codegen_build(api, ctx, plan);
+    if (!ax_codegen_build(api, ctx, plan)) {
+        GCCJIT(gcc_jit_context_release)(ctx);
+        *oom = true;
+        return NULL;
+    }
     return ctx;
 }
 
@@ -222,9 +227,9 @@ static void temp_template(char *buf, size_t n, const char *name) {
 
 /* Compiles into the cache directory (or a private temporary one) and loads the result. */
 static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, char *why,
-                              size_t whylen) {
+                              size_t whylen, bool *oom) {
     const ax_gccjit *api = gccjit(s);
-    gcc_jit_context *ctx = api ? new_context(api, plan) : NULL;
+    gcc_jit_context *ctx = api ? new_context(api, plan, oom) : NULL;
     if (!ctx) {
         snprintf(why, whylen, "%s", api ? "libgccjit cannot make a context" : s->api_why);
         return NULL;
@@ -344,7 +349,12 @@ ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
     if (!p->dl && !tools_ok(s)) { /* a cached entry loads without them */
         warn_once(s, "the assembler 'as' or linker 'ld' is not on PATH");
     } else if (!p->dl) {
-        p->dl = compile_and_load(s, p->plan, p->info.key, why, sizeof why);
+        bool oom = false;
+        p->dl = compile_and_load(s, p->plan, p->info.key, why, sizeof why, &oom);
+        if (oom) {
+            ax_jit_free(p);
+            return ax_error_oom(cx);
+        }
         if (p->dl && !bind_functions(p)) {
             snprintf(why, sizeof why, "compiled code lacks its functions");
             dlclose(p->dl);
@@ -388,12 +398,14 @@ int ax_jit_dump_c(ax_ctx *cx, const ax_jit_program *p, ax_strbuf *out) {
     char path[4096];
     temp_template(path, sizeof path, "ax-dump-XXXXXX");
     int fd = api ? mkstemp(path) : -1;
-    gcc_jit_context *ctx = fd >= 0 ? new_context(api, p->plan) : NULL;
+    bool oom = false;
+    gcc_jit_context *ctx = fd >= 0 ? new_context(api, p->plan, &oom) : NULL;
     if (!ctx) {
         if (fd >= 0) {
             close(fd);
             unlink(path);
         }
+        if (oom) return ax_error_oom(cx), -1;
         ax_error(cx, AX_ERR_RUNTIME, "cannot dump the generated code (%s)",
                  api ? "no temporary file"
                  : s ? s->api_why
