@@ -3,7 +3,8 @@
 N-th allocation failing, until the program completes without reaching N.
 
 Usage: faultinject.py [--ax build-asan/ax-fault] [--sanitized] [--jobs J] [--stride K]
-                      [--full] [--persist] [--slice] [--sites FILE] [-v] [PROGRAM ...]
+                      [--full] [--no-startup] [--persist] [--slice] [--sites FILE] [-v]
+                      [PROGRAM ...]
 
 BINARY is ax linked with tests/fault/fault_alloc.c (make builds BUILD/ax-fault): AX_FAULT_AT=N
 fails the N-th allocation made by ax's own code, and AX_FAULT_LOG records where it was. Every
@@ -12,10 +13,11 @@ was absorbed, e.g. by a cache) or with exit status 1 and error[MemoryError] on s
 printed a prefix of the program's output. Anything else fails: a crash, a sanitizer report
 (leaks included, with the ASan build), a hang, another error, different output.
 
-PROGRAM: tests/lang programs (default: the set below), or '-e CODE'. The interpreter's start
+PROGRAM: tests/lang programs (default: the set below, and tests/fault/jit_compile.ax, which
+runs with an empty jit cache every time so that compiling is failed too), or '-e CODE'. The interpreter's start
 (builtins, prelude.ax, random.ax: ~6000 allocations, the same for every program) is failed at
 every N only for the first program; the others start at N just before their own statements
-(--full: every program from N = 1). --stride K tries every K-th N only; --persist fails every
+(--full: every program from N = 1; --no-startup: none). --stride K tries every K-th N only; --persist fails every
 allocation from the N-th on instead of the N-th alone. --slice is what make test runs:
 tests/fault/slice.ax, every N (every 4th on the ASan build, 6 times slower). --sites FILE lists the distinct
 allocation sites that were failed (addr2line's function, file:line). Prints 'ok NAME' (-v) or
@@ -56,7 +58,11 @@ PROGRAMS = [
     "random_values.ax",           # threefry and the random module
     "linalg_grad.ax",             # linalg and its derivatives
     "control_flow.ax",            # fori_loop, while_loop, cond, scan
+    os.path.join(ROOT, "tests", "fault", "jit_compile.ax"),  # jit compiling, cache empty
 ]
+# Programs run with an empty jit cache every time: their jit compiles (tracing, fusion, code
+# generation), where the others load native code from the cache the reference run filled.
+COLD_JIT = {"jit_compile.ax"}
 
 
 class Program:
@@ -65,6 +71,7 @@ class Program:
         self.path = None if self.code is not None else \
             (arg if os.path.exists(arg) else os.path.join(LANG, arg))
         self.name = f"-e {self.code!r}" if self.code is not None else os.path.basename(self.path)
+        self.cold_jit = self.name in COLD_JIT
         self.options = []
         if self.path:
             with open(self.path, encoding="utf-8") as f:
@@ -103,6 +110,9 @@ class Runner:
         fd, log = tempfile.mkstemp(dir=self.workdir, suffix=".log")
         os.close(fd)
         env = dict(self.env, AX_FAULT_LOG=log, **{k: str(v) for k, v in fault.items()})
+        cold = tempfile.TemporaryDirectory(dir=self.workdir) if prog.cold_jit else None
+        if cold:
+            env["XDG_CACHE_HOME"] = cold.name
         try:
             p = subprocess.run(argv or prog.argv(self.ax), cwd=cwd or prog.cwd(), env=env,
                                stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -110,6 +120,9 @@ class Runner:
         except subprocess.TimeoutExpired:
             os.unlink(log)
             return f"no answer in {self.timeout} s"
+        finally:
+            if cold:
+                cold.cleanup()
         with open(log) as f:
             failed = [(int(n), [int(off, 16) for off in offs])
                       for n, *offs in (line.split() for line in f)]
@@ -247,6 +260,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--stride", type=int, default=1)
     ap.add_argument("--full", action="store_true", help="every N for every program")
+    ap.add_argument("--no-startup", action="store_true",
+                    help="skip the interpreter's start for the first program too")
     ap.add_argument("--persist", action="store_true", help="fail every allocation from N on")
     ap.add_argument("--slice", action="store_true", help="make test's short run")
     ap.add_argument("--sites", help="write the allocation sites exercised to this file")
@@ -266,7 +281,8 @@ def main():
         runner = Runner(a, workdir)
         for i, arg in enumerate(a.programs or PROGRAMS):
             prog = Program(arg)
-            first = 1 if a.full or i == 0 else max(runner.startup(prog) - 5, 1)
+            whole = a.full or (i == 0 and not a.no_startup)
+            first = 1 if whole else max(runner.startup(prog) - 5, 1)
             n, problems = runner.check(prog, first, pool, sites)
             runs += n
             if problems:
