@@ -42,15 +42,20 @@ CFLAGS      += -fsanitize=fuzzer-no-link -I$(BUILD)/gccjit
 FUZZ_CFLAGS := -fsanitize=fuzzer -DAX_LIBFUZZER
 endif
 
-# `make asan` (SANITIZE=1): every report is fatal, leaks included.
+# `make asan` (SANITIZE=1): every report is fatal, leaks included; a failed allocation returns
+# NULL as malloc does, so that MemoryError paths run (and are leak-checked) there too.
+# assert() checks internal invariants in that build only: the release build has -DNDEBUG.
 ifeq ($(SANITIZE),1)
-SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SANFLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all \
+            -fno-omit-frame-pointer
 CFLAGS   += -O1 $(SANFLAGS)
 # exitcode 86: a report never passes for an expected program error (status 1).
-export ASAN_OPTIONS  := halt_on_error=1:detect_leaks=1:abort_on_error=0:exitcode=86
+export ASAN_OPTIONS  := halt_on_error=1:detect_leaks=1:abort_on_error=0:exitcode=86:allocator_may_return_null=1
 export UBSAN_OPTIONS := halt_on_error=1:print_stacktrace=1:exitcode=86
 export LSAN_OPTIONS  := suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0:exitcode=86
 TESTFLAGS += --sanitized
+else
+CFLAGS   += -DNDEBUG
 endif
 
 SRCS    := $(wildcard runtime/*.c compiler/*.c lang/*.c stdlib/*.c)
@@ -71,9 +76,12 @@ MANDIR     := $(PREFIX)/share/man/man1
 $(BUILD)/lang/interp.o: CFLAGS += -DAX_STDLIB_DIR='"$(STDLIB_DIR)"'
 $(BUILD)/lang/interp.o: $(BUILD)/.prefix
 $(BUILD)/runtime/elementwise.o: CFLAGS += -O3 -march=native -fno-math-errno -fno-trapping-math
+# The reductions' lane loops vectorise at -O3 (in-cache sums 5.7 -> 10.9 Gelem/s); no
+# -ffast-math: the order of their additions is part of their result (runtime/reduce.h).
+$(BUILD)/runtime/reduce.o: CFLAGS += -O3 -march=native -fno-math-errno -fno-trapping-math
 
 DEPS := libreadline-dev libgccjit-12-dev libopenblas-dev libcmocka-dev binutils python3 \
-        python3-numpy clang-14 libclang-rt-14-dev
+        python3-numpy gnuplot-nox graphviz libcmark-dev chromium clang-14 libclang-rt-14-dev
 
 .PHONY: all unit benches run test asan bench conformance install uninstall deps clean FORCE \
         fuzz faultinject

@@ -44,33 +44,43 @@ static ax_jvp_rule jvp_rule_of(ax_ctx *cx, ax_prim p) {
 
 static int jvp_process(ax_ctx *cx, ax_trace *trace, ax_prim p, int nin, ax_array **in,
                        const ax_params *params, ax_array **out) {
-    ax_array *prim[64], *tan[64];
+    int nout = ax_prim_nout(p, params);
+    ax_array *small[16] = {0};
+    size_t n = 2 * (size_t)nin + 2 * (size_t)nout;
+    ax_array **buf = n <= 16 ? small : calloc(n, sizeof *buf);
+    if (!buf) return ax_error_oom(cx), -1;
+    ax_array **prim = buf, **tan = buf + nin, **o = buf + 2 * nin, **to = o + nout;
     bool any = false;
-    if (nin > 64) return ax_error(cx, AX_ERR_VALUE, "too many operands"), -1;
     for (int i = 0; i < nin; i++) {
         jvp_pair *pair = ax_tracer_data(in[i], trace);
         prim[i] = pair ? pair->primal : in[i];
         tan[i] = pair ? pair->tangent : NULL;
         any |= tan[i] != NULL;
     }
-    if (!any) return ax_bind(cx, p, nin, prim, params, out);
-    ax_jvp_rule rule = jvp_rule_of(cx, p);
-    if (!rule) return -1;
-    int nout = ax_prim_get(p)->nout;
-    ax_array *o[8] = {0}, *to[8] = {0};
-    if (rule(cx, p, params, nin, prim, tan, o, to)) return -1;
-    int rc = 0;
-    for (int j = 0; j < nout; j++) {
-        if (to[j] && !rc) {
-            out[j] = jvp_tracer(cx, trace, o[j], to[j]);
-            if (!out[j]) rc = -1;
-        } else if (!rc) {
-            out[j] = o[j];
-        } else {
-            ax_array_release(o[j]);
-            ax_array_release(to[j]);
+    int rc;
+    ax_jvp_rule rule = NULL;
+    if (!any) {
+        rc = ax_bind(cx, p, nin, prim, params, out);
+    } else if (!(rule = jvp_rule_of(cx, p))) {
+        rc = -1;
+    } else if (!(rc = rule(cx, p, params, nin, prim, tan, o, to))) {
+        for (int j = 0; j < nout; j++) {
+            if (to[j] && !rc) {
+                out[j] = jvp_tracer(cx, trace, o[j], to[j]);
+                if (!out[j]) rc = -1;
+            } else if (!rc) {
+                out[j] = o[j];
+            } else {
+                ax_array_release(o[j]);
+                ax_array_release(to[j]);
+            }
+        }
+        for (int j = 0; rc && j < nout; j++) {
+            ax_array_release(out[j]);
+            out[j] = NULL;
         }
     }
+    if (buf != small) free(buf);
     return rc;
 }
 
@@ -148,6 +158,11 @@ static ax_array *zeros_of(ax_ctx *cx, const ax_aval *t) {
     return z;
 }
 
+int ax_ad_jvp_symbolic(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array **primals,
+                       ax_array **tangents, int *nout, ax_array ***out, ax_array ***tout) {
+    return run_jvp(cx, fn, closure, nin, primals, tangents, nout, out, tout);
+}
+
 int ax_ad_jvp(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array **primals,
               ax_array **tangents, int *nout, ax_array ***out, ax_array ***tout) {
     if (run_jvp(cx, fn, closure, nin, primals, tangents, nout, out, tout)) return -1;
@@ -203,6 +218,7 @@ int ax_ad_linearize(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array 
         free(tan);
         return -1;
     }
+    ax_ir_trace_set_partial_eval(irt, true);
     int rc = 0;
     for (int i = 0; i < nin && !rc; i++) {
         ax_aval_of(&lin->in_types[i], primals[i]);
@@ -272,29 +288,61 @@ static ax_array *atom_val(ax_array **vals, const ax_ir_atom *a) {
     return a->var >= 0 ? vals[a->var] : a->lit;
 }
 
-/* Evaluates the equations that do not depend on the inputs (constants folded forward). */
+static bool eqn_is_linear(const ax_ir_eqn *e, const bool *linear) {
+    for (int i = 0; i < e->nout; i++)
+        if (linear[e->out[i]]) return true;
+    return false;
+}
+
+/* Evaluates the equations that do not depend on the linear inputs (the residual computations),
+ * forward. */
 static int eval_nonlinear(ax_ctx *cx, const ax_ir *ir, const bool *linear, ax_array **vals) {
-    for (int k = 0; k < ir->neqns; k++) {
+    int cap = 0;
+    ax_array **in = NULL;
+    int rc = 0;
+    for (int k = 0; k < ir->neqns && !rc; k++) {
         const ax_ir_eqn *e = &ir->eqns[k];
-        if (linear[e->out[0]]) continue;
-        ax_array *in[64], *res[8] = {0};
-        for (int i = 0; i < e->nin && i < 64; i++) in[i] = atom_val(vals, &e->in[i]);
-        if (ax_bind(cx, e->prim, e->nin, in, &e->params, res)) return -1;
-        for (int i = 0; i < e->nout; i++) vals[e->out[i]] = res[i];
+        if (eqn_is_linear(e, linear)) continue;
+        int need = e->nin + e->nout;
+        if (need > cap) {
+            free(in);
+            cap = need;
+            if (!(in = malloc((size_t)cap * sizeof *in))) return ax_error_oom(cx), -1;
+        }
+        ax_array **res = in + e->nin;
+        for (int i = 0; i < e->nin; i++) in[i] = atom_val(vals, &e->in[i]);
+        for (int i = 0; i < e->nout; i++) res[i] = NULL;
+        rc = ax_bind(cx, e->prim, e->nin, in, &e->params, res);
+        for (int i = 0; !rc && i < e->nout; i++) vals[e->out[i]] = res[i];
     }
-    return 0;
+    free(in);
+    return rc;
+}
+
+static ax_transpose_rule transpose_rule_of(ax_ctx *cx, ax_prim p) {
+    const ax_prim_info *info = ax_prim_get(p);
+    if (info->transpose) return (ax_transpose_rule)info->transpose;
+    if (info->flags & AX_PRIM_LINEAR) return ax_transpose_linear;
+    ax_error(cx, AX_ERR_TYPE, "reverse-mode differentiation of %s is not possible: it is not linear in its tangents", info->name);
+    return NULL;
 }
 
 static int transpose_eqn(ax_ctx *cx, const ax_ir *ir, const ax_ir_eqn *e, const bool *linear,
                          ax_array **vals, ax_array **ct) {
-    ax_array *c = ct[e->out[0]];
-    if (!c) return 0;
-    ct[e->out[0]] = NULL;
-    ax_array *in[64];
-    bool lin[64];
-    ax_aval types[64];
-    ax_array *ct_in[64] = {0};
-    for (int i = 0; i < e->nin && i < 64; i++) {
+    bool any = false;
+    for (int i = 0; i < e->nout; i++) any |= ct[e->out[i]] != NULL;
+    if (!any) return 0;
+    size_t n = (size_t)e->nin;
+    ax_array **in = calloc(2 * n + (size_t)e->nout + 1, sizeof *in);
+    bool *lin = calloc(n + 1, sizeof *lin);
+    ax_aval *types = calloc(n + 1, sizeof *types);
+    int rc = in && lin && types ? 0 : -1;
+    ax_array **ct_in = in ? in + n : NULL, **cts = in ? in + 2 * n : NULL;
+    for (int i = 0; !rc && i < e->nout; i++) {
+        cts[i] = ct[e->out[i]];
+        ct[e->out[i]] = NULL;
+    }
+    for (int i = 0; !rc && i < e->nin; i++) {
         const ax_ir_atom *a = &e->in[i];
         lin[i] = a->var >= 0 && linear[a->var];
         in[i] = lin[i] ? NULL : atom_val(vals, a);
@@ -303,27 +351,34 @@ static int transpose_eqn(ax_ctx *cx, const ax_ir *ir, const ax_ir_eqn *e, const 
         else
             ax_aval_of(&types[i], a->lit);
     }
-    const ax_prim_info *info = ax_prim_get(e->prim);
-    ax_transpose_rule rule =
-        info->transpose ? (ax_transpose_rule)info->transpose : ax_transpose_linear;
-    int rc = rule(cx, e->prim, &e->params, e->nin, in, lin, types, c, ct_in);
-    ax_array_release(c);
-    for (int i = 0; i < e->nin; i++) {
+    ax_transpose_rule rule = rc ? NULL : transpose_rule_of(cx, e->prim);
+    if (!rule) rc = -1;
+    if (!rc) rc = rule(cx, e->prim, &e->params, e->nin, in, lin, types, cts, ct_in);
+    for (int i = 0; cts && i < e->nout; i++) ax_array_release(cts[i]);
+    for (int i = 0; ct_in && i < e->nin; i++) {
         if (!rc && lin[i])
             rc = accumulate(cx, &ct[e->in[i].var], ct_in[i]);
         else
             ax_array_release(ct_in[i]);
     }
+    if (!in || !lin || !types) ax_error_oom(cx);
+    free(in);
+    free(lin);
+    free(types);
     return rc;
 }
 
-int ax_ir_transpose_eval(ax_ctx *cx, const ax_ir *ir, ax_array **cts, ax_array **ct_in) {
+int ax_ir_transpose_eval_mixed(ax_ctx *cx, const ax_ir *ir, const bool *linear_in,
+                               ax_array **in_vals, ax_array **cts, ax_array **ct_in) {
     bool *linear = calloc((size_t)ir->nvars + 1, sizeof *linear);
     ax_array **vals = calloc((size_t)ir->nvars + 1, sizeof *vals);
     ax_array **ct = calloc((size_t)ir->nvars + 1, sizeof *ct);
     int rc = linear && vals && ct ? 0 : -1;
     if (rc) ax_error_oom(cx);
-    for (int i = 0; !rc && i < ir->nin; i++) linear[ir->invars[i]] = true;
+    for (int i = 0; !rc && i < ir->nin; i++) {
+        linear[ir->invars[i]] = !linear_in || linear_in[i];
+        if (!linear[ir->invars[i]]) vals[ir->invars[i]] = ax_array_retain(in_vals[i]);
+    }
     for (int k = 0; !rc && k < ir->neqns; k++) {
         const ax_ir_eqn *e = &ir->eqns[k];
         bool any = false;
@@ -339,10 +394,12 @@ int ax_ir_transpose_eval(ax_ctx *cx, const ax_ir *ir, ax_array **cts, ax_array *
             rc = accumulate(cx, &ct[a->var], ax_array_retain(cts[j]));
     }
     for (int k = ir->neqns - 1; !rc && k >= 0; k--)
-        if (linear[ir->eqns[k].out[0]]) rc = transpose_eqn(cx, ir, &ir->eqns[k], linear, vals, ct);
+        if (eqn_is_linear(&ir->eqns[k], linear))
+            rc = transpose_eqn(cx, ir, &ir->eqns[k], linear, vals, ct);
     for (int i = 0; i < ir->nin; i++) {
-        ct_in[i] = rc ? NULL : ct[ir->invars[i]];
-        if (!rc) ct[ir->invars[i]] = NULL;
+        int v = ir->invars[i];
+        ct_in[i] = !rc && linear && linear[v] ? ct[v] : NULL;
+        if (!rc && ct) ct[v] = NULL;
     }
     for (int v = 0; ct && vals && v < ir->nvars; v++) {
         ax_array_release(ct[v]);
@@ -352,6 +409,10 @@ int ax_ir_transpose_eval(ax_ctx *cx, const ax_ir *ir, ax_array **cts, ax_array *
     free(vals);
     free(ct);
     return rc;
+}
+
+int ax_ir_transpose_eval(ax_ctx *cx, const ax_ir *ir, ax_array **cts, ax_array **ct_in) {
+    return ax_ir_transpose_eval_mixed(cx, ir, NULL, NULL, cts, ct_in);
 }
 
 int ax_linear_transpose(ax_ctx *cx, const ax_linear *lin, ax_array **cts, ax_array **ct_in) {

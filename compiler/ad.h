@@ -13,6 +13,10 @@
 int ax_ad_jvp(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array **primals,
               ax_array **tangents, int *nout, ax_array ***out, ax_array ***tout);
 
+/* The same with symbolic zeros: a tout entry is NULL where the tangent is zero. */
+int ax_ad_jvp_symbolic(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array **primals,
+                       ax_array **tangents, int *nout, ax_array ***out, ax_array ***tout);
+
 /* A linearization: the linear map from input tangents to output tangents, as IR. */
 typedef struct ax_linear {
     ax_ir *ir;      /* inputs: one tangent per differentiable (float) input; outputs: tangents */
@@ -43,5 +47,10 @@ ax_array *ax_jvp_tracer_new(ax_ctx *cx, ax_trace *t, ax_array *primal, ax_array 
 /* Evaluates a linear IR backwards: given cotangents of its outputs, the cotangents of its
  * inputs (NULL where nothing flowed). */
 int ax_ir_transpose_eval(ax_ctx *cx, const ax_ir *ir, ax_array **cts, ax_array **ct_in);
+/* The same for an IR linear in the inputs marked linear_in, whose other inputs are residuals
+ * with the values in_vals[i] (entries for linear inputs are ignored): ct_in[i] is set for the
+ * linear inputs only (NULL where nothing flowed). */
+int ax_ir_transpose_eval_mixed(ax_ctx *cx, const ax_ir *ir, const bool *linear_in,
+                               ax_array **in_vals, ax_array **cts, ax_array **ct_in);
 
 #endif

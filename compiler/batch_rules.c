@@ -159,11 +159,14 @@ static ax_array *batched_pad(ax_scope *s, const ax_params *p, ax_array **in, con
 
 static ax_array *batched_concatenate(ax_scope *s, const ax_params *p, int nin, ax_array **in,
                                      const int *bdim, int64_t size) {
-    ax_array *args[64];
-    for (int i = 0; i < nin && i < 64; i++) args[i] = batch_first(s, in[i], bdim[i], size);
+    ax_array *small[8], **args = ax_scratch(s->cx, small, 8, nin, sizeof *args);
+    if (!args) return NULL;
+    for (int i = 0; i < nin; i++) args[i] = batch_first(s, in[i], bdim[i], size);
     ax_params q = *p;
     q.axes[0]++;
-    return ax_lax_bind(s, AX_P_CONCATENATE, nin, args, &q);
+    ax_array *r = ax_lax_bind(s, AX_P_CONCATENATE, nin, args, &q);
+    ax_scratch_free(args, small);
+    return r;
 }
 
 /* Shape primitives: the batch dimension goes first and the parameters shift by one. */

@@ -1,22 +1,30 @@
-/* Code generation with libgccjit (see codegen.h).
+/* Code generation with libgccjit (see codegen.h). It reads the lowered plan (ax_code) and
+ * nothing else, so the jit cache key, a hash of that code, covers all it depends on.
  *
- * A LOOP step becomes one loop nest. The innermost dimension runs in blocks of B lanes (the
- * eager kernels' f32 vector width, 16 with AVX-512), and inside a block every equation is a
- * short loop over the lanes that GCC's -O3 vectorises: strides and extents are constants, so
- * loads, arithmetic and stores become vector instructions. Transcendental functions call
- * glibc's vector math library (libmvec) on whole blocks, through the same entry points the
- * eager kernels use, so jit and eager give the same bits. A block's code is split into
- * "segments" at each such call; values a later segment needs are kept in lane arrays.
- * Reductions keep one accumulator per lane (no reassociation needed to vectorise them) and
- * fold the lanes at the end. */
+ * A LOOP step becomes one loop nest. The innermost dimension runs in blocks of B = 16 lanes
+ * (the eager kernels' f32 vector width with AVX-512), and inside a block every equation is a
+ * short loop over the lanes that GCC vectorises: strides and extents are constants, so loads,
+ * arithmetic and stores become vector instructions. Transcendental functions call glibc's
+ * vector math library (libmvec) on whole blocks, through the same entry points the eager
+ * kernels use, so jit and eager give the same bits. A block's code is split into "segments"
+ * at each such call; values a later segment needs are kept in lane arrays.
+ *
+ * Reductions follow the eager kernels' algorithm (runtime/reduce.h) operation for operation:
+ * runs along a reduced innermost dim go to 16 lane accumulators in chunks of 4096, folded in
+ * order; f32 sums and products accumulate in f64. So jitted and eager reductions agree bit for
+ * bit, and stay one pass over their input (sum(exp(x - m)) never stores exp(x - m)).
+ *
+ * A loop with hundreds of operations becomes a driver and "pieces" (see plan_pieces): GCC's
+ * compile time grows faster than linearly with the size of a function, linearly with the
+ * number of functions. */
 #include "codegen.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/blas.h"
 #include "../runtime/elementwise.h"
+#include "../runtime/reduce.h"
 
 /* libgccjit through the table of the generator in scope (compiler/gccjit.h) */
 #define GJ(name) (g->api->name)
@@ -106,7 +114,8 @@ static bool mvec_direct(ax_prim p) {
     }
 }
 
-static math_kind float_math(ax_prim p, ax_dtype t) {
+/* How primitive p on dtype t is computed, given the eager kernels' f32 vector width vw. */
+static math_kind float_math(ax_prim p, ax_dtype t, int vw) {
     switch (p) {
     case AX_P_ERF_INV:
     case AX_P_LGAMMA:
@@ -115,11 +124,10 @@ static math_kind float_math(ax_prim p, ax_dtype t) {
     default:
         break;
     }
-    if (p == AX_P_LOGISTIC)
-        return t == AX_F32 && ax_elementwise_vector_lanes() > 1 ? M_LOGISTIC : M_EXPR;
+    if (p == AX_P_LOGISTIC) return t == AX_F32 && vw > 1 ? M_LOGISTIC : M_EXPR;
     if (!libm_name(p)) return M_NONE;
-    if (t == AX_F64 || ax_elementwise_vector_lanes() == 1) return M_EXPR; /* scalar libm */
-    return mvec_direct(p) && ax_elementwise_vector_lanes() == 16 ? M_DIRECT : M_PROMOTED;
+    if (t == AX_F64 || vw == 1) return M_EXPR; /* scalar libm */
+    return mvec_direct(p) && vw == 16 ? M_DIRECT : M_PROMOTED;
 }
 
 static bool unary_ok(ax_prim p, ax_dtype t, const ax_params *params) {
@@ -143,7 +151,7 @@ static bool unary_ok(ax_prim p, ax_dtype t, const ax_params *params) {
     case AX_P_INTEGER_POW:
         return is_float(t) && params->k >= -64 && params->k <= 64;
     default:
-        return is_float(t) && float_math(p, t) != M_NONE;
+        return is_float(t) && float_math(p, t, 1) != M_NONE;
     }
 }
 
@@ -228,122 +236,95 @@ bool ax_codegen_fusable(const ax_ir_eqn *e, const ax_aval *in, const ax_aval *ou
     return false;
 }
 
-/* lhs [batch..., m, k] or [batch..., k, m] (or [batch..., k]); rhs likewise with n. */
-typedef struct gemm_shape {
-    int64_t batch, m, n, k;
-    bool trans_a, trans_b;
-    int lda, ldb;
-} gemm_shape;
-
-static bool gemm_layout(const ax_dot_dims *d, const ax_aval *lhs, const ax_aval *rhs,
-                        gemm_shape *g) {
-    if (d->ncontract != 1) return false;
-    int nb = d->nbatch;
-    for (int i = 0; i < nb; i++)
-        if (d->lhs_batch[i] != i || d->rhs_batch[i] != i) return false;
-    if (lhs->ndim < nb + 1 || lhs->ndim > nb + 2 || rhs->ndim < nb + 1 || rhs->ndim > nb + 2)
-        return false;
-    *g = (gemm_shape){.batch = 1, .m = 1, .n = 1};
-    for (int i = 0; i < nb; i++) g->batch *= lhs->shape[i];
-    int cl = d->lhs_contract[0], cr = d->rhs_contract[0];
-    if (cl < nb || cr < nb) return false;
-    g->k = lhs->shape[cl];
-    if (lhs->ndim == nb + 2) {
-        int fl = cl == nb ? nb + 1 : nb;
-        g->m = lhs->shape[fl];
-        g->trans_a = cl < fl;
-    }
-    if (rhs->ndim == nb + 2) {
-        int fr = cr == nb ? nb + 1 : nb;
-        g->n = rhs->shape[fr];
-        g->trans_b = fr < cr;
-    }
-    g->lda = (int)(g->trans_a ? g->m : g->k);
-    g->ldb = (int)(g->trans_b ? g->k : g->n);
-    return g->m > 0 && g->n > 0 && g->k > 0 && g->m < (1 << 30) && g->n < (1 << 30) &&
-           g->k < (1 << 30);
-}
-
-bool ax_codegen_gemm(const ax_ir_eqn *e, const ax_aval *lhs, const ax_aval *rhs) {
-    gemm_shape g;
-    return e->prim == AX_P_DOT_GENERAL && is_float(lhs->dtype) && lhs->dtype == rhs->dtype &&
-           gemm_layout(&e->params.dot, lhs, rhs, &g);
-}
-
-int64_t ax_gemm_batches(const ax_plan *plan, int step) {
-    const ax_ir_eqn *e = &plan->ir->eqns[plan->steps[step].eqn];
-    gemm_shape g;
-    gemm_layout(&e->params.dot, &plan->ir->types[e->in[0].var], &plan->ir->types[e->in[1].var], &g);
-    return g.batch;
-}
-
 /* ---------------------------------------------------------------- loop structure */
 
-static int lanes(void) {
-    int v = ax_elementwise_vector_lanes();
-    return v >= 8 ? v : 8;
-}
+enum {
+    B = AX_REDUCE_LANES,     /* lanes per block; a reduction's accumulators per run */
+    CHUNK = AX_REDUCE_CHUNK, /* a reduction's run is folded every CHUNK elements */
+    TILE = 1024,             /* ROWS: outputs accumulated together (see nest) */
+};
 
-static bool has_reduce(const ax_kernel *k) {
-    for (int i = 0; i < k->nnodes; i++)
-        if (k->nodes[i].kind == AX_KN_REDUCE) return true;
+static bool has_reduce(const ax_code *code, const ax_code_step *st) {
+    for (int i = 0; i < st->nnodes; i++)
+        if (code->nodes[st->first_node + i].kind == AX_KN_REDUCE) return true;
     return false;
 }
 
 /* The dim whose consecutive elements are a block's lanes: the innermost, unless it is a short
  * reduced run (sums over rows of 10): then the last kept dim, so that each lane accumulates
- * one row and no lanes are folded per row. */
-static int lane_dim(const ax_kernel *k) {
-    int inner = k->ndim - 1;
-    if (!k->reduced[inner] || k->shape[inner] >= lanes() || !has_reduce(k)) return inner;
-    for (int d = inner - 1; d >= 0; d--)
-        if (!k->reduced[d]) return k->shape[d] >= 16 ? d : inner;
-    return inner;
+ * one row and no lanes are folded per row, or else the last reduced one (each lane one row of
+ * the same output). */
+static int lane_dim(const ax_code *code, const ax_code_step *st) {
+    int inner = st->ndim - 1, kept = -1, reduced = -1;
+    if (!st->reduced[inner] || st->shape[inner] >= B || !has_reduce(code, st)) return inner;
+    for (int d = inner - 1; d >= 0; d--) {
+        if (!st->reduced[d] && kept < 0) kept = d;
+        if (st->reduced[d] && reduced < 0) reduced = d;
+    }
+    if (kept >= 0 && st->shape[kept] >= B) return kept;
+    return reduced >= 0 && st->shape[reduced] >= B ? reduced : inner;
 }
 
 /* Loop order: kept dims outside, reduced dims inside, and the lane dim blocked; when the lane
- * dim is kept it comes before the reduced ones (per-lane accumulators). */
-static int loop_order(const ax_kernel *k, int *order) {
-    int n = 0, lane = lane_dim(k);
-    for (int d = 0; d < k->ndim; d++)
-        if (!k->reduced[d] && d != lane) order[n++] = d;
-    if (!k->reduced[lane]) order[n++] = lane;
-    for (int d = 0; d < k->ndim; d++)
-        if (k->reduced[d] && d != lane) order[n++] = d;
-    if (k->reduced[lane]) order[n++] = lane;
+ * dim is kept it comes before the reduced ones (per-lane accumulators); a reduced lane dim
+ * comes last, or just before the innermost when that is a short run (ACROSS_RUNS). */
+static int loop_order(const ax_code *code, const ax_code_step *st, int *order) {
+    int n = 0, lane = lane_dim(code, st), inner = st->ndim - 1;
+    bool across = st->reduced[lane] && lane != inner;
+    for (int d = 0; d < st->ndim; d++)
+        if (!st->reduced[d] && d != lane) order[n++] = d;
+    if (!st->reduced[lane]) order[n++] = lane;
+    for (int d = 0; d < st->ndim; d++)
+        if (st->reduced[d] && d != lane && !(across && d == inner)) order[n++] = d;
+    if (st->reduced[lane]) order[n++] = lane;
+    if (across) order[n++] = inner;
     return n;
 }
 
-void ax_kernel_split(const ax_kernel *k, ax_loop_split *out) {
+void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out) {
+    const ax_code_step *st = &code->steps[step];
     int order[AX_MAX_RANK];
-    loop_order(k, order);
+    loop_order(code, st, order);
     int64_t total = 1;
-    for (int d = 0; d < k->ndim; d++) total *= k->shape[d];
-    out->extent = k->shape[order[0]];
+    for (int d = 0; d < st->ndim; d++) total *= st->shape[d];
+    out->extent = st->shape[order[0]];
     out->work_per_iter = out->extent ? total / out->extent : 0;
-    out->granule = order[0] == lane_dim(k) ? lanes() : 1;
-    out->splittable = !(k->reduced[order[0]] && has_reduce(k));
-}
-
-int ax_kernel_buffers(const ax_kernel *k, int *vars) {
-    int n = 0;
-    for (int i = 0; i < k->nnodes; i++) {
-        const ax_knode *nd = &k->nodes[i];
-        if (nd->kind != AX_KN_LOAD && !nd->store) continue;
-        bool seen = false;
-        for (int j = 0; j < n; j++) seen |= vars[j] == nd->var;
-        if (!seen) vars[n++] = nd->var;
-    }
-    return n;
+    out->granule = order[0] == lane_dim(code, st) ? B : 1;
+    out->splittable = !(st->reduced[order[0]] && has_reduce(code, st));
 }
 
 /* ---------------------------------------------------------------- the generator */
 
+/* How a LOOP step reduces (see docs/jit.md, "Reductions": the same algorithm as the eager
+ * kernels, runtime/reduce.c):
+ *   ROWS        the innermost dim is kept: each lane is an output, accumulated in order (over
+ *               tiles of TILE outputs: the reduced loops inside the tile's, the tile's blocks
+ *               innermost, so rows are read in memory order);
+ *   RUNS        the innermost dim is reduced and is the lane dim: each run along it is cut into
+ *               chunks of CHUNK, a chunk's elements go to B lane accumulators (element i to
+ *               lane i % B) that are folded in order, and the chunk results are added in
+ *               order to the output's total;
+ *   SHORT_RUNS  the innermost dim is reduced but shorter than B, and the lanes run across
+ *               outputs: each lane adds its run in order and the run to its total (what RUNS
+ *               computes for a run of fewer than B elements);
+ *   ACROSS_RUNS the same with the lanes across the runs of one output (the last reduced dim
+ *               before the innermost): the lanes' runs are added to the total in lane order
+ *               (sum(x) of a 100000 x 10 array). */
+typedef enum { RK_NONE, RK_ROWS, RK_RUNS, RK_SHORT_RUNS, RK_ACROSS_RUNS } reduce_kind;
+
+/* A lane array: a local array of the function being built or, in a big loop split into
+ * pieces, a slot of the frame that the driver function passes to its pieces. */
+typedef struct lanes_ref {
+    gcc_jit_lvalue *local; /* or NULL: the frame at `off` */
+    int off;
+    gcc_jit_type *t;
+} lanes_ref;
+
 typedef struct cg {
     const ax_gccjit *api;
     gcc_jit_context *c;
-    const ax_plan *plan;
-    int B; /* lanes per block */
+    const ax_code *code;
+    int vw; /* the eager kernels' f32 vector width (libmvec entry points) */
     gcc_jit_type *t_void, *t_i64, *t_int, *t_bool, *t_charp, *t_charpp, *t_voidp, *t_voidpp;
     gcc_jit_type *st[AX_NDTYPES]; /* type of each dtype's values in generated code */
     gcc_jit_type *mt[AX_NDTYPES]; /* its type in memory (bool: one byte; values: 32 bits, so
@@ -352,17 +333,35 @@ typedef struct cg {
     /* the function being built */
     gcc_jit_function *fn;
     gcc_jit_block *blk;
-    gcc_jit_rvalue *bufs, *fns, *lo, *hi;
+    gcc_jit_rvalue *bufs, *fns, *lo, *hi, *frame;
     int nlocals;
-    /* the kernel being built */
-    const ax_kernel *k;
-    int order[AX_MAX_RANK], first_reduced; /* position in order of the first reduced dim */
-    int lane;                              /* the blocked dim (lane_dim) */
-    gcc_jit_lvalue *idx[AX_MAX_RANK];
-    gcc_jit_rvalue **ptr; /* per node: typed data pointer (LOAD, stored) */
-    gcc_jit_lvalue **acc, **spill, **mathin, **mathin2;
-    int *seg;
-    bool *spilled;
+    /* the kernel being built: what holds for all its functions */
+    int step;
+    const ax_code_step *ks;
+    const ax_code_node *nd; /* its nodes */
+    int n;
+    int order[AX_MAX_RANK], lane;
+    int first_reduced; /* position in order of the first reduced dim */
+    int run_pos;       /* SHORT_RUNS: position of the reduced innermost dim, else -1 */
+    reduce_kind rk;
+    bool tiled;              /* ROWS over tiles: accumulators for TILE lanes */
+    gcc_jit_lvalue *tile_lo; /* the driver's current tile: [tile_lo, tile_hi) of the lane dim */
+    gcc_jit_rvalue *tile_hi;
+    gcc_jit_rvalue *accoff_p; /* a piece's offset of its block in the tile (a parameter) */
+    bool *math;               /* per node: a vector call on whole blocks */
+    int *seg;                 /* per node: its segment (a new one at each vector call and piece) */
+    bool *spilled;  /* per node: kept in a lane array (read by another segment, or stored) */
+    int *piece;     /* per node: the piece function computing it */
+    int *frame_off; /* per node: its lane array's (or accumulator's) place in the frame, or -1 */
+    bool *far;      /* per node: read by another piece */
+    int npieces, frame_bytes;
+    gcc_jit_function **piece_fn;
+    /* the function being built: per node (reset for each function) */
+    gcc_jit_rvalue **ptr;                               /* per buffer slot: its typed pointer */
+    gcc_jit_lvalue **spill, **mathin, **mathin2, **acc; /* local lane arrays, made on use */
+    gcc_jit_lvalue **tot;                               /* RUNS, SHORT_RUNS: per-output totals */
+    gcc_jit_lvalue *idxl[AX_MAX_RANK];                  /* the driver's loop indices */
+    gcc_jit_rvalue *idxp[AX_MAX_RANK];                  /* a piece's (parameters) */
     /* the current lane loop */
     gcc_jit_lvalue *j;
     gcc_jit_rvalue *L; /* lanes in this block: B, or the tail's count */
@@ -539,31 +538,94 @@ static void loop_end(cg *g, const loop *l) {
     g->blk = l->after;
 }
 
+/* A loop over the lanes [0, L) of the current block; values computed in it are its own. */
 static loop lanes_begin(cg *g) {
-    memset(g->val, 0, (size_t)g->k->nnodes * sizeof *g->val);
+    memset(g->val, 0, (size_t)g->n * sizeof *g->val);
     return loop_begin(g, g->j, i64c(g, 0), g->L, i64c(g, 1));
 }
 
-/* A lane array of B elements of type t, aligned for vector loads. */
-static gcc_jit_lvalue *lane_array(cg *g, gcc_jit_type *t, const char *base) {
-    gcc_jit_type *arr = GJ(gcc_jit_context_new_array_type)(g->c, NULL, t, g->B);
+/* The same over [0, n) lanes for a constant n. */
+static loop lanes_upto(cg *g, int64_t n) {
+    memset(g->val, 0, (size_t)g->n * sizeof *g->val);
+    return loop_begin(g, g->j, i64c(g, 0), i64c(g, n), i64c(g, 1));
+}
+
+/* ---- lane arrays ---- */
+
+/* A local array of n elements of type t, aligned for vector loads. */
+static gcc_jit_lvalue *array_of(cg *g, gcc_jit_type *t, int n, const char *base) {
+    gcc_jit_type *arr = GJ(gcc_jit_context_new_array_type)(g->c, NULL, t, n);
     return local(g, GJ(gcc_jit_type_get_aligned)(arr, 64), base);
 }
 
-static gcc_jit_lvalue *lane(cg *g, gcc_jit_lvalue *arr) {
-    return at(g, rv(g, arr), rv(g, g->j));
+static gcc_jit_lvalue *lane_array(cg *g, gcc_jit_type *t, const char *base) {
+    return array_of(g, t, B, base);
+}
+
+static lanes_ref local_ref(cg *g, gcc_jit_lvalue **slot, gcc_jit_type *t, const char *base) {
+    if (!*slot) *slot = lane_array(g, t, base);
+    return (lanes_ref){.local = *slot, .t = t};
+}
+
+/* Element k of a lane array. */
+static gcc_jit_lvalue *ref_at(cg *g, lanes_ref r, gcc_jit_rvalue *k) {
+    if (r.local) return at(g, rv(g, r.local), k);
+    gcc_jit_rvalue *byte = GJ(gcc_jit_lvalue_get_address)(at(g, g->frame, i64c(g, r.off)), NULL);
+    return at(g, cast(g, byte, GJ(gcc_jit_type_get_pointer)(r.t)), k);
+}
+
+static gcc_jit_lvalue *ref_lane(cg *g, lanes_ref r) {
+    return ref_at(g, r, rv(g, g->j));
+}
+
+/* Node i's lane array: in the frame when another piece reads it. */
+static lanes_ref spill_ref(cg *g, int i) {
+    gcc_jit_type *t = g->st[g->nd[i].dtype];
+    if (g->frame_off[i] >= 0) return (lanes_ref){.off = g->frame_off[i], .t = t};
+    return local_ref(g, &g->spill[i], t, "sp");
+}
+
+static ax_dtype acc_dtype(const cg *g, int i) {
+    const ax_code_node *n = &g->nd[i];
+    bool widen = n->prim == AX_P_REDUCE_SUM || n->prim == AX_P_REDUCE_PROD;
+    return n->dtype == AX_F32 && widen ? AX_F64 : n->dtype;
+}
+
+/* Reduction node i's lane accumulators (B, or TILE when tiled): in the frame when the loop
+ * has pieces. */
+static lanes_ref acc_ref(cg *g, int i) {
+    gcc_jit_type *t = g->st[acc_dtype(g, i)];
+    if (g->npieces > 1) return (lanes_ref){.off = g->frame_off[i], .t = t};
+    if (!g->acc[i]) g->acc[i] = array_of(g, t, g->tiled ? TILE : B, "acc");
+    return (lanes_ref){.local = g->acc[i], .t = t};
+}
+
+/* The accumulator of the current lane: lane j, or in a tile the block's offset in it plus j. */
+static gcc_jit_lvalue *acc_lane(cg *g, int i) {
+    if (!g->tiled) return ref_lane(g, acc_ref(g, i));
+    gcc_jit_rvalue *off = g->accoff_p ? g->accoff_p
+                                      : bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64,
+                                            rv(g, g->idxl[g->lane]), rv(g, g->tile_lo));
+    return ref_at(g, acc_ref(g, i), bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, off, rv(g, g->j)));
+}
+
+static lanes_ref mathin_ref(cg *g, int i, int which) {
+    return local_ref(g, which ? &g->mathin2[i] : &g->mathin[i], g->st[AX_F32], "min");
 }
 
 /* ---- values ---- */
 
+static gcc_jit_rvalue *index_value(cg *g, int d) {
+    return g->npieces > 1 && g->idxp[d] ? g->idxp[d] : rv(g, g->idxl[d]);
+}
+
 /* The element offset at lane j of an access with these strides: sum of index * stride over
  * the loop dims. */
 static gcc_jit_rvalue *offset(cg *g, const int64_t *stride, bool with_lane) {
-    const ax_kernel *k = g->k;
     gcc_jit_rvalue *off = NULL;
-    for (int d = 0; d < k->ndim; d++) {
+    for (int d = 0; d < g->ks->ndim; d++) {
         if (!stride[d]) continue;
-        gcc_jit_rvalue *pos = rv(g, g->idx[d]);
+        gcc_jit_rvalue *pos = index_value(g, d);
         if (d == g->lane && with_lane)
             pos = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, pos, rv(g, g->j));
         gcc_jit_rvalue *term = bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, pos, i64c(g, stride[d]));
@@ -576,12 +638,12 @@ static gcc_jit_rvalue *value(cg *g, int i);
 static gcc_jit_rvalue *op_value(cg *g, int i);
 
 static gcc_jit_rvalue *compute(cg *g, int i) {
-    const ax_knode *n = &g->k->nodes[i];
+    const ax_code_node *n = &g->nd[i];
     switch (n->kind) {
     case AX_KN_LOAD:
-        return cast(g, rv(g, at(g, g->ptr[i], offset(g, n->stride, true))), g->st[n->dtype]);
+        return cast(g, rv(g, at(g, g->ptr[n->buf], offset(g, n->stride, true))), g->st[n->dtype]);
     case AX_KN_CONST:
-        return literal(g, n->dtype, ax_array_data(n->lit));
+        return literal(g, n->dtype, &n->lit);
     case AX_KN_INDEX:
         return cast(g, offset(g, n->stride, true), g->st[n->dtype]);
     default:
@@ -593,18 +655,14 @@ static gcc_jit_rvalue *compute(cg *g, int i) {
  * array of an earlier segment. */
 static gcc_jit_rvalue *value(cg *g, int i) {
     if (g->val[i]) return g->val[i];
-    const ax_knode *n = &g->k->nodes[i];
+    const ax_code_node *n = &g->nd[i];
     gcc_jit_rvalue *v;
-    if (g->mathin[i] || (n->kind == AX_KN_OP && g->seg[i] != g->cur))
-        v = rv(g, lane(g, g->spill[i]));
+    if (g->math[i] || (n->kind == AX_KN_OP && g->seg[i] != g->cur))
+        v = rv(g, ref_lane(g, spill_ref(g, i)));
     else
         v = hold(g, g->st[n->dtype], compute(g, i));
     g->val[i] = v;
     return v;
-}
-
-static const ax_ir_eqn *eqn_of(cg *g, int i) {
-    return &g->plan->ir->eqns[g->k->nodes[i].eqn];
 }
 
 static gcc_jit_rvalue *wrap_arith(cg *g, enum gcc_jit_binary_op op, ax_dtype t, gcc_jit_rvalue *a,
@@ -660,7 +718,7 @@ static gcc_jit_rvalue *integer_pow(cg *g, ax_dtype t, gcc_jit_rvalue *x, int64_t
 static gcc_jit_rvalue *scalar_math(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *a,
                                    gcc_jit_rvalue *b) {
     gcc_jit_type *ft = g->st[t];
-    if (float_math(p, t) == M_AXFN) {
+    if (float_math(p, t, g->vw) == M_AXFN) {
         int slot = p == AX_P_ERF_INV  ? AX_FN_ERF_INV_F32
                    : p == AX_P_LGAMMA ? AX_FN_LGAMMA_F32
                                       : AX_FN_DIGAMMA_F32;
@@ -694,7 +752,7 @@ static gcc_jit_rvalue *scalar_math(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue 
     return cast(g, r, ft);
 }
 
-static gcc_jit_rvalue *unary_value(cg *g, const ax_ir_eqn *e, ax_dtype t, gcc_jit_rvalue *v) {
+static gcc_jit_rvalue *unary_value(cg *g, const ax_code_node *e, ax_dtype t, gcc_jit_rvalue *v) {
     gcc_jit_type *ty = g->st[t];
     switch (e->prim) {
     case AX_P_NEG: /* floats: a sign flip (0 - x would give +0 for +0) */
@@ -744,7 +802,7 @@ static gcc_jit_rvalue *unary_value(cg *g, const ax_ir_eqn *e, ax_dtype t, gcc_ji
                    bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, u, bitcast(g, v, u), expo), expo));
     }
     case AX_P_INTEGER_POW:
-        return integer_pow(g, t, v, e->params.k);
+        return integer_pow(g, t, v, e->k);
     default:
         return scalar_math(g, e->prim, t, v, NULL);
     }
@@ -791,7 +849,7 @@ static enum gcc_jit_comparison comparison(ax_prim p) {
     }
 }
 
-static gcc_jit_rvalue *binary_value(cg *g, const ax_ir_eqn *e, ax_dtype t, gcc_jit_rvalue *a,
+static gcc_jit_rvalue *binary_value(cg *g, const ax_code_node *e, ax_dtype t, gcc_jit_rvalue *a,
                                     gcc_jit_rvalue *b) {
     gcc_jit_type *ty = g->st[t];
     switch (e->prim) {
@@ -826,9 +884,9 @@ static gcc_jit_rvalue *binary_value(cg *g, const ax_ir_eqn *e, ax_dtype t, gcc_j
 }
 
 static gcc_jit_rvalue *op_value(cg *g, int i) {
-    const ax_knode *n = &g->k->nodes[i];
-    const ax_ir_eqn *e = eqn_of(g, i);
-    ax_dtype in_t = n->nin ? g->k->nodes[n->in[0]].dtype : n->dtype;
+    const ax_code_node *n = &g->nd[i];
+    const ax_code_node *e = n;
+    ax_dtype in_t = n->nin ? g->nd[n->in[0]].dtype : n->dtype;
     switch (e->prim) {
     case AX_P_SELECT: {
         gcc_jit_rvalue *pred = value(g, n->in[0]);
@@ -858,94 +916,83 @@ static gcc_jit_rvalue *op_value(cg *g, int i) {
 /* ---- vector math on whole blocks ---- */
 
 static bool is_math_node(const cg *g, int i) {
-    const ax_knode *n = &g->k->nodes[i];
+    const ax_code_node *n = &g->nd[i];
     if (n->kind != AX_KN_OP || n->dtype != AX_F32) return false;
-    math_kind m = float_math(g->plan->ir->eqns[n->eqn].prim, AX_F32);
+    math_kind m = float_math(n->prim, AX_F32, g->vw);
     return m == M_DIRECT || m == M_PROMOTED || m == M_LOGISTIC;
 }
 
 /* Calls vector function `name` on the lane arrays `in` (and `in2`) in chunks of `width`
  * elements of type t, writing `out`. */
 static void vector_calls(cg *g, const char *name, gcc_jit_type *t, int width, int nargs,
-                         gcc_jit_lvalue *out, gcc_jit_lvalue *in, gcc_jit_lvalue *in2) {
+                         lanes_ref out, lanes_ref in, lanes_ref in2) {
     gcc_jit_type *vt = GJ(gcc_jit_type_get_vector)(t, (size_t)width);
     gcc_jit_type *vp = GJ(gcc_jit_type_get_pointer)(vt);
     gcc_jit_function *f = import(g, name, vt, vt, nargs);
-    for (int h = 0; h < g->B; h += width) {
-        gcc_jit_lvalue *src[2] = {in, in2};
+    for (int h = 0; h < B; h += width) {
+        lanes_ref src[2] = {in, in2};
         gcc_jit_rvalue *args[2];
         for (int a = 0; a < nargs; a++)
             args[a] = rv(
-                g,
-                GJ(gcc_jit_rvalue_dereference)(
-                    cast(g, GJ(gcc_jit_lvalue_get_address)(at(g, rv(g, src[a]), i64c(g, h)), NULL),
-                         vp),
-                    NULL));
+                g, GJ(gcc_jit_rvalue_dereference)(
+                       cast(g, GJ(gcc_jit_lvalue_get_address)(ref_at(g, src[a], i64c(g, h)), NULL),
+                            vp),
+                       NULL));
         gcc_jit_lvalue *dst = GJ(gcc_jit_rvalue_dereference)(
-            cast(g, GJ(gcc_jit_lvalue_get_address)(at(g, rv(g, out), i64c(g, h)), NULL), vp), NULL);
+            cast(g, GJ(gcc_jit_lvalue_get_address)(ref_at(g, out, i64c(g, h)), NULL), vp), NULL);
         assign(g, dst, GJ(gcc_jit_context_new_call)(g->c, NULL, f, nargs, args));
     }
 }
 
 /* Runs a whole-block lane loop `dst[j] = f(src[j])` for a simple conversion. */
-static void lane_convert(cg *g, gcc_jit_lvalue *dst, gcc_jit_lvalue *src, gcc_jit_type *t,
-                         bool negabs) {
-    gcc_jit_rvalue *saveL = g->L;
-    g->L = i64c(g, g->B);
-    loop l = lanes_begin(g);
-    gcc_jit_rvalue *v = cast(g, rv(g, lane(g, src)), t);
+static void lane_convert(cg *g, lanes_ref dst, lanes_ref src, gcc_jit_type *t, bool negabs) {
+    loop l = lanes_upto(g, B);
+    gcc_jit_rvalue *v = cast(g, rv(g, ref_lane(g, src)), t);
     if (negabs)
         v = GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, t,
                                              call1(g, builtin(g, "__builtin_fabs"), v));
-    assign(g, lane(g, dst), v);
+    assign(g, ref_lane(g, dst), v);
     loop_end(g, &l);
-    g->L = saveL;
 }
 
-/* The vector call of math node i: reads mathin[i] (and mathin2[i]), writes spill[i]. */
+/* The vector call of math node i: reads its mathin arrays, writes its lane array. */
 static void math_call(cg *g, int i) {
-    const ax_ir_eqn *e = eqn_of(g, i);
-    int vw = ax_elementwise_vector_lanes();
-    const char *isa = vw == 16 ? "e" : "d";
+    const ax_code_node *e = &g->nd[i];
+    const char *isa = g->vw == 16 ? "e" : "d";
     gcc_jit_type *f = g->st[AX_F32], *d = g->st[AX_F64];
-    math_kind m = float_math(e->prim, AX_F32);
+    math_kind m = float_math(e->prim, AX_F32, g->vw);
+    lanes_ref none = {0}, out = spill_ref(g, i), in = mathin_ref(g, i, 0);
     char name[64];
     if (m == M_DIRECT) {
-        snprintf(name, sizeof name, "_ZGV%sN%dv_%sf", isa, vw, libm_name(e->prim));
-        vector_calls(g, name, f, vw, 1, g->spill[i], g->mathin[i], NULL);
+        snprintf(name, sizeof name, "_ZGV%sN%dv_%sf", isa, g->vw, libm_name(e->prim));
+        vector_calls(g, name, f, g->vw, 1, out, in, none);
         return;
     }
-    gcc_jit_lvalue *din = lane_array(g, d, "din"), *din2 = NULL, *dout = lane_array(g, d, "dout");
-    lane_convert(g, din, g->mathin[i], d, m == M_LOGISTIC);
+    lanes_ref din = {.local = lane_array(g, d, "din"), .t = d};
+    lanes_ref dout = {.local = lane_array(g, d, "dout"), .t = d}, din2 = none;
+    lane_convert(g, din, in, d, m == M_LOGISTIC);
     int nargs = e->nin;
     if (nargs == 2) {
-        din2 = lane_array(g, d, "din");
-        lane_convert(g, din2, g->mathin2[i], d, false);
+        din2 = (lanes_ref){.local = lane_array(g, d, "din"), .t = d};
+        lane_convert(g, din2, mathin_ref(g, i, 1), d, false);
     }
-    snprintf(name, sizeof name, "_ZGV%sN%d%s_%s", isa, vw / 2, nargs == 2 ? "vv" : "v",
+    snprintf(name, sizeof name, "_ZGV%sN%d%s_%s", isa, g->vw / 2, nargs == 2 ? "vv" : "v",
              m == M_LOGISTIC ? "exp" : libm_name(e->prim));
-    vector_calls(g, name, d, vw / 2, nargs, dout, din, din2);
-    gcc_jit_rvalue *saveL = g->L;
-    g->L = i64c(g, g->B);
-    loop l = lanes_begin(g);
-    gcc_jit_rvalue *r = rv(g, lane(g, dout));
+    vector_calls(g, name, d, g->vw / 2, nargs, dout, din, din2);
+    loop l = lanes_upto(g, B);
+    gcc_jit_rvalue *r = rv(g, ref_lane(g, dout));
     if (m == M_LOGISTIC) { /* the eager kernel's vlogistic_f64 */
-        gcc_jit_rvalue *x = cast(g, rv(g, lane(g, g->mathin[i])), d);
+        gcc_jit_rvalue *x = cast(g, rv(g, ref_lane(g, in)), d);
         gcc_jit_rvalue *q = bin(g, GCC_JIT_BINARY_OP_PLUS, d, fconst(g, AX_F64, 1.0), r);
         r = sel(g, AX_F64, cmp(g, GCC_JIT_COMPARISON_GE, x, fconst(g, AX_F64, 0.0)),
                 bin(g, GCC_JIT_BINARY_OP_DIVIDE, d, fconst(g, AX_F64, 1.0), q),
                 bin(g, GCC_JIT_BINARY_OP_DIVIDE, d, r, q));
     }
-    assign(g, lane(g, g->spill[i]), cast(g, r, f));
+    assign(g, ref_lane(g, out), cast(g, r, f));
     loop_end(g, &l);
-    g->L = saveL;
 }
 
-/* ---- kernels ---- */
-
-static ax_dtype reduce_dtype(const cg *g, int i) {
-    return g->k->nodes[i].dtype;
-}
+/* ---- reductions ---- */
 
 static gcc_jit_rvalue *reduce_identity(cg *g, ax_prim p, ax_dtype t) {
     switch (p) {
@@ -978,6 +1025,26 @@ static gcc_jit_rvalue *reduce_identity(cg *g, ax_prim p, ax_dtype t) {
     return GJ(gcc_jit_context_new_rvalue_from_long)(g->c, g->st[t], (long)(is_max ? lo : hi));
 }
 
+/* The maximum (minimum) of a float accumulator and a value, whatever their order: NaN sticks
+ * once seen, and of two equal values the one with the sign bit clear (set) wins, so +0 is the
+ * maximum of -0 and +0 (runtime/reduce.c does the same). */
+static gcc_jit_rvalue *float_extreme(cg *g, ax_dtype t, bool is_max, gcc_jit_rvalue *acc,
+                                     gcc_jit_rvalue *v) {
+    gcc_jit_type *u = g->ut[t];
+    gcc_jit_rvalue *a = hold(g, g->st[t], acc);
+    gcc_jit_rvalue *merged =
+        bitcast(g,
+                bin(g, is_max ? GCC_JIT_BINARY_OP_BITWISE_AND : GCC_JIT_BINARY_OP_BITWISE_OR, u,
+                    bitcast(g, a, u), bitcast(g, v, u)),
+                g->st[t]);
+    gcc_jit_rvalue *tie = sel(g, t, cmp(g, GCC_JIT_COMPARISON_EQ, a, v), merged, v);
+    gcc_jit_rvalue *keep =
+        bin(g, GCC_JIT_BINARY_OP_LOGICAL_OR, g->t_bool, is_nan(g, a),
+            cmp(g, is_max ? GCC_JIT_COMPARISON_GT : GCC_JIT_COMPARISON_LT, a, v));
+    return sel(g, t, keep, a, tie);
+}
+
+/* acc op v in the accumulator's dtype t. */
 static gcc_jit_rvalue *reduce_step(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *acc,
                                    gcc_jit_rvalue *v) {
     switch (p) {
@@ -986,9 +1053,9 @@ static gcc_jit_rvalue *reduce_step(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue 
     case AX_P_REDUCE_PROD:
         return wrap_arith(g, GCC_JIT_BINARY_OP_MULT, t, acc, v);
     case AX_P_REDUCE_MAX:
-        return max_min(g, t, true, acc, v);
     case AX_P_REDUCE_MIN:
-        return max_min(g, t, false, acc, v);
+        if (is_float(t)) return float_extreme(g, t, p == AX_P_REDUCE_MAX, acc, v);
+        return max_min(g, t, p == AX_P_REDUCE_MAX, acc, v);
     case AX_P_REDUCE_AND:
         return bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, g->st[t], acc, v);
     default:
@@ -996,149 +1063,246 @@ static gcc_jit_rvalue *reduce_step(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue 
     }
 }
 
-static void store_node(cg *g, int i, gcc_jit_rvalue *v) {
-    assign(g, at(g, g->ptr[i], offset(g, g->k->nodes[i].ostride, true)),
-           cast(g, v, g->mt[g->k->nodes[i].dtype]));
+/* Reduction node i's step on accumulator element `a` and value v. */
+static void accumulate(cg *g, int i, gcc_jit_lvalue *a, gcc_jit_rvalue *v) {
+    ax_dtype t = acc_dtype(g, i);
+    assign(g, a, reduce_step(g, g->nd[i].prim, t, rv(g, a), cast(g, v, g->st[t])));
 }
 
-/* The body of one block: every node's lane loops and vector calls. */
-static void block_body(cg *g) {
-    const ax_kernel *k = g->k;
-    if (g->tail) /* lanes past the tail's end feed the vector calls something harmless */
-        for (int i = 0; i < k->nnodes; i++) {
-            if (!g->mathin[i]) continue;
-            gcc_jit_rvalue *saveL = g->L;
-            g->L = i64c(g, g->B);
-            loop l = lanes_begin(g);
-            assign(g, lane(g, g->mathin[i]), fconst(g, AX_F32, 0.5));
-            if (g->mathin2[i]) assign(g, lane(g, g->mathin2[i]), fconst(g, AX_F32, 0.5));
-            loop_end(g, &l);
-            g->L = saveL;
+/* The output element of reduction node i for accumulator value v: NaN is one NaN whatever
+ * its bits (which NaN an extreme keeps depends on the order of the lanes). */
+static gcc_jit_rvalue *reduce_result(cg *g, int i, gcc_jit_rvalue *v) {
+    const ax_code_node *n = &g->nd[i];
+    ax_dtype t = acc_dtype(g, i);
+    if (is_float(t) && (n->prim == AX_P_REDUCE_MAX || n->prim == AX_P_REDUCE_MIN)) {
+        gcc_jit_rvalue *h = hold(g, g->st[t], v);
+        v = sel(g, t, is_nan(g, h), fconst(g, t, __builtin_nan("")), h);
+    }
+    return cast(g, v, g->st[n->dtype]);
+}
+
+static void store_node(cg *g, int i, gcc_jit_rvalue *v, bool with_lane) {
+    assign(g, at(g, g->ptr[g->nd[i].buf], offset(g, g->nd[i].ostride, with_lane)),
+           cast(g, v, g->mt[g->nd[i].dtype]));
+}
+
+/* Sets lanes [0, n) of every reduction's accumulators (n < 0: the block's L lanes) or totals
+ * to the identity. */
+static void reset_lanes(cg *g, bool totals, int64_t n) {
+    loop l = n < 0 ? lanes_begin(g) : lanes_upto(g, n);
+    for (int i = 0; i < g->n; i++) {
+        if (g->nd[i].kind != AX_KN_REDUCE) continue;
+        gcc_jit_lvalue *a =
+            totals ? at(g, rv(g, g->tot[i]), rv(g, g->j)) : ref_lane(g, acc_ref(g, i));
+        assign(g, a, reduce_identity(g, g->nd[i].prim, acc_dtype(g, i)));
+    }
+    loop_end(g, &l);
+}
+
+/* RUNS: the totals, one per reduction, before the reduced loops. */
+static void init_totals(cg *g) {
+    for (int i = 0; i < g->n; i++) {
+        if (g->nd[i].kind != AX_KN_REDUCE) continue;
+        ax_dtype t = acc_dtype(g, i);
+        if (g->rk == RK_SHORT_RUNS) { /* a total per lane */
+            g->tot[i] = lane_array(g, g->st[t], "tot");
+        } else {
+            g->tot[i] = local(g, g->st[t], "tot");
+            assign(g, g->tot[i], reduce_identity(g, g->nd[i].prim, t));
         }
-    g->cur = 0;
+    }
+    if (g->rk == RK_SHORT_RUNS) reset_lanes(g, true, -1);
+}
+
+/* RUNS: a chunk's lanes [0, n) folded in order and added to the total. */
+static void fold_chunk(cg *g, int64_t n) {
+    for (int i = 0; i < g->n; i++) {
+        if (g->nd[i].kind != AX_KN_REDUCE) continue;
+        ax_dtype t = acc_dtype(g, i);
+        ax_prim p = g->nd[i].prim;
+        lanes_ref a = acc_ref(g, i);
+        gcc_jit_lvalue *r = local(g, g->st[t], "r");
+        assign(g, r, rv(g, ref_at(g, a, i64c(g, 0))));
+        if (n > 1) {
+            loop l = loop_begin(g, g->j, i64c(g, 1), i64c(g, n), i64c(g, 1));
+            assign(g, r, reduce_step(g, p, t, rv(g, r), rv(g, ref_lane(g, a))));
+            loop_end(g, &l);
+        }
+        assign(g, g->tot[i], reduce_step(g, p, t, rv(g, g->tot[i]), rv(g, r)));
+    }
+}
+
+/* SHORT_RUNS: each lane's run added to its total; ACROSS_RUNS: the lanes' runs added to the
+ * one total, in lane order. */
+static void add_runs(cg *g) {
     loop l = lanes_begin(g);
-    for (int i = 0; i < k->nnodes; i++) {
-        const ax_knode *n = &k->nodes[i];
-        if (g->mathin[i]) {
-            assign(g, lane(g, g->mathin[i]), value(g, n->in[0]));
-            if (g->mathin2[i]) assign(g, lane(g, g->mathin2[i]), value(g, n->in[1]));
+    for (int i = 0; i < g->n; i++) {
+        if (g->nd[i].kind != AX_KN_REDUCE) continue;
+        gcc_jit_lvalue *t =
+            g->rk == RK_SHORT_RUNS ? at(g, rv(g, g->tot[i]), rv(g, g->j)) : g->tot[i];
+        ax_dtype dt = acc_dtype(g, i);
+        assign(g, t,
+               reduce_step(g, g->nd[i].prim, dt, rv(g, t), rv(g, ref_lane(g, acc_ref(g, i)))));
+    }
+    loop_end(g, &l);
+}
+
+/* After the reduced loops: the results to the outputs. */
+static void store_results(cg *g) {
+    if (g->rk == RK_RUNS || g->rk == RK_ACROSS_RUNS) { /* one total */
+        for (int i = 0; i < g->n; i++)
+            if (g->nd[i].kind == AX_KN_REDUCE)
+                store_node(g, i, reduce_result(g, i, rv(g, g->tot[i])), false);
+        return;
+    }
+    if (g->tiled) { /* the tile's outputs: from its first index on */
+        assign(g, g->idxl[g->lane], rv(g, g->tile_lo));
+        g->L = hold(g, g->t_i64,
+                    bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64, g->tile_hi, rv(g, g->tile_lo)));
+    }
+    loop l = lanes_begin(g);
+    for (int i = 0; i < g->n; i++) {
+        if (g->nd[i].kind != AX_KN_REDUCE) continue;
+        gcc_jit_rvalue *v = g->rk == RK_SHORT_RUNS ? rv(g, at(g, rv(g, g->tot[i]), rv(g, g->j)))
+                                                   : rv(g, ref_lane(g, acc_ref(g, i)));
+        store_node(g, i, reduce_result(g, i, v), true);
+    }
+    loop_end(g, &l);
+}
+
+/* ---- blocks ---- */
+
+/* Nodes [a, b) on one block of lanes: their lane loops and vector calls, then the stores of
+ * the values they computed. */
+static void emit_block(cg *g, int a, int b) {
+    if (g->tail) /* lanes past the tail's end feed the vector calls something harmless */
+        for (int i = a; i < b; i++) {
+            if (!g->math[i]) continue;
+            loop l = lanes_upto(g, B);
+            assign(g, ref_lane(g, mathin_ref(g, i, 0)), fconst(g, AX_F32, 0.5));
+            if (g->nd[i].nin == 2)
+                assign(g, ref_lane(g, mathin_ref(g, i, 1)), fconst(g, AX_F32, 0.5));
+            loop_end(g, &l);
+        }
+    g->cur = g->seg[a] - (g->math[a] ? 1 : 0);
+    loop l = lanes_begin(g);
+    for (int i = a; i < b; i++) {
+        const ax_code_node *n = &g->nd[i];
+        if (g->math[i]) {
+            assign(g, ref_lane(g, mathin_ref(g, i, 0)), value(g, n->in[0]));
+            if (n->nin == 2) assign(g, ref_lane(g, mathin_ref(g, i, 1)), value(g, n->in[1]));
             loop_end(g, &l);
             math_call(g, i);
-            g->cur++;
+            g->cur = g->seg[i];
             l = lanes_begin(g);
         } else if (n->kind == AX_KN_OP) {
             gcc_jit_rvalue *v = value(g, i);
-            if (g->spilled[i]) assign(g, lane(g, g->spill[i]), v);
+            if (g->spilled[i]) assign(g, ref_lane(g, spill_ref(g, i)), v);
         } else if (n->kind == AX_KN_REDUCE) {
-            ax_prim p = eqn_of(g, i)->prim;
-            gcc_jit_lvalue *a = lane(g, g->acc[i]);
-            assign(g, a, reduce_step(g, p, n->dtype, rv(g, a), value(g, n->in[0])));
+            accumulate(g, i, acc_lane(g, i), value(g, n->in[0]));
         }
     }
     loop_end(g, &l);
     /* Stores last, one loop per output: a loop that loads from one buffer and stores to
      * another would need a run-time alias check before GCC vectorises it. */
-    for (int i = 0; i < k->nnodes; i++) {
-        const ax_knode *n = &k->nodes[i];
+    for (int i = a; i < b; i++) {
+        const ax_code_node *n = &g->nd[i];
         if (!n->store || n->kind == AX_KN_REDUCE) continue;
         l = lanes_begin(g);
-        store_node(g, i, n->kind == AX_KN_OP ? rv(g, lane(g, g->spill[i])) : value(g, i));
+        store_node(g, i, n->kind == AX_KN_OP ? rv(g, ref_lane(g, spill_ref(g, i))) : value(g, i),
+                   true);
         loop_end(g, &l);
     }
 }
 
-/* Lanes the accumulators use: all B, or fewer when a reduced lane dim is shorter. */
-static int64_t acc_lanes(const cg *g) {
-    const ax_kernel *k = g->k;
-    int64_t e = k->shape[g->lane];
-    return k->reduced[g->lane] && e < g->B ? (e > 0 ? e : 1) : g->B;
-}
-
-static void init_accumulators(cg *g) {
-    gcc_jit_rvalue *saveL = g->L;
-    g->L = i64c(g, acc_lanes(g));
-    loop l = lanes_begin(g);
-    for (int i = 0; i < g->k->nnodes; i++)
-        if (g->acc[i])
-            assign(g, lane(g, g->acc[i]),
-                   reduce_identity(g, eqn_of(g, i)->prim, reduce_dtype(g, i)));
-    loop_end(g, &l);
-    g->L = saveL;
-}
-
-/* After the reduced loops: the per-lane accumulators go to the outputs. With the lane dim
- * kept, lane j is output element j of the block; with it reduced, the lanes fold into one
- * element. */
-static void finish_accumulators(cg *g) {
-    const ax_kernel *k = g->k;
-    bool inner_kept = !k->reduced[g->lane];
-    for (int i = 0; i < k->nnodes; i++) {
-        if (!g->acc[i]) continue;
-        if (inner_kept) {
-            loop l = lanes_begin(g);
-            store_node(g, i, rv(g, lane(g, g->acc[i])));
-            loop_end(g, &l);
-            continue;
-        }
-        ax_dtype t = reduce_dtype(g, i);
-        ax_prim p = eqn_of(g, i)->prim;
-        gcc_jit_lvalue *r = local(g, g->st[t], "r");
-        assign(g, r, rv(g, at(g, rv(g, g->acc[i]), i64c(g, 0))));
-        gcc_jit_rvalue *saveL = g->L;
-        g->L = i64c(g, acc_lanes(g));
-        loop l = loop_begin(g, g->j, i64c(g, 1), g->L, i64c(g, 1));
-        assign(g, r, reduce_step(g, p, t, rv(g, r), rv(g, lane(g, g->acc[i]))));
-        loop_end(g, &l);
-        g->L = saveL;
-        assign(g, at(g, g->ptr[i], offset(g, k->nodes[i].ostride, false)),
-               cast(g, rv(g, r), g->mt[t]));
+/* The innermost body: the whole block, or a call of each piece function. */
+static void block_body(cg *g) {
+    if (g->npieces <= 1) {
+        emit_block(g, 0, g->n);
+        return;
+    }
+    for (int p = 0; p < g->npieces; p++) {
+        gcc_jit_rvalue *args[5 + AX_MAX_RANK] = {g->bufs, g->fns, g->L, g->frame, i64c(g, 0)};
+        if (g->tiled)
+            args[4] = bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64, rv(g, g->idxl[g->lane]),
+                          rv(g, g->tile_lo));
+        for (int d = 0; d < g->ks->ndim; d++) args[5 + d] = rv(g, g->idxl[d]);
+        GJ(gcc_jit_block_add_eval)
+        (g->blk, NULL,
+         GJ(gcc_jit_context_new_call)(g->c, NULL, g->piece_fn[p], 5 + g->ks->ndim, args));
     }
 }
 
 static void nest(cg *g, int pos);
 
-/* The blocked innermost dim over its whole extent E: E / B full blocks, then a tail of the
- * constant length E % B (short rows then get loops of known trip count, with no run-time
- * bounds to test). */
-static void blocked_whole(cg *g, int pos) {
+/* A run of blocks of the lane dim d from `from` (an index) over `count` blocks of B lanes
+ * (count < 0: up to the rvalue `to`), then a tail of `tail` lanes (constant) when > 0. */
+static void blocks_then_tail(cg *g, int pos, gcc_jit_rvalue *from, int64_t count, int64_t tail) {
     int d = g->lane;
-    int64_t extent = g->k->shape[d], full = extent / g->B * g->B;
-    if (full > 0) {
-        g->L = i64c(g, g->B);
+    if (count > 0) {
+        g->L = i64c(g, B);
         g->tail = false;
-        loop l = loop_begin(g, g->idx[d], i64c(g, 0), i64c(g, full), i64c(g, g->B));
+        loop l = loop_begin(g, g->idxl[d], from,
+                            bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, from, i64c(g, count * B)),
+                            i64c(g, B));
         nest(g, pos + 1);
         loop_end(g, &l);
     }
-    if (extent > full) {
-        assign(g, g->idx[d], i64c(g, full));
-        g->L = i64c(g, extent - full);
+    if (tail > 0) {
+        assign(g, g->idxl[d], bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, from, i64c(g, count * B)));
+        g->L = i64c(g, tail);
         g->tail = true;
         nest(g, pos + 1);
     }
 }
 
-/* The blocked innermost dim: full blocks of B lanes, then the tail. */
-static void blocked(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
+/* RUNS: the reduced lane dim in chunks of CHUNK elements; each chunk starts its lane
+ * accumulators afresh and ends folding them into the totals. */
+static void chunked(cg *g, int pos) {
+    int64_t extent = g->ks->shape[g->lane], nfull = extent / CHUNK, rem = extent % CHUNK;
+    if (nfull > 0) {
+        gcc_jit_lvalue *c = local(g, g->t_i64, "c");
+        loop l = loop_begin(g, c, i64c(g, 0), i64c(g, nfull * CHUNK), i64c(g, CHUNK));
+        reset_lanes(g, false, B);
+        blocks_then_tail(g, pos, rv(g, c), CHUNK / B, 0);
+        fold_chunk(g, B);
+        loop_end(g, &l);
+    }
+    if (rem > 0) {
+        reset_lanes(g, false, B);
+        blocks_then_tail(g, pos, i64c(g, nfull * CHUNK), rem / B, rem % B);
+        fold_chunk(g, rem < B ? rem : B);
+    }
+}
+
+/* The blocked lane dim when kept: full blocks of B lanes, then the tail. Inside the nest its
+ * extent is constant (so is the tail's length: short rows get loops of known trip count); as
+ * the outermost loop, or a tile's blocks (innermost: then its body is the block's), it runs
+ * over [from, to). */
+static void blocked(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to, bool innermost) {
     int d = g->lane;
-    if (pos > 0) { /* the whole dim: block counts and the tail's length are constants */
-        blocked_whole(g, pos);
+    if (pos > 0 && !innermost) {
+        int64_t extent = g->ks->shape[d];
+        blocks_then_tail(g, pos, i64c(g, 0), extent / B, extent % B);
         return;
     }
-    gcc_jit_lvalue *i = g->idx[d];
-    gcc_jit_rvalue *B = i64c(g, g->B);
+    gcc_jit_lvalue *i = g->idxl[d];
+    gcc_jit_rvalue *step = i64c(g, B);
     assign(g, i, from);
     gcc_jit_block *head = block(g, "bhead"), *body = block(g, "bbody"), *rest = block(g, "tail");
     GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, head);
     GJ(gcc_jit_block_end_with_conditional)
     (head, NULL,
-     cmp(g, GCC_JIT_COMPARISON_LE, bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, i), B), to), body,
-     rest);
+     cmp(g, GCC_JIT_COMPARISON_LE, bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, i), step), to),
+     body, rest);
     g->blk = body;
-    g->L = B;
+    g->L = step;
     g->tail = false;
-    nest(g, pos + 1);
-    GJ(gcc_jit_block_add_assignment_op)(g->blk, NULL, i, GCC_JIT_BINARY_OP_PLUS, B);
+    if (innermost)
+        block_body(g);
+    else
+        nest(g, pos + 1);
+    GJ(gcc_jit_block_add_assignment_op)(g->blk, NULL, i, GCC_JIT_BINARY_OP_PLUS, step);
     GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, head);
     g->blk = rest;
     gcc_jit_block *tail = block(g, "tbody"), *done = block(g, "done");
@@ -1147,123 +1311,136 @@ static void blocked(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
     g->blk = tail;
     g->L = hold(g, g->t_i64, bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64, to, rv(g, i)));
     g->tail = true;
-    nest(g, pos + 1);
+    if (innermost)
+        block_body(g);
+    else
+        nest(g, pos + 1);
     GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, done);
     g->blk = done;
 }
 
+/* ROWS over tiles: the lane dim in tiles of TILE lanes; the reduced loops run inside a tile,
+ * the tile's blocks inside them (nest, at the innermost position). */
+static void tiles(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
+    gcc_jit_rvalue *size = i64c(g, TILE);
+    loop l = loop_begin(g, g->tile_lo, from, to, size);
+    gcc_jit_rvalue *end = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, g->tile_lo), size);
+    g->tile_hi = hold(g, g->t_i64, sel(g, AX_I64, cmp(g, GCC_JIT_COMPARISON_LT, end, to), end, to));
+    nest(g, pos + 1);
+    loop_end(g, &l);
+}
+
 /* Emits loop positions pos.. of the nest (position 0 runs over [lo, hi)). */
 static void nest(cg *g, int pos) {
-    const ax_kernel *k = g->k;
-    if (pos == g->first_reduced) init_accumulators(g);
+    const ax_code_step *k = g->ks;
+    if (pos == g->first_reduced) {
+        if (g->rk == RK_ROWS)
+            reset_lanes(g, false, g->tiled ? TILE : -1);
+        else
+            init_totals(g);
+    }
+    if (pos == g->run_pos) reset_lanes(g, false, -1);
     if (pos == k->ndim) {
-        block_body(g);
+        if (g->tiled)
+            blocked(g, pos, rv(g, g->tile_lo), g->tile_hi, true);
+        else
+            block_body(g);
     } else {
         int d = g->order[pos];
         gcc_jit_rvalue *from = pos == 0 ? g->lo : i64c(g, 0);
         gcc_jit_rvalue *to = pos == 0 ? g->hi : i64c(g, k->shape[d]);
-        if (d == g->lane) {
-            blocked(g, pos, from, to);
+        if (d == g->lane && g->rk == RK_RUNS) {
+            chunked(g, pos);
+        } else if (d == g->lane && g->tiled) {
+            tiles(g, pos, from, to);
+        } else if (d == g->lane) {
+            blocked(g, pos, from, to, false);
         } else {
-            loop l = loop_begin(g, g->idx[d], from, to, i64c(g, 1));
+            loop l = loop_begin(g, g->idxl[d], from, to, i64c(g, 1));
             nest(g, pos + 1);
             loop_end(g, &l);
         }
     }
-    if (pos == g->first_reduced) finish_accumulators(g);
+    if (pos == g->run_pos) add_runs(g);
+    if (pos == g->first_reduced) store_results(g);
 }
 
-/* Which values cross a vector call (and so live in lane arrays), and the arrays. */
-static void plan_segments(cg *g) {
-    const ax_kernel *k = g->k;
-    int cur = 0;
-    for (int i = 0; i < k->nnodes; i++) {
-        if (is_math_node(g, i)) cur++;
-        g->seg[i] = cur;
+/* ---- a kernel's plan: segments, pieces, the frame ---- */
+
+/* Big loops are split into pieces: GCC's optimisers take time superlinear in the size of a
+ * function (alias walks over every store; 2400 operations in one function: tens of seconds),
+ * so a loop with more than twice ax_codegen_piece_work() operations becomes a driver (the loop
+ * nest) that calls piece functions of about that many operations on each block. Values a later
+ * piece reads, and the reductions' accumulators, live in a frame the driver passes them. */
+static void plan_pieces(cg *g) {
+    int work = 0, p = 0, since = 0, piece_work = g->code->h.piece_work;
+    for (int i = 0; i < g->n; i++)
+        work += g->nd[i].kind == AX_KN_OP || g->nd[i].kind == AX_KN_REDUCE;
+    bool split = piece_work > 0 && work > 2 * piece_work;
+    for (int i = 0; i < g->n; i++) {
+        bool counts = g->nd[i].kind == AX_KN_OP || g->nd[i].kind == AX_KN_REDUCE;
+        if (split && counts && since >= piece_work) {
+            p++;
+            since = 0;
+        }
+        since += counts;
+        g->piece[i] = p;
     }
-    for (int i = 0; i < k->nnodes; i++) {
-        const ax_knode *n = &k->nodes[i];
-        bool math = is_math_node(g, i);
+    g->npieces = p + 1;
+}
+
+/* Segments (a new one after each vector call and at each piece), the values kept in lane
+ * arrays, and the frame. */
+static void plan_segments(cg *g) {
+    int cur = 0;
+    for (int i = 0; i < g->n; i++) {
+        g->math[i] = is_math_node(g, i);
+        if (i > 0 && g->piece[i] != g->piece[i - 1]) cur++;
+        if (g->math[i]) cur++;
+        g->seg[i] = cur;
+        g->frame_off[i] = -1;
+    }
+    bool *far = g->far; /* read by another piece */
+    memset(far, 0, (size_t)g->n * sizeof *far);
+    for (int i = 0; i < g->n; i++) {
+        const ax_code_node *n = &g->nd[i];
         for (int a = 0; a < n->nin; a++) {
             int src = n->in[a];
-            if (k->nodes[src].kind == AX_KN_OP && !is_math_node(g, src) &&
-                g->seg[src] != g->seg[i] - (math ? 1 : 0))
+            if (g->nd[src].kind == AX_KN_OP && !g->math[src] &&
+                g->seg[src] != g->seg[i] - (g->math[i] ? 1 : 0))
                 g->spilled[src] = true;
-            if (is_math_node(g, src) && g->seg[src] != g->seg[i]) g->spilled[src] = true;
+            if (g->piece[src] != g->piece[i]) far[src] = true;
         }
-        gcc_jit_type *t = g->st[n->dtype];
-        if (math) {
-            g->mathin[i] = lane_array(g, g->st[AX_F32], "min");
-            if (n->nin == 2) g->mathin2[i] = lane_array(g, g->st[AX_F32], "min");
-        }
-        if (n->kind == AX_KN_REDUCE) g->acc[i] = lane_array(g, t, "acc");
+        if (n->kind == AX_KN_OP && n->store) g->spilled[i] = true;
     }
-    for (int i = 0; i < k->nnodes; i++) {
-        if (k->nodes[i].kind == AX_KN_OP && k->nodes[i].store) g->spilled[i] = true;
-        if (g->spilled[i] || is_math_node(g, i))
-            g->spill[i] = lane_array(g, g->st[k->nodes[i].dtype], "sp");
+    g->frame_bytes = 0;
+    for (int i = 0; i < g->n; i++) {
+        bool framed = (far[i] && (g->spilled[i] || g->math[i])) ||
+                      (g->npieces > 1 && g->nd[i].kind == AX_KN_REDUCE);
+        if (!framed) continue;
+        g->frame_off[i] = g->frame_bytes;
+        g->frame_bytes += (g->tiled && g->nd[i].kind == AX_KN_REDUCE ? TILE : B) * 8;
     }
 }
 
-static gcc_jit_function *new_step_function(cg *g, int step) {
-    gcc_jit_param *p[4] = {
-        GJ(gcc_jit_context_new_param)(g->c, NULL, g->t_charpp, "bufs"),
-        GJ(gcc_jit_context_new_param)(g->c, NULL, g->t_voidpp, "fns"),
-        GJ(gcc_jit_context_new_param)(g->c, NULL, g->t_i64, "lo"),
-        GJ(gcc_jit_context_new_param)(g->c, NULL, g->t_i64, "hi"),
-    };
-    char name[32];
-    snprintf(name, sizeof name, "s%d", step);
-    g->fn = GJ(gcc_jit_context_new_function)(g->c, NULL, GCC_JIT_FUNCTION_EXPORTED, g->t_void, name,
-                                             4, p, 0);
-    g->bufs = GJ(gcc_jit_param_as_rvalue)(p[0]);
-    g->fns = GJ(gcc_jit_param_as_rvalue)(p[1]);
-    g->lo = GJ(gcc_jit_param_as_rvalue)(p[2]);
-    g->hi = GJ(gcc_jit_param_as_rvalue)(p[3]);
-    g->blk = block(g, "entry");
-    return g->fn;
-}
-
-/* bufs[b] as a T* local. */
-static gcc_jit_rvalue *buffer_ptr(cg *g, int b, ax_dtype t) {
-    gcc_jit_type *pt = GJ(gcc_jit_type_get_pointer)(g->mt[t]);
-    return hold(g, pt, cast(g, rv(g, at(g, g->bufs, i64c(g, b))), pt));
-}
-
-/* Builds step `step`'s loop nest; false when out of memory. */
-static bool build_loop(cg *g, int step) {
-    const ax_kernel *k = g->plan->steps[step].k;
-    g->k = k;
-    new_step_function(g, step);
-    int n = k->nnodes;
-    int *vars = calloc((size_t)2 * n + 1, sizeof *vars);
-    g->ptr = calloc((size_t)n, sizeof *g->ptr);
-    g->acc = calloc((size_t)n, sizeof *g->acc);
-    g->spill = calloc((size_t)n, sizeof *g->spill);
-    g->mathin = calloc((size_t)n, sizeof *g->mathin);
-    g->mathin2 = calloc((size_t)n, sizeof *g->mathin2);
-    g->val = calloc((size_t)n, sizeof *g->val);
-    g->seg = calloc((size_t)n, sizeof *g->seg);
-    g->spilled = calloc((size_t)n, sizeof *g->spilled);
-    int nbufs = vars ? ax_kernel_buffers(k, vars) : 0;
-    gcc_jit_rvalue **bp = calloc((size_t)nbufs + 1, sizeof *bp);
-    bool ok = vars && bp && g->ptr && g->acc && g->spill && g->mathin && g->mathin2 && g->val &&
-              g->seg && g->spilled;
-    if (!ok) goto done;
-    for (int b = 0; b < nbufs; b++) bp[b] = buffer_ptr(g, b, g->plan->ir->types[vars[b]].dtype);
-    for (int i = 0; i < n; i++)
-        for (int b = 0; b < nbufs; b++)
-            if ((k->nodes[i].kind == AX_KN_LOAD || k->nodes[i].store) && vars[b] == k->nodes[i].var)
-                g->ptr[i] = bp[b];
-    for (int d = 0; d < k->ndim; d++) {
-        g->idx[d] = local(g, g->t_i64, "i");
-        assign(g, g->idx[d], i64c(g, 0));
-    }
-    g->j = local(g, g->t_i64, "j");
-    loop_order(k, g->order);
-    g->lane = lane_dim(k);
+static void plan_kernel(cg *g, int step) {
+    const ax_code_step *k = &g->code->steps[step];
+    g->step = step;
+    g->ks = k;
+    g->nd = g->code->nodes + k->first_node;
+    g->n = k->nnodes;
+    loop_order(g->code, k, g->order);
+    g->lane = lane_dim(g->code, k);
     g->first_reduced = k->ndim + 1; /* none */
-    if (has_reduce(k)) {
+    g->run_pos = -1;
+    g->rk = RK_NONE;
+    g->tiled = false;
+    if (has_reduce(g->code, k)) {
+        int inner = k->ndim - 1;
+        g->rk = !k->reduced[inner]     ? RK_ROWS
+                : g->lane == inner     ? RK_RUNS
+                : !k->reduced[g->lane] ? RK_SHORT_RUNS
+                                       : RK_ACROSS_RUNS;
         /* reductions over axes of length 1 only (finish_kernel drops them): no reduced dim
          * is left, so the accumulators live and die around each block */
         g->first_reduced = k->ndim;
@@ -1272,67 +1449,128 @@ static bool build_loop(cg *g, int step) {
                 g->first_reduced = p;
                 break;
             }
+        if (g->rk == RK_SHORT_RUNS || g->rk == RK_ACROSS_RUNS) g->run_pos = k->ndim - 1;
+        g->tiled = g->rk == RK_ROWS && g->first_reduced < k->ndim && k->shape[g->lane] > B;
     }
+    plan_pieces(g);
     plan_segments(g);
-    g->L = i64c(g, g->B);
-    nest(g, 0);
-    GJ(gcc_jit_block_end_with_void_return)(g->blk, NULL);
-done:
-    free(bp);
-    free(vars);
-    free(g->ptr), free(g->acc), free(g->spill), free(g->mathin), free(g->mathin2);
-    free(g->val), free(g->seg), free(g->spilled);
-    return ok;
 }
 
-/* A GEMM step: one cblas_?gemm call per batch element in [lo, hi). */
-static void build_gemm(cg *g, int step) {
-    const ax_ir_eqn *e = &g->plan->ir->eqns[g->plan->steps[step].eqn];
-    const ax_aval *lt = &g->plan->ir->types[e->in[0].var];
-    gemm_shape s;
-    gemm_layout(&e->params.dot, lt, &g->plan->ir->types[e->in[1].var], &s);
-    new_step_function(g, step);
-    ax_dtype t = lt->dtype;
-    gcc_jit_type *ft = g->st[t], *fp = GJ(gcc_jit_type_get_pointer)(ft), *it = g->t_int;
-    gcc_jit_type *args[14] = {it, it, it, it, it, it, ft, fp, it, fp, it, ft, fp, it};
-    gcc_jit_type *fnt =
-        GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, g->t_void, 14, args, 0);
-    gcc_jit_rvalue *gemm =
-        hold(g, fnt,
-             cast(g, rv(g, at(g, g->fns, i64c(g, t == AX_F32 ? AX_FN_SGEMM : AX_FN_DGEMM))), fnt));
-    gcc_jit_rvalue *a = buffer_ptr(g, 0, t), *b = buffer_ptr(g, 1, t), *c = buffer_ptr(g, 2, t);
-    gcc_jit_lvalue *bi = local(g, g->t_i64, "b");
-    loop l = loop_begin(g, bi, g->lo, g->hi, i64c(g, 1));
-#define INT(v) GJ(gcc_jit_context_new_rvalue_from_int)(g->c, it, (int)(v))
-#define PLUS(p, n)                                                                                 \
-    GJ(gcc_jit_lvalue_get_address)                                                                 \
-    (at(g, p, bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, rv(g, bi), i64c(g, n))), NULL)
-    /* C = op(A) op(B) (m x n), or for a transposed step C^T = op(B)^T op(A)^T (n x m) */
-    bool tr = g->plan->steps[step].transposed;
-    gcc_jit_rvalue *first = tr ? PLUS(b, s.k * s.n) : PLUS(a, s.m * s.k);
-    gcc_jit_rvalue *second = tr ? PLUS(a, s.m * s.k) : PLUS(b, s.k * s.n);
-    bool t1 = tr ? !s.trans_b : s.trans_a, t2 = tr ? !s.trans_a : s.trans_b;
-    int64_t rows = tr ? s.n : s.m, cols = tr ? s.m : s.n;
-    gcc_jit_rvalue *call_args[14] = {INT(AX_CBLAS_ROW_MAJOR),
-                                     INT(t1 ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS),
-                                     INT(t2 ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS),
-                                     INT(rows),
-                                     INT(cols),
-                                     INT(s.k),
-                                     fconst(g, t, 1.0),
-                                     first,
-                                     INT(tr ? s.ldb : s.lda),
-                                     second,
-                                     INT(tr ? s.lda : s.ldb),
-                                     fconst(g, t, 0.0),
-                                     PLUS(c, s.m * s.n),
-                                     INT(cols)};
-#undef INT
-#undef PLUS
-    GJ(gcc_jit_block_add_eval)
-    (g->blk, NULL, GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, gemm, 14, call_args));
-    loop_end(g, &l);
+/* ---- functions ---- */
+
+/* Starts a function: nothing made for another one is reused, and every buffer's typed
+ * pointer is set in its entry block (so that any block may use it). */
+static void begin_function(cg *g, gcc_jit_function *fn, gcc_jit_param **p) {
+    g->fn = fn;
+    g->blk = block(g, "entry");
+    g->bufs = GJ(gcc_jit_param_as_rvalue)(p[0]);
+    g->fns = GJ(gcc_jit_param_as_rvalue)(p[1]);
+    size_t n = (size_t)g->n;
+    memset(g->spill, 0, n * sizeof *g->spill);
+    memset(g->mathin, 0, n * sizeof *g->mathin);
+    memset(g->mathin2, 0, n * sizeof *g->mathin2);
+    memset(g->acc, 0, n * sizeof *g->acc);
+    memset(g->tot, 0, n * sizeof *g->tot);
+    memset(g->val, 0, n * sizeof *g->val);
+    memset(g->idxp, 0, sizeof g->idxp);
+    g->accoff_p = NULL;
+    for (int b = 0; b < g->ks->nbufs; b++) {
+        gcc_jit_type *pt = GJ(gcc_jit_type_get_pointer)(g->mt[g->code->bufs[g->ks->first_buf + b]]);
+        g->ptr[b] = hold(g, pt, cast(g, rv(g, at(g, g->bufs, i64c(g, b))), pt));
+    }
+    g->j = local(g, g->t_i64, "j");
+}
+
+static gcc_jit_param *param(cg *g, gcc_jit_type *t, const char *name) {
+    return GJ(gcc_jit_context_new_param)(g->c, NULL, t, name);
+}
+
+/* Piece p: void s<step>_p<p>(char **bufs, void **fns, int64_t L, char *frame, int64_t accoff,
+ * int64_t i0..): nodes [first, end) on the block at the indices given, of L lanes (accoff:
+ * the block's offset in a tile of accumulators). */
+static gcc_jit_function *build_piece(cg *g, int p, int first, int end) {
+    gcc_jit_param *ps[5 + AX_MAX_RANK] = {
+        param(g, g->t_charpp, "bufs"), param(g, g->t_voidpp, "fns"), param(g, g->t_i64, "L"),
+        param(g, g->t_charp, "frame"), param(g, g->t_i64, "accoff")};
+    int nd = g->ks->ndim;
+    for (int d = 0; d < nd; d++) {
+        char name[16];
+        snprintf(name, sizeof name, "i%d", d);
+        ps[5 + d] = param(g, g->t_i64, name);
+    }
+    char name[48];
+    snprintf(name, sizeof name, "s%d_p%d", g->step, p);
+    /* exported: GCC must not inline the pieces back into one big function */
+    gcc_jit_function *fn = GJ(gcc_jit_context_new_function)(g->c, NULL, GCC_JIT_FUNCTION_EXPORTED,
+                                                            g->t_void, name, 5 + nd, ps, 0);
+    begin_function(g, fn, ps);
+    gcc_jit_rvalue *L = GJ(gcc_jit_param_as_rvalue)(ps[2]);
+    g->frame = GJ(gcc_jit_param_as_rvalue)(ps[3]);
+    g->accoff_p = GJ(gcc_jit_param_as_rvalue)(ps[4]);
+    for (int d = 0; d < nd; d++) g->idxp[d] = GJ(gcc_jit_param_as_rvalue)(ps[5 + d]);
+    gcc_jit_block *full = block(g, "full"), *part = block(g, "part");
+    GJ(gcc_jit_block_end_with_conditional)
+    (g->blk, NULL, cmp(g, GCC_JIT_COMPARISON_EQ, L, i64c(g, B)), full, part);
+    /* a full block with the constant B lanes (vectorised), a tail with L */
+    g->blk = full;
+    g->L = i64c(g, B);
+    g->tail = false;
+    emit_block(g, first, end);
     GJ(gcc_jit_block_end_with_void_return)(g->blk, NULL);
+    g->blk = part;
+    g->L = L;
+    g->tail = true;
+    emit_block(g, first, end);
+    GJ(gcc_jit_block_end_with_void_return)(g->blk, NULL);
+    return fn;
+}
+
+/* Step `step`: void s<step>(char **bufs, void **fns, int64_t lo, int64_t hi). */
+static gcc_jit_function *step_function(cg *g, gcc_jit_param **ps) {
+    ps[0] = param(g, g->t_charpp, "bufs");
+    ps[1] = param(g, g->t_voidpp, "fns");
+    ps[2] = param(g, g->t_i64, "lo");
+    ps[3] = param(g, g->t_i64, "hi");
+    char name[32];
+    snprintf(name, sizeof name, "s%d", g->step);
+    return GJ(gcc_jit_context_new_function)(g->c, NULL, GCC_JIT_FUNCTION_EXPORTED, g->t_void, name,
+                                            4, ps, 0);
+}
+
+static bool build_loop(cg *g, int step) {
+    plan_kernel(g, step);
+    g->piece_fn = calloc((size_t)g->npieces + 1, sizeof *g->piece_fn);
+    if (!g->piece_fn) return false;
+    for (int p = 0, first = 0; p < g->npieces && g->npieces > 1; p++) {
+        int end = first;
+        while (end < g->n && g->piece[end] == p) end++;
+        g->piece_fn[p] = build_piece(g, p, first, end);
+        first = end;
+    }
+    gcc_jit_param *ps[4];
+    begin_function(g, step_function(g, ps), ps);
+    g->lo = GJ(gcc_jit_param_as_rvalue)(ps[2]);
+    g->hi = GJ(gcc_jit_param_as_rvalue)(ps[3]);
+    g->frame = NULL;
+    if (g->npieces > 1) {
+        gcc_jit_type *bytes = GJ(gcc_jit_context_new_array_type)(
+            g->c, NULL, GJ(gcc_jit_context_get_type)(g->c, GCC_JIT_TYPE_CHAR),
+            g->frame_bytes ? g->frame_bytes : 1);
+        gcc_jit_lvalue *frame = local(g, GJ(gcc_jit_type_get_aligned)(bytes, 64), "frame");
+        g->frame = hold(g, g->t_charp,
+                        GJ(gcc_jit_lvalue_get_address)(at(g, rv(g, frame), i64c(g, 0)), NULL));
+    }
+    for (int d = 0; d < g->ks->ndim; d++) {
+        g->idxl[d] = local(g, g->t_i64, "i");
+        assign(g, g->idxl[d], i64c(g, 0));
+    }
+    g->tile_lo = g->tiled ? local(g, g->t_i64, "tile") : NULL;
+    g->L = i64c(g, B);
+    nest(g, 0);
+    GJ(gcc_jit_block_end_with_void_return)(g->blk, NULL);
+    free(g->piece_fn);
+    g->piece_fn = NULL;
+    return true;
 }
 
 static void init_types(cg *g) {
@@ -1359,14 +1597,45 @@ static void init_types(cg *g) {
     g->mt[AX_BOOL] = u8;
 }
 
-bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_plan *plan) {
-    cg g = {.api = api, .c = ctx, .plan = plan, .B = lanes()};
+/* Per-node arrays for the biggest kernel of the code. */
+static bool alloc_node_arrays(cg *g) {
+    int most = 1;
+    for (int s = 0; s < g->code->h.nsteps; s++)
+        if (g->code->steps[s].nnodes > most) most = g->code->steps[s].nnodes;
+    size_t n = (size_t)most, bufs = (size_t)g->code->h.nbufs + 1;
+    g->math = calloc(n, sizeof *g->math);
+    g->seg = calloc(n, sizeof *g->seg);
+    g->spilled = calloc(n, sizeof *g->spilled);
+    g->piece = calloc(n, sizeof *g->piece);
+    g->frame_off = calloc(n, sizeof *g->frame_off);
+    g->far = calloc(n, sizeof *g->far);
+    g->ptr = calloc(bufs, sizeof *g->ptr);
+    g->spill = calloc(n, sizeof *g->spill);
+    g->mathin = calloc(n, sizeof *g->mathin);
+    g->mathin2 = calloc(n, sizeof *g->mathin2);
+    g->acc = calloc(n, sizeof *g->acc);
+    g->tot = calloc(n, sizeof *g->tot);
+    g->val = calloc(n, sizeof *g->val);
+    return g->math && g->seg && g->spilled && g->piece && g->frame_off && g->far && g->ptr &&
+           g->spill && g->mathin && g->mathin2 && g->acc && g->tot && g->val;
+}
+
+static void free_node_arrays(cg *g) {
+    free(g->math), free(g->seg), free(g->spilled), free(g->piece), free(g->frame_off), free(g->far);
+    free(g->ptr), free(g->spill), free(g->mathin), free(g->mathin2), free(g->acc), free(g->tot);
+    free(g->val);
+}
+
+bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code) {
+    cg g = {.api = api, .c = ctx, .code = code, .vw = code->h.vector_lanes};
     init_types(&g);
-    for (int s = 0; s < plan->nsteps; s++) {
-        if (plan->steps[s].kind == AX_STEP_LOOP && !build_loop(&g, s)) return false;
-        if (plan->steps[s].kind == AX_STEP_GEMM) build_gemm(&g, s);
+    bool ok = alloc_node_arrays(&g);
+    for (int s = 0; s < code->h.nsteps && ok; s++) {
+        memset(g.spilled, 0, (size_t)code->steps[s].nnodes * sizeof *g.spilled);
+        if (code->steps[s].kind == AX_STEP_LOOP) ok = build_loop(&g, s);
     }
-    return true;
+    free_node_arrays(&g);
+    return ok;
 }
 
 /* ---------------------------------------------------------------- options */
@@ -1375,6 +1644,13 @@ bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_plan 
  * docs/benchmarks.md, -O3 builds no faster code here (every lane loop has a constant trip
  * count that -O2's vectoriser already handles) but doubles compile latency: selu cold, 77 ms
  * at -O2 and 138 ms at -O3. */
+/* Measured with tests/bench/jit_compile.py (docs/benchmarks.md): compile time per operation
+ * is flat from 16 to 128 operations per piece; 48 keeps the calls per block few. */
+int ax_codegen_piece_work(void) {
+    const char *v = getenv("AX_JIT_PIECE_WORK");
+    return v && *v ? atoi(v) : 48;
+}
+
 int ax_codegen_opt_level(void) {
     const char *v = getenv("AX_JIT_OPT");
     return v && *v >= '0' && *v <= '3' && !v[1] ? *v - '0' : 2;

@@ -11,10 +11,14 @@
  * an eager step, a matrix product, another kernel, or the program's outputs. */
 #include "fuse.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/elementwise.h"
+#include "../runtime/reduce.h"
 #include "codegen.h"
+#include "jit_cache.h"
 
 enum { ST_MAT, ST_KERNEL, ST_VIEW };
 
@@ -34,8 +38,6 @@ typedef struct fuser {
     var_state *vs;
     const ax_array **uniform; /* per variable: a constant holding one value everywhere (a
                                  broadcast scalar), or NULL */
-    int *uses;                /* per variable: operand uses by equations and outputs */
-    int *gemm_step;           /* per variable: the GEMM step that made it, or -1 */
     bool oom;
 } fuser;
 
@@ -330,29 +332,15 @@ static bool make_view(fuser *f, int eqn) {
     return true;
 }
 
-static void run_eagerly(fuser *f, int eqn, ax_step_kind kind) {
+/* An equation on its eager kernel, between the loops: matrix products too, so that they make
+ * exactly the OpenBLAS calls they make eagerly (the layout of an operand decides which, and
+ * OpenBLAS's bits depend on it), and anything the loops do not do. */
+static void run_eagerly(fuser *f, int eqn) {
     const ax_ir_eqn *e = &f->ir->eqns[eqn];
     for (int i = 0; i < e->nin; i++)
         if (e->in[i].var >= 0) materialize(f, e->in[i].var);
-    int s = add_step(f, (ax_step){.kind = kind, .eqn = eqn, .out = e->out[0]});
+    int s = add_step(f, (ax_step){.kind = AX_STEP_EAGER, .eqn = eqn});
     for (int i = 0; i < e->nout; i++) f->vs[e->out[i]] = (var_state){.state = ST_MAT, .ready = s};
-    if (s >= 0 && kind == AX_STEP_GEMM) f->gemm_step[e->out[0]] = s;
-}
-
-/* A 2-d transpose whose operand is a matrix product used nowhere else: the product is
- * computed transposed instead (reverse mode makes many of these). */
-static bool fold_into_gemm(fuser *f, int eqn) {
-    const ax_ir_eqn *e = &f->ir->eqns[eqn];
-    int x = e->in[0].var;
-    if (x < 0 || f->gemm_step[x] < 0 || f->uses[x] != 1 || type_of(f, x)->ndim != 2 ||
-        e->params.axes[0] != 1)
-        return false;
-    ax_step *st = &f->plan->steps[f->gemm_step[x]];
-    if (st->transposed || f->ir->eqns[st->eqn].params.dot.nbatch) return false;
-    st->transposed = true;
-    st->out = e->out[0];
-    f->vs[e->out[0]] = (var_state){.state = ST_MAT, .ready = f->gemm_step[x]};
-    return true;
 }
 
 static void fuse_eqn(fuser *f, int eqn) {
@@ -373,22 +361,18 @@ static void fuse_eqn(fuser *f, int eqn) {
         }
         switch (e->prim) {
         case AX_P_TRANSPOSE:
-            if (fold_into_gemm(f, eqn)) return;
-            if (!make_view(f, eqn)) run_eagerly(f, eqn, AX_STEP_EAGER);
-            return;
         case AX_P_BROADCAST_IN_DIM:
         case AX_P_RESHAPE:
         case AX_P_SQUEEZE:
         case AX_P_EXPAND_DIMS:
-            if (!make_view(f, eqn)) run_eagerly(f, eqn, AX_STEP_EAGER);
+            if (!make_view(f, eqn)) run_eagerly(f, eqn);
             return;
         default:
             fuse_elementwise(f, eqn);
             return;
         }
     }
-    run_eagerly(f, eqn,
-                e->nin == 2 && ax_codegen_gemm(e, &in[0], &in[1]) ? AX_STEP_GEMM : AX_STEP_EAGER);
+    run_eagerly(f, eqn);
 }
 
 /* ---- finishing: merge dims that every access walks contiguously, and set store strides ---- */
@@ -411,9 +395,12 @@ static bool steps_over(const int64_t *stride, const ax_kernel *k, int d) {
 }
 
 /* Dims d and d+1 merge when both are reduced or both kept and every access steps over d as
- * over a whole run of d+1. */
+ * over a whole run of d+1; not into a reduced last dim, unless its runs are whole chunks: the
+ * reductions' lanes and chunks are counted along it (runtime/reduce.h). */
 static bool mergeable(const ax_kernel *k, int d) {
     if (k->reduced[d] != k->reduced[d + 1]) return false;
+    if (k->reduced[d + 1] && d + 1 == k->ndim - 1 && k->shape[d + 1] % AX_REDUCE_CHUNK != 0)
+        return false;
     for (int i = 0; i < k->nnodes; i++) {
         const ax_knode *n = &k->nodes[i];
         if (reads_strided(n) && !steps_over(n->stride, k, d)) return false;
@@ -458,15 +445,6 @@ static void finish_kernel(ax_kernel *k) {
     }
 }
 
-static void count_uses(fuser *f) {
-    const ax_ir *ir = f->ir;
-    for (int k = 0; k < ir->neqns; k++)
-        for (int i = 0; i < ir->eqns[k].nin; i++)
-            if (ir->eqns[k].in[i].var >= 0) f->uses[ir->eqns[k].in[i].var]++;
-    for (int i = 0; i < ir->nout; i++)
-        if (ir->outs[i].var >= 0) f->uses[ir->outs[i].var]++;
-}
-
 /* Constants whose every element is one value (broadcasts of a scalar, which tracing makes of
  * zeros_like and the like): loops read them as constants. */
 static void find_uniform_consts(fuser *f) {
@@ -479,40 +457,161 @@ static void find_uniform_consts(fuser *f) {
     }
 }
 
+/* ---- lowering: the plan as code (see ax_code in fuse.h) ---- */
+
+/* The variables whose buffers a LOOP step's function takes, in order; returns how many. */
+static int kernel_buffers(const ax_kernel *k, int *vars) {
+    int n = 0;
+    for (int i = 0; i < k->nnodes; i++) {
+        const ax_knode *nd = &k->nodes[i];
+        if (nd->kind != AX_KN_LOAD && !nd->store) continue;
+        bool seen = false;
+        for (int j = 0; j < n && !seen; j++) seen = vars[j] == nd->var;
+        if (!seen) vars[n++] = nd->var;
+    }
+    return n;
+}
+
+static int slot_of(const int *vars, int n, int var) {
+    for (int b = 0; b < n; b++)
+        if (vars[b] == var) return b;
+    return -1;
+}
+
+/* Node n of a kernel as code. `code` is zeroed: fields are set one by one (never by assigning
+ * a whole struct, whose padding bytes would then be undefined and reach the key). */
+static void lower_node(const ax_plan *plan, const ax_knode *n, int ndim, const int *vars, int nbufs,
+                       ax_code_node *c) {
+    c->kind = n->kind;
+    c->dtype = n->dtype;
+    c->nin = n->nin;
+    memcpy(c->in, n->in, sizeof c->in);
+    c->store = n->store;
+    memcpy(c->stride, n->stride, (size_t)ndim * sizeof *c->stride);
+    memcpy(c->ostride, n->ostride, (size_t)ndim * sizeof *c->ostride);
+    c->buf = n->kind == AX_KN_LOAD || n->store ? slot_of(vars, nbufs, n->var) : -1;
+    if (n->kind == AX_KN_OP || n->kind == AX_KN_REDUCE || n->kind == AX_KN_INDEX) {
+        const ax_ir_eqn *e = &plan->ir->eqns[n->eqn];
+        c->prim = e->prim;
+        if (e->prim == AX_P_INTEGER_POW) c->k = e->params.k;
+    }
+    if (n->kind == AX_KN_CONST) memcpy(&c->lit, ax_array_data(n->lit), ax_dtype_size(n->dtype));
+}
+
+/* Counts what the code needs: nodes and buffer slots. */
+static void count_code(const ax_plan *plan, int *nnodes, int *nbufs) {
+    *nnodes = *nbufs = 0;
+    for (int s = 0; s < plan->nsteps; s++) {
+        const ax_step *st = &plan->steps[s];
+        if (st->kind == AX_STEP_LOOP) *nnodes += st->k->nnodes;
+        if (st->kind == AX_STEP_LOOP) *nbufs += 2 * st->k->nnodes;
+    }
+}
+
+static void lower_loop(ax_plan *plan, const ax_kernel *k, ax_code_step *cs, int *vars) {
+    ax_code *code = &plan->code;
+    cs->ndim = k->ndim;
+    memcpy(cs->shape, k->shape, (size_t)k->ndim * sizeof *k->shape);
+    memcpy(cs->reduced, k->reduced, (size_t)k->ndim * sizeof *k->reduced);
+    cs->first_node = code->h.nnodes;
+    cs->nnodes = k->nnodes;
+    cs->first_buf = code->h.nbufs;
+    cs->nbufs = kernel_buffers(k, vars);
+    for (int b = 0; b < cs->nbufs; b++) {
+        code->bufs[code->h.nbufs + b] = plan->ir->types[vars[b]].dtype;
+        plan->slot_var[code->h.nbufs + b] = vars[b];
+    }
+    for (int i = 0; i < k->nnodes; i++)
+        lower_node(plan, &k->nodes[i], k->ndim, vars, cs->nbufs, &code->nodes[code->h.nnodes + i]);
+    code->h.nnodes += k->nnodes;
+    code->h.nbufs += cs->nbufs;
+}
+
+/* Fills plan->code and plan->slot_var; false when out of memory. */
+static bool lower_plan(ax_plan *plan) {
+    ax_code *code = &plan->code;
+    int nnodes, nbufs, maxnodes = 0;
+    count_code(plan, &nnodes, &nbufs);
+    for (int s = 0; s < plan->nsteps; s++)
+        if (plan->steps[s].k && plan->steps[s].k->nnodes > maxnodes)
+            maxnodes = plan->steps[s].k->nnodes;
+    code->steps = calloc((size_t)plan->nsteps + 1, sizeof *code->steps);
+    code->nodes = calloc((size_t)nnodes + 1, sizeof *code->nodes);
+    code->bufs = calloc((size_t)nbufs + 1, sizeof *code->bufs);
+    plan->slot_var = calloc((size_t)nbufs + 1, sizeof *plan->slot_var);
+    int *vars = malloc((2 * (size_t)maxnodes + 1) * sizeof *vars);
+    if (!code->steps || !code->nodes || !code->bufs || !plan->slot_var || !vars) {
+        free(vars);
+        return false;
+    }
+    snprintf(code->h.version, sizeof code->h.version, "%s", AX_CODEGEN_VERSION);
+    snprintf(code->h.target, sizeof code->h.target, "%s", ax_codegen_target());
+    code->h.vector_lanes = ax_elementwise_vector_lanes();
+    code->h.opt_level = ax_codegen_opt_level();
+    code->h.piece_work = ax_codegen_piece_work();
+    code->h.nsteps = plan->nsteps;
+    for (int s = 0; s < plan->nsteps; s++) {
+        const ax_step *st = &plan->steps[s];
+        ax_code_step *cs = &code->steps[s];
+        cs->kind = st->kind;
+        if (st->kind == AX_STEP_LOOP) lower_loop(plan, st->k, cs, vars);
+    }
+    free(vars);
+    return true;
+}
+
+/* The key hashes the header and the records' bytes, so it covers every field of them. A new
+ * member of ax_code itself (another array) would not be: this assertion stops the build
+ * until it is added to the hash below. */
+_Static_assert(sizeof(ax_code_header) % 8 == 0 &&
+                   sizeof(ax_code) == sizeof(ax_code_header) + 3 * sizeof(void *),
+               "a new member of ax_code must be hashed in ax_code_key");
+
+uint64_t ax_code_key(const ax_code *code) {
+    uint64_t h = ax_hash_bytes(AX_HASH_INIT, &code->h, sizeof code->h);
+    h = ax_hash_bytes(h, code->steps, (size_t)code->h.nsteps * sizeof *code->steps);
+    h = ax_hash_bytes(h, code->nodes, (size_t)code->h.nnodes * sizeof *code->nodes);
+    return ax_hash_bytes(h, code->bufs, (size_t)code->h.nbufs * sizeof *code->bufs);
+}
+
 ax_plan *ax_fuse(const ax_ir *ir) {
     fuser f = {.ir = ir};
     f.plan = calloc(1, sizeof *f.plan);
     f.vs = calloc((size_t)ir->nvars + 1, sizeof *f.vs);
-    f.uses = calloc((size_t)ir->nvars + 1, sizeof *f.uses);
-    f.gemm_step = malloc(((size_t)ir->nvars + 1) * sizeof *f.gemm_step);
     f.uniform = calloc((size_t)ir->nvars + 1, sizeof *f.uniform);
-    if (!f.plan || !f.vs || !f.uses || !f.gemm_step || !f.uniform) {
-        free(f.vs), free(f.uses), free(f.gemm_step), free(f.uniform);
+    if (!f.plan || !f.vs || !f.uniform) {
+        free(f.vs), free(f.uniform);
         free(f.plan);
         return NULL;
     }
     f.plan->ir = ir;
-    count_uses(&f);
     find_uniform_consts(&f);
     for (int v = 0; v < ir->nvars; v++) {
         f.vs[v] = (var_state){.state = ST_MAT, .ready = -1};
-        f.gemm_step[v] = -1;
     }
     for (int k = 0; k < ir->neqns && !f.oom; k++) fuse_eqn(&f, k);
     for (int i = 0; i < ir->nout && !f.oom; i++)
         if (ir->outs[i].var >= 0) materialize(&f, ir->outs[i].var);
-    free(f.vs), free(f.uses), free(f.gemm_step), free(f.uniform);
+    free(f.vs), free(f.uniform);
     if (f.oom) {
         ax_plan_free(f.plan);
         return NULL;
     }
     for (int s = 0; s < f.plan->nsteps; s++)
         if (f.plan->steps[s].kind == AX_STEP_LOOP) finish_kernel(f.plan->steps[s].k);
+    if (!lower_plan(f.plan)) {
+        ax_plan_free(f.plan);
+        return NULL;
+    }
     return f.plan;
 }
 
 void ax_plan_free(ax_plan *plan) {
     if (!plan) return;
+    free(plan->code.steps);
+    free(plan->code.nodes);
+    free(plan->code.bufs);
+    free(plan->slot_var);
     for (int s = 0; s < plan->nsteps; s++)
         if (plan->steps[s].k) {
             free(plan->steps[s].k->nodes);
@@ -541,9 +640,7 @@ void ax_plan_format(ax_strbuf *out, const ax_plan *plan) {
         if (st->kind == AX_STEP_LOOP)
             format_kernel(out, plan, st->k);
         else
-            ax_strbuf_appendf(out, "%s %s%s", st->kind == AX_STEP_GEMM ? "gemm" : "eager",
-                              ax_prim_get(plan->ir->eqns[st->eqn].prim)->name,
-                              st->transposed ? " (transposed)" : "");
+            ax_strbuf_appendf(out, "eager %s", ax_prim_get(plan->ir->eqns[st->eqn].prim)->name);
         ax_strbuf_appendf(out, "\n");
     }
 }

@@ -3,9 +3,9 @@
  * A LOOP step is one loop nest: chains of elementwise operations over one iteration shape,
  * reading the arrays it needs through broadcasts, transposes and reshapes folded into strides,
  * and optionally reducing some axes (sums, maxima, ...), so no intermediate array is made.
- * A GEMM step is a matrix product handed to OpenBLAS from generated code. Everything else is an
- * EAGER step: the equation runs on its eager kernel (sorting, gathers, Cholesky, ...).
- * compiler/codegen.c turns LOOP and GEMM steps into native code. */
+ * Everything else is an EAGER step: the equation runs on its eager kernel (matrix products
+ * through OpenBLAS exactly as eagerly, sorting, gathers, Cholesky, ...). compiler/codegen.c
+ * turns LOOP steps into native code. */
 #ifndef AX_FUSE_H
 #define AX_FUSE_H
 
@@ -42,25 +42,70 @@ typedef struct ax_kernel {
     ax_knode *nodes;
 } ax_kernel;
 
-typedef enum { AX_STEP_LOOP, AX_STEP_GEMM, AX_STEP_EAGER } ax_step_kind;
+typedef enum { AX_STEP_LOOP, AX_STEP_EAGER } ax_step_kind;
 
 typedef struct ax_step {
     ax_step_kind kind;
-    int eqn;      /* GEMM, EAGER */
+    int eqn;      /* EAGER */
     ax_kernel *k; /* LOOP */
-    int out;      /* GEMM: the variable written: the product's, or the transpose's that was its
-                     only use (then `transposed`: the step computes (A B)^T = B^T A^T) */
-    bool transposed;
 } ax_step;
+
+/* ---- The code: what native code is generated from ----
+ * A plan lowered to plain values: everything compiler/codegen.c reads, and nothing else (it
+ * never sees the IR). The records hold no pointers and are zeroed before they are filled, so
+ * the jit cache key, a hash of their bytes (ax_code_key), covers every field by construction:
+ * a field added here is part of the key without anyone having to remember it. */
+typedef struct ax_code_node {
+    ax_knode_kind kind;
+    ax_dtype dtype;
+    ax_prim prim; /* OP, REDUCE, INDEX */
+    int nin;
+    int in[3]; /* OP, REDUCE: operand nodes (earlier in the step) */
+    int buf;   /* LOAD: the buffer slot read; stored nodes: the slot written; else -1 */
+    bool store;
+    int64_t k;    /* OP integer_pow: the exponent */
+    uint64_t lit; /* CONST: the value's bits (the low ax_dtype_size bytes) */
+    int64_t stride[AX_MAX_RANK], ostride[AX_MAX_RANK];
+} ax_code_node;
+
+typedef struct ax_code_step {
+    ax_step_kind kind;
+    /* LOOP */
+    int ndim;
+    int64_t shape[AX_MAX_RANK];
+    bool reduced[AX_MAX_RANK];
+    int first_node, nnodes; /* the step's nodes: code->nodes[first_node ..] */
+    int first_buf, nbufs;   /* the buffers the function takes: code->bufs[first_buf ..] */
+} ax_code_step;
+
+typedef struct ax_code_header {
+    char version[32]; /* CODEGEN_VERSION (compiler/codegen.h) */
+    char target[16];  /* the -march level (ax_codegen_target) */
+    int vector_lanes; /* the eager kernels' f32 width: the libmvec entry points called */
+    int opt_level;    /* ax_codegen_opt_level */
+    int piece_work;   /* ax_codegen_piece_work */
+    int nsteps, nnodes, nbufs;
+} ax_code_header;
+
+typedef struct ax_code {
+    ax_code_header h;
+    ax_code_step *steps; /* h.nsteps (EAGER steps too, so step s is function "s<s>") */
+    ax_code_node *nodes; /* h.nnodes */
+    ax_dtype *bufs;      /* h.nbufs: the dtype of each buffer slot */
+} ax_code;
 
 typedef struct ax_plan {
     const ax_ir *ir; /* borrowed */
     int nsteps, cap;
     ax_step *steps;
+    ax_code code;  /* the steps lowered for code generation */
+    int *slot_var; /* per buffer slot of `code`: the variable bound to it when running */
 } ax_plan;
 
-/* The steps for `ir`; NULL when out of memory. */
+/* The steps for `ir`, with their code; NULL when out of memory. */
 ax_plan *ax_fuse(const ax_ir *ir);
+/* The cache key of the code: a hash of its header and records. */
+uint64_t ax_code_key(const ax_code *code);
 void ax_plan_free(ax_plan *plan);
 /* The plan as text ("loop f32[5000,5000]: mul mul add -> c" per step), for logs and :ir. */
 void ax_plan_format(ax_strbuf *out, const ax_plan *plan);

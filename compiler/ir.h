@@ -20,12 +20,12 @@ typedef struct ax_ir_atom {
 
 typedef struct ax_ir_eqn {
     ax_prim prim;
-    ax_params params;
+    ax_params params; /* params.sub and params.nsub are the two fields below */
     int nin, nout;
     ax_ir_atom *in;
     int *out;
     int nsub;
-    ax_ir **sub; /* closed sub-IRs of higher-order primitives */
+    ax_ir **sub; /* closed sub-IRs of higher-order primitives (references held) */
 } ax_ir_eqn;
 
 struct ax_ir {
@@ -41,6 +41,11 @@ struct ax_ir {
     ax_ir_eqn *eqns;
     int nout;
     ax_ir_atom *outs;
+    char *name; /* the function it was traced from, or NULL (pjit[name=...]) */
+    /* What other modules attach to an IR and free with it (the native program of a call's
+     * body, compiler/call.c); set once, under the context that uses the IR. */
+    void *attached;
+    void (*attached_free)(void *attached);
 };
 
 ax_ir *ax_ir_retain(ax_ir *ir);
@@ -56,17 +61,35 @@ int ax_ir_add_input(ax_ir_builder *b, const ax_aval *type);
 /* A constant: a variable bound to `value` (retained). */
 int ax_ir_add_const(ax_ir_builder *b, ax_array *value);
 /* Appends an equation; `out` receives nout fresh variables typed `out_types`. Literal
- * operands are retained. Returns 0, or -1 when out of memory. */
+ * operands are retained, and so are the sub-IRs: `sub[0..nsub)`, or when nsub is 0 those of
+ * params (params->sub). Returns 0, or -1 when out of memory. */
 int ax_ir_add_eqn(ax_ir_builder *b, ax_prim prim, const ax_params *params, int nin,
                   const ax_ir_atom *in, int nout, const ax_aval *out_types, int *out, int nsub,
                   ax_ir *const *sub);
 /* Finishes with the given outputs; the builder is consumed (freed). */
 ax_ir *ax_ir_builder_finish(ax_ir_builder *b, int nout, const ax_ir_atom *outs);
+/* Names the IR after the function it was traced from (copied; NULL clears it). */
+int ax_ir_set_name(ax_ir *ir, const char *name);
 /* The type of an atom. */
 void ax_ir_atom_type(const ax_ir_builder *b, const ax_ir_atom *a, ax_aval *out);
 const ax_aval *ax_ir_builder_type(const ax_ir_builder *b, int var);
 /* The IR built so far (read-only; valid until the next change to the builder). */
 const ax_ir *ax_ir_builder_peek(const ax_ir_builder *b);
+
+/* Closure conversion: a copy of ir whose constants marked lift[i] (by constant index) become
+ * its leading inputs, in constant order. NULL when out of memory. */
+ax_ir *ax_ir_lift_consts(const ax_ir *ir, const bool *lift);
+
+/* A copy of ir with new inputs and outputs: input i is ir's input in_src[i], or (in_src[i] < 0)
+ * a fresh input of type new_types[i] that nothing uses; output j is ir's output out_src[j].
+ * Inputs of ir left out must be unused. NULL when out of memory. */
+ax_ir *ax_ir_rewire(const ax_ir *ir, int nin, const int *in_src, const ax_aval *new_types,
+                    int nout, const int *out_src);
+/* Which outputs depend on the inputs marked in_mask (through any chain of equations). False
+ * when memory ran out: out_mask is then conservative (more outputs marked than depend). */
+bool ax_ir_dependencies(const ax_ir *ir, const bool *in_mask, bool *out_mask);
+/* Whether ir's input i is used by an equation or an output. */
+bool ax_ir_uses_input(const ax_ir *ir, int i);
 
 /* ---- using ---- */
 /* Prints in jaxpr syntax: on one line when it fits in 80 columns, else one equation a line. */
@@ -79,9 +102,11 @@ int ax_ir_verify(ax_ctx *cx, const ax_ir *ir);
 /* Evaluates the IR on `args` (nin arrays) through ax_bind, so an enclosing transformation sees
  * every equation. Fills outs[0..nout) with new references. */
 int ax_ir_eval(ax_ctx *cx, const ax_ir *ir, ax_array **args, ax_array **outs);
-/* The same, with the bodies of custom_call equations evaluated in place of the calls (under an
- * IR trace this inlines them: what native code needs, since it is never differentiated). */
+/* The same, with the bodies of custom_call and call equations evaluated in place of the calls
+ * (under an IR trace this inlines them: what native code needs, since it is never
+ * differentiated). */
 int ax_ir_eval_inlined(ax_ctx *cx, const ax_ir *ir, ax_array **args, ax_array **outs);
+/* Whether the IR holds custom_call or call equations (that ax_ir_eval_inlined inlines). */
 bool ax_ir_has_custom_calls(const ax_ir *ir);
 /* The two evaluations as flat functions (ax_flat_fn, closure = the IR), to trace or vmap an
  * IR: *out gets a malloc'd array of nout new references. */

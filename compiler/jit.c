@@ -2,13 +2,18 @@
 #include "jit.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#include "../runtime/blas.h"
 #include "../runtime/elementwise.h"
 #include "../runtime/pool.h"
 #include "../runtime/special.h"
@@ -17,23 +22,18 @@
 #include "fuse.h"
 #include "jit_cache.h"
 
-/* Bump when generated code changes, so old cache entries are not used. */
-#define CODEGEN_VERSION "ax-codegen-10"
-
 struct ax_jit_program {
     ax_ir *ir;
     ax_plan *plan;
     void *dl;       /* the loaded shared object; NULL: run the IR on the eager kernels */
     ax_step_fn *fn; /* per step (NULL for eager steps) */
-    int **bufvars;  /* LOOP steps: the variables of their buffers */
-    int *nbufs;
     ax_jit_info info;
 };
 
 /* Per-context state: whether the tools exist, the one warning, the log switch, the cache. */
 typedef struct jit_state {
     bool tools_checked, tools_ok, warned, log;
-    char *cache_dir;
+    ax_jit_cache *cache;
     ax_gccjit *api; /* opened on the first compile */
     bool api_failed;
     char api_why[256];
@@ -42,7 +42,7 @@ typedef struct jit_state {
 static void jit_state_free(void *p) {
     jit_state *s = p;
     if (s) {
-        free(s->cache_dir);
+        ax_jit_cache_close(s->cache);
         ax_gccjit_close(s->api);
     }
     free(s);
@@ -63,7 +63,7 @@ static jit_state *state(ax_ctx *cx) {
         if (!s) return NULL;
         const char *log = getenv("AX_LOG_COMPILES");
         s->log = log && *log && strcmp(log, "0") != 0;
-        s->cache_dir = ax_jit_cache_dir();
+        s->cache = ax_jit_cache_open(s->log);
         cx->jit = s;
         cx->jit_free = jit_state_free;
     }
@@ -116,91 +116,9 @@ static void warn_once(jit_state *s, const char *why) {
             why);
 }
 
-/* ---- the key: everything the generated code depends on ---- */
-
-static uint64_t hash_str(uint64_t h, const char *s) {
-    return ax_hash_bytes(h, s, strlen(s) + 1);
-}
-
-static int clamp_rank(int n) {
-    return n < 0 ? 0 : n > AX_MAX_RANK ? AX_MAX_RANK : n;
-}
-
-static uint64_t hash_params(uint64_t h, const ax_params *p) {
-    h = ax_hash_bytes(h, &p->dtype, sizeof p->dtype);
-    h = ax_hash_bytes(h, &p->k, sizeof p->k);
-    h = ax_hash_bytes(h, &p->naxes, sizeof p->naxes);
-    const ax_dot_dims *d = &p->dot; /* only the entries in use: the rest may be anything */
-    int counts[3] = {clamp_rank(p->naxes), clamp_rank(d->ncontract), clamp_rank(d->nbatch)};
-    h = ax_hash_bytes(h, p->axes, (size_t)counts[0] * sizeof *p->axes);
-    h = ax_hash_bytes(h, counts, sizeof counts);
-    h = ax_hash_bytes(h, d->lhs_contract, (size_t)counts[1] * sizeof(int));
-    h = ax_hash_bytes(h, d->rhs_contract, (size_t)counts[1] * sizeof(int));
-    h = ax_hash_bytes(h, d->lhs_batch, (size_t)counts[2] * sizeof(int));
-    h = ax_hash_bytes(h, d->rhs_batch, (size_t)counts[2] * sizeof(int));
-    return h;
-}
-
-static uint64_t hash_kernel(uint64_t h, const ax_plan *plan, const ax_kernel *k) {
-    h = ax_hash_bytes(h, &k->ndim, sizeof k->ndim);
-    h = ax_hash_bytes(h, k->shape, (size_t)k->ndim * sizeof *k->shape);
-    h = ax_hash_bytes(h, k->reduced, (size_t)k->ndim * sizeof *k->reduced);
-    for (int i = 0; i < k->nnodes; i++) {
-        const ax_knode *n = &k->nodes[i];
-        int fields[6] = {n->kind, n->dtype, n->nin, n->in[0], n->in[1], n->in[2]};
-        h = ax_hash_bytes(h, fields, sizeof fields);
-        h = ax_hash_bytes(h, &n->store, sizeof n->store);
-        h = ax_hash_bytes(h, n->stride, (size_t)k->ndim * sizeof *n->stride);
-        h = ax_hash_bytes(h, n->ostride, (size_t)k->ndim * sizeof *n->ostride);
-        if (n->kind == AX_KN_CONST)
-            h = ax_hash_bytes(h, ax_array_data(n->lit), ax_dtype_size(n->dtype));
-        if (n->kind == AX_KN_OP || n->kind == AX_KN_REDUCE) {
-            const ax_ir_eqn *e = &plan->ir->eqns[n->eqn];
-            h = ax_hash_bytes(h, &e->prim, sizeof e->prim);
-            h = hash_params(h, &e->params);
-        }
-        if (n->kind == AX_KN_LOAD) /* which buffer slot it reads: its position among loads */
-            h = ax_hash_bytes(h, &plan->ir->types[n->var].dtype, sizeof(ax_dtype));
-    }
-    int vars[512], nb = k->nnodes <= 256 ? ax_kernel_buffers(k, vars) : 0;
-    for (int b = 0; b < nb; b++)
-        for (int i = 0; i < k->nnodes; i++)
-            if (k->nodes[i].var == vars[b]) {
-                h = ax_hash_bytes(h, &i, sizeof i); /* buffer b belongs to node i */
-                break;
-            }
-    return h;
-}
-
-static uint64_t plan_key(const ax_plan *plan) {
-    uint64_t h = hash_str(AX_HASH_INIT, CODEGEN_VERSION);
-    h = hash_str(h, ax_codegen_target());
-    int lanes = ax_elementwise_vector_lanes(), opt = ax_codegen_opt_level();
-    h = ax_hash_bytes(h, &lanes, sizeof lanes);
-    h = ax_hash_bytes(h, &opt, sizeof opt);
-    for (int s = 0; s < plan->nsteps; s++) {
-        const ax_step *st = &plan->steps[s];
-        h = ax_hash_bytes(h, &st->kind, sizeof st->kind);
-        if (st->kind == AX_STEP_LOOP) h = hash_kernel(h, plan, st->k);
-        if (st->kind == AX_STEP_GEMM) {
-            const ax_ir_eqn *e = &plan->ir->eqns[st->eqn];
-            h = ax_hash_bytes(h, &st->transposed, sizeof st->transposed);
-            h = hash_params(h, &e->params);
-            for (int i = 0; i < 2; i++) {
-                const ax_aval *t = &plan->ir->types[e->in[i].var];
-                h = ax_hash_bytes(h, &t->dtype, sizeof t->dtype);
-                h = ax_hash_bytes(h, &t->ndim, sizeof t->ndim);
-                h = ax_hash_bytes(h, t->shape, (size_t)t->ndim * sizeof *t->shape);
-            }
-        }
-    }
-    return h;
-}
-
 /* ---- building ---- */
 
-/* A context holding the plan's code; NULL (with *oom when memory ran out) if it cannot be made. */
-static gcc_jit_context *new_context(const ax_gccjit *api, const ax_plan *plan, bool *oom) {
+static gcc_jit_context *new_context(const ax_gccjit *api, const ax_plan *plan) {
     gcc_jit_context *ctx = GCCJIT(gcc_jit_context_acquire)();
     if (!ctx) return NULL;
     GCCJIT(gcc_jit_context_set_bool_print_errors_to_stderr)(ctx, 0);
@@ -211,9 +129,8 @@ static gcc_jit_context *new_context(const ax_gccjit *api, const ax_plan *plan, b
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-nostdlib");
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-fno-use-linker-plugin");
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-Wl,--build-id=none");
-    if (!ax_codegen_build(api, ctx, plan)) {
+    if (!ax_codegen_build(api, ctx, &plan->code)) {
         GCCJIT(gcc_jit_context_release)(ctx);
-        *oom = true;
         return NULL;
     }
     return ctx;
@@ -225,57 +142,105 @@ static void temp_template(char *buf, size_t n, const char *name) {
     snprintf(buf, n, "%s/%s", base && *base ? base : "/tmp", name);
 }
 
-/* Compiles into the cache directory (or a private temporary one) and loads the result. */
-static void *compile_and_load(jit_state *s, const ax_plan *plan, uint64_t key, char *why,
-                              size_t whylen, bool *oom) {
-    const ax_gccjit *api = gccjit(s);
-    gcc_jit_context *ctx = api ? new_context(api, plan, oom) : NULL;
+/* Builds the code and compiles it to the shared object `path`; 0, or -1 with the reason. */
+static int compile_here(const ax_gccjit *api, const ax_plan *plan, const char *path, char *why,
+                        size_t whylen) {
+    gcc_jit_context *ctx = new_context(api, plan);
     if (!ctx) {
-        snprintf(why, whylen, "%s", api ? "libgccjit cannot make a context" : s->api_why);
+        snprintf(why, whylen, "libgccjit cannot make a context");
+        return -1;
+    }
+    GCCJIT(gcc_jit_context_compile_to_file)(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, path);
+    const char *err = GCCJIT(gcc_jit_context_get_first_error)(ctx);
+    if (err) snprintf(why, whylen, "libgccjit: %s", err);
+    GCCJIT(gcc_jit_context_release)(ctx);
+    return err ? -1 : 0;
+}
+
+/* Waits for the compiling child `pid`, reading its message from `fd`, until it ends or Ctrl-C
+ * (cx->interrupt) abandons it: then it is killed. 0, -1 with the reason, or -2: interrupted. */
+static int wait_for_compile(ax_ctx *cx, pid_t pid, int fd, char *why, size_t whylen) {
+    char msg[512];
+    size_t got = 0;
+    for (;;) {
+        if (cx->interrupt) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+            }
+            return -2;
+        }
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 50) <= 0) continue; /* a timeout, or a signal (Ctrl-C) */
+        ssize_t n = read(fd, msg + got, sizeof msg - 1 - got);
+        if (n > 0) got += (size_t)n;
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN) || got == sizeof msg - 1) break;
+    }
+    msg[got] = 0;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+    if (got)
+        snprintf(why, whylen, "%s", msg);
+    else if (WIFSIGNALED(status))
+        snprintf(why, whylen, "the compiler process died of signal %d", WTERMSIG(status));
+    else
+        snprintf(why, whylen, "the compiler process failed");
+    return -1;
+}
+
+/* Compiles in a child process, which Ctrl-C can abandon (GCC cannot be stopped in the middle
+ * of a compile; a large program takes seconds): 0, -1 with the reason, -2: interrupted. When
+ * there is no child to be had, compiles here. */
+static int compile_to(ax_ctx *cx, const ax_gccjit *api, const ax_plan *plan, const char *path,
+                      char *why, size_t whylen) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC)) return compile_here(api, plan, path, why, whylen);
+    pid_t parent = getpid(), pid = fork();
+    if (pid == 0) { /* the child: compile, report, and leave without running exit handlers */
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* and die with ax, if ax is killed first */
+        if (getppid() != parent) _exit(1);
+        close(fds[0]);
+        char msg[512] = "";
+        int rc = compile_here(api, plan, path, msg, sizeof msg);
+        if (rc && write(fds[1], msg, strlen(msg)) < 0) rc = -1;
+        _exit(rc ? 1 : 0);
+    }
+    close(fds[1]);
+    int rc = pid < 0 ? compile_here(api, plan, path, why, whylen)
+                     : wait_for_compile(cx, pid, fds[0], why, whylen);
+    close(fds[0]);
+    return rc;
+}
+
+/* Compiles in the process's scratch directory (in a child process: see compile_to) and loads
+ * the result, then offers it to the disk cache: the code runs whether or not it can be cached.
+ * *interrupted: Ctrl-C abandoned the compile. */
+static void *compile_and_load(ax_ctx *cx, jit_state *s, const ax_plan *plan, uint64_t key,
+                              char *why, size_t whylen, bool *interrupted) {
+    const ax_gccjit *api = gccjit(s);
+    if (!api) {
+        snprintf(why, whylen, "%s", s->api_why);
         return NULL;
     }
-    char tmpdir[4096];
-    temp_template(tmpdir, sizeof tmpdir, "ax-jit-XXXXXX");
-    const char *dir = s->cache_dir;
-    if (!dir) dir = mkdtemp(tmpdir);
-    char *tmp = dir ? ax_jit_cache_path(dir, key, "so.tmp") : NULL;
-    char *final = NULL;
-    if (tmp) {
-        char *withpid = malloc(strlen(tmp) + 24);
-        if (withpid) sprintf(withpid, "%s%ld", tmp, (long)getpid());
-        free(tmp);
-        tmp = withpid;
-    }
+    ax_jit_scratch scratch;
     void *dl = NULL;
-    if (!tmp) {
-        snprintf(why, whylen, "no directory to compile in");
+    if (!ax_jit_scratch_begin(&scratch, key)) {
+        snprintf(why, whylen, "no temporary directory to compile in");
     } else {
-        GCCJIT(gcc_jit_context_compile_to_file)(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, tmp);
-        const char *err = GCCJIT(gcc_jit_context_get_first_error)(ctx);
-        if (err) {
-            snprintf(why, whylen, "libgccjit: %s", err);
-            unlink(tmp);
-        } else if (s->cache_dir) {
-            final = ax_jit_cache_publish(dir, key, tmp);
-            if (final)
-                dl = dlopen(final, RTLD_NOW | RTLD_LOCAL);
-            else { /* the entry cannot be written: the code is good, use it uncached */
-                dl = dlopen(tmp, RTLD_NOW | RTLD_LOCAL);
-                unlink(tmp);
-            }
+        const char *so = scratch.so;
+        int rc = compile_to(cx, api, plan, so, why, whylen);
+        *interrupted = rc == -2;
+        if (rc) {
+            /* why says it (nothing to say when interrupted) */
+        } else if (!(dl = dlopen(so, RTLD_NOW | RTLD_LOCAL))) {
+            const char *dlerr = dlerror();
+            snprintf(why, whylen, "cannot load the compiled code: %s", dlerr ? dlerr : "?");
         } else {
-            dl = dlopen(tmp, RTLD_NOW | RTLD_LOCAL);
-            unlink(tmp);
+            ax_jit_cache_store(s->cache, key, so);
         }
-        const char *dlerr = err || dl ? NULL : dlerror();
-        if (!err && !dl)
-            snprintf(why, whylen, "cannot load the compiled code: %s",
-                     dlerr ? dlerr : "it could not be written");
+        ax_jit_scratch_end(&scratch);
     }
-    if (!s->cache_dir && dir) rmdir(dir);
-    free(tmp);
-    free(final);
-    GCCJIT(gcc_jit_context_release)(ctx);
     return dl;
 }
 
@@ -293,27 +258,17 @@ static bool bind_functions(ax_jit_program *p) {
 static void count_steps(ax_jit_program *p) {
     p->info.nsteps = p->plan->nsteps;
     for (int s = 0; s < p->plan->nsteps; s++) {
-        ax_step_kind k = p->plan->steps[s].kind;
-        p->info.nloops += k == AX_STEP_LOOP;
-        p->info.ngemms += k == AX_STEP_GEMM;
-        p->info.neager += k == AX_STEP_EAGER;
+        const ax_step *st = &p->plan->steps[s];
+        bool product = st->kind == AX_STEP_EAGER && p->ir->eqns[st->eqn].prim == AX_P_DOT_GENERAL;
+        p->info.nloops += st->kind == AX_STEP_LOOP;
+        p->info.ngemms += product; /* on OpenBLAS, as eagerly */
+        p->info.neager += st->kind == AX_STEP_EAGER && !product;
     }
 }
 
-static bool prepare_buffers(ax_jit_program *p) {
-    int n = p->plan->nsteps;
-    p->fn = calloc((size_t)n + 1, sizeof *p->fn);
-    p->bufvars = calloc((size_t)n + 1, sizeof *p->bufvars);
-    p->nbufs = calloc((size_t)n + 1, sizeof *p->nbufs);
-    if (!p->fn || !p->bufvars || !p->nbufs) return false;
-    for (int s = 0; s < n; s++) {
-        const ax_kernel *k = p->plan->steps[s].k;
-        if (!k) continue;
-        p->bufvars[s] = malloc((2 * (size_t)k->nnodes + 1) * sizeof(int));
-        if (!p->bufvars[s]) return false;
-        p->nbufs[s] = ax_kernel_buffers(k, p->bufvars[s]);
-    }
-    return true;
+static bool prepare_functions(ax_jit_program *p) {
+    p->fn = calloc((size_t)p->plan->nsteps + 1, sizeof *p->fn);
+    return p->fn != NULL;
 }
 
 ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
@@ -327,19 +282,19 @@ ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
     }
     p->ir = ax_ir_retain(ir);
     p->plan = ax_fuse(ir);
-    if (!p->plan || !prepare_buffers(p)) {
+    if (!p->plan || !prepare_functions(p)) {
         ax_jit_free(p);
         ax_error_oom(cx);
         return NULL;
     }
     count_steps(p);
-    if (p->info.nloops + p->info.ngemms == 0) { /* nothing to compile: eager steps only */
+    if (p->info.nloops == 0) { /* nothing to compile: eager steps only */
         p->info.build_ms = now_ms() - t0;
         return p;
     }
-    p->info.key = plan_key(p->plan);
+    p->info.key = ax_code_key(&p->plan->code);
     char why[512] = "";
-    if (s->cache_dir) p->dl = ax_jit_cache_load(s->cache_dir, p->info.key);
+    p->dl = ax_jit_cache_load(s->cache, p->info.key);
     p->info.from_disk = p->dl != NULL;
     if (p->dl && !bind_functions(p)) {
         dlclose(p->dl);
@@ -349,11 +304,13 @@ ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
     if (!p->dl && !tools_ok(s)) { /* a cached entry loads without them */
         warn_once(s, "the assembler 'as' or linker 'ld' is not on PATH");
     } else if (!p->dl) {
-        bool oom = false;
-        p->dl = compile_and_load(s, p->plan, p->info.key, why, sizeof why, &oom);
-        if (oom) {
+        bool interrupted = false;
+        p->dl = compile_and_load(cx, s, p->plan, p->info.key, why, sizeof why, &interrupted);
+        if (interrupted) { /* KeyboardInterrupt, and nothing kept of the abandoned compile */
             ax_jit_free(p);
-            return ax_error_oom(cx);
+            cx->interrupt = 0;
+            ax_error(cx, AX_ERR_INTERRUPT, "interrupted");
+            return NULL;
         }
         if (p->dl && !bind_functions(p)) {
             snprintf(why, sizeof why, "compiled code lacks its functions");
@@ -370,10 +327,6 @@ ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
 void ax_jit_free(ax_jit_program *p) {
     if (!p) return;
     if (p->dl) dlclose(p->dl);
-    if (p->bufvars && p->plan)
-        for (int s = 0; s < p->plan->nsteps; s++) free(p->bufvars[s]);
-    free(p->bufvars);
-    free(p->nbufs);
     free(p->fn);
     ax_plan_free(p->plan);
     ax_ir_release(p->ir);
@@ -389,7 +342,7 @@ void ax_jit_format_plan(ax_strbuf *out, const ax_jit_program *p) {
 }
 
 int ax_jit_dump_c(ax_ctx *cx, const ax_jit_program *p, ax_strbuf *out) {
-    if (p->info.nloops + p->info.ngemms == 0) {
+    if (p->info.nloops == 0) {
         ax_strbuf_appendf(out, "/* no native code: every step runs on an eager kernel */\n");
         return 0;
     }
@@ -398,14 +351,12 @@ int ax_jit_dump_c(ax_ctx *cx, const ax_jit_program *p, ax_strbuf *out) {
     char path[4096];
     temp_template(path, sizeof path, "ax-dump-XXXXXX");
     int fd = api ? mkstemp(path) : -1;
-    bool oom = false;
-    gcc_jit_context *ctx = fd >= 0 ? new_context(api, p->plan, &oom) : NULL;
+    gcc_jit_context *ctx = fd >= 0 ? new_context(api, p->plan) : NULL;
     if (!ctx) {
         if (fd >= 0) {
             close(fd);
             unlink(path);
         }
-        if (oom) return ax_error_oom(cx), -1;
         ax_error(cx, AX_ERR_RUNTIME, "cannot dump the generated code (%s)",
                  api ? "no temporary file"
                  : s ? s->api_why
@@ -441,9 +392,10 @@ static void run_chunk(void *arg, int64_t begin, int64_t end) {
 }
 
 /* Splits the outermost loop over the pool when there is enough work. */
-static void run_loop(ax_ctx *cx, ax_step_fn fn, const ax_kernel *k, char **bufs, void *const *fns) {
+static void run_loop(ax_ctx *cx, ax_step_fn fn, const ax_code *code, int step, char **bufs,
+                     void *const *fns) {
     ax_loop_split sp;
-    ax_kernel_split(k, &sp);
+    ax_codegen_split(code, step, &sp);
     const int64_t min_chunk = 1 << 15;
     if (!sp.splittable || sp.extent * sp.work_per_iter < 2 * min_chunk) {
         fn(bufs, fns, 0, sp.extent);
@@ -481,31 +433,27 @@ static int new_output(ax_ctx *cx, ax_array **env, const ax_ir *ir, int var) {
     return 0;
 }
 
+/* The data pointers of step s's buffers, in its slots' order (outputs made first). */
+static int step_buffers(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env, char **b) {
+    const ax_code_step *cs = &p->plan->code.steps[s];
+    const int *vars = p->plan->slot_var + cs->first_buf;
+    for (int i = 0; i < cs->nbufs; i++)
+        if (!(b[i] = buffer_of(cx, env, vars[i]))) return -1;
+    return 0;
+}
+
 static int run_loop_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env, void *const *fns) {
     const ax_kernel *k = p->plan->steps[s].k;
     for (int i = 0; i < k->nnodes; i++)
         if (k->nodes[i].store && new_output(cx, env, p->ir, k->nodes[i].var)) return -1;
     char *bufs[512];
-    int nb = p->nbufs[s];
+    int nb = p->plan->code.steps[s].nbufs;
     char **b = nb <= 512 ? bufs : malloc((size_t)nb * sizeof *b);
     if (!b) return ax_error_oom(cx), -1;
-    int rc = 0;
-    for (int i = 0; i < nb && !rc; i++)
-        if (!(b[i] = buffer_of(cx, env, p->bufvars[s][i]))) rc = -1;
-    if (!rc) run_loop(cx, p->fn[s], k, b, fns);
+    int rc = step_buffers(cx, p, s, env, b);
+    if (!rc) run_loop(cx, p->fn[s], &p->plan->code, s, b, fns);
     if (b != bufs) free(b);
     return rc;
-}
-
-static int run_gemm_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env, void *const *fns) {
-    const ax_step *st = &p->plan->steps[s];
-    const ax_ir_eqn *e = &p->ir->eqns[st->eqn];
-    if (new_output(cx, env, p->ir, st->out)) return -1;
-    char *bufs[3] = {buffer_of(cx, env, e->in[0].var), buffer_of(cx, env, e->in[1].var),
-                     buffer_of(cx, env, st->out)};
-    if (!bufs[0] || !bufs[1] || !bufs[2]) return -1;
-    p->fn[s](bufs, fns, 0, ax_gemm_batches(p->plan, s));
-    return 0;
 }
 
 static int run_eager_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env) {
@@ -513,37 +461,24 @@ static int run_eager_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env) 
     ax_array *in[16], **ins = e->nin <= 16 ? in : malloc((size_t)e->nin * sizeof *ins);
     if (!ins) return ax_error_oom(cx), -1;
     for (int i = 0; i < e->nin; i++) ins[i] = atom_array(env, &e->in[i]);
-    ax_array *res[8] = {0};
-    int rc = ax_bind(cx, e->prim, e->nin, ins, &e->params, res);
+    ax_array *small[8] = {0}, **res = e->nout <= 8 ? small : calloc((size_t)e->nout, sizeof *res);
+    int rc = res ? ax_bind(cx, e->prim, e->nin, ins, &e->params, res) : (ax_error_oom(cx), -1);
     if (ins != in) free(ins);
-    if (rc) return -1;
-    for (int i = 0; i < e->nout; i++) {
+    for (int i = 0; !rc && i < e->nout; i++) {
         ax_array_release(env[e->out[i]]);
         env[e->out[i]] = res[i];
     }
-    return 0;
+    if (res != small) free(res);
+    return rc;
 }
 
-static bool needs_blas(const ax_plan *plan) {
-    for (int s = 0; s < plan->nsteps; s++)
-        if (plan->steps[s].kind == AX_STEP_GEMM) return true;
-    return false;
-}
-
-static int fill_fns(ax_ctx *cx, const ax_plan *plan, void **fns) {
+static void fill_fns(void **fns) {
     fns[AX_FN_ERF_INV_F32] = (void *)ax_erf_inv_f32;
     fns[AX_FN_ERF_INV_F64] = (void *)ax_erf_inv_f64;
     fns[AX_FN_LGAMMA_F32] = (void *)ax_lgamma_f32;
     fns[AX_FN_LGAMMA_F64] = (void *)ax_lgamma_f64;
     fns[AX_FN_DIGAMMA_F32] = (void *)ax_digamma_f32;
     fns[AX_FN_DIGAMMA_F64] = (void *)ax_digamma_f64;
-    if (needs_blas(plan)) {
-        ax_blas *blas = ax_blas_get(cx);
-        if (!blas) return -1;
-        fns[AX_FN_SGEMM] = (void *)blas->sgemm;
-        fns[AX_FN_DGEMM] = (void *)blas->dgemm;
-    }
-    return 0;
 }
 
 int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) {
@@ -552,16 +487,14 @@ int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) 
     void *fns[AX_FN_COUNT] = {0};
     ax_array **env = calloc((size_t)ir->nvars + 1, sizeof *env);
     if (!env) return ax_error_oom(cx), -1;
-    int rc = fill_fns(cx, p->plan, fns);
+    fill_fns(fns);
+    int rc = 0;
     for (int i = 0; i < ir->nconsts; i++) env[ir->constvars[i]] = ax_array_retain(ir->consts[i]);
     for (int i = 0; i < ir->nin; i++) env[ir->invars[i]] = ax_array_retain(args[i]);
     for (int s = 0; s < p->plan->nsteps && !rc; s++) {
         switch (p->plan->steps[s].kind) {
         case AX_STEP_LOOP:
             rc = run_loop_step(cx, p, s, env, fns);
-            break;
-        case AX_STEP_GEMM:
-            rc = run_gemm_step(cx, p, s, env, fns);
             break;
         default:
             rc = run_eager_step(cx, p, s, env);

@@ -13,14 +13,16 @@ typedef struct ax_jit_program ax_jit_program;
 
 /* How a program came to be, for AX_LOG_COMPILES and tests. */
 typedef struct ax_jit_info {
-    bool native;     /* false: runs on the eager kernels */
-    bool from_disk;  /* loaded from the disk cache */
-    double build_ms; /* fusing + code generation + compiling or loading */
-    int nsteps, nloops, ngemms, neager;
+    bool native;                        /* false: runs on the eager kernels */
+    bool from_disk;                     /* loaded from the disk cache */
+    double build_ms;                    /* fusing + code generation + compiling or loading */
+    int nsteps, nloops, ngemms, neager; /* ngemms: matrix products (eager steps on OpenBLAS) */
     uint64_t key;
 } ax_jit_info;
 
-/* Builds the program for `ir` (retained). NULL only when out of memory. */
+/* Builds the program for `ir` (retained). NULL when out of memory, or with KeyboardInterrupt
+ * when Ctrl-C (cx->interrupt) abandoned its compile: compiles run in a child process that is
+ * killed then, so the call returns at once. */
 ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir);
 void ax_jit_free(ax_jit_program *p);
 const ax_jit_info *ax_jit_program_info(const ax_jit_program *p);

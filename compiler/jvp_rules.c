@@ -256,8 +256,9 @@ static bool is_linear_input(ax_prim prim, const ax_params *p, int i) {
     case AX_P_CONCATENATE:
     case AX_P_ADD:
     case AX_P_SUB:
-    case AX_P_CUSTOM_LINEAR:
         return true;
+    case AX_P_CUSTOM_LINEAR: /* the residuals come first */
+        return i >= p->nconsts;
     default:
         return i == 0;
     }
@@ -278,14 +279,15 @@ int ax_jvp_linear(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_arra
     }
     ax_scope s;
     ax_scope_begin(&s, cx);
-    ax_array *targs[64];
-    for (int i = 0; i < nin && i < 64; i++) {
+    ax_array *small[8], **targs = ax_scratch(cx, small, 8, nin, sizeof *targs);
+    for (int i = 0; targs && i < nin; i++) {
         if (!is_linear_input(prim, p, i))
             targs[i] = in[i];
         else
             targs[i] = tin[i] ? tin[i] : ax_lax_zeros_like(&s, in[i]);
     }
-    ax_array *t = ax_lax_bind(&s, prim, nin, targs, p);
+    ax_array *t = targs ? ax_lax_bind(&s, prim, nin, targs, p) : NULL;
+    ax_scratch_free(targs, small);
     if (finish1(&s, t, out[0], tout)) {
         ax_array_release(out[0]);
         out[0] = NULL;

@@ -10,13 +10,12 @@
 #include "../runtime/shape_ops.h"
 #include "../runtime/sort.h"
 #include "ad_rules.h"
+#include "call.h"
+#include "control_flow.h"
 #include "ir.h"
 #include "shape_rules.h"
 #include "vmap.h"
 #include "trace.h"
-
-/* The most outputs any primitive has (bind keeps their avals on the stack). */
-#define MAX_OUTPUTS 4
 
 /* ---- eager rules: adapters from (inputs, params) to the runtime kernels ---- */
 
@@ -281,17 +280,20 @@ enum {
 
 /* One single-output row. The jvp/transpose/batch/codegen slots are filled by the passes that
  * define them (compiler/ad.c and friends); their tests check that every row has what it needs. */
-#define ROW(P, printed, nin, flags, rule, jvp, batch)                                              \
-    [P] = {printed, nin,  1,                                                                       \
-           flags,   ax_shape_##rule, eager_##rule, (void *)(jvp),                                  \
-           ((flags) & AX_PRIM_LINEAR) ? (void *)ax_transpose_linear : NULL, (void *)(batch), NULL}
+#define ROW(P, PRINTED, NIN, FLAGS, RULE, JVP, BATCH)                                              \
+    [P] = &(const ax_prim_info) {                                                                  \
+        .name = PRINTED, .nin = NIN, .nout = 1, .flags = FLAGS, .shape = ax_shape_##RULE,          \
+        .eager = eager_##RULE, .jvp = (void *)(JVP),                                               \
+        .transpose = ((FLAGS) & AX_PRIM_LINEAR) ? (void *)ax_transpose_linear : NULL,              \
+        .batch = (void *)(BATCH)                                                                   \
+    }
 
 /* Flags follow JAX: LIN marks primitives with a transpose rule (linear in their float operands:
  * mul, div (in the numerator), select (in the values) and dot_general are linear in each
  * operand separately; convert is linear between float dtypes; scatter in (x, updates) for the
  * set/add modes). ND marks primitives whose outputs carry no derivative (bool/int results,
  * iota); floor/ceil/round/sign and stop_gradient are differentiable with a zero derivative. */
-static const ax_prim_info table[AX_P_NPRIMS] = {
+static const ax_prim_info *const table[AX_P_NPRIMS] = {
     ROW(AX_P_NEG, "neg", 1, LIN | EW, neg, ax_jvp_unary, ax_batch_elementwise),
     ROW(AX_P_ABS, "abs", 1, EW, abs, ax_jvp_unary, ax_batch_elementwise),
     ROW(AX_P_SIGN, "sign", 1, EW, sign, ax_jvp_zero, ax_batch_elementwise),
@@ -398,17 +400,29 @@ static const ax_prim_info table[AX_P_NPRIMS] = {
     /* batched, it is forward mode (jacfwd of a custom_vjp function): its rule is the error */
     ROW(AX_P_CUSTOM_LINEAR, "custom_linear", -1, LIN, custom_linear, ax_jvp_linear, ax_batch_custom_call),
     ROW(AX_P_CUSTOM_CALL, "custom_call", -1, 0, custom_call, ax_jvp_special, ax_batch_custom_call),
-    [AX_P_THREEFRY2X32] = {"threefry2x32", 4, 2, EW | ND, ax_shape_threefry2x32,
-                           eager_threefry2x32, NULL, NULL, (void *)ax_batch_elementwise, NULL},
+    [AX_P_THREEFRY2X32] = &(const ax_prim_info){.name = "threefry2x32", .nin = 4, .nout = 2,
+                                                .flags = EW | ND, .shape = ax_shape_threefry2x32,
+                                                .eager = eager_threefry2x32,
+                                                .batch = (void *)ax_batch_elementwise},
+    /* higher-order primitives: their rows sit with their rules */
+    [AX_P_COND] = &ax_cond_info,
+    [AX_P_WHILE] = &ax_while_info,
+    [AX_P_SCAN] = &ax_scan_info,
+    [AX_P_CALL] = &ax_call_info,
 };
 
 const ax_prim_info *ax_prim_get(ax_prim p) {
-    return (unsigned)p < AX_P_NPRIMS ? &table[p] : NULL;
+    return (unsigned)p < AX_P_NPRIMS ? table[p] : NULL;
+}
+
+int ax_prim_nout(ax_prim p, const ax_params *params) {
+    const ax_prim_info *info = table[p];
+    return info->nout >= 0 ? info->nout : info->nout_of(params);
 }
 
 int ax_prim_lookup(const char *name) {
     for (int p = 0; p < AX_P_NPRIMS; p++)
-        if (table[p].name && !strcmp(table[p].name, name)) return p;
+        if (table[p]->name && !strcmp(table[p]->name, name)) return p;
     return -1;
 }
 
@@ -435,11 +449,23 @@ static int check_arity(ax_ctx *cx, ax_prim p, int nin) {
     return 0;
 }
 
+/* The primitive's shape rule, then runtime/array.h's invariant on its outputs: a result whose
+ * size does not fit in 64 bits (a product of huge broadcast dimensions, an outer product of
+ * long vectors) is a ValueError naming its shape, whatever the rule computed it from. */
+static int infer(ax_ctx *cx, ax_prim p, int nin, const ax_aval *in, const ax_params *params,
+                 ax_aval *out) {
+    const ax_prim_info *info = table[p];
+    if (info->shape(cx, nin, in, params, out)) return -1;
+    for (int k = 0, nout = ax_prim_nout(p, params); k < nout; k++)
+        if (!ax_shape_check(cx, info->name, out[k].dtype, out[k].ndim, out[k].shape)) return -1;
+    return 0;
+}
+
 int ax_prim_infer(ax_ctx *cx, ax_prim p, int nin, const ax_aval *in, const ax_params *params,
                   ax_aval *out) {
     static const ax_params no_params;
     if (check_arity(cx, p, nin)) return -1;
-    return table[p].shape(cx, nin, in, params ? params : &no_params, out);
+    return infer(cx, p, nin, in, params ? params : &no_params, out);
 }
 
 /* Gives out the weak flag of its aval. A kernel may return a header it shares (its input
@@ -461,9 +487,9 @@ static int set_weak(ax_ctx *cx, ax_array **out, bool weak) {
 
 /* Checks the kernels' outputs against the shape rule (a disagreement is a bug in one of them,
  * reported rather than aborted on) and gives them the rule's weak flags. */
-static int finish_outputs(ax_ctx *cx, const ax_prim_info *info, const ax_aval *want,
+static int finish_outputs(ax_ctx *cx, const ax_prim_info *info, int nout, const ax_aval *want,
                           ax_array **out) {
-    for (int k = 0; k < info->nout; k++) {
+    for (int k = 0; k < nout; k++) {
         char got[400], rule[400];
         if (!out[k]) {
             ax_error(cx, AX_ERR_RUNTIME, "internal error: the %s kernel returned no result",
@@ -491,26 +517,40 @@ static void release_outputs(int nout, ax_array **out) {
     }
 }
 
+void *ax_scratch(ax_ctx *cx, void *small, int cap, int n, size_t size) {
+    if (n <= cap) return small;
+    void *p = malloc((size_t)n * size);
+    return p ? p : ax_error_oom(cx);
+}
+
+void ax_scratch_free(void *p, const void *small) {
+    if (p != small) free(p);
+}
+
 /* The avals of the inputs, in `small` when they fit, else in a new allocation (NULL + error). */
 static ax_aval *avals_of(ax_ctx *cx, int nin, ax_array **in, ax_aval *small, int nsmall) {
-    ax_aval *avals = nin <= nsmall ? small : malloc((size_t)nin * sizeof *avals);
-    if (!avals) return ax_error_oom(cx);
+    ax_aval *avals = ax_scratch(cx, small, nsmall, nin, sizeof *avals);
+    if (!avals) return NULL;
     for (int i = 0; i < nin; i++) ax_aval_of(&avals[i], in[i]);
     return avals;
 }
 
 static int bind_eager(ax_ctx *cx, ax_prim p, int nin, ax_array **in, const ax_params *params,
                       ax_array **out) {
-    const ax_prim_info *info = &table[p];
-    ax_aval small[8], want[MAX_OUTPUTS];
+    const ax_prim_info *info = table[p];
+    int nout = ax_prim_nout(p, params);
+    ax_aval small[8], want_small[4];
     small[0].ndim = 0; /* defined memory even for a primitive without inputs (iota) */
     ax_aval *avals = avals_of(cx, nin, in, small, 8);
-    if (!avals) return -1;
-    int rc = info->shape(cx, nin, avals, params, want);
-    if (avals != small) free(avals);
+    ax_aval *want = nout <= 4 ? want_small : malloc((size_t)nout * sizeof *want);
+    int rc = avals && want ? 0 : -1;
+    if (want == NULL) ax_error_oom(cx);
+    if (rc == 0) rc = infer(cx, p, nin, avals, params, want);
+    if (avals && avals != small) free(avals);
     if (rc == 0) rc = info->eager(cx, nin, in, params, out);
-    if (rc == 0) rc = finish_outputs(cx, info, want, out);
-    if (rc != 0) release_outputs(info->nout, out);
+    if (rc == 0) rc = finish_outputs(cx, info, nout, want, out);
+    if (rc != 0) release_outputs(nout, out);
+    if (want && want != want_small) free(want);
     return rc;
 }
 
@@ -518,14 +558,14 @@ int ax_bind(ax_ctx *cx, ax_prim p, int nin, ax_array **in, const ax_params *para
             ax_array **out) {
     static const ax_params no_params;
     if (check_arity(cx, p, nin)) return -1;
-    for (int k = 0; k < table[p].nout; k++) out[k] = NULL;
+    if (!params) params = &no_params;
+    for (int k = 0, n = ax_prim_nout(p, params); k < n; k++) out[k] = NULL;
     for (int i = 0; i < nin; i++) {
         if (in[i]) continue;
         ax_error(cx, AX_ERR_RUNTIME, "internal error: operand %d of %s is missing", i,
-                 table[p].name);
+                 table[p]->name);
         return -1;
     }
-    if (!params) params = &no_params;
     ax_trace *trace;
     if (ax_trace_find(cx, nin, in, &trace)) return -1;
     if (trace) return trace->process_primitive(cx, trace, p, nin, in, params, out);

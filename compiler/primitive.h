@@ -61,8 +61,9 @@ typedef enum {
     /* sorting */
     AX_P_SORT,             /* params: axes[0], flag = descending */
     AX_P_ARGSORT,          /* params: axes[0], flag = descending, dtype = index dtype */
-    /* a user-defined linear map (the tangent of a custom_vjp function): variadic tangents in,
-     * one output of type (dtype, shape); params: cb (its transpose), k = output index */
+    /* a user-defined linear map (the tangent of a custom_vjp function): (residuals, tangents),
+     * one output of type (dtype, shape), linear in the tangents; params: cb (its transpose),
+     * k = output index, nconsts = the number of residuals */
     AX_P_CUSTOM_LINEAR,
     /* a function with a custom derivative (custom_jvp / custom_vjp) met by jit, vmap or
      * make_jaxpr: variadic inputs (its flattened arguments), output k of the function;
@@ -70,6 +71,12 @@ typedef enum {
     AX_P_CUSTOM_CALL,
     /* the PRNG's hash: (k0, k1, x0, x1) u32, shapes equal or rank 0 -> (y0, y1) */
     AX_P_THREEFRY2X32,
+    /* higher-order primitives: closed sub-programs in params.sub (compiler/control_flow.h,
+     * compiler/call.h); any number of outputs */
+    AX_P_COND,  /* (index, operands...): branch sub[clamp(index)] applied to the operands */
+    AX_P_WHILE, /* (cond consts, body consts, carry...): sub[0] = cond, sub[1] = body */
+    AX_P_SCAN,  /* (consts, carry, xs...): sub[0] = body; length, reverse, unroll */
+    AX_P_CALL,  /* (args...): sub[0] applied to the arguments (what jit leaves in a trace) */
     AX_P_NPRIMS
 } ax_prim;
 
@@ -86,6 +93,16 @@ typedef struct ax_params {
     int64_t lo[AX_MAX_RANK], hi[AX_MAX_RANK], step[AX_MAX_RANK];
     ax_dot_dims dot;
     struct ax_callback *cb; /* custom_linear: reference-counted; IR equations hold one */
+    /* higher-order primitives: the closed sub-programs (borrowed by bind; an IR equation holds
+     * references, see ax_ir_add_eqn) and how the operands split between them */
+    int nsub;
+    struct ax_ir *const *sub;
+    int nconsts;      /* scan: leading constant operands; while: the cond's constants */
+    int nconsts2;     /* while: the body's constants (after the cond's) */
+    int ncarry;       /* scan: carried operands (after the constants) */
+    int64_t length;   /* scan: number of steps */
+    int unroll;       /* scan: steps per iteration of the generated loop (a hint) */
+    bool reverse;     /* scan: from the last element to the first */
 } ax_params;
 
 struct ax_ir;
@@ -106,8 +123,10 @@ typedef struct ax_callback {
     int (*batched_jvp)(ax_ctx *cx, void *data, int64_t size, int k, int nin, ax_array **primals,
                        ax_array **tangents, ax_array **out, ax_array **tout);
     /* the cotangents of the inputs (nin, new references or NULL for zero) from the cotangent
-     * `ct` of output `k` */
-    int (*transpose)(ax_ctx *cx, void *data, int k, ax_array *ct, int nin, ax_array **ct_in);
+     * `ct` of output `k` and the residuals the forward pass kept (nres of them: custom_linear's
+     * leading operands, so that they flow through an IR like any value) */
+    int (*transpose)(ax_ctx *cx, void *data, int k, ax_array *ct, int nres, ax_array **res,
+                     int nin, ax_array **ct_in);
     void (*free)(void *data);
     void *data;
 } ax_callback;
@@ -139,10 +158,21 @@ enum {
     AX_PRIM_NONDIFF = 4,      /* not differentiable (integer/bool results, comparisons, iota) */
 };
 
+struct ax_ir_trace;
+/* Partial evaluation (reverse mode's split of a computation into its known part, run now, and
+ * its unknown part, recorded as a linear program): `in[i]` is known when !unknown[i] (a value,
+ * or a tracer of an outer transformation) and otherwise a tracer of the recording trace `t`.
+ * The rule binds what it can compute from the known inputs and records the rest in `t`
+ * (ax_ir_trace_record); out[0..nout) get new references, known where possible. Primitives
+ * without one are recorded whole. */
+typedef int (*ax_partial_eval_rule)(ax_ctx *cx, struct ax_ir_trace *t, ax_prim prim,
+                                    const ax_params *p, int nin, ax_array **in,
+                                    const bool *unknown, ax_array **out);
+
 typedef struct ax_prim_info {
     const char *name; /* as the IR prints it: "add", "reduce_sum", "broadcast_in_dim" */
     int nin;          /* -1: variadic */
-    int nout;
+    int nout;         /* -1: given by nout_of */
     unsigned flags;
     ax_shape_rule shape;
     ax_eager_rule eager;
@@ -150,9 +180,23 @@ typedef struct ax_prim_info {
     void *transpose;
     void *batch;
     void *codegen;
+    ax_partial_eval_rule partial_eval;
+    int (*nout_of)(const ax_params *p); /* the number of outputs, when nout is -1 */
+    /* Which outputs depend on the inputs marked in `in` (what partial evaluation and the loop
+     * fixpoints ask); without it every output depends on every input. */
+    void (*dependencies)(const ax_params *p, int nin, const bool *in, bool *out);
 } ax_prim_info;
 
 const ax_prim_info *ax_prim_get(ax_prim p);
+/* The number of outputs of p with these parameters. */
+int ax_prim_nout(ax_prim p, const ax_params *params);
+
+/* Room for the `n` operands (items of `size` bytes) of one equation: `small`, which holds `cap`
+ * of them, when they fit, else a new allocation (NULL and a MemoryError). Variadic primitives
+ * (concatenate of any number of arrays) have no fixed operand count. ax_scratch_free releases
+ * it either way. */
+void *ax_scratch(ax_ctx *cx, void *small, int cap, int n, size_t size);
+void ax_scratch_free(void *p, const void *small);
 /* reduce_sum ... reduce_or: the reductions over axes with one output. */
 static inline bool ax_prim_is_reduction(ax_prim p) {
     return p >= AX_P_REDUCE_SUM && p <= AX_P_REDUCE_OR;

@@ -2,6 +2,7 @@
 #include "shape_rules.h"
 
 #include "ir.h"
+#include "../runtime/shape_ops.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -107,21 +108,13 @@ static bool same_shape(const ax_aval *a, const ax_aval *b) {
 }
 
 static int check_rank(ax_ctx *cx, const char *name, int ndim) {
-    if (ndim >= 0 && ndim <= AX_MAX_RANK) return 0;
-    ax_error(cx, AX_ERR_VALUE, "%s would make an array of rank %d; ax supports ranks 0 to %d", name,
-             ndim, AX_MAX_RANK);
-    return -1;
+    return ax_rank_check(cx, name, ndim) ? 0 : -1;
 }
 
-static int check_dims(ax_ctx *cx, const char *name, int ndim, const int64_t *shape) {
-    if (check_rank(cx, name, ndim)) return -1;
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] >= 0) continue;
-        ax_error(cx, AX_ERR_VALUE, "%s: negative dimension %lld in shape %s", name,
-                 (long long)shape[i], SHAPE(ndim, shape));
-        return -1;
-    }
-    return 0;
+/* A shape given as a parameter: rank, dimensions and size (runtime/array.h's invariant). */
+static int check_dims(ax_ctx *cx, const char *name, ax_dtype dtype, int ndim,
+                      const int64_t *shape) {
+    return ax_shape_check(cx, name, dtype, ndim, shape) ? 0 : -1;
 }
 
 /* Axes distinct and within [0, ndim). `what` names the array they refer to. */
@@ -504,7 +497,7 @@ AX_SHAPE_RULE(cummin) {
 AX_SHAPE_RULE(reshape) {
     (void)nin;
     const ax_aval *x = &in[0];
-    if (check_dims(cx, "reshape", p->ndim, p->shape)) return -1;
+    if (check_dims(cx, "reshape", x->dtype, p->ndim, p->shape)) return -1;
     int64_t from = ax_shape_size(x->ndim, x->shape), to = ax_shape_size(p->ndim, p->shape);
     if (from != to) {
         ax_error(cx, AX_ERR_SHAPE, "cannot reshape %s (size %lld) into shape %s (size %lld)",
@@ -548,7 +541,7 @@ static bool strictly_increasing(int n, const int *v) {
 AX_SHAPE_RULE(broadcast_in_dim) {
     (void)nin;
     const ax_aval *x = &in[0];
-    if (check_dims(cx, "broadcast_in_dim", p->ndim, p->shape)) return -1;
+    if (check_dims(cx, "broadcast_in_dim", x->dtype, p->ndim, p->shape)) return -1;
     if (p->naxes != x->ndim || !strictly_increasing(p->naxes, p->axes) ||
         (p->naxes && (p->axes[0] < 0 || p->axes[p->naxes - 1] >= p->ndim))) {
         ax_error(cx, AX_ERR_VALUE,
@@ -598,7 +591,12 @@ AX_SHAPE_RULE(concatenate) {
     for (int i = 0; i < nin; i++) {
         if (check_concat_operand(cx, &in[0], &in[i], axis)) return -1;
         weak &= in[i].weak;
-        total += in[i].shape[axis];
+        if (!ax_add_i64(total, in[i].shape[axis], &total)) {
+            ax_error(cx, AX_ERR_VALUE,
+                     "concatenate: the result would have more than 2**63 elements along axis %d",
+                     axis);
+            return -1;
+        }
     }
     set_aval(out, in[0].dtype, weak, in[0].ndim, in[0].shape);
     out->shape[axis] = total;
@@ -631,7 +629,7 @@ AX_SHAPE_RULE(slice) {
     set_aval(out, x->dtype, x->weak, x->ndim, x->shape);
     for (int d = 0; d < x->ndim; d++) {
         if (check_slice_axis(cx, x, d, p)) return -1;
-        out->shape[d] = (p->hi[d] - p->lo[d] + p->step[d] - 1) / p->step[d];
+        out->shape[d] = p->hi[d] > p->lo[d] ? (p->hi[d] - p->lo[d] - 1) / p->step[d] + 1 : 0;
     }
     return 0;
 }
@@ -651,13 +649,14 @@ AX_SHAPE_RULE(pad) {
     }
     set_aval(out, x->dtype, x->weak && v->weak, x->ndim, x->shape);
     for (int d = 0; d < x->ndim; d++) {
-        int64_t n = x->shape[d], interior = p->step[d];
-        int64_t size = p->lo[d] + p->hi[d] + n + (n > 0 ? (n - 1) * interior : 0);
-        if (interior < 0 || size < 0) {
-            ax_error(cx, interior < 0 ? AX_ERR_VALUE : AX_ERR_SHAPE,
+        int64_t n = x->shape[d], interior = p->step[d], size;
+        bool fits = ax_pad_size(n, p->lo[d], p->hi[d], interior, &size);
+        if (interior < 0 || !fits || size < 0) {
+            ax_error(cx, interior < 0 || !fits ? AX_ERR_VALUE : AX_ERR_SHAPE,
                      "pad: padding (low %lld, high %lld, interior %lld) of axis %d is invalid "
-                     "for %s",
-                     (long long)p->lo[d], (long long)p->hi[d], (long long)interior, d, TYPE(x));
+                     "for %s%s",
+                     (long long)p->lo[d], (long long)p->hi[d], (long long)interior, d, TYPE(x),
+                     fits ? "" : " (the padded size does not fit in 64 bits)");
             return -1;
         }
         out->shape[d] = size;
@@ -841,7 +840,7 @@ AX_SHAPE_RULE(iota) {
                  valid_dtype(p->dtype) ? ax_dtype_short(p->dtype) : "an unknown dtype");
         return -1;
     }
-    if (check_dims(cx, "iota", p->ndim, p->shape)) return -1;
+    if (check_dims(cx, "iota", p->dtype, p->ndim, p->shape)) return -1;
     if (p->naxes != 1 || p->axes[0] < 0 || p->axes[0] >= p->ndim) {
         ax_error(cx, AX_ERR_VALUE, "iota: dimension %d is out of bounds for shape %s",
                  p->naxes == 1 ? p->axes[0] : -1, SHAPE(p->ndim, p->shape));

@@ -3,6 +3,7 @@
  * equations whose results are unused. */
 #include "simplify.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,13 @@ typedef struct rewriter {
 static bool literal_is(const ax_ir_atom *a, double v) {
     if (a->var >= 0 || !a->lit || a->lit->ndim != 0 || !a->lit->buf) return false;
     return ax_array_get_f64(a->lit, 0) == v;
+}
+
+/* A zero literal that is the identity of addition: for floats the one with the sign bit
+ * `negative` (integers: any zero). */
+static bool literal_is_zero(const ax_ir_atom *a, bool negative) {
+    if (!literal_is(a, 0.0)) return false;
+    return !ax_dtype_is_float(a->lit->dtype) || signbit(ax_array_get_f64(a->lit, 0)) == negative;
 }
 
 static bool same_atom(const ax_ir_atom *x, const ax_ir_atom *y) {
@@ -49,14 +57,14 @@ static const ax_ir_atom *identity_of(const rewriter *r, const ax_ir_eqn *e, cons
         else if (literal_is(&in[0], 1.0))
             keep = &in[1];
         break;
-    case AX_P_ADD:
-        if (literal_is(&in[1], 0.0))
+    case AX_P_ADD: /* for floats only -0.0 is the identity: -0.0 + 0.0 is +0.0 */
+        if (literal_is_zero(&in[1], true))
             keep = &in[0];
-        else if (literal_is(&in[0], 0.0))
+        else if (literal_is_zero(&in[0], true))
             keep = &in[1];
         break;
-    case AX_P_SUB:
-        if (literal_is(&in[1], 0.0)) keep = &in[0];
+    case AX_P_SUB: /* x - 0.0 is x, x - -0.0 is not (for x = -0.0) */
+        if (literal_is_zero(&in[1], false)) keep = &in[0];
         break;
     case AX_P_DIV:
         if (literal_is(&in[1], 1.0)) keep = &in[0];
@@ -89,7 +97,8 @@ static const ax_ir_atom *identity_of(const rewriter *r, const ax_ir_eqn *e, cons
 
 /* Evaluates an equation whose operands are all literals; the result becomes a literal. */
 static bool try_fold(rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in, ax_ir_atom *res) {
-    if (e->nout != 1 || e->nin == 0 || e->nin > 8) return false;
+    /* sub-programs are not run at compile time (a loop may be long) */
+    if (e->nout != 1 || e->nin == 0 || e->nin > 8 || e->nsub) return false;
     ax_array *args[8];
     for (int i = 0; i < e->nin; i++) {
         if (in[i].var >= 0) return false;
@@ -153,12 +162,21 @@ static int find_common(const rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *
     }
 }
 
-static int rewrite_eqn(rewriter *r, const ax_ir_eqn *e) {
+static int add_rewritten(rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in, int slot,
+                         ax_aval *out_types, int *vars) {
+    if (ax_ir_add_eqn(r->b, e->prim, &e->params, e->nin, in, e->nout, out_types, vars, e->nsub,
+                      e->sub))
+        return -1;
+    if (slot >= 0) r->seen[slot] = ax_ir_builder_peek(r->b)->neqns;
+    for (int i = 0; i < e->nout; i++) r->map[e->out[i]] = (ax_ir_atom){.var = vars[i]};
+    return 0;
+}
+
+/* Maps e's operands into the new IR and applies the rewrites that replace an equation by an
+ * atom: 0 when one did, 1 when the equation must be added. */
+static int rewrite_into(rewriter *r, const ax_ir_eqn *e, ax_ir_atom *in, int *pslot,
+                        ax_aval *out_types) {
     int slot = -1;
-    ax_ir_atom in[64];
-    ax_aval out_types[8];
-    int vars[8];
-    if (e->nin > 64 || e->nout > 8) return -1;
     for (int i = 0; i < e->nin; i++) in[i] = e->in[i].var >= 0 ? r->map[e->in[i].var] : e->in[i];
     for (int i = 0; i < e->nout; i++) out_types[i] = r->ir->types[e->out[i]];
     if (e->nout == 1) {
@@ -178,12 +196,23 @@ static int rewrite_eqn(rewriter *r, const ax_ir_eqn *e) {
             return 0;
         }
     }
-    if (ax_ir_add_eqn(r->b, e->prim, &e->params, e->nin, in, e->nout, out_types, vars, e->nsub,
-                      e->sub))
-        return -1;
-    if (slot >= 0) r->seen[slot] = ax_ir_builder_peek(r->b)->neqns;
-    for (int i = 0; i < e->nout; i++) r->map[e->out[i]] = (ax_ir_atom){.var = vars[i]};
-    return 0;
+    *pslot = slot;
+    return 1;
+}
+
+static int rewrite_eqn(rewriter *r, const ax_ir_eqn *e) {
+    int slot = -1;
+    ax_ir_atom in_small[16], *in = e->nin <= 16 ? in_small : malloc((size_t)e->nin * sizeof *in);
+    ax_aval types_small[4];
+    ax_aval *out_types = e->nout <= 4 ? types_small : malloc((size_t)e->nout * sizeof *out_types);
+    int vars_small[4], *vars = e->nout <= 4 ? vars_small : malloc((size_t)e->nout * sizeof *vars);
+    int rc = in && out_types && vars ? 1 : -1;
+    if (rc > 0) rc = rewrite_into(r, e, in, &slot, out_types);
+    if (rc > 0) rc = add_rewritten(r, e, in, slot, out_types, vars);
+    if (in != in_small) free(in);
+    if (out_types != types_small) free(out_types);
+    if (vars != vars_small) free(vars);
+    return rc;
 }
 
 /* Dead code elimination: a copy of `ir` without equations whose outputs are never used. */
@@ -193,7 +222,15 @@ static ax_ir *drop_dead(ax_ctx *cx, ax_ir *ir) {
     ax_ir_builder *b = ax_ir_builder_new();
     ax_ir_atom *map = calloc((size_t)ir->nvars + 1, sizeof *map);
     ax_ir *res = NULL;
-    if (!live || !keep || !b || !map) goto done;
+    int maxin = 1, maxout = 1;
+    for (int k = 0; k < ir->neqns; k++) {
+        if (ir->eqns[k].nin > maxin) maxin = ir->eqns[k].nin;
+        if (ir->eqns[k].nout > maxout) maxout = ir->eqns[k].nout;
+    }
+    ax_ir_atom *in = malloc((size_t)maxin * sizeof *in);
+    ax_aval *types = malloc((size_t)maxout * sizeof *types);
+    int *vars = malloc((size_t)maxout * sizeof *vars);
+    if (!live || !keep || !b || !map || !in || !types || !vars) goto done;
     for (int j = 0; j < ir->nout; j++)
         if (ir->outs[j].var >= 0) live[ir->outs[j].var] = true;
     for (int k = ir->neqns - 1; k >= 0; k--) {
@@ -216,12 +253,8 @@ static ax_ir *drop_dead(ax_ctx *cx, ax_ir *ir) {
     for (int k = 0; k < ir->neqns && !rc; k++) {
         const ax_ir_eqn *e = &ir->eqns[k];
         if (!keep[k]) continue;
-        ax_ir_atom in[64];
-        ax_aval types[8];
-        int vars[8];
-        for (int i = 0; i < e->nin && i < 64; i++)
-            in[i] = e->in[i].var >= 0 ? map[e->in[i].var] : e->in[i];
-        for (int i = 0; i < e->nout && i < 8; i++) types[i] = ir->types[e->out[i]];
+        for (int i = 0; i < e->nin; i++) in[i] = e->in[i].var >= 0 ? map[e->in[i].var] : e->in[i];
+        for (int i = 0; i < e->nout; i++) types[i] = ir->types[e->out[i]];
         rc = ax_ir_add_eqn(b, e->prim, &e->params, e->nin, in, e->nout, types, vars, e->nsub,
                            e->sub);
         for (int i = 0; !rc && i < e->nout; i++) map[e->out[i]] = (ax_ir_atom){.var = vars[i]};
@@ -241,6 +274,9 @@ done:
     free(live);
     free(keep);
     free(map);
+    free(in);
+    free(types);
+    free(vars);
     if (!res && !ax_error_pending(cx)) ax_error_oom(cx);
     return res;
 }

@@ -12,6 +12,7 @@ struct ax_ir_trace {
     ax_array **const_arrays;
     int *const_vars;
     int nconsts, cap;
+    bool partial_eval; /* reverse mode's recording: higher-order primitives are split */
 };
 
 static int tracer_var(const ax_array *a, ax_ir_trace *t) {
@@ -61,30 +62,55 @@ static ax_array *new_tracer(ax_ir_trace *t, int var) {
                          (void *)(intptr_t)(var + 1), NULL);
 }
 
-static int process(ax_ctx *cx, ax_trace *trace, ax_prim p, int nin, ax_array **in,
-                   const ax_params *params, ax_array **out) {
-    ax_ir_trace *t = trace->data;
-    const ax_prim_info *info = ax_prim_get(p);
-    ax_aval in_types[64], out_types[8];
-    ax_ir_atom atoms[64];
-    int vars[8];
-    if (nin > 64 || info->nout > 8)
-        return ax_error(cx, AX_ERR_VALUE, "%s: too many operands to trace", info->name), -1;
-    for (int i = 0; i < nin; i++) {
+int ax_ir_trace_record(ax_ir_trace *t, ax_prim p, int nin, ax_array **in,
+                       const ax_params *params, ax_array **out) {
+    ax_ctx *cx = t->cx;
+    int nout = ax_prim_nout(p, params);
+    ax_aval *types = calloc((size_t)nin + (size_t)nout + 1, sizeof *types);
+    ax_ir_atom *atoms = calloc((size_t)nin + 1, sizeof *atoms);
+    int *vars = calloc((size_t)nout + 1, sizeof *vars);
+    int rc = types && atoms && vars ? 0 : -1;
+    if (rc) ax_error_oom(cx);
+    ax_aval *in_types = types, *out_types = types + nin;
+    for (int i = 0; i < nin && !rc; i++) {
         ax_aval_of(&in_types[i], in[i]);
-        if (atom_of(t, in[i], &atoms[i])) return -1;
+        rc = atom_of(t, in[i], &atoms[i]);
     }
-    if (info->shape(cx, nin, in_types, params, out_types)) return -1;
-    if (ax_ir_add_eqn(t->b, p, params, nin, atoms, info->nout, out_types, vars, 0, NULL))
-        return ax_error_oom(cx), -1;
-    for (int i = 0; i < info->nout; i++) {
+    if (!rc) rc = ax_prim_infer(cx, p, nin, in_types, params, out_types);
+    if (!rc && ax_ir_add_eqn(t->b, p, params, nin, atoms, nout, out_types, vars, 0, NULL))
+        ax_error_oom(cx), rc = -1;
+    for (int i = 0; i < nout && !rc; i++) {
         out[i] = new_tracer(t, vars[i]);
         if (!out[i]) {
             for (int j = 0; j < i; j++) ax_array_release(out[j]);
-            return -1;
+            rc = -1;
         }
     }
-    return 0;
+    free(types);
+    free(atoms);
+    free(vars);
+    return rc;
+}
+
+bool ax_ir_trace_owns(const ax_ir_trace *t, const ax_array *a) {
+    return tracer_var(a, (ax_ir_trace *)t) >= 0;
+}
+
+static int process(ax_ctx *cx, ax_trace *trace, ax_prim p, int nin, ax_array **in,
+                   const ax_params *params, ax_array **out) {
+    ax_ir_trace *t = trace->data;
+    ax_partial_eval_rule pe = ax_prim_get(p)->partial_eval;
+    if (!t->partial_eval || !pe) return ax_ir_trace_record(t, p, nin, in, params, out);
+    bool *unknown = calloc((size_t)nin + 1, sizeof *unknown);
+    if (!unknown) return ax_error_oom(cx), -1;
+    for (int i = 0; i < nin; i++) unknown[i] = tracer_var(in[i], t) >= 0;
+    int rc = pe(cx, t, p, params, nin, in, unknown, out);
+    free(unknown);
+    return rc;
+}
+
+void ax_ir_trace_set_partial_eval(ax_ir_trace *t, bool on) {
+    t->partial_eval = on;
 }
 
 ax_ir_trace *ax_ir_trace_begin(ax_ctx *cx) {

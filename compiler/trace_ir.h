@@ -20,6 +20,16 @@ ax_array *ax_ir_trace_input(ax_ir_trace *t, const ax_aval *type);
 ax_ir *ax_ir_trace_end(ax_ir_trace *t, int nout, ax_array **outs, const ax_aval *out_types);
 /* Pops and frees the trace after an error. */
 void ax_ir_trace_abort(ax_ir_trace *t);
+/* Records p applied to `in` as one equation of the IR (known inputs become constants or
+ * literals), with no partial evaluation: out[0..nout) get new tracers. */
+int ax_ir_trace_record(ax_ir_trace *t, ax_prim p, int nin, ax_array **in,
+                       const ax_params *params, ax_array **out);
+/* Whether `a` is one of this trace's tracers (a value it records, not a known one). */
+bool ax_ir_trace_owns(const ax_ir_trace *t, const ax_array *a);
+/* Partial evaluation (reverse mode's recording of the linear part): a higher-order primitive
+ * whose inputs are partly known is split by its partial_eval rule (compiler/primitive.h), so
+ * that what the known inputs determine runs now and only the rest is recorded. */
+void ax_ir_trace_set_partial_eval(ax_ir_trace *t, bool on);
 
 /* Traces fn on inputs of the given types: the whole of make_jaxpr. */
 typedef int (*ax_flat_fn)(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,

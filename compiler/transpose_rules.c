@@ -1,5 +1,6 @@
 /* Transpose rules of the linear primitives: from the cotangent of the output, the cotangents
  * of the linear inputs. Reverse mode (compiler/ad.c) applies them equation by equation. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ad_rules.h"
@@ -237,8 +238,10 @@ static int transpose_into(ax_scope *s, ax_prim prim, const ax_params *p, int nin
         break;
     }
     case AX_P_CUSTOM_LINEAR: {
-        if (p->cb->transpose(s->cx, p->cb->data, (int)p->k, ct, nin, r)) return -1;
-        for (int i = 0; i < nin; i++) ax_scope_own(s, r[i]);
+        int nres = p->nconsts;
+        if (p->cb->transpose(s->cx, p->cb->data, (int)p->k, ct, nres, in, nin - nres, r + nres))
+            return -1;
+        for (int i = nres; i < nin; i++) ax_scope_own(s, r[i]);
         break;
     }
     case AX_P_DOT_GENERAL:
@@ -265,13 +268,16 @@ static int transpose_into(ax_scope *s, ax_prim prim, const ax_params *p, int nin
 }
 
 int ax_transpose_linear(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                        const bool *lin, const ax_aval *in_types, ax_array *ct, ax_array **ct_in) {
+                        const bool *lin, const ax_aval *in_types, ax_array *const *cts,
+                        ax_array **ct_in) {
     ax_scope s;
     ax_scope_begin(&s, cx);
-    ax_array *r[64] = {0};
-    int rc = nin <= 64 ? transpose_into(&s, prim, p, nin, in, lin, in_types, ct, r) : -1;
+    ax_array *small[8] = {0}, **r = nin <= 8 ? small : calloc((size_t)nin, sizeof *r);
+    int rc = r ? transpose_into(&s, prim, p, nin, in, lin, in_types, cts[0], r) : -1;
     for (int i = 0; i < nin; i++)
         ct_in[i] = rc == 0 && lin[i] && r[i] ? ax_scope_keep(&s, r[i]) : NULL;
+    if (!r) ax_error_oom(cx);
+    if (r != small) free(r);
     ax_scope_end(&s);
     return rc;
 }

@@ -46,29 +46,41 @@ static ax_batch_rule rule_of(ax_ctx *cx, ax_prim p) {
 static int vmap_process(ax_ctx *cx, ax_trace *trace, ax_prim p, int nin, ax_array **in,
                         const ax_params *params, ax_array **out) {
     vmap_trace *t = trace->data;
-    ax_array *vals[64];
-    int bdims[64], obd[8];
-    if (nin > 64) return ax_error(cx, AX_ERR_VALUE, "too many operands"), -1;
+    ax_batch_rule rule = rule_of(cx, p);
+    if (!rule) return -1;
+    int nout = ax_prim_nout(p, params);
+    ax_array **vals = calloc((size_t)nin + (size_t)nout + 1, sizeof *vals);
+    int *bdims = calloc((size_t)nin + (size_t)nout + 1, sizeof *bdims);
+    if (!vals || !bdims) {
+        free(vals);
+        free(bdims);
+        return ax_error_oom(cx), -1;
+    }
+    ax_array **res = vals + nin;
+    int *obd = bdims + nin;
     for (int i = 0; i < nin; i++) {
         batched *b = ax_tracer_data(in[i], trace);
         vals[i] = b ? b->value : in[i];
         bdims[i] = b ? b->bdim : -1;
     }
-    ax_batch_rule rule = rule_of(cx, p);
-    if (!rule) return -1;
-    int nout = ax_prim_get(p)->nout;
-    ax_array *res[8] = {0};
-    if (rule(cx, p, params, nin, vals, bdims, t->size, res, obd)) return -1;
-    int rc = 0;
-    for (int j = 0; j < nout; j++) {
-        if (rc) {
-            ax_array_release(res[j]);
-        } else if (obd[j] < 0) {
+    int rc = rule(cx, p, params, nin, vals, bdims, t->size, res, obd);
+    for (int j = 0; j < nout && !rc; j++) {
+        if (obd[j] < 0) {
             out[j] = res[j];
-        } else if (!(out[j] = batch_tracer(cx, t, res[j], obd[j]))) {
-            rc = -1;
+            res[j] = NULL;
+        } else {
+            out[j] = batch_tracer(cx, t, res[j], obd[j]);
+            res[j] = NULL;
+            if (!out[j]) rc = -1;
         }
     }
+    for (int j = 0; j < nout; j++) ax_array_release(res[j]);
+    for (int j = 0; rc && j < nout; j++) {
+        ax_array_release(out[j]);
+        out[j] = NULL;
+    }
+    free(vals);
+    free(bdims);
     return rc;
 }
 

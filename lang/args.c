@@ -1,4 +1,5 @@
 /* Helpers for builtins: reading arguments and converting values to C numbers and arrays. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,9 @@ bool ax_value_truthy(ax_interp *in, ax_value *v, bool *out) {
     case AX_V_DICT:
         *out = v->n > 0;
         return true;
+    case AX_V_RANGE:
+        *out = ax_range_len(v) > 0;
+        return true;
     case AX_V_ARRAY:
         break;
     default:
@@ -175,10 +179,7 @@ static bool nest_scan(ax_interp *in, const ax_value *v, int depth, nest_info *ni
     }
     const ax_array *a = v->arr;
     if (!ni->any_leaf) {
-        if (depth + a->ndim > AX_MAX_RANK) {
-            ax_error(in->cx, AX_ERR_VALUE, "%s has too many dimensions", what);
-            return false;
-        }
+        if (!ax_rank_check(in->cx, what, depth + a->ndim)) return false;
         if (ni->ndim != depth) { /* a leaf where a sequence was seen at this depth */
             ax_error(in->cx, AX_ERR_VALUE, "%s has an inhomogeneous shape", what);
             return false;
@@ -256,6 +257,12 @@ static ax_array *nest_bind(ax_interp *in, const ax_value *v, int depth, const ne
 
 ax_array *ax_value_to_array(ax_interp *in, ax_value *v, const char *what) {
     if (v && v->kind == AX_V_ARRAY) return ax_array_retain(v->arr);
+    if (v && v->kind == AX_V_RANGE) { /* as the tuple of its ints */
+        ax_value *t = ax_range_tuple(in, v, INT_MAX);
+        ax_array *a = t ? ax_value_to_array(in, t, what) : NULL;
+        ax_value_release(t);
+        return a;
+    }
     if (!v || !is_sequence(v)) {
         char desc[64];
         ax_value_describe(desc, sizeof desc, v);

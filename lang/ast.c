@@ -518,11 +518,11 @@ bool ax_parse_is_incomplete(const char *source) {
     } else if (!ends_with_blank_line(source)) {
         /* the last logical line: from after the previous NEWLINE to the last real token */
         int last = l.n - 1;
-        while (last >= 0 && is_layout(l.toks[last].kind)) last--;
+        while (last >= 0 && is_layout(ax_token_at(&l, last)->kind)) last--;
         int first = last;
-        while (first > 0 && !is_layout(l.toks[first - 1].kind)) first--;
+        while (first > 0 && !is_layout(ax_token_at(&l, first - 1)->kind)) first--;
         if (last >= 0) {
-            ax_tok_kind head = l.toks[first].kind, tail = l.toks[last].kind;
+            ax_tok_kind head = ax_token_at(&l, first)->kind, tail = ax_token_at(&l, last)->kind;
             incomplete = tail == AX_TOK_COLON || head == AX_TOK_AT || l.eof_indent_depth > 0 ||
                          head == AX_TOK_IF || head == AX_TOK_ELIF;
         }

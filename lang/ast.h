@@ -6,6 +6,7 @@
 #define AX_AST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../runtime/error.h"
@@ -86,6 +87,7 @@ typedef struct ax_param {
 struct ax_node {
     ax_node_kind kind;
     ax_span span;
+    int height;      /* of the tree under this node (a leaf is 1; set for expressions) */
     int op;          /* ax_binop / ax_unop */
     int64_t ival;
     double fval;
@@ -112,6 +114,9 @@ typedef struct ax_program {
  * and returns NULL. `file` names the source in errors ("<repl>", "prog.ax"). */
 struct ax_ctx;
 ax_program *ax_parse(struct ax_ctx *cx, const char *source, const char *file);
+/* The same for source[0, len), which may hold NUL bytes (a syntax error), a UTF-8 byte order
+ * mark and "\r\n" or "\r" line ends (both read as "\n"). */
+ax_program *ax_parse_n(struct ax_ctx *cx, const char *source, size_t len, const char *file);
 void ax_program_free(ax_program *p);
 
 /* For the REPL: true when `source` is incomplete (an open bracket, a block header without a

@@ -4,6 +4,7 @@
  * where names bind in the module's globals), the module for late-bound globals, and the
  * program for error spans. Every failing node attaches its span to the pending error unless a
  * node inside it already did, so the innermost failing expression gets the caret. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,8 +131,9 @@ typedef struct vlist {
 
 static int vlist_push(vlist *l, ax_value *v) { /* takes v */
     if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 8;
-        ax_value **items = realloc(l->items, (size_t)cap * sizeof *items);
+        int cap = !l->cap ? 8 : l->cap <= INT_MAX / 2 ? 2 * l->cap : INT_MAX;
+        if (l->n == INT_MAX) cap = 0; /* a list holds at most INT_MAX values */
+        ax_value **items = cap ? realloc(l->items, (size_t)cap * sizeof *items) : NULL;
         if (!items) {
             ax_value_release(v);
             return -1;
@@ -158,11 +160,21 @@ static ax_value *vlist_finish(frame *f, vlist *l, ax_value_kind kind) {
     return oom(f, r);
 }
 
-/* Appends every item of an iterable (for `*x` in displays, calls and unpacking). */
+/* Appends every item of an iterable (for `*x` in displays, calls and unpacking); Ctrl-C
+ * stops it. */
 static int push_all(frame *f, vlist *l, ax_value *seq) {
     ax_value_iter it;
     if (ax_value_iter_begin(f->in, seq, &it) < 0) return -1;
+    int64_t len = ax_value_length(seq);
+    if (len > INT_MAX - l->n) {
+        char d[128];
+        ax_value_describe(d, sizeof d, seq);
+        ax_error(f->in->cx, AX_ERR_VALUE, "%lld values of %s are too many for a list",
+                 (long long)len, d);
+        return -1;
+    }
     for (;;) {
+        if ((it.i & 4095) == 4095 && ax_ctx_check_interrupt(f->in->cx)) return -1;
         ax_value *item;
         int r = ax_value_iter_next(f->in, &it, &item);
         if (r <= 0) return r;
@@ -850,6 +862,24 @@ static ax_value *eval(frame *f, const ax_node *n) {
 
 /* ---- assignment ---- */
 
+/* "too many values to unpack (expected 3, got 4294967295)", with the axis an array unpacks. */
+static int unpack_count_error(frame *f, const ax_value *v, int want, bool star, int64_t got) {
+    char why[128] = "";
+    if (v->kind == AX_V_ARRAY) { /* arrays unpack along their first axis: say so */
+        char d[64];
+        ax_value_describe(d, sizeof d, v);
+        snprintf(why, sizeof why, "; an array unpacks along its first axis (%s gives %lld values)",
+                 d, (long long)got);
+    }
+    if (got > want)
+        ax_error(f->in->cx, AX_ERR_VALUE, "too many values to unpack (expected %d, got %lld)%s",
+                 want, (long long)got, why);
+    else
+        ax_error(f->in->cx, AX_ERR_VALUE, "not enough values to unpack (expected %s%d, got %lld)%s",
+                 star ? "at least " : "", want, (long long)got, why);
+    return -1;
+}
+
 static int unpack_into(frame *f, const ax_node *target, ax_value *v) {
     const ax_nodelist *ts = &target->items;
     int star = -1;
@@ -861,44 +891,28 @@ static int unpack_into(frame *f, const ax_node *target, ax_value *v) {
             }
             star = i;
         }
-    vlist items = {0};
-    if (v->kind == AX_V_TUPLE || v->kind == AX_V_LIST) {
-        for (int i = 0; i < v->n; i++)
-            if (vlist_push(&items, ax_value_retain(v->items[i])) < 0) {
-                vlist_free(&items);
-                return ax_error_oom(f->in->cx), -1;
-            }
-    } else {
-        bool iterable = v->kind == AX_V_DICT || v->kind == AX_V_STR ||
-                        (v->kind == AX_V_ARRAY && v->arr->ndim > 0) ||
-                        (v->kind == AX_V_OBJECT && v->obj.type->getitem);
-        if (!iterable) {
-            char d[128];
-            ax_value_describe(d, sizeof d, v);
-            ax_error(f->in->cx, AX_ERR_TYPE, "cannot unpack %s into %d names", d, ts->n);
-            return -1;
-        }
-        if (push_all(f, &items, v) < 0) {
-            vlist_free(&items);
-            return -1;
-        }
-    }
     int want = star >= 0 ? ts->n - 1 : ts->n;
-    if (star < 0 ? items.n != want : items.n < want) {
-        char why[128] = "";
-        if (v->kind == AX_V_ARRAY) { /* arrays unpack along their first axis: say so */
-            char d[64];
-            ax_value_describe(d, sizeof d, v);
-            snprintf(why, sizeof why,
-                     "; an array unpacks along its first axis (%s gives %d values)", d, items.n);
-        }
-        if (items.n > want)
-            ax_error(f->in->cx, AX_ERR_VALUE, "too many values to unpack (expected %d, got %d)%s",
-                     want, items.n, why);
-        else
-            ax_error(f->in->cx, AX_ERR_VALUE,
-                     "not enough values to unpack (expected %s%d, got %d)%s",
-                     star >= 0 ? "at least " : "", want, items.n, why);
+    bool iterable = v->kind == AX_V_TUPLE || v->kind == AX_V_LIST || v->kind == AX_V_DICT ||
+                    v->kind == AX_V_STR || v->kind == AX_V_RANGE ||
+                    (v->kind == AX_V_ARRAY && v->arr->ndim > 0) ||
+                    (v->kind == AX_V_OBJECT && v->obj.type->getitem);
+    if (!iterable) {
+        char d[128];
+        ax_value_describe(d, sizeof d, v);
+        ax_error(f->in->cx, AX_ERR_TYPE, "cannot unpack %s into %d names", d, ts->n);
+        return -1;
+    }
+    /* Count first: `a, b, c = ones((0xffffffff, 3))` must not make 4294967295 rows to say so. */
+    int64_t count = ax_value_length(v);
+    if (count >= 0 && (star < 0 ? count != want : count < want))
+        return unpack_count_error(f, v, want, star >= 0, count);
+    vlist items = {0};
+    if (push_all(f, &items, v) < 0) {
+        vlist_free(&items);
+        return -1;
+    }
+    if (star < 0 ? items.n != want : items.n < want) { /* objects: counted as they were read */
+        unpack_count_error(f, v, want, star >= 0, items.n);
         vlist_free(&items);
         return -1;
     }
@@ -1150,10 +1164,22 @@ static exec_status exec_from_import(frame *f, const ax_node *n) {
             const char *dym = strstr(f->in->cx->err.message, "; did you mean");
             if (dym) snprintf(hint, sizeof hint, "%s", dym);
             ax_error_clear(f->in->cx);
-            ax_error(f->in->cx, AX_ERR_IMPORT, "cannot import name '%s' from '%s'%s", name, n->text,
-                     hint);
-            st = EX_ERROR;
-            break;
+            /* as in Python, `from pkg import sub` may name the submodule pkg.sub */
+            char sub[512];
+            snprintf(sub, sizeof sub, "%s.%s", n->text, name);
+            if (!(v = ax_import_value(f->in, sub))) {
+                bool missing = f->in->cx->err.kind == AX_ERR_IMPORT &&
+                               !strncmp(f->in->cx->err.message, "no module named", 15);
+                if (!missing) { /* the submodule exists and failed: say why */
+                    st = EX_ERROR;
+                    break;
+                }
+                ax_error_clear(f->in->cx);
+                ax_error(f->in->cx, AX_ERR_IMPORT, "cannot import name '%s' from '%s'%s", name,
+                         n->text, hint);
+                st = EX_ERROR;
+                break;
+            }
         }
         const char *alias = n->aliases && n->aliases[i] ? n->aliases[i] : name;
         if (bind_name(f, alias, v) < 0) st = EX_ERROR;
@@ -1257,14 +1283,13 @@ int ax_eval_program(ax_interp *in, struct ax_program_ref *prog, ax_module *modul
         } else if (v && v->kind != AX_V_NONE) {
             ax_strbuf s;
             ax_strbuf_init(&s);
-            ax_value_format_repl(&s, v);
-            if (s.failed) {
-                ax_error_oom(in->cx);
+            ax_value_format_repl(&s, v, in->cx);
+            ax_strbuf_append(&s, "\n");
+            if (s.failed)
+                rc = -1, ax_error_oom(in->cx);
+            else if (!ax_write_checked(in, echo, s.data, s.len))
                 rc = -1;
-            } else {
-                fprintf(echo, "%s\n", s.data ? s.data : "");
-                fflush(echo);
-            }
+            fflush(echo);
             ax_strbuf_free(&s);
         }
         ax_value_release(v);

@@ -96,16 +96,6 @@ ax_value *ax_value_getitem(ax_interp *in, ax_value *obj, ax_value *index);
  * 1 equal, 0 not, -1 error (a traced array inside a container). */
 int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b);
 
-/* Iteration over lists, tuples, dict keys, strings, arrays along axis 0 and objects that
- * support integer indexing (range). */
-typedef struct ax_value_iter {
-    ax_value *seq; /* borrowed */
-    int64_t i, n;  /* n < 0: unknown (objects: until IndexError) */
-} ax_value_iter;
-int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it); /* 0 or -1 */
-/* 1 with *item (new ref), 0 at the end, -1 on error. */
-int ax_value_iter_next(ax_interp *in, ax_value_iter *it, ax_value **item);
-
 /* Closest name (Levenshtein) among candidates, for "did you mean" hints; NULL if none. */
 typedef struct ax_near_miss {
     const char *target;

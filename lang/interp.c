@@ -329,35 +329,66 @@ static int add_env_path(ax_interp *in) {
 
 /* ---- running source ---- */
 
-static char *read_file(const char *path) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
+char *ax_read_stream(FILE *f, ax_ctx *cx, size_t *len) {
     char *buf = NULL;
-    size_t len = 0, cap = 0;
+    size_t n = 0, cap = 0;
     for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = cap ? 2 * cap : 8192;
+        if (ax_ctx_interrupted(cx)) {
+            errno = EINTR;
+            break;
+        }
+        if (n + 65536 + 1 > cap) {
+            cap = cap ? 2 * cap : 65536 + 1;
             char *b = realloc(buf, cap);
             if (!b) {
-                free(buf);
-                fclose(fp);
-                return NULL;
+                errno = ENOMEM;
+                break;
             }
             buf = b;
         }
-        size_t got = fread(buf + len, 1, cap - len - 1, fp);
-        len += got;
-        if (got == 0) break;
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        /* a program stops being one at its first NUL byte (the parser reports it): reading
+         * on would only hold up `:load /dev/zero` */
+        bool nul = memchr(buf + n, 0, got) != NULL;
+        n += got;
+        if (nul || (got == 0 && feof(f))) {
+            buf[n] = 0;
+            *len = n;
+            return buf;
+        }
+        if (got == 0 && ferror(f)) {
+            if (errno != EINTR) break;
+            clearerr(f); /* a signal: go on unless it was Ctrl-C */
+        }
     }
-    fclose(fp);
-    buf[len] = 0;
-    return buf;
+    int saved = errno ? errno : EIO;
+    free(buf);
+    errno = saved;
+    return NULL;
 }
 
-/* Parses and runs `source` in `module`. */
-static int run_in_module(ax_interp *in, ax_module *module, const char *source, const char *file,
-                         FILE *echo) {
-    ax_program *p = ax_parse(in->cx, source, file);
+char *ax_read_file(const char *path, ax_ctx *cx, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *text = ax_read_stream(f, cx, len);
+    int saved = errno;
+    fclose(f);
+    errno = saved;
+    return text;
+}
+
+/* A failed read: KeyboardInterrupt for Ctrl-C, MemoryError, else IOError saying what could
+ * not be read. */
+static void *read_error(ax_interp *in, const char *what, const char *path) {
+    if (errno == EINTR && ax_ctx_check_interrupt(in->cx)) return NULL;
+    if (errno == ENOMEM) return ax_error_oom(in->cx);
+    return ax_error(in->cx, AX_ERR_IO, "cannot read %s%s: %s", what, path, strerror(errno));
+}
+
+/* Parses and runs source[0, len) in `module`. */
+static int run_in_module(ax_interp *in, ax_module *module, const char *source, size_t len,
+                         const char *file, FILE *echo) {
+    ax_program *p = ax_parse_n(in->cx, source, len, file);
     if (!p) {
         if (!ax_error_pending(in->cx)) ax_error(in->cx, AX_ERR_SYNTAX, "cannot parse %s", file);
         return -1;
@@ -374,10 +405,23 @@ static bool is_pseudo_file(const char *file) {
     return !file || file[0] == '<';
 }
 
-int ax_interp_run(ax_interp *in, const char *source, const char *file, FILE *echo) {
+int ax_interp_run_n(ax_interp *in, const char *source, size_t len, const char *file, FILE *echo) {
     ax_interp_impl *ii = impl(in);
     if (!ii->main_dir && !is_pseudo_file(file)) ii->main_dir = dir_of(file);
-    return run_in_module(in, in->main, source, file ? file : "<string>", echo);
+    return run_in_module(in, in->main, source, len, file ? file : "<string>", echo);
+}
+
+int ax_interp_run(ax_interp *in, const char *source, const char *file, FILE *echo) {
+    return ax_interp_run_n(in, source, source ? strlen(source) : 0, file, echo);
+}
+
+int ax_interp_run_file(ax_interp *in, const char *path, FILE *echo) {
+    size_t len;
+    char *source = ax_read_file(path, in->cx, &len);
+    if (!source) return read_error(in, "", path), -1;
+    int rc = ax_interp_run_n(in, source, len, path, echo);
+    free(source);
+    return rc;
 }
 
 ax_value *ax_interp_eval_expr(ax_interp *in, const char *source, const char *file) {
@@ -414,7 +458,8 @@ static const char *jax_equivalent(const char *name) {
     static const struct {
         const char *jax, *ax;
     } names[] = {{"jax.numpy", "jnp"}, {"numpy", "np"},  {"jax.random", "random"},
-                 {"jax.lax", "lax"},   {"jax.nn", "nn"}, {"jax.tree_util", "tree"}};
+                 {"jax.lax", "lax"},   {"jax.nn", "nn"}, {"jax.tree_util", "tree"},
+                 {"matplotlib.pyplot", "plot"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i].jax) == 0) return names[i].ax;
     return name;
@@ -436,11 +481,12 @@ ax_value *ax_import_value(ax_interp *in, const char *name) {
 }
 
 static ax_module *load_module_file(ax_interp *in, const char *name, const char *path) {
-    char *source = read_file(path);
+    size_t len;
+    char *source = ax_read_file(path, in->cx, &len);
     if (!source) {
-        if (errno == ENOMEM) return ax_error_oom(in->cx);
-        return ax_error(in->cx, AX_ERR_IO, "cannot read module '%s' from %s: %s", name, path,
-                        strerror(errno));
+        char what[256];
+        snprintf(what, sizeof what, "module '%s' from ", name);
+        return read_error(in, what, path);
     }
     ax_module *m = ax_interp_new_module(in, name);
     if (!m || !(m->file = strdup(path))) {
@@ -448,7 +494,7 @@ static ax_module *load_module_file(ax_interp *in, const char *name, const char *
         return m ? ax_error_oom(in->cx) : NULL;
     }
     /* Registered before running so that an import cycle finds the partial module. */
-    int rc = run_in_module(in, m, source, path, NULL);
+    int rc = run_in_module(in, m, source, len, path, NULL);
     free(source);
     if (rc < 0) {
         m->failed = true; /* stays alive: closures created so far point at it */
@@ -744,13 +790,10 @@ static int load_prelude(ax_interp *in) {
         char path[PATH_MAX * 2];
         snprintf(path, sizeof path, "%s/prelude.ax", in->search_path[i]);
         if (access(path, R_OK) != 0) continue;
-        char *source = read_file(path);
-        if (!source) {
-            if (errno == ENOMEM) return ax_error_oom(in->cx), -1;
-            ax_error(in->cx, AX_ERR_IO, "cannot read %s: %s", path, strerror(errno));
-            return -1;
-        }
-        int rc = run_in_module(in, in->builtins, source, path, NULL);
+        size_t len;
+        char *source = ax_read_file(path, in->cx, &len);
+        if (!source) return read_error(in, "", path), -1;
+        int rc = run_in_module(in, in->builtins, source, len, path, NULL);
         free(source);
         free(in->stdlib_dir);
         in->stdlib_dir = strdup(in->search_path[i]);

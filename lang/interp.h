@@ -44,6 +44,17 @@ void ax_interp_free(ax_interp *in);
  * of a top-level expression statement that is not None is written there in the REPL form
  * ("0.4199743 : f32[]"). Returns 0, or -1 with the error (and its span) in in->cx. */
 int ax_interp_run(ax_interp *in, const char *source, const char *file, FILE *echo);
+/* The same for source[0, len), which may hold NUL bytes (a SyntaxError). */
+int ax_interp_run_n(ax_interp *in, const char *source, size_t len, const char *file, FILE *echo);
+/* Reads and runs a file (an IOError when it cannot be read; Ctrl-C stops the reading). */
+int ax_interp_run_file(ax_interp *in, const char *path, FILE *echo);
+
+/* The whole of a stream as a NUL-terminated string (malloc'd; *len counts its bytes), or NULL
+ * with errno set. Reading stops soon after a NUL byte (a program cannot hold one: the parser
+ * reports it), and with EINTR when Ctrl-C is pressed (cx may be NULL). */
+char *ax_read_stream(FILE *f, ax_ctx *cx, size_t *len);
+/* ax_read_stream of a file (NULL with errno when it cannot be opened). */
+char *ax_read_file(const char *path, ax_ctx *cx, size_t *len);
 
 /* Evaluates one expression in the main module (for :type, :time); new reference or NULL. */
 ax_value *ax_interp_eval_expr(ax_interp *in, const char *source, const char *file);
@@ -104,5 +115,15 @@ ax_array *ax_value_to_array(ax_interp *in, ax_value *v, const char *what);
 bool ax_value_to_int(ax_interp *in, ax_value *v, const char *what, int64_t *out);
 bool ax_value_to_double(ax_interp *in, ax_value *v, const char *what, double *out);
 bool ax_value_truthy(ax_interp *in, ax_value *v, bool *out);
+
+/* Iteration over lists, tuples, dict keys, strings (bytes), ranges, arrays along axis 0 and
+ * objects that support integer indexing. Loops that may run long poll Ctrl-C themselves. */
+typedef struct ax_value_iter {
+    ax_value *seq; /* borrowed */
+    int64_t i, n;  /* n < 0: unknown (objects: until IndexError) */
+} ax_value_iter;
+int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it); /* 0 or -1 */
+/* 1 with *item (new ref), 0 at the end, -1 on error. */
+int ax_value_iter_next(ax_interp *in, ax_value_iter *it, ax_value **item);
 
 #endif

@@ -1,6 +1,7 @@
 /* The lexer: Python-style tokens, indentation and line joining (see lexer.h). */
 #include "lexer.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ typedef struct {
     ax_span span;
 } open_bracket;
 
-typedef struct {
+typedef struct ax_lexer {
     const char *src, *p, *line_start;
     int line;
     ax_token_list *out;
@@ -29,6 +30,9 @@ typedef struct {
     open_bracket brackets[MAX_BRACKETS];
     int nbrackets;
     bool at_line_start;
+    ax_tok_kind last; /* the kind of the last token made */
+    bool scan_only;   /* ax_lexer_scan_rest: tokens go to `scratch`, not to `out` */
+    ax_token scratch;
 } lexer;
 
 /* Where a token starts. */
@@ -47,26 +51,43 @@ static ax_span span_from(const lexer *lx, mark m) {
     return (ax_span){m.line, m.col, lx->line, (int)(lx->p - lx->line_start) + 1};
 }
 
+/* Makes sure block `b` exists (blocks are added in order). */
+static bool ensure_block(ax_token_list *out, int b) {
+    if (b < out->nblocks) return true;
+    if (out->nblocks == out->capblocks) {
+        int cap = out->capblocks ? 2 * out->capblocks : 8;
+        ax_token **blocks = realloc(out->blocks, (size_t)cap * sizeof *blocks);
+        if (!blocks) return false;
+        out->blocks = blocks;
+        out->capblocks = cap;
+    }
+    ax_token *block = malloc(AX_TOKEN_BLOCK * sizeof *block);
+    if (!block) return false;
+    out->blocks[out->nblocks++] = block;
+    return true;
+}
+
 /* Keeps room for one more token plus the final EOF / ERROR token. */
 static bool reserve(ax_token_list *out) {
-    if (out->n + 2 <= out->cap) return true;
-    int cap = out->cap ? out->cap * 2 : 64;
-    ax_token *t = realloc(out->toks, (size_t)cap * sizeof *t);
-    if (!t) return false;
-    out->toks = t;
-    out->cap = cap;
-    return true;
+    return out->n < INT_MAX - 2 && ensure_block(out, out->n / AX_TOKEN_BLOCK) &&
+           ensure_block(out, (out->n + 1) / AX_TOKEN_BLOCK);
 }
 
 static int fail_oom(lexer *lx);
 
 static ax_token *push(lexer *lx, ax_tok_kind kind, ax_span span, const char *start, int len) {
-    if (!reserve(lx->out)) {
+    ax_token *t;
+    if (lx->scan_only) {
+        t = &lx->scratch;
+        free(t->str);
+    } else if (!reserve(lx->out)) {
         fail_oom(lx);
         return NULL;
+    } else {
+        t = ax_token_at(lx->out, lx->out->n++);
     }
-    ax_token *t = &lx->out->toks[lx->out->n++];
     *t = (ax_token){.kind = kind, .span = span, .start = start, .len = len};
+    lx->last = kind;
     return t;
 }
 
@@ -77,8 +98,9 @@ static ax_token *emit(lexer *lx, ax_tok_kind kind, mark m) {
 /* The final token, for which reserve() always left room. */
 static void push_final(lexer *lx, ax_tok_kind kind, ax_span span) {
     ax_token_list *out = lx->out;
-    if (!out->toks) return;
-    out->toks[out->n++] = (ax_token){.kind = kind, .span = span, .start = lx->p};
+    out->done = true;
+    if (lx->scan_only || out->nblocks == 0) return;
+    *ax_token_at(out, out->n++) = (ax_token){.kind = kind, .span = span, .start = lx->p};
 }
 
 /* Records a lexical error and ends the token array with an ERROR token at `span`. */
@@ -612,7 +634,7 @@ static int lex_operator(lexer *lx) {
 /* ---- the main loop ---- */
 
 static ax_tok_kind last_kind(const lexer *lx) {
-    return lx->out->n ? lx->out->toks[lx->out->n - 1].kind : AX_TOK_NEWLINE;
+    return lx->last;
 }
 
 /* A line break outside brackets ends the logical line (if anything was on it). */
@@ -692,41 +714,119 @@ static void finish(lexer *lx) {
     push_final(lx, AX_TOK_EOF, at_end);
 }
 
-int ax_lex(const char *source, ax_token_list *out) {
+/* Lexes a little more: one token, or the indentation of a line; at the end of the input, the
+ * final tokens. */
+static void step(lexer *lx) {
+    if (lx->at_line_start && lx->nbrackets == 0) {
+        if (handle_indentation(lx) < 0) return;
+        if (lx->at_line_start) { /* a blank line was skipped */
+            if (*lx->p == 0) finish(lx);
+            return;
+        }
+    }
+    if (*lx->p == 0)
+        finish(lx);
+    else
+        lex_token(lx);
+}
+
+ax_lexer *ax_lexer_new(const char *source, ax_token_list *out) {
     memset(out, 0, sizeof *out);
     lexer *lx = calloc(1, sizeof *lx);
     if (!lx || !reserve(out)) {
         free(lx);
-        out->failed = out->out_of_memory = true;
+        out->failed = out->out_of_memory = out->done = true;
         snprintf(out->message, sizeof out->message, "out of memory");
-        return -1;
+        return NULL;
     }
     lx->src = lx->p = lx->line_start = source ? source : "";
     lx->line = 1;
     lx->out = out;
     lx->at_line_start = true;
-    while (!out->failed) {
-        if (lx->at_line_start && lx->nbrackets == 0) {
-            if (handle_indentation(lx) < 0) break;
-            if (lx->at_line_start) { /* a blank line was skipped */
-                if (*lx->p == 0) break;
-                continue;
-            }
-        }
-        if (*lx->p == 0) break;
-        lex_token(lx);
-    }
-    if (!out->failed) finish(lx);
+    lx->last = AX_TOK_NEWLINE;
+    return lx;
+}
+
+void ax_lexer_free(ax_lexer *lx) {
+    if (!lx) return;
+    free(lx->scratch.str);
     free(lx);
+}
+
+void ax_lexer_fill(ax_lexer *lx, int count) {
+    while (!lx->out->done && lx->out->n < count) step(lx);
+}
+
+void ax_lexer_interrupt(ax_lexer *lx) {
+    if (lx->out->done) return;
+    lx->out->interrupted = true;
+    fail(lx, span_from(lx, here(lx)), false, "interrupted");
+}
+
+void ax_lexer_scan_rest(ax_lexer *lx) {
+    ax_token_list *out = lx->out;
+    /* with no bracket open here, every one opened so far was closed */
+    if (out->done || lx->nbrackets == 0) return;
+    lx->scan_only = true;
+    while (!out->done) step(lx);
+    lx->scan_only = false;
+    /* the tokens end where the scan began: end them there (reserve() left room for it) */
+    *ax_token_at(out, out->n++) =
+        (ax_token){.kind = out->failed ? AX_TOK_ERROR : AX_TOK_EOF, .span = out->err_span};
+}
+
+int ax_lex(const char *source, ax_token_list *out) {
+    lexer *lx = ax_lexer_new(source, out);
+    if (!lx) return -1;
+    ax_lexer_fill(lx, INT_MAX);
+    ax_lexer_free(lx);
     return out->failed ? -1 : 0;
 }
 
 void ax_token_list_free(ax_token_list *list) {
     if (!list) return;
-    for (int i = 0; i < list->n; i++) free(list->toks[i].str);
-    free(list->toks);
-    list->toks = NULL;
-    list->n = list->cap = 0;
+    ax_token_list_drop(list, list->n);
+    for (int b = list->dropped; b < list->nblocks; b++) {
+        for (int i = b * AX_TOKEN_BLOCK; i < list->n && i < (b + 1) * AX_TOKEN_BLOCK; i++)
+            free(ax_token_at(list, i)->str);
+        free(list->blocks[b]);
+    }
+    free(list->blocks);
+    list->blocks = NULL;
+    list->n = list->nblocks = list->capblocks = list->dropped = 0;
+}
+
+void ax_token_list_drop(ax_token_list *list, int before) {
+    if (before > list->n) before = list->n;
+    for (; list->dropped < list->nblocks && (list->dropped + 1) * AX_TOKEN_BLOCK <= before;
+         list->dropped++) {
+        int b = list->dropped;
+        for (int i = b * AX_TOKEN_BLOCK; i < (b + 1) * AX_TOKEN_BLOCK; i++)
+            free(ax_token_at(list, i)->str);
+        free(list->blocks[b]);
+        list->blocks[b] = NULL;
+    }
+}
+
+char *ax_source_normalize(const char *source, size_t len, size_t *out_len) {
+    if (len >= 3 && memcmp(source, "\xEF\xBB\xBF", 3) == 0) { /* a UTF-8 byte order mark */
+        source += 3;
+        len -= 3;
+    }
+    char *out = malloc(len + 1);
+    if (!out) return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = source[i];
+        if (c == '\r') {
+            if (i + 1 < len && source[i + 1] == '\n') i++;
+            c = '\n';
+        }
+        out[n++] = c;
+    }
+    out[n] = 0;
+    *out_len = n;
+    return out;
 }
 
 static const char *const kind_desc[AX_TOK_NKINDS] = {

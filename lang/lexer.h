@@ -1,15 +1,18 @@
-/* The lexer: source text to a token array, Python style.
+/* The lexer: source text to tokens, Python style.
  *
  * Indentation becomes INDENT / DEDENT tokens (a stack of indentation levels, tabs and spaces
  * checked for consistent use as Python does); a line break inside (), [] or {} or after a
- * backslash joins lines; blank and comment-only lines produce nothing. The whole source is
- * tokenized up front. A lexical error stops the lexer: the array then ends with one
- * AX_TOK_ERROR token (the parser reports it when it gets there, so that an earlier syntax error
- * is still reported first), and the error is described in the token list. */
+ * backslash joins lines; blank and comment-only lines produce nothing. Tokens are made on
+ * demand (ax_lexer_fill), so that the parser can stop early on a huge input without having
+ * tokenized all of it; ax_lex tokenizes a whole text at once. A lexical error stops the lexer:
+ * the tokens then end with one AX_TOK_ERROR token (the parser reports it when it gets there, so
+ * that an earlier syntax error is still reported first), and the error is described in the
+ * token list. The source is NUL-terminated text with '\n' line ends (see ax_source_normalize). */
 #ifndef AX_LEXER_H
 #define AX_LEXER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../runtime/error.h"
@@ -111,25 +114,58 @@ typedef struct ax_token {
     double fval;  /* AX_TOK_FLOAT */
 } ax_token;
 
+/* Tokens are stored in blocks of this many, so that their addresses never change while more
+ * are made, and the blocks a parser is done with can be freed. */
+#define AX_TOKEN_BLOCK 1024
+
 typedef struct ax_token_list {
-    ax_token *toks; /* ends with AX_TOK_EOF, or with AX_TOK_ERROR after a lexical error */
-    int n, cap;
+    ax_token **blocks; /* token i is blocks[i / AX_TOKEN_BLOCK][i % AX_TOKEN_BLOCK] */
+    int nblocks, capblocks;
+    int dropped; /* blocks [0, dropped) were freed by ax_token_list_drop */
+    int n;       /* tokens made so far; once the input ended, the last one is AX_TOK_EOF, or
+                    AX_TOK_ERROR after a lexical error */
+    bool done;   /* the last token was made */
     /* the lexical error, when there is one */
     bool failed;
     bool out_of_memory;
-    bool incomplete; /* the error is the input ending early: an open bracket, an
-                        unterminated triple-quoted string, a backslash at the very end */
-    bool unclosed;   /* the error is "'(' was never closed" (err_span is the bracket) */
+    bool incomplete;  /* the error is the input ending early: an open bracket, an
+                         unterminated triple-quoted string, a backslash at the very end */
+    bool unclosed;    /* the error is "'(' was never closed" (err_span is the bracket) */
+    bool interrupted; /* ax_lexer_interrupt stopped it */
     char message[256];
     ax_span err_span;
     int eof_indent_depth;  /* open indented blocks when the input ended */
     bool continued_at_end; /* the input ends with a backslash continuation */
 } ax_token_list;
 
-/* Tokenizes `source`. Returns 0, or -1 after a lexical error (described in `out`). The list
- * is filled in either case and must be freed with ax_token_list_free. */
+/* Token i (0 <= i < n, not dropped). */
+static inline ax_token *ax_token_at(const ax_token_list *l, int i) {
+    return &l->blocks[i / AX_TOKEN_BLOCK][i % AX_TOKEN_BLOCK];
+}
+
+/* Tokenizes `source` whole. Returns 0, or -1 after a lexical error (described in `out`). The
+ * list is filled in either case and must be freed with ax_token_list_free. */
 int ax_lex(const char *source, ax_token_list *out);
 void ax_token_list_free(ax_token_list *list);
+/* Frees the blocks that hold only tokens before index `before` (they can no longer be read). */
+void ax_token_list_drop(ax_token_list *list, int before);
+
+/* A lexer that makes tokens into `out` on demand. `source` must outlive it. NULL on OOM. */
+typedef struct ax_lexer ax_lexer;
+ax_lexer *ax_lexer_new(const char *source, ax_token_list *out);
+void ax_lexer_free(ax_lexer *lx);
+/* Makes tokens until `out` holds at least `count` of them or the last one was made. */
+void ax_lexer_fill(ax_lexer *lx, int count);
+/* Stops the lexer as after a lexical error "interrupted" (Ctrl-C): no more tokens. */
+void ax_lexer_interrupt(ax_lexer *lx);
+/* Lexes the rest of the input without keeping its tokens, to learn how it ends: afterwards
+ * out->failed and out->unclosed tell whether a bracket opened so far is never closed. */
+void ax_lexer_scan_rest(ax_lexer *lx);
+
+/* A copy of source[0, len) as the lexer reads it (Python's universal newlines): without a
+ * leading UTF-8 byte order mark, with "\r\n" and a lone '\r' turned into '\n'. NUL bytes are
+ * kept (the parser reports them). *out_len is the copy's length. NULL on OOM. */
+char *ax_source_normalize(const char *source, size_t len, size_t *out_len);
 
 /* How a token kind reads in a message: "'('", "name", "end of line", "'def'", ... */
 const char *ax_tok_kind_desc(ax_tok_kind kind);

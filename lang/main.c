@@ -9,6 +9,7 @@
 #include "../runtime/context.h"
 #include "../runtime/format.h"
 #include "interp.h"
+#include "notebook.h"
 #include "repl.h"
 
 #ifndef AX_VERSION
@@ -20,6 +21,7 @@ enum { EXIT_PROGRAM_ERROR = 1, EXIT_USAGE = 2 };
 static const char usage_text[] =
     "usage: ax [options] [FILE.ax [args...]]\n"
     "       ax [options] -e CODE [args...]\n"
+    "       ax notebook [options] FILE.md   (run a Markdown notebook: ax notebook --help)\n"
     "\n"
     "With no FILE: an interactive session when stdin is a terminal, else stdin is read as a\n"
     "program. FILE '-' also reads the program from stdin.\n"
@@ -91,22 +93,6 @@ static int parse_options(int argc, char **argv, options *o) {
     return -1;
 }
 
-/* Before the runtime context exists: the same report as ax_error_print's. */
-static int out_of_memory(void) {
-    fputs("error[MemoryError]: out of memory\n", stderr);
-    return EXIT_PROGRAM_ERROR;
-}
-
-static char *read_program_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *src = ax_repl_read_text(f);
-    int saved = errno;
-    fclose(f);
-    errno = saved;
-    return src;
-}
-
 /* `argv` for the program, like Python's sys.argv: the script, then its arguments. Defined
  * only when the builtins do not define the name themselves. */
 static void define_argv(ax_interp *in, const options *o, bool from_stdin) {
@@ -131,8 +117,14 @@ static void define_argv(ax_interp *in, const options *o, bool from_stdin) {
     ax_error_clear(in->cx);
 }
 
-static int run_source(ax_interp *in, const char *src, const char *file) {
-    int rc = ax_interp_run(in, src, file, NULL);
+/* Before the runtime context exists: the same report as ax_error_print's. */
+static int out_of_memory(void) {
+    fputs("error[MemoryError]: out of memory\n", stderr);
+    return EXIT_PROGRAM_ERROR;
+}
+
+static int run_source(ax_interp *in, const char *src, size_t len, const char *file) {
+    int rc = ax_interp_run_n(in, src, len, file, NULL);
     fflush(stdout);
     if (rc == 0) return 0;
     if (!ax_error_pending(in->cx)) ax_error(in->cx, AX_ERR_RUNTIME, "the program failed");
@@ -143,11 +135,12 @@ static int run_source(ax_interp *in, const char *src, const char *file) {
 static int run(const options *o, const char *exe) {
     /* Read the program first: a missing file is a usage error, reported before start-up. */
     char *src = NULL;
+    size_t len = 0;
     const char *name = "<string>";
     bool from_stdin =
         o->file ? !strcmp(o->file, "-") : !o->code && !o->force_repl && !isatty(STDIN_FILENO);
     if (o->file && !from_stdin) {
-        src = read_program_file(o->file);
+        src = ax_read_file(o->file, NULL, &len);
         if (!src && errno == ENOMEM) return out_of_memory();
         if (!src) {
             fprintf(stderr, "ax: cannot read '%s': %s\n", o->file, strerror(errno));
@@ -155,7 +148,7 @@ static int run(const options *o, const char *exe) {
         }
         name = o->file;
     } else if (from_stdin) {
-        src = ax_repl_read_text(stdin);
+        src = ax_read_stream(stdin, NULL, &len);
         if (!src && errno == ENOMEM) return out_of_memory();
         if (!src) {
             fprintf(stderr, "ax: cannot read the program from stdin: %s\n", strerror(errno));
@@ -179,7 +172,8 @@ static int run(const options *o, const char *exe) {
     } else {
         in->allow_key_reuse = o->allow_key_reuse;
         define_argv(in, o, from_stdin);
-        if (src || o->code) status = run_source(in, src ? src : o->code, name);
+        if (src || o->code)
+            status = run_source(in, src ? src : o->code, src ? len : strlen(o->code), name);
         if (o->force_repl || (!src && !o->code)) {
             /* -i after a program: its definitions stay for the session, as with python -i */
             ax_repl_options ropt = {.interactive = isatty(STDIN_FILENO), .in = stdin};
@@ -193,6 +187,8 @@ static int run(const options *o, const char *exe) {
 }
 
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "notebook"))
+        return ax_notebook_main(argc - 1, argv + 1, argv[0]);
     options o = {0};
     int status = parse_options(argc, argv, &o);
     if (status >= 0) return status;

@@ -6,6 +6,7 @@
 
 #include "../compiler/trace.h"
 #include "../stdlib/np.h"
+#include "../stdlib/pytree.h"
 #include "eval.h"
 
 static const char *binop_symbol(ax_binop op) {
@@ -40,7 +41,7 @@ static ax_value *oom(ax_interp *in, ax_value *v) {
 
 /* ---- sequences ---- */
 
-static ax_value *make_sequence(ax_value_kind kind, int n, ax_value **items) {
+static ax_value *make_sequence_take(ax_value_kind kind, int n, ax_value **items) {
     return kind == AX_V_TUPLE ? ax_value_tuple(n, items) : ax_value_list(n, items);
 }
 
@@ -50,7 +51,7 @@ static ax_value *concat(ax_interp *in, ax_value *a, ax_value *b) {
     if (!items) return ax_error_oom(in->cx);
     for (int i = 0; i < a->n; i++) items[i] = ax_value_retain(a->items[i]);
     for (int i = 0; i < b->n; i++) items[a->n + i] = ax_value_retain(b->items[i]);
-    ax_value *r = make_sequence(a->kind, n, items);
+    ax_value *r = make_sequence_take(a->kind, n, items);
     free(items);
     return oom(in, r);
 }
@@ -88,8 +89,15 @@ static ax_value *repeat(ax_interp *in, ax_value *seq, ax_value *count) {
     int n = (int)(seq->n * k);
     ax_value **items = malloc((size_t)(n ? n : 1) * sizeof *items);
     if (!items) return ax_error_oom(in->cx);
-    for (int i = 0; i < n; i++) items[i] = ax_value_retain(seq->items[i % seq->n]);
-    ax_value *r = make_sequence(seq->kind, n, items);
+    for (int i = 0; i < n; i++) {
+        if ((i & 0xFFFFF) == 0 && ax_ctx_check_interrupt(in->cx)) {
+            while (i-- > 0) ax_value_release(items[i]);
+            free(items);
+            return NULL;
+        }
+        items[i] = ax_value_retain(seq->items[i % seq->n]);
+    }
+    ax_value *r = make_sequence_take(seq->kind, n, items);
     free(items);
     return oom(in, r);
 }
@@ -178,13 +186,19 @@ static int arrays_equal(ax_interp *in, ax_array *a, ax_array *b) {
     return 1;
 }
 
-int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
+static int equal_at(ax_interp *in, const ax_value *a, const ax_value *b, int depth) {
     if (a == b) return 1;
+    bool container = a->kind == AX_V_TUPLE || a->kind == AX_V_LIST || a->kind == AX_V_DICT;
+    if (container && depth >= AX_MAX_VALUE_DEPTH) {
+        ax_error(in->cx, AX_ERR_RECURSION, "comparing containers nested more than %d levels deep",
+                 AX_MAX_VALUE_DEPTH);
+        return -1;
+    }
     if (a->kind == AX_V_DTYPE && b->kind == AX_V_STR) {
         ax_dtype t;
         return ax_dtype_parse(b->str, &t) && t == a->dtype;
     }
-    if (a->kind == AX_V_STR && b->kind == AX_V_DTYPE) return ax_value_equal(in, b, a);
+    if (a->kind == AX_V_STR && b->kind == AX_V_DTYPE) return equal_at(in, b, a, depth);
     if (a->kind != b->kind) return 0;
     switch (a->kind) {
     case AX_V_NONE:
@@ -200,12 +214,14 @@ int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
         return arrays_equal(in, a->arr, b->arr);
     case AX_V_BUILTIN:
         return a->builtin->fn == b->builtin->fn && a->builtin->data == b->builtin->data;
+    case AX_V_OBJECT: /* tree structures compare by structure, as JAX's PyTreeDefs do */
+        return ax_treedef_equal((ax_value *)a, (ax_value *)b);
     case AX_V_TUPLE:
     case AX_V_LIST:
     case AX_V_SLICE:
         if (a->n != b->n) return 0;
         for (int i = 0; i < a->n; i++) {
-            int r = ax_value_equal(in, a->items[i], b->items[i]);
+            int r = equal_at(in, a->items[i], b->items[i], depth + 1);
             if (r != 1) return r;
         }
         return 1;
@@ -214,13 +230,43 @@ int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
         for (int i = 0; i < a->n; i++) {
             ax_value *other = ax_dict_get(b, a->keys[i]->str);
             if (!other) return 0;
-            int r = ax_value_equal(in, a->items[i], other);
+            int r = equal_at(in, a->items[i], other, depth + 1);
             if (r != 1) return r;
         }
         return 1;
+    case AX_V_RANGE: { /* as sequences: range(0) == range(2, 2), range(3) == range(0, 3, 1) */
+        int64_t n = ax_range_len(a);
+        return n == ax_range_len(b) && (n == 0 || (a->range.start == b->range.start &&
+                                                   (n == 1 || a->range.step == b->range.step)));
+    }
     default:
         return 0;
     }
+}
+
+int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
+    return equal_at(in, a, b, 0);
+}
+
+/* `x in range(...)`: arithmetic for a number (2.0 in range(3) too), never a scan. */
+static int range_contains(ax_interp *in, const ax_value *r, ax_value *item) {
+    if (item->kind != AX_V_ARRAY || item->arr->ndim != 0) return 0;
+    int64_t x;
+    if (ax_dtype_is_float(item->arr->dtype)) {
+        double d;
+        if (!ax_value_to_double(in, item, "the value tested with `in`", &d)) return -1;
+        if (!(d >= -0x1p63 && d < 0x1p63) || d != (double)(int64_t)d) return 0;
+        x = (int64_t)d;
+    } else if (!ax_value_to_int(in, item, "the value tested with `in`", &x)) {
+        return -1;
+    }
+    int64_t start = r->range.start, step = r->range.step;
+    if (ax_range_len(r) == 0 ||
+        (step > 0 ? x < start || x >= r->range.stop : x > start || x <= r->range.stop))
+        return 0;
+    uint64_t offset = step > 0 ? (uint64_t)x - (uint64_t)start : (uint64_t)start - (uint64_t)x;
+    uint64_t by = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
+    return offset % by == 0;
 }
 
 /* `x in arr`: any(arr == x), on concrete values. */
@@ -246,6 +292,7 @@ static int contains(ax_interp *in, ax_value *container, ax_value *item) {
     case AX_V_LIST:
     case AX_V_TUPLE:
         for (int i = 0; i < container->n; i++) {
+            if ((i & 4095) == 4095 && ax_ctx_check_interrupt(in->cx)) return -1;
             int r = ax_value_equal(in, item, container->items[i]);
             if (r != 0) return r;
         }
@@ -262,6 +309,8 @@ static int contains(ax_interp *in, ax_value *container, ax_value *item) {
         return strstr(container->str, item->str) != NULL;
     case AX_V_ARRAY:
         return array_contains(in, container->arr, item);
+    case AX_V_RANGE:
+        return range_contains(in, container, item);
     default: {
         char d[128];
         ax_value_describe(d, sizeof d, container);
@@ -317,9 +366,10 @@ ax_value *ax_value_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b)
 
 /* ---- indexing ---- */
 
-/* Python's slice.indices(len): the start, step and number of selected items. */
+/* Python's slice.indices(len): the start, stop and step (stop may be NULL), and the number
+ * of selected items. */
 static bool slice_indices(ax_interp *in, const ax_value *s, int64_t len, int64_t *start,
-                          int64_t *step, int64_t *count) {
+                          int64_t *stop, int64_t *step, int64_t *count) {
     int64_t v[3] = {0, 0, 1};
     bool given[3];
     for (int i = 0; i < 3; i++) {
@@ -330,6 +380,7 @@ static bool slice_indices(ax_interp *in, const ax_value *s, int64_t len, int64_t
         ax_error(in->cx, AX_ERR_VALUE, "slice step cannot be zero");
         return false;
     }
+    if (v[2] < -INT64_MAX) v[2] = -INT64_MAX; /* as CPython clamps it: -step must not overflow */
     int64_t lower = v[2] > 0 ? 0 : -1, upper = v[2] > 0 ? len : len - 1;
     for (int i = 0; i < 2; i++) {
         if (!given[i]) {
@@ -341,6 +392,7 @@ static bool slice_indices(ax_interp *in, const ax_value *s, int64_t len, int64_t
         if (v[i] > upper) v[i] = upper;
     }
     *start = v[0];
+    if (stop) *stop = v[1];
     *step = v[2];
     if (v[2] > 0)
         *count = v[1] > v[0] ? (v[1] - v[0] - 1) / v[2] + 1 : 0;
@@ -352,7 +404,7 @@ static bool slice_indices(ax_interp *in, const ax_value *s, int64_t len, int64_t
 static ax_value *slice_sequence(ax_interp *in, ax_value *seq, const ax_value *s) {
     int64_t len = seq->kind == AX_V_STR ? (int64_t)strlen(seq->str) : seq->n;
     int64_t start, step, count;
-    if (!slice_indices(in, s, len, &start, &step, &count)) return NULL;
+    if (!slice_indices(in, s, len, &start, NULL, &step, &count)) return NULL;
     if (seq->kind == AX_V_STR) {
         char *out = malloc((size_t)count + 1);
         if (!out) return ax_error_oom(in->cx);
@@ -365,7 +417,7 @@ static ax_value *slice_sequence(ax_interp *in, ax_value *seq, const ax_value *s)
     ax_value **items = malloc((size_t)(count ? count : 1) * sizeof *items);
     if (!items) return ax_error_oom(in->cx);
     for (int64_t i = 0; i < count; i++) items[i] = ax_value_retain(seq->items[start + i * step]);
-    ax_value *r = make_sequence(seq->kind, (int)count, items);
+    ax_value *r = make_sequence_take(seq->kind, (int)count, items);
     free(items);
     return oom(in, r);
 }
@@ -394,6 +446,38 @@ static ax_value *index_sequence(ax_interp *in, ax_value *seq, ax_value *index) {
         return oom(in, ax_value_str(c));
     }
     return ax_value_retain(seq->items[k]);
+}
+
+/* range(...)[i] is an int, range(...)[a:b:c] a range, as in Python. */
+static ax_value *index_range(ax_interp *in, ax_value *r, ax_value *index) {
+    int64_t len = ax_range_len(r);
+    if (index->kind == AX_V_SLICE) {
+        int64_t start, stop, step, count;
+        if (!slice_indices(in, index, len, &start, &stop, &step, &count)) return NULL;
+        /* Python's bounds: start + i * step for the slice's start and stop indices */
+        __int128 base = r->range.start, by = r->range.step;
+        __int128 lo = base + start * by, hi = base + stop * by, new_step = by * step;
+        if (hi < INT64_MIN || hi > INT64_MAX) hi = new_step > 0 ? INT64_MAX : INT64_MIN;
+        ax_value *sliced = NULL;
+        if (lo >= INT64_MIN && lo <= INT64_MAX && new_step >= INT64_MIN && new_step <= INT64_MAX)
+            sliced = ax_value_range(in, (int64_t)lo, (int64_t)hi, (int64_t)new_step);
+        if (sliced && ax_range_len(sliced) == count) return sliced;
+        ax_value_release(sliced); /* a bound Python would write as a bigger int */
+        return ax_error(in->cx, AX_ERR_VALUE, "the slice of the range leaves the int64 range");
+    }
+    if (index->kind != AX_V_ARRAY) {
+        char d[128];
+        ax_value_describe(d, sizeof d, index);
+        return ax_error(in->cx, AX_ERR_TYPE, "range indices must be integers or slices, not %s", d);
+    }
+    int64_t i;
+    if (!ax_value_to_int(in, index, "a range index", &i)) return NULL;
+    int64_t k = i < 0 ? i + len : i;
+    if (k < 0 || k >= len)
+        return ax_error(in->cx, AX_ERR_INDEX,
+                        "range index %lld is out of range for a range of length %lld", (long long)i,
+                        (long long)len);
+    return ax_value_int(in, ax_range_item(r, k));
 }
 
 static ax_value *key_error(ax_interp *in, ax_value *dict, const char *key) {
@@ -427,6 +511,8 @@ ax_value *ax_value_getitem(ax_interp *in, ax_value *obj, ax_value *index) {
     case AX_V_LIST:
     case AX_V_STR:
         return index_sequence(in, obj, index);
+    case AX_V_RANGE:
+        return index_range(in, obj, index);
     case AX_V_DICT: {
         if (index->kind != AX_V_STR) {
             ax_value_describe(d, sizeof d, index);
@@ -464,6 +550,9 @@ int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it) {
     case AX_V_STR:
         it->n = (int64_t)strlen(seq->str);
         return 0;
+    case AX_V_RANGE:
+        it->n = ax_range_len(seq);
+        return 0;
     case AX_V_ARRAY:
         if (seq->arr->ndim == 0) {
             ax_value_describe(d, sizeof d, seq);
@@ -496,11 +585,16 @@ int ax_value_iter_next(ax_interp *in, ax_value_iter *it, ax_value **item) {
     case AX_V_DICT:
         *item = ax_value_retain(seq->keys[i]);
         return 1;
-    case AX_V_STR: {
-        char c[2] = {seq->str[i], 0};
+    case AX_V_STR: { /* a character: its UTF-8 bytes (it->i counts bytes) */
+        char c[5] = {seq->str[i], 0};
+        for (int k = 1; k < 4 && ((unsigned char)seq->str[it->i] & 0xC0) == 0x80; k++)
+            c[k] = seq->str[it->i++];
         *item = oom(in, ax_value_str(c));
         return *item ? 1 : -1;
     }
+    case AX_V_RANGE:
+        *item = ax_value_int(in, ax_range_item(seq, i));
+        return *item ? 1 : -1;
     default:
         break;
     }

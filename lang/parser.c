@@ -1,7 +1,10 @@
-/* The parser: recursive descent over the token array, Python's grammar and precedence.
+/* The parser: recursive descent over the tokens, Python's grammar and precedence.
  *
  * Every parse function returns a node it owns, or NULL after recording a syntax error; on
- * failure it frees what it built. The first error stops the parse. */
+ * failure it frees what it built. The first error stops the parse. Tokens are made as the
+ * parser reaches them and freed after each top-level statement, and every expression node
+ * knows the height of its tree, so that a huge input that breaks a limit (a 100 MB line of
+ * 1 + 1 + ... + 1) stops when it breaks it, having read no more than that. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +22,15 @@
 typedef struct {
     ax_ctx *cx;
     const char *source, *file;
+    ax_lexer *lexer;
     ax_token_list lx;
     int pos;
     int depth;
     bool failed;
 } parser;
+
+/* Tokens made ahead of the parser at a time (and how often Ctrl-C is checked). */
+#define TOKEN_BATCH 256
 
 /* ---- errors ---- */
 
@@ -34,13 +41,22 @@ static void report(parser *p, ax_error_kind kind, ax_span span, const char *msg)
 }
 
 static void report_lex_error(parser *p) {
+    if (p->lx.interrupted) {
+        p->failed = true;
+        p->cx->interrupt = 0; /* what ax_ctx_check_interrupt does (the fuzz target links no
+                                 runtime/context.c) */
+        ax_error(p->cx, AX_ERR_INTERRUPT, "interrupted");
+        return;
+    }
     report(p, p->lx.out_of_memory ? AX_ERR_MEMORY : AX_ERR_SYNTAX, p->lx.err_span, p->lx.message);
 }
 
 static void *vsyntax_error(parser *p, ax_span span, const char *fmt, va_list ap) {
     if (p->failed) return NULL;
     /* Past an unclosed bracket everything is one logical line, so a later error is most
-     * likely a consequence: report the bracket, as Python does. */
+     * likely a consequence: report the bracket, as Python does. Whether one is never closed
+     * is known at the end of the input only. */
+    if (!p->lx.done) ax_lexer_scan_rest(p->lexer);
     if (p->lx.failed && p->lx.unclosed && span.line > p->lx.err_span.line) {
         report_lex_error(p);
         return NULL;
@@ -85,12 +101,22 @@ static void *oom(parser *p) {
 
 /* ---- tokens ---- */
 
+/* Token i, made now if need be; past the end, the last one (EOF or ERROR). */
+static ax_token *token(parser *p, int i) {
+    if (i >= p->lx.n && !p->lx.done) {
+        if (ax_ctx_interrupted(p->cx))
+            ax_lexer_interrupt(p->lexer);
+        else
+            ax_lexer_fill(p->lexer, i + TOKEN_BATCH);
+    }
+    return ax_token_at(&p->lx, i < p->lx.n ? i : p->lx.n - 1);
+}
+
 static ax_token *cur(parser *p) {
-    return &p->lx.toks[p->pos];
+    return token(p, p->pos);
 }
 static ax_token *peek(parser *p, int k) {
-    int i = p->pos + k;
-    return &p->lx.toks[i < p->lx.n ? i : p->lx.n - 1];
+    return token(p, p->pos + k);
 }
 static bool at(parser *p, ax_tok_kind k) {
     return cur(p)->kind == k;
@@ -134,12 +160,13 @@ static ax_token *expect(parser *p, ax_tok_kind k, const char *msg) {
 
 /* The end of the last real token consumed (not a NEWLINE, INDENT or DEDENT). */
 static ax_span prev_span(parser *p) {
-    for (int i = p->pos - 1; i >= 0; i--) {
-        ax_tok_kind k = p->lx.toks[i].kind;
+    int first = p->lx.dropped * AX_TOKEN_BLOCK; /* the earliest token still kept */
+    for (int i = p->pos - 1; i >= first; i--) {
+        ax_tok_kind k = ax_token_at(&p->lx, i)->kind;
         if (k != AX_TOK_NEWLINE && k != AX_TOK_INDENT && k != AX_TOK_DEDENT)
-            return p->lx.toks[i].span;
+            return ax_token_at(&p->lx, i)->span;
     }
-    return p->lx.toks[0].span;
+    return token(p, first)->span;
 }
 
 static ax_span join(ax_span a, ax_span b) {
@@ -190,7 +217,26 @@ static ax_node *node_new(parser *p, ax_node_kind kind, ax_span span) {
     if (!n) return oom(p);
     n->kind = kind;
     n->span = span;
+    n->height = 1;
     return n;
+}
+
+static void max_height(void *arg, ax_node *child) {
+    int *h = arg;
+    if (child->height > *h) *h = child->height;
+}
+
+/* Sets the height of n's tree from its children, once they are all in place. Past the limit,
+ * records the error and frees n: the parse stops here, not after reading the rest of a chain. */
+static ax_node *with_height(parser *p, ax_node *n) {
+    int h = 0;
+    ax_node_each_child(n, max_height, &h);
+    n->height = h + 1;
+    if (n->height <= MAX_TREE_HEIGHT) return n;
+    syntax_error(p, n->span, "expression too complex: nested more than %d levels deep",
+                 MAX_TREE_HEIGHT);
+    ax_node_free(n);
+    return NULL;
 }
 
 /* Appends `item` (taking it); on failure frees it and returns false. */
@@ -231,7 +277,7 @@ static ax_node *node2(parser *p, ax_node_kind kind, int op, ax_node *a, ax_node 
     n->op = op;
     n->a = a;
     n->b = b;
-    return n;
+    return with_height(p, n);
 }
 
 /* Appends a keyword argument (name NULL for **x) to a call; takes name and value. */
@@ -358,7 +404,7 @@ static ax_node *parse_paren(parser *p) {
         return NULL;
     }
     tuple->span = join(open->span, close->span);
-    return tuple;
+    return with_height(p, tuple);
 }
 
 static ax_node *parse_target_list(parser *p);
@@ -379,6 +425,11 @@ static bool parse_comp_clauses(parser *p, ax_node *comp) {
             if (!cond || !push(p, &clause->items, cond)) return false;
         }
         clause->span = join(for_tok->span, prev_span(p));
+        int i = comp->items.n - 1;
+        if (!(comp->items.items[i] = with_height(p, clause))) {
+            comp->items.n--;
+            return false;
+        }
     }
     return true;
 }
@@ -409,7 +460,7 @@ static ax_node *parse_list(parser *p) {
     }
     if (!(close = expect_close(p, AX_TOK_RBRACKET, "']'"))) goto fail;
     list->span = join(open->span, close->span);
-    return list;
+    return with_height(p, list);
 fail:
     ax_node_free(list);
     return NULL;
@@ -447,7 +498,7 @@ static ax_node *parse_dict(parser *p) {
     }
     if (!(close = expect_close(p, AX_TOK_RBRACE, "'}'"))) goto fail;
     dict->span = join(open->span, close->span);
-    return dict;
+    return with_height(p, dict);
 fail:
     ax_node_free(dict);
     return NULL;
@@ -575,7 +626,7 @@ static ax_node *parse_call(parser *p, ax_node *callee) {
         return NULL;
     }
     call->span = join(callee->span, close->span);
-    return call;
+    return with_height(p, call);
 }
 
 /* One entry of an index: an expression or a slice lo:hi:step. */
@@ -599,7 +650,7 @@ static ax_node *parse_index_entry(parser *p) {
     if (accept(p, AX_TOK_COLON) && !ENDS_PART(p) && !(slice->c = parse_test(p))) goto fail;
 #undef ENDS_PART
     slice->span = join(start->span, prev_span(p));
-    return slice;
+    return with_height(p, slice);
 fail:
     ax_node_free(slice);
     return NULL;
@@ -620,7 +671,7 @@ static ax_node *parse_subscript(parser *p, ax_node *obj) {
     } while (accept(p, AX_TOK_COMMA) && !at(p, AX_TOK_RBRACKET));
     if (!(close = expect_close(p, AX_TOK_RBRACKET, "']'"))) goto fail;
     index->span = join(obj->span, close->span);
-    return index;
+    return with_height(p, index);
 fail:
     ax_node_free(index);
     return NULL;
@@ -785,7 +836,7 @@ static ax_node *parse_comparison(parser *p) {
         }
         cmp->span = join(first->span, right->span);
     }
-    return cmp ? cmp : first;
+    return cmp ? with_height(p, cmp) : first;
 }
 
 static ax_node *parse_not(parser *p) {
@@ -828,7 +879,7 @@ static ax_node *parse_lambda(parser *p) {
         return NULL;
     }
     fn->span = join(kw->span, fn->a->span);
-    return fn;
+    return with_height(p, fn);
 }
 
 /* `value if cond else other`, with `value` already parsed (taken). */
@@ -848,7 +899,7 @@ static ax_node *parse_ifexp(parser *p, ax_node *value) {
     advance(p);
     if (!(n->c = parse_test(p))) goto fail;
     n->span = join(value->span, n->c->span);
-    return n;
+    return with_height(p, n);
 fail:
     ax_node_free(n);
     return NULL;
@@ -902,7 +953,7 @@ static ax_node *parse_expr_list(parser *p, bool target) {
         }
     }
     tuple->span = join(start->span, prev_span(p));
-    return tuple;
+    return with_height(p, tuple);
 }
 
 static ax_node *parse_target_list(parser *p) {
@@ -1255,8 +1306,9 @@ static char *parse_dotted_name(parser *p, const char *what) {
     if (!s) return oom(p);
     size_t k = 0;
     for (int i = first; i < p->pos; i++) { /* the names and dots, without spaces between */
-        memcpy(s + k, p->lx.toks[i].start, (size_t)p->lx.toks[i].len);
-        k += (size_t)p->lx.toks[i].len;
+        const ax_token *t = ax_token_at(&p->lx, i);
+        memcpy(s + k, t->start, (size_t)t->len);
+        k += (size_t)t->len;
     }
     s[k] = 0;
     return s;
@@ -1327,7 +1379,7 @@ static ax_node *parse_from_import(parser *p) {
     bool paren = accept(p, AX_TOK_LPAREN);
     do {
         if (n->nnames > 0 && !paren && at_statement_end(p)) {
-            syntax_error(p, p->lx.toks[p->pos - 1].span,
+            syntax_error(p, ax_token_at(&p->lx, p->pos - 1)->span,
                          "trailing comma not allowed without surrounding parentheses");
             goto fail;
         }
@@ -1644,19 +1696,44 @@ static char *dup_string(const char *s) {
     return d;
 }
 
-ax_program *ax_parse(struct ax_ctx *cx, const char *source, const char *file) {
-    if (!source) source = "";
+/* A NUL byte cannot be part of a program (text functions would silently stop there): a syntax
+ * error at the first one, as Python reports it. */
+static bool check_no_nul(ax_ctx *cx, const char *text, size_t len, const char *file) {
+    const char *nul = memchr(text, 0, len);
+    if (!nul) return true;
+    ax_span at = {1, 1, 1, 2};
+    for (const char *q = text; q < nul; q++) {
+        if (*q == '\n') {
+            at.line++;
+            at.col = 0;
+        }
+        at.col++;
+    }
+    at.end_line = at.line;
+    at.end_col = at.col + 1;
+    ax_error(cx, AX_ERR_SYNTAX, "source code cannot contain null bytes");
+    ax_error_set_span(cx, at, file, text);
+    return false;
+}
+
+ax_program *ax_parse_n(struct ax_ctx *cx, const char *source, size_t len, const char *file) {
+    if (!source) source = "", len = 0;
     if (!file) file = "<input>";
     ax_program *prog = calloc(1, sizeof *prog);
+    size_t n = 0;
     if (prog) prog->file = dup_string(file);
-    if (prog && prog->file) prog->source = dup_string(source);
+    if (prog && prog->file) prog->source = ax_source_normalize(source, len, &n);
     if (!prog || !prog->source) {
         ax_program_free(prog);
         return ax_error_oom(cx);
     }
-    parser p = {.cx = cx, .source = source, .file = file};
-    ax_lex(source, &p.lx);
-    if (!p.lx.toks || p.lx.n == 0) {
+    if (!check_no_nul(cx, prog->source, n, file)) {
+        ax_program_free(prog);
+        return NULL;
+    }
+    parser p = {.cx = cx, .source = prog->source, .file = file};
+    p.lexer = ax_lexer_new(prog->source, &p.lx);
+    if (!p.lexer) {
         ax_token_list_free(&p.lx);
         ax_program_free(prog);
         return ax_error_oom(cx);
@@ -1667,11 +1744,17 @@ ax_program *ax_parse(struct ax_ctx *cx, const char *source, const char *file) {
         for (int i = before; i < prog->stmts.n; i++)
             if (!check_height(&p, prog->stmts.items[i])) break;
         if (p.failed) break;
+        ax_token_list_drop(&p.lx, p.pos); /* no statement reads back before its start */
     }
+    ax_lexer_free(p.lexer);
     ax_token_list_free(&p.lx);
     if (p.failed) {
         ax_program_free(prog);
         return NULL;
     }
     return prog;
+}
+
+ax_program *ax_parse(struct ax_ctx *cx, const char *source, const char *file) {
+    return ax_parse_n(cx, source, source ? strlen(source) : 0, file);
 }

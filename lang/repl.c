@@ -140,13 +140,13 @@ static void report_error(ax_interp *in) {
     ax_error_clear(in->cx);
 }
 
-/* Forgets a Ctrl-C that the evaluator did not get to see. */
+/* Forgets a Ctrl-C that the evaluator did not get to see: after an entry or a command, never
+ * before one (a Ctrl-C pressed just after Enter is meant for what the line starts). */
 static void clear_interrupt(ax_interp *in) {
     in->cx->interrupt = 0;
 }
 
 int ax_repl_eval(ax_interp *in, const char *source, FILE *out) {
-    clear_interrupt(in);
     int rc = ax_interp_run(in, source, "<repl>", out);
     fflush(out);
     if (rc != 0) report_error(in);
@@ -289,6 +289,7 @@ static void cmd_load(ax_interp *in, const char *args, FILE *out);
 static void cmd_reset(ax_interp *in, const char *args, FILE *out);
 static void cmd_ir(ax_interp *in, const char *args, FILE *out);
 static void cmd_c(ax_interp *in, const char *args, FILE *out);
+static void cmd_graph(ax_interp *in, const char *args, FILE *out);
 
 static const repl_command commands[] = {
     {"help", "[name]", "this list, or the documentation of a name (:help sum, :help random)",
@@ -302,6 +303,8 @@ static const repl_command commands[] = {
     {"vars", "", "the names you defined, with their types", cmd_vars},
     {"ir", "f(args)", "the typed IR jit traces the call to, and the loops it fuses", cmd_ir},
     {"c", "f(args)", "the C-like dump of the native code jit builds for the call", cmd_c},
+    {"graph", "f(args)", "draw the call's computation graph (graphviz) and print the file's path",
+     cmd_graph},
     {"load", "FILE", "run a file in this session (its definitions stay)", cmd_load},
     {"reset", "", "forget every name you defined", cmd_reset},
     {"quit", "", "leave (also Ctrl-D)", NULL},
@@ -408,7 +411,6 @@ static void cmd_help(ax_interp *in, const char *args, FILE *out) {
 }
 
 static void cmd_type(ax_interp *in, const char *args, FILE *out) {
-    clear_interrupt(in);
     ax_value *v = ax_interp_eval_expr(in, args, "<repl>");
     if (!v) {
         report_error(in);
@@ -451,10 +453,10 @@ static void show_jit(ax_interp *in, const char *args, FILE *out, const char *fn)
         return;
     }
     if (!ax_repl_split_call(args, callee, rest, cap)) {
-        fprintf(stderr, ":%s needs a call, like :%s f(x)\n", fn + 4, fn + 4);
+        const char *cmd = strchr(fn, '_') + 1; /* jit_ir -> ir, show_graph -> graph */
+        fprintf(stderr, ":%s needs a call, like :%s f(x)\n", cmd, cmd);
     } else {
         snprintf(expr, 2 * cap + 32, "%s(%s%s%s)", fn, callee, *rest ? ", " : "", rest);
-        clear_interrupt(in);
         ax_value *v = ax_interp_eval_expr(in, expr, "<repl>");
         if (!v)
             report_error(in);
@@ -471,6 +473,10 @@ static void cmd_ir(ax_interp *in, const char *args, FILE *out) {
 
 static void cmd_c(ax_interp *in, const char *args, FILE *out) {
     show_jit(in, args, out, "jit_c");
+}
+
+static void cmd_graph(ax_interp *in, const char *args, FILE *out) {
+    show_jit(in, args, out, "show_graph");
 }
 
 const char *ax_repl_parse_time_args(const char *args, int *runs) {
@@ -530,7 +536,6 @@ static void cmd_time(ax_interp *in, const char *args, FILE *out) {
         fputs("usage: :time [N] expr\n", stderr);
         return;
     }
-    clear_interrupt(in);
     /* A first run outside the measurement: it pays for jit compilation and caches. */
     double first = time_once(in, expr);
     if (first < 0) return;
@@ -613,35 +618,6 @@ static void cmd_vars(ax_interp *in, const char *args, FILE *out) {
     free(l.items);
 }
 
-char *ax_repl_read_text(FILE *f) {
-    ax_strbuf s;
-    ax_strbuf_init(&s);
-    ax_strbuf_append(&s, ""); /* an empty stream gives "" */
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk - 1, f)) > 0) {
-        chunk[n] = 0;
-        ax_strbuf_append(&s, chunk);
-    }
-    if (ferror(f) || s.failed) {
-        int err = s.failed ? ENOMEM : errno ? errno : EIO;
-        ax_strbuf_free(&s);
-        errno = err;
-        return NULL;
-    }
-    return s.data;
-}
-
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *text = ax_repl_read_text(f);
-    int saved = errno;
-    fclose(f);
-    errno = saved;
-    return text;
-}
-
 static void cmd_load(ax_interp *in, const char *args, FILE *out) {
     (void)out;
     char path[4096];
@@ -651,16 +627,8 @@ static void cmd_load(ax_interp *in, const char *args, FILE *out) {
         memmove(path, path + 1, n - 2);
         path[n - 2] = 0;
     }
-    char *src = read_file(path);
-    if (!src) {
-        fprintf(stderr, "cannot read '%s': %s\n", path, strerror(errno));
-        return;
-    }
-    clear_interrupt(in);
-    if (ax_interp_run(in, src, path, NULL) != 0) report_error(in);
+    if (ax_interp_run_file(in, path, NULL) != 0) report_error(in);
     fflush(stdout);
-    clear_interrupt(in);
-    free(src);
 }
 
 static void cmd_reset(ax_interp *in, const char *args, FILE *out) {
@@ -691,6 +659,7 @@ int ax_repl_command(ax_interp *in, const char *line, FILE *out) {
     else
         c->run(in, args, out);
     fflush(out);
+    clear_interrupt(in);
     return 0;
 }
 
@@ -894,8 +863,9 @@ static int read_line_tty(repl_session *s, const char *prompt, char **line) {
     return result;
 }
 
-/* A line from a pipe or file (`ax -i < script`): no prompt, no editing. */
-static int read_line_plain(repl_session *s, char **line) {
+/* A line from a pipe or file (`ax -i < script`): no prompt, no editing. *len counts its bytes
+ * (a NUL byte in it makes it longer than the string). */
+static int read_line_plain(repl_session *s, char **line, size_t *len) {
     char *buf = NULL;
     size_t cap = 0;
     ssize_t n = getline(&buf, &cap, s->opt->in ? s->opt->in : stdin);
@@ -905,13 +875,25 @@ static int read_line_plain(repl_session *s, char **line) {
     }
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = 0;
     *line = buf;
+    *len = (size_t)n;
     return 1;
 }
 
-static int read_line(repl_session *s, const char *prompt, char **line) {
-    int r = s->opt->interactive ? read_line_tty(s, prompt, line) : read_line_plain(s, line);
-    if (r == 1 && s->opt->interactive) history_add(s, *line);
+static int read_line(repl_session *s, const char *prompt, char **line, size_t *len) {
+    int r = s->opt->interactive ? read_line_tty(s, prompt, line) : read_line_plain(s, line, len);
+    if (r == 1 && s->opt->interactive) {
+        history_add(s, *line);
+        *len = strlen(*line); /* readline's lines are strings */
+    }
     return r;
+}
+
+/* An entry whose line `lineno` holds a NUL byte at column `col`: reported as the parser
+ * reports it in a file, and dropped. */
+static void report_nul(ax_interp *in, const char *entry, int lineno, int col) {
+    ax_error(in->cx, AX_ERR_SYNTAX, "source code cannot contain null bytes");
+    ax_error_set_span(in->cx, (ax_span){lineno, col, lineno, col + 1}, "<repl>", entry);
+    report_error(in);
 }
 
 /* ---------- the loop ---------- */
@@ -924,8 +906,17 @@ static int read_entry(repl_session *s, ax_strbuf *entry) {
     for (;;) {
         bool first = entry->len == 0;
         char *line = NULL;
-        int r = read_line(s, first ? ">>> " : "... ", &line);
+        size_t len = 0;
+        int r = read_line(s, first ? ">>> " : "... ", &line, &len);
         if (r <= 0) return r < 0 ? -1 : (first ? 0 : 1);
+        if (strlen(line) < len) {
+            int lineno = 1;
+            for (const char *q = entry->data ? entry->data : ""; *q; q++) lineno += *q == '\n';
+            ax_strbuf_append(entry, line);
+            report_nul(s->in, entry->data, lineno, (int)strlen(line) + 1);
+            free(line);
+            return -1;
+        }
         if (first && line[strspn(line, " \t")] == ':') {
             ax_strbuf_append(entry, line);
             free(line);

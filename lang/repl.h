@@ -40,9 +40,6 @@ bool ax_repl_split_call(const char *expr, char *callee, char *args, size_t cap);
 /* Splits ":time[ N] expr": *runs = N (0 when not given), returns the start of expr. */
 const char *ax_repl_parse_time_args(const char *args, int *runs);
 
-/* The whole of a stream as a string (malloc'd), or NULL with errno set. */
-char *ax_repl_read_text(FILE *f);
-
 /* Formats a duration in seconds with a unit that keeps 3-4 significant digits ("12.3 ms"). */
 void ax_repl_format_seconds(char *out, size_t cap, double seconds);
 

@@ -303,7 +303,9 @@ static ax_value *join(ax_interp *in, const char *sep, ax_value *seq) {
     ax_strbuf_init(&out);
     for (int i = 0;; i++) {
         ax_value *item;
-        int r = ax_value_iter_next(in, &it, &item);
+        int r = (i & 4095) == 4095 && ax_ctx_check_interrupt(in->cx)
+                    ? -1
+                    : ax_value_iter_next(in, &it, &item);
         if (r == 0) break;
         if (r < 0 || item->kind != AX_V_STR) {
             if (r > 0) {

@@ -1,6 +1,8 @@
 /* Values of the language: construction, reference counting, description and printing. */
 #include "value.h"
 
+#include <assert.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +13,7 @@
 static ax_value none_value = {.refs = -1, .kind = AX_V_NONE};
 
 ax_value *ax_value_retain(ax_value *v) {
+    assert(!v || v->refs != 0); /* retaining a released value (None counts -1: immortal) */
     if (v && v->refs >= 0) v->refs++;
     return v;
 }
@@ -84,6 +87,7 @@ static void value_destroy(dead_list *d, ax_value *v) {
 /* Releases one reference; a value that dies is queued (or destroyed at once if the queue
  * cannot grow). */
 static void drop(dead_list *d, ax_value *v) {
+    assert(!v || v->refs != 0);
     if (!v || v->refs < 0 || --v->refs > 0) return;
     if (d->n == d->cap) {
         size_t cap = 2 * d->cap;
@@ -100,12 +104,26 @@ static void drop(dead_list *d, ax_value *v) {
     d->items[d->n++] = v;
 }
 
+/* The release loop running on this thread, if any. A value released while another is being
+ * destroyed (an object's free function releasing what it holds: jit(jit(...)), custom_jvp of
+ * a custom_jvp function) joins that loop instead of starting a nested one, so that chains of
+ * objects free without recursion. Thread-local rather than in ax_ctx: values do not know
+ * their context, and each thread's loop is its own. */
+static _Thread_local dead_list *active_release;
+
 void ax_value_release(ax_value *v) {
+    if (active_release) {
+        drop(active_release, v);
+        return;
+    }
+    assert(!v || v->refs != 0); /* releasing more references than were taken */
     if (!v || v->refs < 0 || --v->refs > 0) return;
     dead_list d = {.n = 0, .cap = 32};
     d.items = d.inline_items;
+    active_release = &d;
     value_destroy(&d, v);
     while (d.n > 0) value_destroy(&d, d.items[--d.n]);
+    active_release = NULL;
     if (d.items != d.inline_items) free(d.items);
 }
 
@@ -211,6 +229,73 @@ ax_value *ax_value_object(const ax_object_type *type, void *payload) {
     return v;
 }
 
+/* The number of ints of range(start, stop, step), in unsigned arithmetic: stop - start may
+ * not fit an int64. */
+static uint64_t range_count(int64_t start, int64_t stop, int64_t step) {
+    uint64_t span = step > 0 ? (stop > start ? (uint64_t)stop - (uint64_t)start : 0)
+                             : (start > stop ? (uint64_t)start - (uint64_t)stop : 0);
+    uint64_t by = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
+    return span ? (span - 1) / by + 1 : 0;
+}
+
+ax_value *ax_value_range(ax_interp *in, int64_t start, int64_t stop, int64_t step) {
+    if (range_count(start, stop, step) > (uint64_t)INT64_MAX)
+        return ax_error(in->cx, AX_ERR_VALUE, "range() has more than 2**63 - 1 elements");
+    ax_value *v = value_new(AX_V_RANGE);
+    if (!v) return ax_error_oom(in->cx);
+    v->range.start = start;
+    v->range.stop = stop;
+    v->range.step = step;
+    return v;
+}
+
+int64_t ax_range_len(const ax_value *r) {
+    return (int64_t)range_count(r->range.start, r->range.stop, r->range.step);
+}
+
+int64_t ax_range_item(const ax_value *r, int64_t i) {
+    /* wraps modulo 2**64 on the way, lands on the (representable) item */
+    return (int64_t)((uint64_t)r->range.start + (uint64_t)i * (uint64_t)r->range.step);
+}
+
+ax_value *ax_range_tuple(ax_interp *in, const ax_value *r, int64_t max) {
+    int64_t n = ax_range_len(r);
+    if (n > max)
+        return ax_error(in->cx, AX_ERR_VALUE, "a range of %lld ints is too long for this argument",
+                        (long long)n);
+    ax_value **items = calloc((size_t)(n ? n : 1), sizeof *items);
+    if (!items) return ax_error_oom(in->cx);
+    for (int64_t i = 0; i < n; i++)
+        if (!(items[i] = ax_value_int(in, ax_range_item(r, i)))) {
+            while (i-- > 0) ax_value_release(items[i]);
+            free(items);
+            return NULL;
+        }
+    ax_value *t = ax_value_tuple((int)n, items);
+    free(items);
+    return t ? t : ax_error_oom(in->cx);
+}
+
+int64_t ax_value_length(const ax_value *v) {
+    switch (v->kind) {
+    case AX_V_TUPLE:
+    case AX_V_LIST:
+    case AX_V_DICT:
+        return v->n;
+    case AX_V_STR: { /* characters, not bytes */
+        int64_t n = 0;
+        for (const char *p = v->str; *p; p++) n += ((unsigned char)*p & 0xC0) != 0x80;
+        return n;
+    }
+    case AX_V_RANGE:
+        return ax_range_len(v);
+    case AX_V_ARRAY:
+        return v->arr->ndim > 0 ? v->arr->shape[0] : -1;
+    default:
+        return -1;
+    }
+}
+
 ax_value *ax_value_module(ax_module *m) {
     ax_value *v = value_new(AX_V_MODULE);
     if (v) v->module = m;
@@ -254,7 +339,7 @@ static const char *const kind_names[AX_V_NKINDS] = {
     [AX_V_TUPLE] = "tuple",   [AX_V_LIST] = "list",       [AX_V_DICT] = "dict",
     [AX_V_FUNC] = "function", [AX_V_BUILTIN] = "builtin", [AX_V_MODULE] = "module",
     [AX_V_DTYPE] = "dtype",   [AX_V_SLICE] = "slice",     [AX_V_ELLIPSIS] = "ellipsis",
-    [AX_V_OBJECT] = "object",
+    [AX_V_OBJECT] = "object", [AX_V_RANGE] = "range",
 };
 
 const char *ax_value_kind_name(ax_value_kind kind) {
@@ -337,22 +422,24 @@ static void format_array(ax_strbuf *out, const ax_array *a, bool in_container) {
 /* Containers nested deeper than this print as "..." (keeps the C stack bounded). */
 #define MAX_FORMAT_DEPTH 200
 
-static void format_value(ax_strbuf *out, const ax_value *v, int depth);
+static void format_value(ax_strbuf *out, const ax_value *v, int depth, const ax_ctx *cx);
 
+/* cx (may be NULL): a Ctrl-C stops the text early (the caller reports it). */
 static void format_items(ax_strbuf *out, const ax_value *v, const char *open, const char *close,
-                         int depth) {
+                         int depth, const ax_ctx *cx) {
     ax_strbuf_append(out, open);
     if (depth > MAX_FORMAT_DEPTH) {
         ax_strbuf_appendf(out, "...%s", close);
         return;
     }
     for (int i = 0; i < v->n; i++) {
+        if ((i & 1023) == 1023 && ax_ctx_interrupted(cx)) return;
         if (i) ax_strbuf_append(out, ", ");
         if (v->kind == AX_V_DICT) {
-            format_value(out, v->keys[i], depth + 1);
+            format_value(out, v->keys[i], depth + 1, cx);
             ax_strbuf_append(out, ": ");
         }
-        format_value(out, v->items[i], depth + 1);
+        format_value(out, v->items[i], depth + 1, cx);
     }
     if (v->kind == AX_V_TUPLE && v->n == 1) ax_strbuf_append(out, ",");
     ax_strbuf_append(out, close);
@@ -360,7 +447,7 @@ static void format_items(ax_strbuf *out, const ax_value *v, const char *open, co
 
 /* depth 0 is the value printed; inside containers (depth > 0) strings are quoted and
  * rank-0 arrays print as Python scalars. */
-static void format_value(ax_strbuf *out, const ax_value *v, int depth) {
+static void format_value(ax_strbuf *out, const ax_value *v, int depth, const ax_ctx *cx) {
     bool in_container = depth > 0;
     switch (v->kind) {
     case AX_V_NONE:
@@ -376,13 +463,13 @@ static void format_value(ax_strbuf *out, const ax_value *v, int depth) {
             ax_strbuf_append(out, v->str);
         break;
     case AX_V_TUPLE:
-        format_items(out, v, "(", ")", depth);
+        format_items(out, v, "(", ")", depth, cx);
         break;
     case AX_V_LIST:
-        format_items(out, v, "[", "]", depth);
+        format_items(out, v, "[", "]", depth, cx);
         break;
     case AX_V_DICT:
-        format_items(out, v, "{", "}", depth);
+        format_items(out, v, "{", "}", depth, cx);
         break;
     case AX_V_FUNC:
         ax_strbuf_appendf(out, "<function %s>", v->fn->name);
@@ -400,12 +487,18 @@ static void format_value(ax_strbuf *out, const ax_value *v, int depth) {
         ax_strbuf_append(out, "slice(");
         for (int i = 0; i < 3; i++) {
             if (i) ax_strbuf_append(out, ", ");
-            format_value(out, v->items[i], depth + 1);
+            format_value(out, v->items[i], depth + 1, cx);
         }
         ax_strbuf_append(out, ")");
         break;
     case AX_V_ELLIPSIS:
         ax_strbuf_append(out, "Ellipsis");
+        break;
+    case AX_V_RANGE:
+        ax_strbuf_appendf(out, "range(%lld, %lld", (long long)v->range.start,
+                          (long long)v->range.stop);
+        if (v->range.step != 1) ax_strbuf_appendf(out, ", %lld", (long long)v->range.step);
+        ax_strbuf_append(out, ")");
         break;
     case AX_V_OBJECT:
         if (v->obj.type->format)
@@ -421,16 +514,37 @@ static void format_value(ax_strbuf *out, const ax_value *v, int depth) {
 
 void ax_value_format(ax_strbuf *out, const ax_value *v) {
     if (!v) return;
-    format_value(out, v, 0);
+    format_value(out, v, 0, NULL);
+}
+
+bool ax_value_format_checked(ax_interp *in, ax_strbuf *out, const ax_value *v) {
+    if (v) format_value(out, v, 0, in->cx);
+    if (out->failed) return ax_error_oom(in->cx), false;
+    return !ax_ctx_check_interrupt(in->cx);
+}
+
+bool ax_write_checked(ax_interp *in, FILE *f, const char *data, size_t len) {
+    /* in pieces, so that Ctrl-C stops a huge text that a slow terminal takes in */
+    for (size_t done = 0; done < len;) {
+        if (ax_ctx_check_interrupt(in->cx)) return false;
+        size_t n = len - done < 65536 ? len - done : 65536;
+        size_t wrote = fwrite(data + done, 1, n, f);
+        done += wrote;
+        if (wrote < n) {
+            if (!ferror(f) || errno != EINTR) break; /* output that is gone is not an error */
+            clearerr(f);
+        }
+    }
+    return !ax_ctx_check_interrupt(in->cx);
 }
 
 void ax_value_format_nested(ax_strbuf *out, const ax_value *v) {
-    if (v) format_value(out, v, 1);
+    if (v) format_value(out, v, 1, NULL);
 }
 
-void ax_value_format_repl(ax_strbuf *out, const ax_value *v) {
+void ax_value_format_repl(ax_strbuf *out, const ax_value *v, const ax_ctx *cx) {
     if (!v) return;
-    format_value(out, v, 0);
+    format_value(out, v, 0, cx);
     if (v->kind == AX_V_ARRAY) {
         char type[128];
         ax_array_type_format(type, sizeof type, v->arr);

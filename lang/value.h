@@ -1,12 +1,20 @@
 /* Values of the language. Every number is an array (a scalar is a rank-0 array), so a value
  * is either an array or one of the few non-array kinds below. Values are immutable and
  * reference-counted; closures capture their enclosing locals by value (a snapshot), so values
- * never form reference cycles. */
+ * never form reference cycles.
+ *
+ * Ownership follows the convention written at the top of runtime/array.h: results are new
+ * references (NULL + an error recorded), arguments are borrowed, and a function that consumes a
+ * reference has `_take` in its name. The constructors below are the one documented exception:
+ * they wrap what they are given, so ax_value_array, ax_value_tuple/_list/_dict (their items and
+ * keys), ax_value_object (its payload) and ax_value_builtin (its data) take those references,
+ * also when they fail. */
 #ifndef AX_VALUE_H
 #define AX_VALUE_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../runtime/array.h"
 #include "../runtime/format.h"
@@ -26,6 +34,7 @@ typedef enum {
     AX_V_SLICE,   /* items[0..2] = start, stop, step (each AX_V_NONE or an int array) */
     AX_V_ELLIPSIS,
     AX_V_OBJECT,  /* an opaque object implemented in C (keys, `.at` helpers, ...): obj */
+    AX_V_RANGE,   /* range(start, stop, step): range; its ints are made as they are read */
     AX_V_NKINDS
 } ax_value_kind;
 
@@ -101,6 +110,9 @@ struct ax_value {
             const ax_object_type *type;
             void *payload;
         } obj;
+        struct {
+            int64_t start, stop, step;
+        } range;
     };
 };
 
@@ -117,10 +129,23 @@ ax_value *ax_value_dict(int n, ax_value **keys, ax_value **vals); /* takes refer
 ax_value *ax_value_builtin(const char *name, const char *doc, ax_builtin_fn fn, ax_value *data);
 ax_value *ax_value_dtype(ax_dtype t);
 ax_value *ax_value_object(const ax_object_type *type, void *payload);
+/* Python's range (step != 0); NULL + ValueError when it has more than INT64_MAX ints. */
+ax_value *ax_value_range(struct ax_interp *in, int64_t start, int64_t stop, int64_t step);
+/* Its number of ints, and its i-th int (0 <= i < len), computed without overflow. */
+int64_t ax_range_len(const ax_value *range);
+int64_t ax_range_item(const ax_value *range, int64_t i);
+/* A range as a tuple of its ints, for arguments read as tuples (axes, shapes): NULL +
+ * ValueError when it has more than `max` ints (a bound far above what the caller accepts, so
+ * that the caller itself says what is wrong with a short one). */
+ax_value *ax_range_tuple(struct ax_interp *in, const ax_value *range, int64_t max);
 /* Scalars as weakly typed rank-0 arrays (what a literal `1` or `1.0` is). */
 ax_value *ax_value_int(struct ax_interp *in, int64_t v);
 ax_value *ax_value_float(struct ax_interp *in, double v);
 ax_value *ax_value_bool(struct ax_interp *in, bool v);
+
+/* The number of items of a sized value (tuple, list, dict, str: its characters, range, array
+ * of rank >= 1: its rows), or -1 for values that have none. */
+int64_t ax_value_length(const ax_value *v);
 
 /* "array", "tuple", "function", ... for error messages (arrays: their type, e.g. "f32[3]"). */
 const char *ax_value_kind_name(ax_value_kind kind);
@@ -128,8 +153,14 @@ void ax_value_describe(char *out, size_t cap, const ax_value *v);
 
 /* str(v) as print shows it; repr-like forms inside containers ('a' quoted, 2.0 for scalars). */
 void ax_value_format(ax_strbuf *out, const ax_value *v);
-/* The REPL echo: "0.4199743 : f32[]" for arrays, str for the rest. */
-void ax_value_format_repl(ax_strbuf *out, const ax_value *v);
+/* The REPL echo: "0.4199743 : f32[]" for arrays, str for the rest. A Ctrl-C pending in cx (may
+ * be NULL) cuts the text short. */
+void ax_value_format_repl(ax_strbuf *out, const ax_value *v, const ax_ctx *cx);
+/* ax_value_format that Ctrl-C stops: false with KeyboardInterrupt recorded (the text is cut),
+ * or with MemoryError when the text could not grow (out->failed). */
+bool ax_value_format_checked(struct ax_interp *in, ax_strbuf *out, const ax_value *v);
+/* Writes len bytes to f in pieces, false with KeyboardInterrupt recorded when Ctrl-C stops it. */
+bool ax_write_checked(struct ax_interp *in, FILE *f, const char *data, size_t len);
 
 /* Dict lookup by string key (borrowed result, NULL if absent). */
 ax_value *ax_dict_get(const ax_value *dict, const char *key);

@@ -1,6 +1,7 @@
 /* Array allocation, views, element access and the strided iterator. */
 #include "array.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,20 @@ enum {
     CACHED_BUFFERS = 64,
     LARGE_CLASS = SIZE_CLASSES, /* buffers on 2 MB pages, reused by exact capacity */
     CACHED_LARGE = 4,
+    TINY_CLASS = SIZE_CLASSES + 1, /* scalars: the data inside the ax_buffer's own block */
+    TINY_BYTES = 16,
 };
+
+/* A scalar's buffer and data in one block of 80 bytes (instead of a buffer and 128 bytes of
+ * padded data): every int of a loop or a list is one. Its data is 16-byte aligned. */
+typedef struct tiny_buffer {
+    ax_buffer b;
+    _Alignas(16) unsigned char data[TINY_BYTES];
+} tiny_buffer;
+
+/* A rank-0 array's header ends where shape[] begins (ax_array keeps shape and strides last):
+ * 64 bytes instead of 320. */
+#define SCALAR_HEADER offsetof(ax_array, shape)
 
 /* Large buffers kept for reuse at most: a fresh one costs a page fault per 2 MB page on first
  * touch, which made a jitted x*x + x*2.0 on 100 MB 1.5x a memcpy instead of ~1.1x. */
@@ -30,8 +44,11 @@ enum {
 struct ax_alloc_cache {
     int64_t refs; /* the context's, plus one per header or buffer taken from it */
     bool closed;
-    int nheaders;
+    int nheaders, nscalar_headers;
     ax_array *headers[CACHED_HEADERS];
+    ax_array *scalar_headers[CACHED_HEADERS]; /* SCALAR_HEADER bytes each */
+    int ntiny;
+    ax_buffer *tiny[CACHED_BUFFERS];
     int nbuffers[SIZE_CLASSES];
     ax_buffer *buffers[SIZE_CLASSES][CACHED_BUFFERS];
     int nlarge;
@@ -48,6 +65,10 @@ struct ax_alloc_cache *ax_alloc_cache_new(void) {
 static void free_cached(struct ax_alloc_cache *c) {
     for (int i = 0; i < c->nheaders; i++) free(c->headers[i]);
     c->nheaders = 0;
+    for (int i = 0; i < c->nscalar_headers; i++) free(c->scalar_headers[i]);
+    c->nscalar_headers = 0;
+    for (int i = 0; i < c->ntiny; i++) free(c->tiny[i]); /* its data is inside */
+    c->ntiny = 0;
     for (int i = 0; i < c->nlarge; i++) {
         free(c->large[i]->base);
         free(c->large[i]);
@@ -64,6 +85,7 @@ static void free_cached(struct ax_alloc_cache *c) {
 }
 
 static void cache_unref(struct ax_alloc_cache *c) {
+    assert(!c || c->refs > 0);
     if (c && --c->refs == 0) {
         free_cached(c);
         free(c);
@@ -116,10 +138,27 @@ static ax_buffer *buffer_alloc(ax_ctx *cx, size_t nbytes, int k, size_t huge_cap
         free(b);
         return ax_error_oom(cx);
     }
+    assert(((uintptr_t)b->data & (AX_ALIGN - 1)) == 0 && b->capacity >= nbytes);
+    return b;
+}
+
+static ax_buffer *tiny_buffer_new(ax_ctx *cx, size_t nbytes) {
+    struct ax_alloc_cache *c = cx ? cx->alloc : NULL;
+    ax_buffer *b = c && c->ntiny > 0 ? c->tiny[--c->ntiny] : malloc(sizeof(tiny_buffer));
+    if (!b) return ax_error_oom(cx);
+    *b = (ax_buffer){.refs = 1,
+                     .nbytes = nbytes,
+                     .data = ((tiny_buffer *)b)->data,
+                     .base = NULL,
+                     .cache = c,
+                     .size_class = c ? TINY_CLASS : -1,
+                     .capacity = TINY_BYTES};
+    if (c) c->refs++;
     return b;
 }
 
 static ax_buffer *buffer_new(ax_ctx *cx, size_t nbytes) {
+    if (nbytes <= TINY_BYTES) return tiny_buffer_new(cx, nbytes);
     struct ax_alloc_cache *c = cx ? cx->alloc : NULL;
     int k = size_class(nbytes);
     size_t huge_cap = (nbytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
@@ -129,6 +168,7 @@ static ax_buffer *buffer_new(ax_ctx *cx, size_t nbytes) {
     else if (nbytes >= HUGE_PAGE)
         b = take_large(c, huge_cap); /* its pages are already mapped */
     if (!b && !(b = buffer_alloc(cx, nbytes, k, huge_cap))) return NULL;
+    assert(b->capacity >= nbytes);
     b->refs = 1;
     b->nbytes = nbytes;
     b->size_class = !c ? -1 : nbytes < HUGE_PAGE ? k : LARGE_CLASS;
@@ -151,11 +191,20 @@ static bool keep_small(struct ax_alloc_cache *c, ax_buffer *b) {
     return true;
 }
 
+static bool keep_tiny(struct ax_alloc_cache *c, ax_buffer *b) {
+    if (c->ntiny == CACHED_BUFFERS) return false;
+    c->tiny[c->ntiny++] = b;
+    return true;
+}
+
 static void buffer_release(ax_buffer *b) {
+    assert(!b || b->refs > 0);
     if (!b || --b->refs > 0) return;
     struct ax_alloc_cache *c = b->cache;
-    bool kept =
-        c && !c->closed && (b->size_class == LARGE_CLASS ? keep_large(c, b) : keep_small(c, b));
+    bool kept = c && !c->closed &&
+                (b->size_class == LARGE_CLASS  ? keep_large(c, b)
+                 : b->size_class == TINY_CLASS ? keep_tiny(c, b)
+                                               : keep_small(c, b));
     if (!kept) {
         free(b->base);
         free(b);
@@ -163,13 +212,58 @@ static void buffer_release(ax_buffer *b) {
     cache_unref(c);
 }
 
+bool ax_shape_size_checked(int ndim, const int64_t *shape, size_t elem_size, int64_t *size) {
+    int64_t nonzero = elem_size ? (int64_t)elem_size : 1, n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0)
+            n = 0;
+        else if (!ax_mul_i64(nonzero, shape[i], &nonzero))
+            return false;
+    }
+    *size = n ? nonzero / (elem_size ? (int64_t)elem_size : 1) : 0;
+    return true;
+}
+
+bool ax_rank_check(ax_ctx *cx, const char *what, int ndim) {
+    if (ndim >= 0 && ndim <= AX_MAX_RANK) return true;
+    ax_error(cx, AX_ERR_VALUE, "%s%sax arrays have at most %d dimensions, not %d", what ? what : "",
+             what ? ": " : "", AX_MAX_RANK, ndim);
+    return false;
+}
+
+bool ax_shape_check(ax_ctx *cx, const char *what, ax_dtype dtype, int ndim, const int64_t *shape) {
+    if (!ax_rank_check(cx, what, ndim)) return false;
+    const char *sep = what ? ": " : "";
+    if (!what) what = "";
+    char text[400];
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] >= 0) continue;
+        ax_shape_format(text, sizeof text, ndim, shape);
+        ax_error(cx, AX_ERR_VALUE, "%s%snegative dimension %lld in shape %s", what, sep,
+                 (long long)shape[i], text);
+        return false;
+    }
+    int64_t size;
+    if (ax_shape_size_checked(ndim, shape, ax_dtype_size(dtype), &size)) return true;
+    ax_shape_format(text, sizeof text, ndim, shape);
+    ax_error(cx, AX_ERR_VALUE,
+             "shape %s is too big: its %s elements would take more than 2**63 bytes", text,
+             ax_dtype_name(dtype));
+    return false;
+}
+
 int64_t ax_shape_size(int ndim, const int64_t *shape) {
     int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= shape[i];
+    for (int i = 0; i < ndim; i++) {
+        bool fits = ax_mul_i64(n, shape[i], &n);
+        assert(shape[i] >= 0 && fits && "ax_shape_size of a shape that was never checked");
+        (void)fits;
+    }
     return n;
 }
 
 void ax_shape_strides(int ndim, const int64_t *shape, int64_t *strides) {
+    assert(ndim >= 0 && ndim <= AX_MAX_RANK);
     int64_t s = 1;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = s;
@@ -215,22 +309,39 @@ void ax_array_type_format(char *out, size_t cap, const ax_array *a) {
     ax_type_format(out, cap, a->dtype, a->ndim, a->shape);
 }
 
-static ax_array *header_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape) {
-    if (ndim < 0 || ndim > AX_MAX_RANK)
-        return ax_error(cx, AX_ERR_VALUE, "arrays have at most %d dimensions, not %d", AX_MAX_RANK,
-                        ndim);
-    for (int i = 0; i < ndim; i++)
-        if (shape[i] < 0)
-            return ax_error(cx, AX_ERR_VALUE, "negative dimension %lld in a shape",
-                            (long long)shape[i]);
-    struct ax_alloc_cache *c = cx ? cx->alloc : NULL;
-    ax_array *a;
-    if (c && c->nheaders > 0) {
+/* A zeroed header for an array of rank ndim (a short one for rank 0), from the cache if it
+ * has one. */
+static ax_array *header_alloc(struct ax_alloc_cache *c, int ndim) {
+    size_t size = ndim == 0 ? SCALAR_HEADER : sizeof(ax_array);
+    ax_array *a = NULL;
+    if (c && ndim == 0 && c->nscalar_headers > 0)
+        a = c->scalar_headers[--c->nscalar_headers];
+    else if (c && ndim > 0 && c->nheaders > 0)
         a = c->headers[--c->nheaders];
-        memset(a, 0, sizeof *a);
-    } else if (!(a = calloc(1, sizeof *a))) {
-        return ax_error_oom(cx);
-    }
+    else
+        a = malloc(size);
+    if (a) memset(a, 0, size);
+    return a;
+}
+
+/* Returns a header to the cache it came from, or frees it. */
+static void header_free(ax_array *a) {
+    struct ax_alloc_cache *c = a->cache;
+    if (c && !c->closed && a->ndim == 0 && c->nscalar_headers < CACHED_HEADERS)
+        c->scalar_headers[c->nscalar_headers++] = a;
+    else if (c && !c->closed && a->ndim > 0 && c->nheaders < CACHED_HEADERS)
+        c->headers[c->nheaders++] = a;
+    else
+        free(a);
+    cache_unref(c);
+}
+
+static ax_array *header_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape) {
+    assert((unsigned)dtype < AX_NDTYPES);
+    if (!ax_shape_check(cx, NULL, dtype, ndim, shape)) return NULL;
+    struct ax_alloc_cache *c = cx ? cx->alloc : NULL;
+    ax_array *a = header_alloc(c, ndim);
+    if (!a) return ax_error_oom(cx);
     a->cache = c;
     if (c) c->refs++;
     a->refs = 1;
@@ -247,7 +358,7 @@ ax_array *ax_array_new(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shap
     if (!a) return NULL;
     a->buf = buffer_new(cx, (size_t)a->size * ax_dtype_size(dtype));
     if (!a->buf) {
-        ax_array_release(a); /* gives the header back to the cache it holds a reference to */
+        header_free(a);
         return NULL;
     }
     return a;
@@ -283,6 +394,7 @@ ax_array *ax_array_from_data(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t
 }
 
 ax_array *ax_array_retain(ax_array *a) {
+    assert(!a || a->refs > 0); /* retaining a released array */
     if (a) a->refs++;
     return a;
 }
@@ -292,22 +404,19 @@ ax_array *ax_array_new_abstract(ax_ctx *cx, ax_dtype dtype, int ndim, const int6
 }
 
 void ax_array_release(ax_array *a) {
+    assert(!a || a->refs > 0); /* releasing more references than were taken */
     if (!a || --a->refs > 0) return;
     buffer_release(a->buf);
     if (a->tracer) {
         if (a->tracer->free_data) a->tracer->free_data(a->tracer->data);
         free(a->tracer);
     }
-    struct ax_alloc_cache *c = a->cache;
-    if (c && !c->closed && c->nheaders < CACHED_HEADERS)
-        c->headers[c->nheaders++] = a;
-    else
-        free(a);
-    cache_unref(c);
+    header_free(a);
 }
 
 ax_array *ax_array_view(ax_ctx *cx, ax_array *a, int ndim, const int64_t *shape,
                         const int64_t *strides, int64_t offset) {
+    assert(a->refs > 0 && (!a->buf || a->buf->refs > 0));
     ax_array *v = header_new(cx, a->dtype, ndim, shape);
     if (!v) return NULL;
     if (ndim) memcpy(v->strides, strides, (size_t)ndim * sizeof *strides);
@@ -333,10 +442,12 @@ bool ax_array_is_unique(const ax_array *a) {
 }
 
 void *ax_array_data(const ax_array *a) {
+    assert(a->buf && "the data of an abstract tracer");
     return (char *)a->buf->data + a->offset * (int64_t)ax_dtype_size(a->dtype);
 }
 
 int64_t ax_array_flat_offset(const ax_array *a, int64_t flat) {
+    assert(flat >= 0 && flat < a->size);
     int64_t off = 0;
     for (int i = a->ndim - 1; i >= 0; i--) {
         int64_t n = a->shape[i];
@@ -379,6 +490,7 @@ ax_array *ax_array_contiguous(ax_ctx *cx, ax_array *a) {
 
 /* Loads any dtype as a double or an int64 (whichever is exact), stores the other way. */
 void ax_convert_element(ax_dtype to, void *dst, ax_dtype from, const void *src) {
+    assert((unsigned)to < AX_NDTYPES && (unsigned)from < AX_NDTYPES);
     bool is_float = ax_dtype_is_float(from);
     double f = 0;
     int64_t i = 0;
@@ -455,6 +567,7 @@ void ax_convert_element(ax_dtype to, void *dst, ax_dtype from, const void *src) 
 
 void ax_iter_init(ax_iter *it, int ndim, const int64_t *shape, int nops,
                   const int64_t *const *strides) {
+    assert(ndim >= 0 && ndim <= AX_MAX_RANK && nops >= 0 && nops <= 4);
     it->ndim = ndim;
     it->nops = nops;
     for (int d = 0; d < ndim; d++) {

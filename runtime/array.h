@@ -1,8 +1,18 @@
 /* Immutable n-d arrays: a dtype, a shape, strides into a reference-counted, 64-byte-aligned
  * buffer. Views (transpose, slice, broadcast, reverse) share the buffer with other strides.
  *
- * Ownership: functions returning ax_array* return a new reference (count already taken) that
- * the caller must ax_array_release(). Arguments are borrowed unless the name says _take.
+ * Ownership, the one convention for arrays and values (ax_value, lang/value.h) in all of ax:
+ *  - a function returning an ax_array* (or ax_value*) returns a new reference (count already
+ *    taken) that the caller releases (ax_array_release / ax_value_release); NULL means an
+ *    error recorded in the context;
+ *  - arguments are borrowed: the callee retains what it keeps;
+ *  - a function that consumes a reference says so in its name, `_take` (ax_binary_take,
+ *    ax_np_wrap_take, ...): it owns the arguments its comment names from the call on, on
+ *    success and on error alike, so that `f_take(g(x))` neither leaks nor needs a temporary;
+ *  - the only other consumers are the value constructors, which wrap what they are given
+ *    (ax_value_array, _tuple, _list, _dict, _object, _builtin: see lang/value.h), and a scope's
+ *    ax_scope_own (compiler/lax.h), whose job is to take;
+ *  - an array stored in a struct is owned by it unless its comment says borrowed.
  * A tracer (compiler/trace.h) is an ax_array whose `tracer` field is set: its dtype and shape
  * are known, its buffer may be NULL (abstract) or hold the value (concrete tracing). */
 #ifndef AX_ARRAY_H
@@ -23,7 +33,7 @@ struct ax_alloc_cache;
 typedef struct ax_buffer {
     int64_t refs;
     size_t nbytes;
-    void *data; /* 64-byte aligned */
+    void *data; /* 64-byte aligned (16-byte for at most 16 bytes: a scalar's) */
     void *base; /* what was allocated (data is inside it); free(base) releases it */
     struct ax_alloc_cache *cache; /* the context's cache it returns to, or NULL */
     int size_class;               /* its capacity class in that cache, or -1 */
@@ -38,18 +48,21 @@ struct ax_tracer {
     void (*free_data)(void *data);
 };
 
+/* ndim never changes once an array is made, and shape and strides come last: a rank-0 array's
+ * header is allocated without them (scalars are most of the arrays a program makes). Never
+ * copy an ax_array by value. */
 typedef struct ax_array {
     int64_t refs;
     ax_dtype dtype;
     bool weak; /* weakly typed (a Python-style literal), see ax_dtype_promote */
     int ndim;
-    int64_t size; /* product of shape */
-    int64_t shape[AX_MAX_RANK];
-    int64_t strides[AX_MAX_RANK]; /* in elements; 0 on broadcast dimensions; may be negative */
+    int64_t size;                 /* product of shape */
     int64_t offset;               /* in elements, from buf->data to element [0, 0, ...] */
     ax_buffer *buf;               /* NULL for an abstract tracer */
     struct ax_tracer *tracer;     /* NULL for a concrete array */
     struct ax_alloc_cache *cache; /* the context's cache the header returns to, or NULL */
+    int64_t shape[AX_MAX_RANK];
+    int64_t strides[AX_MAX_RANK]; /* in elements; 0 on broadcast dimensions; may be negative */
 } ax_array;
 
 /* Recently released array headers and small buffers, kept for reuse: transformations make
@@ -99,8 +112,38 @@ int64_t ax_array_get_i64(const ax_array *a, int64_t flat);
 /* Element offset (in elements, from ax_array_data) of row-major logical position `flat`. */
 int64_t ax_array_flat_offset(const ax_array *a, int64_t flat);
 
+/* ---- sizes: every size computation is checked once, here ----
+ *
+ * The invariant every array (and tracer, and shape rule output) satisfies: its rank is in
+ * [0, AX_MAX_RANK], its dimensions are >= 0, and the product of its nonzero dimensions times
+ * its element size fits in int64. So the product of any subset of an array's dimensions, and
+ * any element or byte offset inside it, can be computed without overflow. A shape that does not
+ * come from an existing array (user input, a shape computed from user integers) goes through
+ * ax_shape_check before anything multiplies its dimensions; dimensions computed from user
+ * integers (tile's reps * size, pad's widths, ...) are computed with ax_add_i64/ax_mul_i64. */
+
+/* a + b and a * b, false when the exact result does not fit in int64 (*out is then unset). */
+static inline bool ax_add_i64(int64_t a, int64_t b, int64_t *out) {
+    return !__builtin_add_overflow(a, b, out);
+}
+static inline bool ax_mul_i64(int64_t a, int64_t b, int64_t *out) {
+    return !__builtin_mul_overflow(a, b, out);
+}
+/* The number of elements of a shape whose dimensions are >= 0, in *size; false when the
+ * product of its nonzero dimensions times elem_size bytes does not fit in int64. */
+bool ax_shape_size_checked(int ndim, const int64_t *shape, size_t elem_size, int64_t *size);
+/* AX_MAX_RANK is ax's one limit on rank (documented in docs/reference.md): a rank outside
+ * [0, AX_MAX_RANK] records the ValueError "[what: ]ax arrays have at most 16 dimensions, not
+ * 17" and gives false. */
+bool ax_rank_check(ax_ctx *cx, const char *what, int ndim);
+/* Checks a shape for an array of dtype: rank, no negative dimension, a size that fits (see
+ * above). Otherwise records a ValueError naming the shape (prefixed by `what` when not NULL)
+ * and returns false. */
+bool ax_shape_check(ax_ctx *cx, const char *what, ax_dtype dtype, int ndim, const int64_t *shape);
+
 /* Row-major contiguous strides for a shape. */
 void ax_shape_strides(int ndim, const int64_t *shape, int64_t *strides);
+/* The number of elements of a valid shape (one satisfying the invariant above). */
 int64_t ax_shape_size(int ndim, const int64_t *shape);
 bool ax_shape_equal(int n1, const int64_t *s1, int n2, const int64_t *s2);
 /* NumPy broadcasting of two shapes; false if they do not broadcast. */

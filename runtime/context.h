@@ -29,11 +29,32 @@ typedef struct ax_ctx {
                             program cannot loop forever (tests/fuzz); 0: no limit */
 } ax_ctx;
 
+/* Recursive walks over nested values (pytree flattening, `==` on containers) stop at this
+ * depth with a RecursionError, as Python's recursion limit stops them: the C stack stays
+ * bounded whatever a program builds (documented in docs/reference.md). */
+#define AX_MAX_VALUE_DEPTH 1000
+
 ax_ctx *ax_ctx_new(void);
 void ax_ctx_free(ax_ctx *cx);
 
-/* True (and records AX_ERR_INTERRUPT) when Ctrl-C was pressed since the last check, or
- * (AX_ERR_RUNTIME) when cx->step_budget ran out; every loop iteration and call checks. */
+/* Ctrl-C. While the REPL runs, its SIGINT handler sets cx->interrupt; every loop that can run
+ * long in C polls it and stops, and the session goes on with a KeyboardInterrupt:
+ *
+ *   ax_ctx_interrupted(cx)      true while a Ctrl-C is pending. One load, records nothing, safe
+ *                               from any thread (a pool worker, a compile thread): the loop stops
+ *                               early and lets the thread that owns cx report it. A kernel polls it
+ *                               between chunks of work (every ~1 ms of work is plenty).
+ *   ax_ctx_check_interrupt(cx)  on the owning thread: when a Ctrl-C is pending, records
+ *                               KeyboardInterrupt (AX_ERR_INTERRUPT), clears the flag and returns
+ *                               true, so `if (ax_ctx_check_interrupt(cx)) return NULL;`. It
+ *                               also spends cx->step_budget when one is set: RuntimeError
+ *                               (and true) once it is spent.
+ *
+ * A typical kernel: `for (chunk...) { if (ax_ctx_interrupted(cx)) break; ... }` and then, on the
+ * owning thread, `if (ax_ctx_check_interrupt(cx)) { release the output; return NULL; }`. */
+static inline bool ax_ctx_interrupted(const ax_ctx *cx) {
+    return cx && cx->interrupt;
+}
 bool ax_ctx_check_interrupt(ax_ctx *cx);
 
 #endif

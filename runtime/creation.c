@@ -7,25 +7,8 @@
 
 #include "strided.h"
 
-static bool check_shape(ax_ctx *cx, const char *name, int ndim, const int64_t *shape) {
-    if (ndim < 0 || ndim > AX_MAX_RANK) {
-        ax_error(cx, AX_ERR_VALUE, "%s would make an array of rank %d; ax supports ranks 0 to %d",
-                 name, ndim, AX_MAX_RANK);
-        return false;
-    }
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] >= 0) continue;
-        char text[400];
-        ax_shape_format(text, sizeof text, ndim, shape);
-        ax_error(cx, AX_ERR_VALUE, "%s: negative dimension %lld in shape %s", name,
-                 (long long)shape[i], text);
-        return false;
-    }
-    return true;
-}
-
 ax_array *ax_full(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape, double value) {
-    if (!check_shape(cx, "full", ndim, shape)) return NULL;
+    if (!ax_shape_check(cx, "full", dtype, ndim, shape)) return NULL;
     ax_array *a = ax_array_new(cx, dtype, ndim, shape);
     if (!a) return NULL;
     char elem[8];
@@ -36,7 +19,7 @@ ax_array *ax_full(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape, do
 
 /* Fills the array as (outer, n, inner): every inner run at position i of `dimension` holds i. */
 ax_array *ax_iota(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape, int dimension) {
-    if (!check_shape(cx, "iota", ndim, shape)) return NULL;
+    if (!ax_shape_check(cx, "iota", dtype, ndim, shape)) return NULL;
     if (dimension < 0 || dimension >= ndim) {
         char text[400];
         ax_shape_format(text, sizeof text, ndim, shape);
@@ -160,7 +143,7 @@ ax_array *ax_linspace(ax_ctx *cx, ax_dtype dtype, double start, double stop, int
 
 ax_array *ax_eye(ax_ctx *cx, ax_dtype dtype, int64_t n, int64_t m, int64_t k) {
     int64_t shape[2] = {n, m};
-    if (!check_shape(cx, "eye", 2, shape)) return NULL;
+    if (!ax_shape_check(cx, "eye", dtype, 2, shape)) return NULL;
     ax_array *a = ax_array_zeros(cx, dtype, 2, shape);
     if (!a) return NULL;
     char one[8];
@@ -168,6 +151,7 @@ ax_array *ax_eye(ax_ctx *cx, ax_dtype dtype, int64_t n, int64_t m, int64_t k) {
     ax_convert_element(dtype, one, AX_F64, &v);
     size_t es = ax_dtype_size(dtype);
     char *o = ax_array_data(a);
+    if (k >= m || k <= -n) return a; /* the diagonal misses the matrix (-k may not exist) */
     for (int64_t i = k < 0 ? -k : 0; i < n && i + k < m; i++)
         memcpy(o + (i * m + i + k) * (int64_t)es, one, es);
     return a;

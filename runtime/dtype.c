@@ -1,6 +1,7 @@
 /* Element types and JAX's promotion lattice. */
 #include "dtype.h"
 
+#include <assert.h>
 #include <string.h>
 
 static const struct {
@@ -13,9 +14,12 @@ static const struct {
     [AX_F64] = {"float64", "f64", 8},
 };
 
-size_t ax_dtype_size(ax_dtype t) { return dtype_info[t].size; }
-const char *ax_dtype_name(ax_dtype t) { return dtype_info[t].name; }
-const char *ax_dtype_short(ax_dtype t) { return dtype_info[t].short_name; }
+/* assert: a dtype out of the enum is a bug (a corrupted header, an uninitialised params) */
+#define INFO(t) (assert((unsigned)(t) < AX_NDTYPES), dtype_info[t])
+
+size_t ax_dtype_size(ax_dtype t) { return INFO(t).size; }
+const char *ax_dtype_name(ax_dtype t) { return INFO(t).name; }
+const char *ax_dtype_short(ax_dtype t) { return INFO(t).short_name; }
 bool ax_dtype_is_float(ax_dtype t) { return t == AX_F32 || t == AX_F64; }
 bool ax_dtype_is_int(ax_dtype t) { return t == AX_U8 || t == AX_I32 || t == AX_U32 || t == AX_I64; }
 bool ax_dtype_is_signed(ax_dtype t) { return t == AX_I32 || t == AX_I64; }

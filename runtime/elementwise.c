@@ -1088,7 +1088,7 @@ ax_array *ax_unary(ax_ctx *cx, ax_unary_op op, ax_array *x) {
     return out ? unary_into(cx, op, x, out, fn) : NULL;
 }
 
-ax_array *ax_unary_consume(ax_ctx *cx, ax_unary_op op, ax_array *x) {
+ax_array *ax_unary_take(ax_ctx *cx, ax_unary_op op, ax_array *x) {
     kernel_fn fn = unary_checked(cx, op, x);
     if (!fn) {
         ax_array_release(x);
@@ -1151,7 +1151,7 @@ static bool reusable(const ax_array *x, int holders, ax_dtype dtype, int ndim,
            ax_shape_equal(x->ndim, x->shape, ndim, shape);
 }
 
-ax_array *ax_binary_consume(ax_ctx *cx, ax_binary_op op, ax_array *a, ax_array *b) {
+ax_array *ax_binary_take(ax_ctx *cx, ax_binary_op op, ax_array *a, ax_array *b) {
     int ndim;
     int64_t shape[AX_MAX_RANK];
     kernel_fn fn = binary_checked(cx, op, a, b, &ndim, shape);

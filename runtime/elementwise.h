@@ -57,8 +57,8 @@ ax_array *ax_binary(ax_ctx *cx, ax_binary_op op, ax_array *a, ax_array *b);
  * on error). When an operand is held only by those references and has the output's dtype and
  * shape (ax_array_is_unique), the result is written into its buffer and the operand itself is
  * returned. For x * x pass x twice, owning two references. */
-ax_array *ax_unary_consume(ax_ctx *cx, ax_unary_op op, ax_array *x);
-ax_array *ax_binary_consume(ax_ctx *cx, ax_binary_op op, ax_array *a, ax_array *b);
+ax_array *ax_unary_take(ax_ctx *cx, ax_unary_op op, ax_array *x);
+ax_array *ax_binary_take(ax_ctx *cx, ax_binary_op op, ax_array *a, ax_array *b);
 /* x ** k for an integer k (lax.integer_pow). */
 ax_array *ax_integer_pow(ax_ctx *cx, ax_array *x, int64_t k);
 /* where(pred, on_true, on_false): pred bool; the two values share a dtype; all broadcast. */

@@ -34,15 +34,23 @@ typedef struct ax_span {
     int line, col, end_line, end_col;
 } ax_span;
 
+/* The longest part of a source line an error shows (a window around the span). */
+#define AX_ERROR_SHOW_MAX 160
+
 typedef struct ax_error {
     ax_error_kind kind;
     char message[1024];
     bool has_span;
     ax_span span;
-    char file[256];   /* the file (or "<repl>", "<string>") the span refers to */
+    char file[256]; /* the file (or "<repl>", "<string>") the span refers to */
+    /* the span's line for the caret display (if has_source): all of it, or a window around
+     * the span when the line is long; it starts at column source_col (1-based, in bytes) of
+     * the line, and source_cut_right says the line goes on after it. Kept in place, so that
+     * reporting an error never allocates (memory may have run out). */
     bool has_source;
-    char source[1024]; /* the source line for the caret display (if has_source), in place so
-                          that reporting an error never allocates (it may be out of memory) */
+    char source[AX_ERROR_SHOW_MAX + 1];
+    int source_col;
+    bool source_cut_right;
 } ax_error_info;
 
 struct ax_ctx;
@@ -73,7 +81,9 @@ void ax_error_clear(struct ax_ctx *cx);
  *      |
  *   12 |     y = x + b
  *      |         ^^^^^
- */
+ * A long line shows a window around the span, with "..." where it is cut; bytes that are not
+ * printable text (control characters, invalid UTF-8) show escaped (\x00), so the display is
+ * always short and safe for a terminal. */
 #include <stdio.h>
 void ax_error_print(const struct ax_ctx *cx, FILE *out);
 

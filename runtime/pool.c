@@ -1,17 +1,34 @@
 /* A persistent thread pool: (threads - 1) workers plus the calling thread share each job.
  *
  * One job runs at a time (the runtime context is single-threaded; a job that itself calls
- * ax_parallel_for runs that inner loop inline). A job is [0, n) cut into chunks; every thread
- * takes chunks from an atomic counter until none are left, so a thread that is descheduled
- * for a while does not hold up the others. Workers spin briefly after a job before sleeping
- * on a condition variable, which keeps back-to-back kernels from paying a wake-up each. */
+ * ax_parallel_for runs that inner loop inline). A job is [0, n) cut into chunks, and every
+ * thread, the caller included, claims chunks from one atomic ticket until none are left. The
+ * caller starts on the chunks at once and, when none are left to claim, waits only for the
+ * chunks that workers have claimed and not finished yet: a worker that the OS has not run yet
+ * (on a busy machine it may wait milliseconds for a CPU) claims nothing, so it holds nobody
+ * up; when it does run, it finds the job done (or claims chunks of a later one).
+ *
+ * Idle workers spin briefly (tens of µs) before they sleep, which keeps back-to-back kernels
+ * from paying a wake-up each. The caller, left waiting for a worker's chunk, spins only a few
+ * µs before it sleeps: a worker that far behind has usually been preempted, and a caller that
+ * keeps its CPU busy keeps the OS from moving the worker there. Sleeping and waking go
+ * through futexes on the job counter and the count of finished chunks, with no mutex, so a
+ * worker stopped anywhere (descheduled, or in a signal handler) never blocks the caller.
+ *
+ * With another busy process on the machine, the OS may leave a worker on the caller's CPU,
+ * where the two only take turns: a worker that starts a job there moves itself off it (at
+ * most once a millisecond) and lets the OS place it freely again. */
 #include "pool.h"
 
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -21,29 +38,81 @@
 #define cpu_relax() ((void)0)
 #endif
 
-/* Iterations of the spin loop (a pause is ~10-60 cycles): some tens of microseconds. */
-enum { SPIN_ITERATIONS = 4000, CHUNKS_PER_THREAD = 4, CHUNK_ALIGN = 64 };
+enum {
+    /* Iterations of a worker's idle spin (a pause is ~10-60 cycles: ~40 µs measured here). */
+    WORKER_SPIN = 4000,
+    /* Iterations the caller spins for workers' chunks before it sleeps (~10 µs here). */
+    CALLER_SPIN = 1000,
+    /* Chunks per thread when the work allows: more than one, so that a thread that started
+     * late (or was preempted) leaves whole chunks for the others to take. */
+    CHUNKS_PER_THREAD = 4,
+    CHUNK_ALIGN = 64,
+};
+
+/* The ticket packs the job's chunk count (high half) and the next chunk to hand out (low
+ * half), so that one fetch-and-add both claims a chunk and says whether it exists. Each
+ * thread makes at most one failed claim per job, so the low half cannot overflow. */
+#define TICKET(nchunks, next) ((uint64_t)(nchunks) << 32 | (uint64_t)(next))
+#define MAX_CHUNKS            (1 << 24)
 
 typedef void (*chunk_fn)(void *arg, int64_t begin, int64_t end);
 
 struct ax_pool {
     int nworkers;
     pthread_t *workers;
-    pthread_mutex_t mu;
-    pthread_cond_t wake; /* workers wait here for a new job (or stop) */
-    pthread_cond_t done; /* the caller waits here for the last worker */
-    int sleeping;        /* workers blocked on `wake` (under mu) */
-    bool stop;
 
-    /* The current job, published by bumping `generation`. */
+    /* The current job. The caller writes these before publishing the ticket (release); a
+     * thread reads them only after claiming a chunk, and a job with a claimed, unfinished
+     * chunk is never replaced, so they are stable while read. */
     chunk_fn fn;
     void *arg;
     int64_t n, nchunks;
-    atomic_int_fast64_t next_chunk;
-    atomic_int active; /* workers that have not finished the current job */
-    atomic_int_fast64_t generation;
-    atomic_bool busy; /* a job is running: nested calls run inline */
+
+    _Atomic uint64_t ticket;   /* TICKET(nchunks, next chunk) of the current job */
+    _Atomic uint32_t finished; /* chunks of the current job done (futex: the caller waits) */
+    _Atomic uint32_t job;      /* bumped per job (futex: idle workers wait) */
+    atomic_int sleepers;       /* workers asleep (or about to sleep) on `job` */
+    atomic_bool wake_sent;     /* sleepers were woken and none has run since */
+    atomic_int caller_waiting; /* the caller sleeps (or is about to) on `finished` */
+    atomic_bool stop;
+    atomic_bool busy;      /* a job is running: nested calls run inline */
+    atomic_int caller_cpu; /* the CPU the caller published the current job from */
 };
+
+static void futex_wait(_Atomic uint32_t *addr, uint32_t expected) {
+    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *addr, int count) {
+    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
+}
+
+/* Moves the calling thread off `cpu` if it may run elsewhere, then gives it back its
+ * affinity, so that the OS places it freely again (it does not move it back by itself). */
+static void leave_cpu(int cpu) {
+    cpu_set_t mask, others;
+    if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof mask, &mask) != 0) return;
+    others = mask;
+    CPU_CLR(cpu, &others);
+    if (CPU_COUNT(&others) > 0 && sched_setaffinity(0, sizeof others, &others) == 0)
+        sched_setaffinity(0, sizeof mask, &mask);
+}
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* A worker about to help on the caller's own CPU would only take turns with it. */
+static void avoid_caller_cpu(const struct ax_pool *p, int64_t *last_move) {
+    int cpu = sched_getcpu();
+    if (cpu < 0 || cpu != atomic_load_explicit(&p->caller_cpu, memory_order_relaxed)) return;
+    int64_t now = now_ns();
+    if (now - *last_move < 1000000) return;
+    *last_move = now;
+    leave_cpu(cpu);
+}
 
 static int64_t chunk_begin(const struct ax_pool *p, int64_t i) {
     if (i >= p->nchunks) return p->n;
@@ -61,45 +130,48 @@ static int64_t chunk_order(const struct ax_pool *p, int64_t i) {
     return i % threads * (p->nchunks / threads) + i / threads;
 }
 
+/* Claims and runs chunks of the current job until none are left. */
 static void run_chunks(struct ax_pool *p) {
     for (;;) {
-        int64_t i = atomic_fetch_add_explicit(&p->next_chunk, 1, memory_order_relaxed);
-        if (i >= p->nchunks) return;
-        i = chunk_order(p, i);
-        int64_t b = chunk_begin(p, i), e = chunk_begin(p, i + 1);
+        uint64_t t = atomic_fetch_add_explicit(&p->ticket, 1, memory_order_acquire);
+        uint32_t nchunks = (uint32_t)(t >> 32), i = (uint32_t)t;
+        if (i >= nchunks) return;
+        int64_t c = chunk_order(p, i);
+        int64_t b = chunk_begin(p, c), e = chunk_begin(p, c + 1);
         if (b < e) p->fn(p->arg, b, e);
+        /* The last chunk done wakes the caller if it went to sleep (the seq_cst pair with
+         * wait_for_chunks: either it sees `finished` complete or this sees it waiting). */
+        if (atomic_fetch_add(&p->finished, 1) + 1 == nchunks && atomic_load(&p->caller_waiting))
+            futex_wake(&p->finished, 1);
     }
 }
 
-/* Waits for a generation other than `seen`; false when the pool is stopping. */
-static bool wait_for_job(struct ax_pool *p, int64_t seen) {
-    for (int i = 0; i < SPIN_ITERATIONS; i++) {
-        if (atomic_load_explicit(&p->generation, memory_order_acquire) != seen) return true;
+/* Waits for a job other than `seen`; false when the pool is stopping. */
+static bool wait_for_job(struct ax_pool *p, uint32_t seen) {
+    if (atomic_load(&p->stop)) return false;
+    for (int i = 0; i < WORKER_SPIN; i++) {
+        if (atomic_load_explicit(&p->job, memory_order_acquire) != seen) return true;
         cpu_relax();
     }
-    pthread_mutex_lock(&p->mu);
-    while (!p->stop && atomic_load_explicit(&p->generation, memory_order_acquire) == seen) {
-        p->sleeping++;
-        pthread_cond_wait(&p->wake, &p->mu);
-        p->sleeping--;
+    while (!atomic_load(&p->stop) && atomic_load(&p->job) == seen) {
+        atomic_fetch_add(&p->sleepers, 1);
+        /* seq_cst with publish_job: either that sees this sleeper or this sees the job */
+        if (!atomic_load(&p->stop) && atomic_load(&p->job) == seen) futex_wait(&p->job, seen);
+        atomic_fetch_sub(&p->sleepers, 1);
     }
-    bool stop = p->stop;
-    pthread_mutex_unlock(&p->mu);
-    return !stop;
+    atomic_store_explicit(&p->wake_sent, false, memory_order_relaxed);
+    return !atomic_load(&p->stop);
 }
 
 static void *worker_main(void *arg) {
     struct ax_pool *p = arg;
-    int64_t seen = 0;
+    uint32_t seen = 0;
+    int64_t last_move = 0;
     while (wait_for_job(p, seen)) {
-        seen = atomic_load_explicit(&p->generation, memory_order_acquire);
+        /* Read before claiming: a job published after this read is never slept through. */
+        seen = atomic_load_explicit(&p->job, memory_order_acquire);
+        avoid_caller_cpu(p, &last_move);
         run_chunks(p);
-        /* The last worker out wakes the caller if it went to sleep. */
-        if (atomic_fetch_sub_explicit(&p->active, 1, memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->mu);
-        }
     }
     return NULL;
 }
@@ -123,12 +195,14 @@ static int wanted_threads(const ax_ctx *cx) {
 static struct ax_pool *pool_new(int nthreads) {
     struct ax_pool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->wake, NULL);
-    pthread_cond_init(&p->done, NULL);
-    atomic_init(&p->next_chunk, 0);
-    atomic_init(&p->active, 0);
-    atomic_init(&p->generation, 0);
+    atomic_init(&p->ticket, 0);
+    atomic_init(&p->finished, 0);
+    atomic_init(&p->job, 0);
+    atomic_init(&p->sleepers, 0);
+    atomic_init(&p->caller_waiting, 0);
+    atomic_init(&p->wake_sent, false);
+    atomic_init(&p->caller_cpu, -1);
+    atomic_init(&p->stop, false);
     atomic_init(&p->busy, false);
     p->workers = calloc((size_t)(nthreads > 1 ? nthreads - 1 : 1), sizeof *p->workers);
     if (!p->workers) {
@@ -145,14 +219,10 @@ static struct ax_pool *pool_new(int nthreads) {
 
 void ax_pool_free(struct ax_pool *p) {
     if (!p) return;
-    pthread_mutex_lock(&p->mu);
-    p->stop = true;
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
+    atomic_store(&p->stop, true);
+    atomic_fetch_add(&p->job, 1);
+    futex_wake(&p->job, INT_MAX);
     for (int i = 0; i < p->nworkers; i++) pthread_join(p->workers[i], NULL);
-    pthread_cond_destroy(&p->done);
-    pthread_cond_destroy(&p->wake);
-    pthread_mutex_destroy(&p->mu);
     free(p->workers);
     free(p);
 }
@@ -167,28 +237,33 @@ int ax_pool_threads(ax_ctx *cx) {
     return p ? p->nworkers + 1 : 1;
 }
 
-static void run_job(struct ax_pool *p, int64_t n, int64_t nchunks, chunk_fn fn, void *arg) {
+static void publish_job(struct ax_pool *p, int64_t n, int64_t nchunks, chunk_fn fn, void *arg) {
     p->fn = fn;
     p->arg = arg;
     p->n = n;
     p->nchunks = nchunks;
-    atomic_store_explicit(&p->next_chunk, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->active, p->nworkers, memory_order_relaxed);
-    pthread_mutex_lock(&p->mu);
-    atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
-    if (p->sleeping) pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
+    atomic_store_explicit(&p->finished, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->caller_cpu, sched_getcpu(), memory_order_relaxed);
+    atomic_store_explicit(&p->ticket, TICKET(nchunks, 0), memory_order_release);
+    atomic_fetch_add(&p->job, 1);
+    /* A woken worker may wait a long time for a CPU on a busy machine: one wake is enough */
+    if (atomic_load(&p->sleepers) > 0 && !atomic_exchange(&p->wake_sent, true))
+        futex_wake(&p->job, INT_MAX);
+}
 
-    run_chunks(p);
-
-    for (int i = 0; i < SPIN_ITERATIONS; i++) {
-        if (atomic_load_explicit(&p->active, memory_order_acquire) == 0) return;
+/* Returns when every chunk is done; the caller has claimed all there were to claim, so what
+ * is left are chunks that workers are running. */
+static void wait_for_chunks(struct ax_pool *p, uint32_t nchunks) {
+    for (int i = 0; i < CALLER_SPIN; i++) {
+        if (atomic_load_explicit(&p->finished, memory_order_acquire) == nchunks) return;
         cpu_relax();
     }
-    pthread_mutex_lock(&p->mu);
-    while (atomic_load_explicit(&p->active, memory_order_acquire) != 0)
-        pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    uint32_t f;
+    while ((f = atomic_load(&p->finished)) != nchunks) {
+        atomic_store(&p->caller_waiting, 1);
+        if (atomic_load(&p->finished) == f) futex_wait(&p->finished, f);
+        atomic_store(&p->caller_waiting, 0);
+    }
 }
 
 void ax_parallel_for(ax_ctx *cx, int64_t n, int64_t grain, chunk_fn fn, void *arg) {
@@ -206,6 +281,9 @@ void ax_parallel_for(ax_ctx *cx, int64_t n, int64_t grain, chunk_fn fn, void *ar
     int64_t nchunks = n / grain;
     if (nchunks > threads * CHUNKS_PER_THREAD) nchunks = threads * CHUNKS_PER_THREAD;
     if (nchunks > threads) nchunks -= nchunks % threads;
-    run_job(p, n, nchunks, fn, arg);
+    if (nchunks > MAX_CHUNKS) nchunks = MAX_CHUNKS;
+    publish_job(p, n, nchunks, fn, arg);
+    run_chunks(p);
+    wait_for_chunks(p, (uint32_t)nchunks);
     atomic_store_explicit(&p->busy, false, memory_order_release);
 }

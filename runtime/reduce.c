@@ -1,31 +1,29 @@
 /* Reductions, arg-reductions and cumulative scans (see reduce.h).
  *
- * How a reduction runs. The input's dimensions become a loop nest ordered by memory stride
- * (outermost = largest stride), after dropping size-1 dimensions, turning negative strides
- * positive and merging dimensions that are contiguous with each other, so the input is read
- * in memory order whatever its layout (transposed, sliced, reversed, broadcast). The
- * innermost loop is one of three kernels, chosen by what the innermost dimension is:
- *   - a reduced dimension: "line" kernel, folds a strided run into one accumulator
- *     (x.sum(-1), full reductions), or "lines", the same for a batch of runs;
- *   - a kept dimension: "row" kernel, folds a run into a run of accumulators
- *     (x.mean(0) on a 10000x10 matrix: acc[0:10] += x[i, 0:10] for each i).
- * Small outputs (<= 16K elements) get one accumulator array for the whole output. Larger ones
- * are computed a tile of 512 outputs at a time, each tile finished before the next, so no
- * accumulator array as large as the output is ever allocated.
+ * How a reduction runs. The input's dimensions, size-1 ones left out, stay in logical
+ * (row-major) order: neighbours merge only when that keeps every output's order of elements,
+ * so an output's value depends on its elements and the shape, never on the memory layout
+ * (transposed, reversed, broadcast inputs are read through their strides). What the last
+ * dimension is decides the kernels:
+ *   - reduced: "runs", the algorithm of reduce.h: each run is cut into chunks of
+ *     AX_REDUCE_CHUNK, each chunk folded over AX_REDUCE_LANES lane accumulators, the chunk
+ *     results combined in order (x.sum(-1), full reductions);
+ *   - kept: "rows", acc[0:n] op= x[i, 0:n] row after row (x.mean(0) on a 10000x10 matrix).
+ * The work is cut into tiles of up to TILE outputs along the innermost kept dimension; a
+ * tile's accumulators (on the stack) take every reduced element of its outputs in row-major
+ * order, then are stored. jit's generated code (compiler/codegen.c) computes the same
+ * operations in the same order, so eager and jitted reductions agree bit for bit.
  *
  * Accuracy. Accumulators are 8 bytes wide: double for f32 and f64 (so f32 sums and products
  * are accumulated in f64 and rounded once), uint64 for integer sums and products (wrapping
  * arithmetic gives the same low bits as the dtype's own wrapping), int64/uint64 for integer
- * max/min. Float sums over a contiguous or strided innermost reduced run use NumPy's pairwise
- * summation (blocks of 128 with 8 partial sums) in double; along outer reduced dimensions the
- * partial results are added in order, which is what NumPy does too.
+ * max/min. A sum of n f64 values is within about (CHUNK / LANES + n / CHUNK) ulps of each
+ * term of the exact sum: 256 + n / 4096 (NumPy's pairwise summation: about log2(n)).
  *
- * Threads. Big reductions (>= 256K elements) are split over the pool. With a whole-output
- * accumulator, the nest's largest dimension is cut into chunks whose number depends only on
- * the shape, never on the number of threads, so results are bitwise reproducible on any
- * machine: chunks along a kept dimension write disjoint accumulators; chunks along a reduced
- * dimension (at most 64) each fill a private accumulator array, combined in chunk order at
- * the end. Tiles are independent tasks. */
+ * Threads. Big reductions (>= 256K elements) are split over the pool: tiles are independent
+ * tasks; a few outputs with long runs (full reductions) fold their chunks in parallel into an
+ * array of partial results, combined in order afterwards. Either way the operations and
+ * their order are those of one thread, so results are bitwise reproducible on any machine. */
 #include "reduce.h"
 
 #include <math.h>
@@ -38,10 +36,8 @@
 
 enum {
     PARALLEL_MIN_ELEMENTS = 1 << 18, /* below this, one thread: the pool costs more than it saves */
-    CHUNK_ELEMENTS = 1 << 17,        /* work per chunk of a big reduction */
-    MAX_PRIVATE_ACCS = 64,           /* chunks of a reduction cut along a reduced dimension */
-    SMALL_OUTPUT = 1 << 14,          /* larger outputs are accumulated tile by tile */
-    TILE = 512,                      /* accumulators per tile */
+    CHUNK_ELEMENTS = 1 << 17,        /* work per task of a big reduction or scan */
+    TILE = 1024,                     /* outputs per tile of a reduction */
 };
 
 /* Runs fn over [0, ntasks) of coarse tasks on the pool, at least `grain` tasks per chunk. The
@@ -96,18 +92,35 @@ static bool normalize_axis(ax_ctx *cx, const char *name, int axis, const ax_arra
 
 typedef enum { ACC_F64, ACC_I64, ACC_U64 } acc_kind;
 
-/* max/min propagate NaN: once the accumulator is NaN it stays NaN (NaN compares false). */
+enum { LANES = AX_REDUCE_LANES, CHUNK = AX_REDUCE_CHUNK };
+
+static inline uint64_t f64_bits(double v) {
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    return u;
+}
+
+static inline double f64_of_bits(uint64_t u) {
+    double v;
+    memcpy(&v, &u, 8);
+    return v;
+}
+
 static inline double sum_f(double a, double v) {
     return a + v;
 }
 static inline double prod_f(double a, double v) {
     return a * v;
 }
+/* max/min whatever the order of the operands: NaN sticks, and of -0 and +0 max gives +0 and
+ * min -0 (the bits of equal values and-ed or or-ed). Generated code does the same. */
 static inline double max_f(double a, double v) {
-    return v > a || isnan(v) ? v : a;
+    double tie = a == v ? f64_of_bits(f64_bits(a) & f64_bits(v)) : v;
+    return a != a || a > v ? a : tie;
 }
 static inline double min_f(double a, double v) {
-    return v < a || isnan(v) ? v : a;
+    double tie = a == v ? f64_of_bits(f64_bits(a) | f64_bits(v)) : v;
+    return a != a || a < v ? a : tie;
 }
 static inline int64_t max_i(int64_t a, int64_t v) {
     return v > a ? v : a;
@@ -137,227 +150,146 @@ static inline uint64_t or_u(uint64_t a, uint64_t v) {
 #define LD_VAL(ACC, v)   ((ACC)(v))
 #define LD_TRUTH(ACC, v) ((ACC)((v) != 0))
 
-typedef void line_fn(void *acc, const void *src, int64_t n, int64_t stride);
-typedef void row_fn(void *acc, int64_t acc_stride, const void *src, int64_t n, int64_t stride);
-/* acc[j * as] = acc[j * as] op fold(src[j * ls + i * s] for i < n), for j < count. */
-typedef void lines_fn(void *acc, int64_t as, const void *src, int64_t count, int64_t ls, int64_t n,
-                      int64_t s);
-/* row(acc, as, src + i * rs, n, s) for i < count. */
-typedef void rows_fn(void *acc, int64_t as, const void *src, int64_t count, int64_t rs, int64_t n,
-                     int64_t s);
+/* The kernels of one (dtype, operation), on 8-byte accumulators (see reduce.h):
+ *   run(total, x, n, s)     *total op= the chunked, laned fold of the run x[0], x[s], ...;
+ *   runs(tot, x, count, ls, rcount, rs, n, s)
+ *                           run(tot + j, x + j * ls + r * rs, n, s) for j < count, r < rcount;
+ *   chunk(x, n, s)          one chunk's fold (n <= CHUNK), for the threaded full reductions;
+ *   rows(acc, x, count, rs, n, s)
+ *                           acc[j] op= x[i * rs + j * s] for i < count, j < n (the last axis
+ *                           kept). */
+typedef void run_fn(void *total, const void *x, int64_t n, int64_t s);
+typedef void runs_fn(void *tot, const void *x, int64_t count, int64_t ls, int64_t rcount,
+                     int64_t rs, int64_t n, int64_t s);
+typedef void chunk_fn(void *out, const void *x, int64_t n, int64_t s);
+typedef void rows_fn(void *acc, const void *x, int64_t count, int64_t rs, int64_t n, int64_t s);
+typedef void combine_fn(void *acc, const void *v);
 
-/* Line kernel: *acc = fold of src[0], src[s], ..., with 4 independent partial results so that
- * the loop is not one long dependency chain. A separate copy for stride 1 lets the compiler
- * vectorise it. The lines kernel runs it over `count` runs, one accumulator each. */
-#define DEFINE_FOLD(NAME, T, ACC, LOAD, COMBINE)                                                   \
+/* A chunk of n <= CHUNK elements: element i to lane i % LANES, the lanes folded in order.
+ * A run of at most LANES elements gives the same bits added in order from the identity (each
+ * lane then holds identity op x_i, and with sums starting at +0 no partial result is -0, so
+ * adding +0 for a -0 element changes nothing), which is cheaper for short rows. */
+#define DEFINE_CHUNK(NAME, T, ACC, LOAD, OP, IDENT)                                                \
     static inline __attribute__((always_inline))                                                   \
-    ACC NAME##_fold(ACC a, const T *x, int64_t n, int64_t s) {                                     \
-        int64_t i = 0;                                                                             \
-        if (n >= 8) {                                                                              \
-            ACC r0 = LOAD(ACC, x[0]), r1 = LOAD(ACC, x[s]), r2 = LOAD(ACC, x[2 * s]),              \
-                r3 = LOAD(ACC, x[3 * s]);                                                          \
-            for (i = 4; i + 4 <= n; i += 4) {                                                      \
-                r0 = COMBINE(r0, LOAD(ACC, x[i * s]));                                             \
-                r1 = COMBINE(r1, LOAD(ACC, x[(i + 1) * s]));                                       \
-                r2 = COMBINE(r2, LOAD(ACC, x[(i + 2) * s]));                                       \
-                r3 = COMBINE(r3, LOAD(ACC, x[(i + 3) * s]));                                       \
-            }                                                                                      \
-            a = COMBINE(a, COMBINE(COMBINE(r0, r1), COMBINE(r2, r3)));                             \
-        }                                                                                          \
-        for (; i < n; i++) a = COMBINE(a, LOAD(ACC, x[i * s]));                                    \
-        return a;                                                                                  \
-    }
-
-#define DEFINE_LINE(NAME, T, ACC)                                                                  \
-    static void NAME##_line(void *acc, const void *src, int64_t n, int64_t s) {                    \
-        ACC *a = acc;                                                                              \
-        *a = s == 1 ? NAME##_fold(*a, src, n, 1) : NAME##_fold(*a, src, n, s);                     \
-    }                                                                                              \
-    static void NAME##_lines(void *accp, int64_t as, const void *src, int64_t count, int64_t ls,   \
-                             int64_t n, int64_t s) {                                               \
-        ACC *acc = accp;                                                                           \
-        const T *x = src;                                                                          \
-        if (s == 1)                                                                                \
-            for (int64_t j = 0; j < count; j++)                                                    \
-                acc[j * as] = NAME##_fold(acc[j * as], x + j * ls, n, 1);                          \
-        else                                                                                       \
-            for (int64_t j = 0; j < count; j++)                                                    \
-                acc[j * as] = NAME##_fold(acc[j * as], x + j * ls, n, s);                          \
-    }
-
-/* Row kernel: acc[j * as] = acc[j * as] op src[j * s] for j < n; the rows kernel runs it over
- * `count` rows rs apart (x.sum(0) of a tall matrix in one call). */
-#define DEFINE_ROW(NAME, T, ACC, LOAD, COMBINE)                                                    \
-    static inline __attribute__((always_inline)) void NAME##_row_body(                             \
-        ACC *acc, int64_t as, const T *x, int64_t n, int64_t s) {                                  \
-        if (as == 1 && s == 1) {                                                                   \
-            for (int64_t j = 0; j < n; j++) acc[j] = COMBINE(acc[j], LOAD(ACC, x[j]));             \
-            return;                                                                                \
-        }                                                                                          \
-        for (int64_t j = 0; j < n; j++) acc[j * as] = COMBINE(acc[j * as], LOAD(ACC, x[j * s]));   \
-    }                                                                                              \
-    static void NAME##_row(void *acc, int64_t as, const void *src, int64_t n, int64_t s) {         \
-        NAME##_row_body(acc, as, src, n, s);                                                       \
-    }                                                                                              \
-    static void NAME##_rows(void *acc, int64_t as, const void *src, int64_t count, int64_t rs,     \
-                            int64_t n, int64_t s) {                                                \
-        const T *x = src;                                                                          \
-        for (int64_t i = 0; i < count; i++) NAME##_row_body(acc, as, x + i * rs, n, s);            \
-    }
-
-#define DEFINE_KERNELS(NAME, T, ACC, LOAD, COMBINE)                                                \
-    DEFINE_FOLD(NAME, T, ACC, LOAD, COMBINE)                                                       \
-    DEFINE_LINE(NAME, T, ACC)                                                                      \
-    DEFINE_ROW(NAME, T, ACC, LOAD, COMBINE)
-
-#define PW(S, i) ((double)x[(i) * (S)])
-
-/* NumPy's pairwise summation (numpy/core/src/umath/loops_utils.h.src), in double. STRIDE is
- * either the literal 1 or the variable s, making a unit-stride and a strided copy. The eight
- * partial sums are separate variables (not an array) so that they live in registers. */
-#define DEFINE_PAIRWISE(NAME, T, STRIDE)                                                           \
-    static inline                                                                                  \
-        __attribute__((always_inline)) double NAME##_block(const T *x, int64_t n, int64_t s) {     \
-        (void)s;                                                                                   \
-        if (n < 8) {                                                                               \
-            double r = 0.;                                                                         \
-            for (int64_t i = 0; i < n; i++) r += PW(STRIDE, i);                                    \
+    ACC NAME##_fold(const T *x, int64_t n, int64_t s) {                                            \
+        if (n <= LANES) {                                                                          \
+            ACC r = IDENT;                                                                         \
+            for (int64_t i = 0; i < n; i++) r = OP(r, LOAD(ACC, x[i * s]));                        \
             return r;                                                                              \
         }                                                                                          \
-        double r0 = PW(STRIDE, 0), r1 = PW(STRIDE, 1), r2 = PW(STRIDE, 2), r3 = PW(STRIDE, 3);     \
-        double r4 = PW(STRIDE, 4), r5 = PW(STRIDE, 5), r6 = PW(STRIDE, 6), r7 = PW(STRIDE, 7);     \
-        int64_t i;                                                                                 \
-        for (i = 8; i < n - (n % 8); i += 8) {                                                     \
-            r0 += PW(STRIDE, i);                                                                   \
-            r1 += PW(STRIDE, i + 1);                                                               \
-            r2 += PW(STRIDE, i + 2);                                                               \
-            r3 += PW(STRIDE, i + 3);                                                               \
-            r4 += PW(STRIDE, i + 4);                                                               \
-            r5 += PW(STRIDE, i + 5);                                                               \
-            r6 += PW(STRIDE, i + 6);                                                               \
-            r7 += PW(STRIDE, i + 7);                                                               \
-        }                                                                                          \
-        double res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7));                            \
-        for (; i < n; i++) res += PW(STRIDE, i);                                                   \
-        return res;                                                                                \
-    }                                                                                              \
-    static double NAME##_split(const T *x, int64_t n, int64_t s) {                                 \
-        if (n <= 128) return NAME##_block(x, n, s);                                                \
-        int64_t n2 = n / 2;                                                                        \
-        n2 -= n2 % 8;                                                                              \
-        return NAME##_split(x, n2, s) + NAME##_split(x + n2 * (STRIDE), n - n2, s);                \
-    }                                                                                              \
-    static inline __attribute__((always_inline)) double NAME(const T *x, int64_t n, int64_t s) {   \
-        return n <= 128 ? NAME##_block(x, n, s) : NAME##_split(x, n, s);                           \
-    }
-
-/* Float max/min of a contiguous run with SIMD (GCC vector extensions, so any target): two
- * vectors of running extremes chosen by compare-and-blend, and a mask of NaNs seen. Returns
- * the extreme, or NaN if the run holds one. Needs n >= 2 * lanes. */
-#define DEFINE_VEXTREME(NAME, T, VT, VI, CMP)                                                      \
-    static T NAME(const T *x, int64_t n) {                                                         \
-        enum { L = sizeof(VT) / sizeof(T) };                                                       \
-        VT m0, m1;                                                                                 \
-        VI nan = {0};                                                                              \
-        memcpy(&m0, x, sizeof m0);                                                                 \
-        memcpy(&m1, x + L, sizeof m1);                                                             \
-        int64_t i;                                                                                 \
-        for (i = 2 * L; i + 2 * L <= n; i += 2 * L) {                                              \
-            VT a, b;                                                                               \
-            memcpy(&a, x + i, sizeof a);                                                           \
-            memcpy(&b, x + i + L, sizeof b);                                                       \
-            VI ta = a CMP m0, tb = b CMP m1;                                                       \
-            m0 = (VT)(((VI)a & ta) | ((VI)m0 & ~ta));                                              \
-            m1 = (VT)(((VI)b & tb) | ((VI)m1 & ~tb));                                              \
-            nan |= (a != a) | (b != b);                                                            \
-        }                                                                                          \
-        T r = m0[0];                                                                               \
-        for (int k = 0; k < L; k++) {                                                              \
-            if (nan[k]) return (T)NAN;                                                             \
-            if (m0[k] CMP r) r = m0[k];                                                            \
-            if (m1[k] CMP r) r = m1[k];                                                            \
-        }                                                                                          \
-        for (; i < n; i++) {                                                                       \
-            if (x[i] CMP r)                                                                        \
-                r = x[i];                                                                          \
-            else if (isnan(x[i]))                                                                  \
-                return (T)NAN;                                                                     \
-        }                                                                                          \
+        ACC a[LANES];                                                                              \
+        for (int k = 0; k < LANES; k++) a[k] = IDENT;                                              \
+        int64_t i = 0;                                                                             \
+        if (s == 1)                                                                                \
+            for (; i + LANES <= n; i += LANES)                                                     \
+                for (int k = 0; k < LANES; k++) a[k] = OP(a[k], LOAD(ACC, x[i + k]));              \
+        else                                                                                       \
+            for (; i + LANES <= n; i += LANES)                                                     \
+                for (int k = 0; k < LANES; k++) a[k] = OP(a[k], LOAD(ACC, x[(i + k) * s]));        \
+        for (int k = 0; i + k < n; k++) a[k] = OP(a[k], LOAD(ACC, x[(i + k) * s]));                \
+        ACC r = a[0];                                                                              \
+        for (int k = 1; k < LANES; k++) r = OP(r, a[k]);                                           \
         return r;                                                                                  \
     }
 
-typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
-typedef double v2d __attribute__((vector_size(16)));
-typedef int64_t v2l __attribute__((vector_size(16)));
-DEFINE_VEXTREME(f32_max_simd, float, v4f, v4i, >)
-DEFINE_VEXTREME(f32_min_simd, float, v4f, v4i, <)
-DEFINE_VEXTREME(f64_max_simd, double, v2d, v2l, >)
-DEFINE_VEXTREME(f64_min_simd, double, v2d, v2l, <)
-
-/* Float max/min kernels: the generic ones, with the SIMD fold for long contiguous runs. */
-#define DEFINE_FLOAT_EXTREME(NAME, T, COMBINE)                                                     \
-    DEFINE_FOLD(NAME##_generic, T, double, LD_VAL, COMBINE)                                        \
-    static inline __attribute__((always_inline)) double NAME##_fold(double a, const T *x,          \
-                                                                    int64_t n, int64_t s) {        \
-        if (s == 1 && n >= 16) return COMBINE(a, NAME##_simd(x, n));                               \
-        return NAME##_generic_fold(a, x, n, s);                                                    \
+#define DEFINE_KERNELS(NAME, T, ACC, LOAD, OP, IDENT)                                              \
+    DEFINE_CHUNK(NAME, T, ACC, LOAD, OP, IDENT)                                                    \
+    static inline __attribute__((always_inline))                                                   \
+    ACC NAME##_run_value(ACC t, const T *x, int64_t n, int64_t s) {                                \
+        for (int64_t c = 0; c < n; c += CHUNK)                                                     \
+            t = OP(t, NAME##_fold(x + c * s, n - c < CHUNK ? n - c : CHUNK, s));                   \
+        return t;                                                                                  \
     }                                                                                              \
-    DEFINE_LINE(NAME, T, double)                                                                   \
-    DEFINE_ROW(NAME, T, double, LD_VAL, COMBINE)
-
-#define DEFINE_FLOAT_SUM(NAME, T)                                                                  \
-    DEFINE_PAIRWISE(NAME##_pairwise_unit, T, 1)                                                    \
-    DEFINE_PAIRWISE(NAME##_pairwise_strided, T, s)                                                 \
-    static void NAME##_line(void *acc, const void *src, int64_t n, int64_t s) {                    \
-        *(double *)acc +=                                                                          \
-            s == 1 ? NAME##_pairwise_unit(src, n, 1) : NAME##_pairwise_strided(src, n, s);         \
+    static void NAME##_run(void *total, const void *x, int64_t n, int64_t s) {                     \
+        *(ACC *)total = s == 1 ? NAME##_run_value(*(ACC *)total, x, n, 1)                          \
+                               : NAME##_run_value(*(ACC *)total, x, n, s);                         \
     }                                                                                              \
-    static void NAME##_lines(void *accp, int64_t as, const void *src, int64_t count, int64_t ls,   \
-                             int64_t n, int64_t s) {                                               \
-        double *acc = accp;                                                                        \
+    /* f[q] = the fold of the short run (n <= LANES) at x + q * qs, for q < 8: eight               \
+     * independent chains instead of one, for short rows */                                        \
+    static inline __attribute__((always_inline)) void NAME##_folds8(                               \
+        ACC *f, const T *x, int64_t qs, int64_t n, int64_t s) {                                    \
+        for (int q = 0; q < 8; q++) f[q] = IDENT;                                                  \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            for (int q = 0; q < 8; q++) f[q] = OP(f[q], LOAD(ACC, x[q * qs + i * s]));             \
+    }                                                                                              \
+    static void NAME##_runs(void *tot, const void *src, int64_t count, int64_t ls, int64_t rcount, \
+                            int64_t rs, int64_t n, int64_t s) {                                    \
+        ACC *t = tot, f[8];                                                                        \
         const T *x = src;                                                                          \
-        if (s == 1)                                                                                \
-            for (int64_t j = 0; j < count; j++)                                                    \
-                acc[j * as] += NAME##_pairwise_unit(x + j * ls, n, 1);                             \
-        else                                                                                       \
-            for (int64_t j = 0; j < count; j++)                                                    \
-                acc[j * as] += NAME##_pairwise_strided(x + j * ls, n, s);                          \
+        int64_t j = 0;                                                                             \
+        if (n <= LANES && rcount == 1)                                                             \
+            for (; j + 8 <= count; j += 8) {                                                       \
+                NAME##_folds8(f, x + j * ls, ls, n, s);                                            \
+                for (int q = 0; q < 8; q++) t[j + q] = OP(t[j + q], f[q]);                         \
+            }                                                                                      \
+        for (; j < count; j++) {                                                                   \
+            ACC v = t[j];                                                                          \
+            int64_t r = 0;                                                                         \
+            if (n <= LANES)                                                                        \
+                for (; r + 8 <= rcount; r += 8) {                                                  \
+                    NAME##_folds8(f, x + j * ls + r * rs, rs, n, s);                               \
+                    for (int q = 0; q < 8; q++) v = OP(v, f[q]);                                   \
+                }                                                                                  \
+            if (s == 1)                                                                            \
+                for (; r < rcount; r++) v = NAME##_run_value(v, x + j * ls + r * rs, n, 1);        \
+            else                                                                                   \
+                for (; r < rcount; r++) v = NAME##_run_value(v, x + j * ls + r * rs, n, s);        \
+            t[j] = v;                                                                              \
+        }                                                                                          \
     }                                                                                              \
-    DEFINE_ROW(NAME, T, double, LD_VAL, sum_f)
+    static void NAME##_chunk(void *out, const void *x, int64_t n, int64_t s) {                     \
+        *(ACC *)out = NAME##_fold(x, n, s);                                                        \
+    }                                                                                              \
+    static inline __attribute__((always_inline)) void NAME##_row_body(ACC *acc, const T *x,        \
+                                                                      int64_t n, int64_t s) {      \
+        if (s == 1)                                                                                \
+            for (int64_t j = 0; j < n; j++) acc[j] = OP(acc[j], LOAD(ACC, x[j]));                  \
+        else                                                                                       \
+            for (int64_t j = 0; j < n; j++) acc[j] = OP(acc[j], LOAD(ACC, x[j * s]));              \
+    }                                                                                              \
+                                                                                                   \
+    static void NAME##_rows(void *acc, const void *src, int64_t count, int64_t rs, int64_t n,      \
+                            int64_t s) {                                                           \
+        const T *x = src;                                                                          \
+        for (int64_t i = 0; i < count; i++) NAME##_row_body(acc, x + i * rs, n, s);                \
+    }                                                                                              \
+    static void NAME##_combine(void *acc, const void *v) {                                         \
+        *(ACC *)acc = OP(*(ACC *)acc, *(const ACC *)v);                                            \
+    }
 
-#define DEFINE_INT_DTYPE(SFX, T, MMACC, MAX, MIN)                                                  \
-    DEFINE_KERNELS(SFX##_sum, T, uint64_t, LD_VAL, sum_u)                                          \
-    DEFINE_KERNELS(SFX##_prod, T, uint64_t, LD_VAL, prod_u)                                        \
-    DEFINE_KERNELS(SFX##_max, T, MMACC, LD_VAL, MAX)                                               \
-    DEFINE_KERNELS(SFX##_min, T, MMACC, LD_VAL, MIN)                                               \
-    DEFINE_KERNELS(SFX##_and, T, uint64_t, LD_TRUTH, and_u)                                        \
-    DEFINE_KERNELS(SFX##_or, T, uint64_t, LD_TRUTH, or_u)
+#define DEFINE_INT_DTYPE(SFX, T, MMACC, MAX, MIN, LO, HI)                                          \
+    DEFINE_KERNELS(SFX##_sum, T, uint64_t, LD_VAL, sum_u, 0)                                       \
+    DEFINE_KERNELS(SFX##_prod, T, uint64_t, LD_VAL, prod_u, 1)                                     \
+    DEFINE_KERNELS(SFX##_max, T, MMACC, LD_VAL, MAX, LO)                                           \
+    DEFINE_KERNELS(SFX##_min, T, MMACC, LD_VAL, MIN, HI)                                           \
+    DEFINE_KERNELS(SFX##_and, T, uint64_t, LD_TRUTH, and_u, 1)                                     \
+    DEFINE_KERNELS(SFX##_or, T, uint64_t, LD_TRUTH, or_u, 0)
 
 #define DEFINE_FLOAT_DTYPE(SFX, T)                                                                 \
-    DEFINE_FLOAT_SUM(SFX##_sum, T)                                                                 \
-    DEFINE_KERNELS(SFX##_prod, T, double, LD_VAL, prod_f)                                          \
-    DEFINE_FLOAT_EXTREME(SFX##_max, T, max_f)                                                      \
-    DEFINE_FLOAT_EXTREME(SFX##_min, T, min_f)                                                      \
-    DEFINE_KERNELS(SFX##_and, T, uint64_t, LD_TRUTH, and_u)                                        \
-    DEFINE_KERNELS(SFX##_or, T, uint64_t, LD_TRUTH, or_u)
+    DEFINE_KERNELS(SFX##_sum, T, double, LD_VAL, sum_f, 0.0)                                       \
+    DEFINE_KERNELS(SFX##_prod, T, double, LD_VAL, prod_f, 1.0)                                     \
+    DEFINE_KERNELS(SFX##_max, T, double, LD_VAL, max_f, -INFINITY)                                 \
+    DEFINE_KERNELS(SFX##_min, T, double, LD_VAL, min_f, INFINITY)                                  \
+    DEFINE_KERNELS(SFX##_and, T, uint64_t, LD_TRUTH, and_u, 1)                                     \
+    DEFINE_KERNELS(SFX##_or, T, uint64_t, LD_TRUTH, or_u, 0)
 
-DEFINE_INT_DTYPE(u8, uint8_t, uint64_t, max_u, min_u) /* also bool: 0/1 bytes */
-DEFINE_INT_DTYPE(i32, int32_t, int64_t, max_i, min_i)
-DEFINE_INT_DTYPE(u32, uint32_t, uint64_t, max_u, min_u)
-DEFINE_INT_DTYPE(i64, int64_t, int64_t, max_i, min_i)
+DEFINE_INT_DTYPE(u8, uint8_t, uint64_t, max_u, min_u, 0, UINT64_MAX) /* also bool: 0/1 bytes */
+DEFINE_INT_DTYPE(i32, int32_t, int64_t, max_i, min_i, INT64_MIN, INT64_MAX)
+DEFINE_INT_DTYPE(u32, uint32_t, uint64_t, max_u, min_u, 0, UINT64_MAX)
+DEFINE_INT_DTYPE(i64, int64_t, int64_t, max_i, min_i, INT64_MIN, INT64_MAX)
 DEFINE_FLOAT_DTYPE(f32, float)
 DEFINE_FLOAT_DTYPE(f64, double)
 
 typedef struct {
-    line_fn *line;
-    row_fn *row;
-    lines_fn *lines;
+    run_fn *run;
+    runs_fn *runs;
+    chunk_fn *chunk;
     rows_fn *rows;
+    combine_fn *combine;
 } reduce_kernel;
 
 #define KERNEL(NAME)                                                                               \
-    { NAME##_line, NAME##_row, NAME##_lines, NAME##_rows }
+    { NAME##_run, NAME##_runs, NAME##_chunk, NAME##_rows, NAME##_combine }
 #define KERNELS_OF(SFX)                                                                            \
     {                                                                                              \
         KERNEL(SFX##_sum), KERNEL(SFX##_prod), KERNEL(SFX##_max), KERNEL(SFX##_min),               \
@@ -392,66 +324,26 @@ static void acc_identity(acc_kind k, ax_reduce_op op, void *out) {
         memcpy(out, &u[op], 8);
 }
 
-/* dst[i] = dst[i] op src[i]: combines the private accumulators of two chunks. */
-static void combine_accs(acc_kind k, ax_reduce_op op, void *dst, const void *src, int64_t n) {
-    switch (k) {
-    case ACC_F64: {
-        static row_fn *const f64_rows[] = {f64_sum_row, f64_prod_row, f64_max_row, f64_min_row};
-        f64_rows[op](dst, 1, src, n, 1);
-        break;
-    }
-    case ACC_I64:
-        (op == AX_REDUCE_MAX ? i64_max_row : i64_min_row)(dst, 1, src, n, 1);
-        break;
-    case ACC_U64: {
-        uint64_t *d = dst;
-        const uint64_t *s = src;
-        for (int64_t j = 0; j < n; j++) {
-            switch (op) {
-            case AX_REDUCE_SUM:
-                d[j] = sum_u(d[j], s[j]);
-                break;
-            case AX_REDUCE_PROD:
-                d[j] = prod_u(d[j], s[j]);
-                break;
-            case AX_REDUCE_MAX:
-                d[j] = max_u(d[j], s[j]);
-                break;
-            case AX_REDUCE_MIN:
-                d[j] = min_u(d[j], s[j]);
-                break;
-            case AX_REDUCE_AND:
-                d[j] = and_u(d[j], s[j]);
-                break;
-            case AX_REDUCE_OR:
-                d[j] = or_u(d[j], s[j]);
-                break;
-            }
-        }
-        break;
-    }
-    }
-}
-
 #define STORE_LOOP(T, EXPR)                                                                        \
     do {                                                                                           \
         T *o = out;                                                                                \
         for (int64_t j = 0; j < n; j++) o[j * stride] = (T)(EXPR);                                 \
     } while (0)
 
-/* Rounds n accumulators to the output dtype (integers wrap to the dtype's width) and stores
- * them `stride` elements apart. */
-static void store_results(ax_dtype t, acc_kind k, const void *acc, void *out, int64_t n,
-                          int64_t stride) {
+/* Rounds n accumulators to the output dtype (integers wrap to the dtype's width; a float
+ * max/min that is NaN is the quiet NaN: which NaN an extreme keeps depends on the order) and
+ * stores them `stride` elements apart. */
+static void store_results(ax_dtype t, acc_kind k, bool extreme, const void *acc, void *out,
+                          int64_t n, int64_t stride) {
     const double *f = acc;
     const int64_t *i = acc;
     const uint64_t *u = acc;
     switch (t) {
     case AX_F32:
-        STORE_LOOP(float, f[j]);
+        STORE_LOOP(float, extreme &&isnan(f[j]) ? NAN : f[j]);
         break;
     case AX_F64:
-        STORE_LOOP(double, f[j]);
+        STORE_LOOP(double, extreme &&isnan(f[j]) ? NAN : f[j]);
         break;
     case AX_BOOL:
         STORE_LOOP(uint8_t, u[j] != 0);
@@ -479,80 +371,61 @@ static void store_results(ax_dtype t, acc_kind k, const void *acc, void *out, in
     }
 }
 
-/* ---- the loop nest ---- */
+/* ---- the plan: the logical nest ---- */
 
+/* The input's dims in logical (row-major) order, size-1 dims dropped and neighbours merged
+ * where that keeps every output's order of elements (see reduce.h): the order of each
+ * output's reduced elements is row-major, so the nest never reorders dims by memory
+ * layout. The last dim decides the kernels: reduced (runs) or kept (rows). Work is cut into
+ * tiles of up to TILE outputs along the innermost kept dim; each tile is one task that folds
+ * every reduced element of its outputs, so the result never depends on the threads. */
 typedef struct {
-    int ndim; /* outermost first; innermost has the smallest input stride */
+    int ndim;
     int64_t shape[AX_MAX_RANK];
-    int64_t in_strides[AX_MAX_RANK];  /* elements of x */
-    int64_t acc_strides[AX_MAX_RANK]; /* output elements (= accumulators); 0 on reduced dims */
+    int64_t in[AX_MAX_RANK];  /* input strides, in elements (any sign, 0 for broadcasts) */
+    int64_t out[AX_MAX_RANK]; /* output strides, in elements; 0 on reduced dims */
     bool reduced[AX_MAX_RANK];
-    const char *src;  /* x's element at nest position 0 */
-    int64_t acc_base; /* output element of nest position 0 */
+    const char *src; /* the input's element [0, ...] */
     size_t es;
+    bool runs;  /* the last dim is reduced */
+    bool empty; /* no elements to reduce: every output is the identity */
     reduce_kernel kernel;
     acc_kind kind;
     ax_reduce_op op;
     ax_dtype out_dtype;
-    int64_t out_size;
-    char *out; /* the output's data */
-    /* Whole-output accumulation (small outputs): */
-    int split;       /* the dimension cut into chunks */
-    int64_t nchunks; /* 1: no cutting */
-    char *acc;       /* out_size accumulators, times nchunks when split is reduced */
-    /* Tiled accumulation (large outputs): */
-    int block;  /* the kept dimension whose runs share a tile of accumulators */
-    int nk, nr; /* the other kept dims, the other reduced dims */
-    int64_t k_shape[AX_MAX_RANK], k_in[AX_MAX_RANK], k_out[AX_MAX_RANK];
-    int64_t r_shape[AX_MAX_RANK], r_in[AX_MAX_RANK];
+    char *dst; /* the output's data */
+    /* tiles */
+    int tdim;   /* the dim a tile runs along: the innermost kept one, or -1 */
+    int nk, nr; /* the other kept dims; the reduced dims a tile iterates */
+    int kdims[AX_MAX_RANK], rdims[AX_MAX_RANK];
     int64_t ntiles; /* per position of the other kept dims */
+    int64_t tile_len;
 } reduce_plan;
 
-/* Nest entry order: stride-0 (broadcast) dimensions outermost, then by decreasing stride. */
-static int64_t nest_key(int64_t stride) {
-    return stride == 0 ? INT64_MAX : stride;
+static bool mergeable(const reduce_plan *p, int d) {
+    int e = d + 1;
+    if (p->reduced[d] != p->reduced[e]) return false;
+    if (p->in[d] != p->in[e] * p->shape[e] || p->out[d] != p->out[e] * p->shape[e]) return false;
+    /* merging into the last reduced dim would move chunk boundaries and lanes */
+    return !(p->reduced[e] && e == p->ndim - 1 && p->shape[e] % CHUNK != 0);
 }
 
-static void nest_swap(reduce_plan *p, int j) {
-    int64_t t;
-#define SWAP(a) (t = a[j], a[j] = a[j - 1], a[j - 1] = t)
-    SWAP(p->shape);
-    SWAP(p->in_strides);
-    SWAP(p->acc_strides);
-#undef SWAP
-    bool r = p->reduced[j];
-    p->reduced[j] = p->reduced[j - 1];
-    p->reduced[j - 1] = r;
-}
-
-static void nest_sort(reduce_plan *p) {
-    for (int i = 1; i < p->ndim; i++)
-        for (int j = i; j > 0 && nest_key(p->in_strides[j - 1]) < nest_key(p->in_strides[j]); j--)
-            nest_swap(p, j);
-}
-
-/* Merges neighbours that one loop can walk: same kind, contiguous on both sides. */
-static void nest_merge(reduce_plan *p) {
-    int n = 0;
-    for (int d = 0; d < p->ndim; d++) {
-        bool mergeable = n > 0 && p->reduced[n - 1] == p->reduced[d] &&
-                         p->in_strides[n - 1] == p->in_strides[d] * p->shape[d] &&
-                         p->acc_strides[n - 1] == p->acc_strides[d] * p->shape[d];
-        if (mergeable) {
-            p->shape[n - 1] *= p->shape[d];
-            p->in_strides[n - 1] = p->in_strides[d];
-            p->acc_strides[n - 1] = p->acc_strides[d];
-            continue;
+static void merge_dims(reduce_plan *p) {
+    for (int d = p->ndim - 2; d >= 0; d--) {
+        if (!mergeable(p, d)) continue;
+        p->shape[d] *= p->shape[d + 1];
+        p->in[d] = p->in[d + 1];
+        p->out[d] = p->out[d + 1];
+        for (int e = d + 1; e < p->ndim - 1; e++) {
+            p->shape[e] = p->shape[e + 1];
+            p->in[e] = p->in[e + 1];
+            p->out[e] = p->out[e + 1];
+            p->reduced[e] = p->reduced[e + 1];
         }
-        p->shape[n] = p->shape[d];
-        p->in_strides[n] = p->in_strides[d];
-        p->acc_strides[n] = p->acc_strides[d];
-        p->reduced[n++] = p->reduced[d];
+        p->ndim--;
     }
-    p->ndim = n;
 }
 
-/* Builds the nest for x with `reduced` marking the reduced axes. */
 static void plan_nest(reduce_plan *p, const ax_array *x, const bool *reduced) {
     int64_t out_strides[AX_MAX_RANK], s = 1;
     for (int d = x->ndim - 1; d >= 0; d--) {
@@ -561,165 +434,102 @@ static void plan_nest(reduce_plan *p, const ax_array *x, const bool *reduced) {
     }
     p->es = ax_dtype_size(x->dtype);
     p->src = ax_array_data(x);
-    p->acc_base = 0;
     p->ndim = 0;
     for (int d = 0; d < x->ndim; d++) {
         if (x->shape[d] == 1) continue;
-        int64_t n = x->shape[d], is = x->strides[d], as = out_strides[d];
-        if (is < 0) { /* walk backwards dimensions forwards: same elements, same outputs */
-            p->src += (n - 1) * is * (int64_t)p->es;
-            p->acc_base += (n - 1) * as;
-            is = -is;
-            as = -as;
-        }
-        p->shape[p->ndim] = n;
-        p->in_strides[p->ndim] = is;
-        p->acc_strides[p->ndim] = as;
+        p->shape[p->ndim] = x->shape[d];
+        p->in[p->ndim] = x->strides[d];
+        p->out[p->ndim] = out_strides[d];
         p->reduced[p->ndim++] = reduced[d];
     }
-    nest_sort(p);
-    nest_merge(p);
-    if (p->ndim == 0) { /* a single element */
+    merge_dims(p);
+    if (p->ndim == 0) { /* one element: a row of one output */
         p->ndim = 1;
         p->shape[0] = 1;
-        p->in_strides[0] = p->acc_strides[0] = 0;
+        p->in[0] = p->out[0] = 0;
         p->reduced[0] = false;
     }
+    p->runs = p->reduced[p->ndim - 1];
 }
-
-/* ---- whole-output accumulation: small outputs, any number of reduced elements ---- */
-
-/* Chooses how to cut the work (see the file comment). */
-static void plan_chunks(reduce_plan *p, int64_t total) {
-    p->split = 0;
-    p->nchunks = 1;
-    if (total < PARALLEL_MIN_ELEMENTS) return;
-    for (int d = 1; d < p->ndim; d++)
-        if (p->shape[d] > p->shape[p->split]) p->split = d;
-    int64_t n = total / CHUNK_ELEMENTS;
-    if (n > p->shape[p->split]) n = p->shape[p->split];
-    if (p->reduced[p->split]) { /* private accumulators: few, and small next to the input */
-        int64_t cap = total / (16 * p->out_size);
-        if (n > cap) n = cap;
-        if (n > MAX_PRIVATE_ACCS) n = MAX_PRIVATE_ACCS;
-    }
-    p->nchunks = n > 1 ? n : 1;
-}
-
-static void run_range(const reduce_plan *p, char *acc, int64_t lo, int64_t hi) {
-    if (hi <= lo) return;
-    int64_t shape[AX_MAX_RANK];
-    memcpy(shape, p->shape, (size_t)p->ndim * sizeof *shape);
-    shape[p->split] = hi - lo;
-    int64_t es = (int64_t)p->es;
-    int inner = p->ndim - 1, outer = inner - 1; /* the two loops a kernel runs */
-    bool two_d = outer >= 0 && p->reduced[outer] != p->reduced[inner];
-    const int64_t *is = p->in_strides, *as = p->acc_strides;
-    const char *src = p->src + lo * is[p->split] * es;
-    char *accp = acc + (p->acc_base + lo * as[p->split]) * 8;
-    ax_iter it;
-    ax_iter_init(&it, two_d ? outer : inner, shape, 2, (const int64_t *[]){is, as});
-    do {
-        const char *s = src + it.pos[0] * es;
-        char *a = accp + it.pos[1] * 8;
-        if (two_d && p->reduced[inner])
-            p->kernel.lines(a, as[outer], s, shape[outer], is[outer], shape[inner], is[inner]);
-        else if (two_d)
-            p->kernel.rows(a, as[inner], s, shape[outer], is[outer], shape[inner], is[inner]);
-        else if (p->reduced[inner])
-            p->kernel.line(a, s, shape[inner], is[inner]);
-        else
-            p->kernel.row(a, as[inner], s, shape[inner], is[inner]);
-    } while (ax_iter_next(&it));
-}
-
-static void run_chunks(void *arg, int64_t begin, int64_t end) {
-    const reduce_plan *p = arg;
-    int64_t n = p->shape[p->split];
-    for (int64_t c = begin; c < end; c++) {
-        char *acc = p->reduced[p->split] ? p->acc + c * p->out_size * 8 : p->acc;
-        run_range(p, acc, n * c / p->nchunks, n * (c + 1) / p->nchunks);
-    }
-}
-
-static bool reduce_whole(ax_ctx *cx, reduce_plan *p, int64_t total) {
-    plan_chunks(p, total);
-    int64_t naccs = p->reduced[p->split] ? p->nchunks : 1;
-    p->acc = malloc((size_t)(naccs * p->out_size) * 8);
-    if (!p->acc) {
-        ax_error_oom(cx);
-        return false;
-    }
-    char identity[8];
-    acc_identity(p->kind, p->op, identity);
-    ax_fill_elements(p->acc, naccs * p->out_size, identity, 8);
-    if (total > 0) {
-        if (p->nchunks > 1)
-            parallel_tasks(cx, p->nchunks, 1, run_chunks, p);
-        else
-            run_range(p, p->acc, 0, p->shape[p->split]);
-    }
-    for (int64_t c = 1; c < naccs; c++)
-        combine_accs(p->kind, p->op, p->acc, p->acc + c * p->out_size * 8, p->out_size);
-    store_results(p->out_dtype, p->kind, p->acc, p->out, p->out_size, 1);
-    free(p->acc);
-    return true;
-}
-
-/* ---- tiled accumulation: large outputs ----
- * Every output is finished by one task, so no accumulator array as big as the output is
- * needed: a task takes up to TILE neighbouring outputs along the `block` dimension, folds
- * every reduced element into a stack tile of accumulators and stores the tile. With the
- * innermost dimension kept, the tile is filled row by row (x.sum(0) of a 2 x 50M array);
- * with it reduced, run by run (x.sum(-1) of a 10M x 10 array). */
 
 static void plan_tiles(reduce_plan *p) {
-    int inner = p->ndim - 1;
-    p->block = inner;
-    for (int d = inner; d >= 0 && p->reduced[p->block]; d--) p->block = d;
+    p->tdim = -1;
+    for (int d = p->ndim - 1; d >= 0 && p->tdim < 0; d--)
+        if (!p->reduced[d]) p->tdim = d;
     p->nk = p->nr = 0;
     for (int d = 0; d < p->ndim; d++) {
-        if (d == p->block || (d == inner && p->reduced[d])) continue;
-        if (p->reduced[d]) {
-            p->r_shape[p->nr] = p->shape[d];
-            p->r_in[p->nr++] = p->in_strides[d];
-        } else {
-            p->k_shape[p->nk] = p->shape[d];
-            p->k_in[p->nk] = p->in_strides[d];
-            p->k_out[p->nk++] = p->acc_strides[d];
-        }
+        if (d == p->tdim || (p->runs && d == p->ndim - 1)) continue;
+        if (p->reduced[d])
+            p->rdims[p->nr++] = d;
+        else
+            p->kdims[p->nk++] = d;
     }
-    p->ntiles = (p->shape[p->block] + TILE - 1) / TILE;
+    int64_t len = p->tdim >= 0 ? p->shape[p->tdim] : 1;
+    p->tile_len = len < TILE ? len : TILE;
+    p->ntiles = p->tile_len ? (len + p->tile_len - 1) / p->tile_len : 0;
 }
 
-static void run_tile(const reduce_plan *p, int64_t task, uint64_t *acc) {
-    int64_t tile = task % p->ntiles, k = task / p->ntiles;
-    int64_t in_off = 0, out_off = p->acc_base;
-    for (int d = p->nk - 1; d >= 0; d--) {
-        int64_t i = k % p->k_shape[d];
-        k /= p->k_shape[d];
-        in_off += i * p->k_in[d];
-        out_off += i * p->k_out[d];
+static int64_t tiles_total(const reduce_plan *p) {
+    int64_t n = p->ntiles;
+    for (int i = 0; i < p->nk; i++) n *= p->shape[p->kdims[i]];
+    return n;
+}
+
+/* Input and output offsets of tile `task`'s first output. */
+static void tile_origin(const reduce_plan *p, int64_t task, int64_t *in, int64_t *out,
+                        int64_t *len) {
+    int64_t tile = task % p->ntiles, rest = task / p->ntiles;
+    *in = *out = 0;
+    for (int i = p->nk - 1; i >= 0; i--) {
+        int d = p->kdims[i];
+        int64_t k = rest % p->shape[d];
+        rest /= p->shape[d];
+        *in += k * p->in[d];
+        *out += k * p->out[d];
     }
-    int b = p->block, inner = p->ndim - 1;
-    int64_t t0 = tile * TILE, tn = p->shape[b] - t0 < TILE ? p->shape[b] - t0 : TILE;
-    in_off += t0 * p->in_strides[b];
-    out_off += t0 * p->acc_strides[b];
+    *len = 1;
+    if (p->tdim >= 0) {
+        int64_t t0 = tile * p->tile_len, n = p->shape[p->tdim] - t0;
+        *len = n < p->tile_len ? n : p->tile_len;
+        *in += t0 * p->in[p->tdim];
+        *out += t0 * p->out[p->tdim];
+    }
+}
+
+/* One tile: its accumulators start at the identity, take every reduced element in row-major
+ * order and are stored. */
+static void run_tile(const reduce_plan *p, int64_t task, uint64_t *acc) {
+    int64_t in0, out0, len;
+    tile_origin(p, task, &in0, &out0, &len);
     acc_identity(p->kind, p->op, acc);
-    for (int64_t j = 1; j < tn; j++) acc[j] = acc[0];
-    int64_t es = (int64_t)p->es;
+    for (int64_t j = 1; j < len; j++) acc[j] = acc[0];
+    int64_t tin = p->tdim >= 0 ? p->in[p->tdim] : 0, es = (int64_t)p->es;
+    int last = p->ndim - 1;
+    /* the kernels loop over the last of the reduced dims they do not reduce themselves */
+    int inner_r = p->nr > 0 ? p->nr - 1 : -1;
+    int64_t shape[AX_MAX_RANK], strides[AX_MAX_RANK];
+    int m = 0;
+    for (int i = 0; i < p->nr; i++)
+        if (i != inner_r) {
+            shape[m] = p->shape[p->rdims[i]];
+            strides[m++] = p->in[p->rdims[i]];
+        }
     ax_iter it;
-    ax_iter_init(&it, p->nr, p->r_shape, 1, (const int64_t *[]){p->r_in});
+    ax_iter_init(&it, m, shape, 1, (const int64_t *[]){strides});
     do {
-        const char *src = p->src + (in_off + it.pos[0]) * es;
-        if (b == inner)
-            p->kernel.row(acc, 1, src, tn, p->in_strides[b]);
+        if (p->empty) break;
+        const char *src = p->src + (in0 + it.pos[0]) * es;
+        int64_t rcount = 1, rs = 0;
+        if (inner_r >= 0) rcount = p->shape[p->rdims[inner_r]], rs = p->in[p->rdims[inner_r]];
+        if (p->runs)
+            p->kernel.runs(acc, src, len, tin, rcount, rs, p->shape[last], p->in[last]);
         else
-            p->kernel.lines(acc, 1, src, tn, p->in_strides[b], p->shape[inner],
-                            p->in_strides[inner]);
+            p->kernel.rows(acc, src, rcount, rs, len, tin);
     } while (ax_iter_next(&it));
+    int64_t ostride = p->tdim >= 0 ? p->out[p->tdim] : 1;
     int64_t oes = (int64_t)ax_dtype_size(p->out_dtype);
-    store_results(p->out_dtype, p->kind, acc, p->out + out_off * oes, tn, p->acc_strides[b]);
+    bool extreme = p->op == AX_REDUCE_MAX || p->op == AX_REDUCE_MIN;
+    store_results(p->out_dtype, p->kind, extreme, acc, p->dst + out0 * oes, len, ostride);
 }
 
 static void run_tiles(void *arg, int64_t begin, int64_t end) {
@@ -727,16 +537,64 @@ static void run_tiles(void *arg, int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; task++) run_tile(arg, task, acc);
 }
 
-static void reduce_tiled(ax_ctx *cx, reduce_plan *p, int64_t total) {
-    plan_tiles(p);
-    int64_t ntasks = p->ntiles * ax_shape_size(p->nk, p->k_shape);
-    if (total < PARALLEL_MIN_ELEMENTS) {
-        run_tiles(p, 0, ntasks);
-        return;
+/* ---- few outputs, long runs: chunks in parallel ----
+ * The chunks of every run are folded in parallel into an array of partial results (one per
+ * chunk: a small fraction of the input), then each output adds its chunks' results in order:
+ * the same operations in the same order as run_tile. */
+typedef struct {
+    const reduce_plan *p;
+    int64_t nchunks; /* per run */
+    int64_t nruns;   /* per output */
+    uint64_t *partial;
+} chunk_job;
+
+/* The input offset of run r of output o (o in row-major order of the kept dims, r of the
+ * reduced dims but the last). */
+static int64_t run_offset(const reduce_plan *p, int64_t o, int64_t r) {
+    int64_t off = 0;
+    for (int d = p->ndim - 2; d >= 0; d--) {
+        int64_t *k = p->reduced[d] ? &r : &o, i = *k % p->shape[d];
+        *k /= p->shape[d];
+        off += i * p->in[d];
     }
-    int64_t per_task = total / ntasks;
-    parallel_tasks(cx, ntasks, per_task >= CHUNK_ELEMENTS ? 1 : CHUNK_ELEMENTS / per_task,
-                   run_tiles, p);
+    return off;
+}
+
+static void run_chunks(void *arg, int64_t begin, int64_t end) {
+    const chunk_job *j = arg;
+    const reduce_plan *p = j->p;
+    int last = p->ndim - 1;
+    int64_t n = p->shape[last], s = p->in[last], es = (int64_t)p->es;
+    for (int64_t q = begin; q < end; q++) {
+        int64_t c = q % j->nchunks, run = q / j->nchunks;
+        int64_t off = run_offset(p, run / j->nruns, run % j->nruns) + c * CHUNK * s;
+        int64_t len = n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK;
+        p->kernel.chunk(&j->partial[q], p->src + off * es, len, s);
+    }
+}
+
+static bool reduce_by_chunks(ax_ctx *cx, const reduce_plan *p, int64_t outputs) {
+    int64_t n = p->shape[p->ndim - 1];
+    chunk_job j = {.p = p, .nchunks = (n + CHUNK - 1) / CHUNK, .nruns = 1};
+    for (int d = 0; d < p->ndim - 1; d++)
+        if (p->reduced[d]) j.nruns *= p->shape[d];
+    int64_t total = outputs * j.nruns * j.nchunks;
+    j.partial = malloc((size_t)total * 8);
+    if (!j.partial) {
+        ax_error_oom(cx);
+        return false;
+    }
+    parallel_tasks(cx, total, 1, run_chunks, &j);
+    uint64_t acc;
+    bool extreme = p->op == AX_REDUCE_MAX || p->op == AX_REDUCE_MIN;
+    int64_t oes = (int64_t)ax_dtype_size(p->out_dtype), per = j.nruns * j.nchunks;
+    for (int64_t o = 0; o < outputs; o++) {
+        acc_identity(p->kind, p->op, &acc);
+        for (int64_t q = 0; q < per; q++) p->kernel.combine(&acc, &j.partial[o * per + q]);
+        store_results(p->out_dtype, p->kind, extreme, &acc, p->dst + o * oes, 1, 1);
+    }
+    free(j.partial);
+    return true;
 }
 
 /* ---- ax_reduce ---- */
@@ -797,15 +655,27 @@ ax_array *ax_reduce(ax_ctx *cx, ax_reduce_op op, ax_array *x, int naxes, const i
     p.kind = acc_kind_of(op, x->dtype);
     p.kernel = kernels[x->dtype][op];
     p.out_dtype = out->dtype;
-    p.out_size = out->size;
-    p.out = ax_array_data(out);
+    p.dst = ax_array_data(out);
+    p.empty = x->size == 0;
     plan_nest(&p, x, reduced);
-    if (p.out_size > SMALL_OUTPUT && x->size > 0) {
-        reduce_tiled(cx, &p, x->size);
-    } else if (!reduce_whole(cx, &p, x->size)) {
-        ax_array_release(out);
-        return NULL;
+    plan_tiles(&p);
+    int64_t ntasks = tiles_total(&p), total = x->size;
+    int64_t run = p.shape[p.ndim - 1];
+    if (p.runs && total >= PARALLEL_MIN_ELEMENTS && run >= 2 * CHUNK &&
+        ntasks < 2 * ax_pool_threads(cx)) {
+        if (!reduce_by_chunks(cx, &p, out->size)) {
+            ax_array_release(out);
+            return NULL;
+        }
+        return out;
     }
+    if (total < PARALLEL_MIN_ELEMENTS || ntasks == 1) {
+        run_tiles(&p, 0, ntasks);
+        return out;
+    }
+    int64_t per_task = total / ntasks;
+    parallel_tasks(cx, ntasks, per_task >= CHUNK_ELEMENTS ? 1 : CHUNK_ELEMENTS / per_task,
+                   run_tiles, &p);
     return out;
 }
 

@@ -3,6 +3,7 @@
  * slice, squeeze, expand_dims, rev. concatenate and pad build new contiguous arrays. */
 #include "shape_ops.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,13 +38,6 @@ static text ints_text(int n, const int *v) {
 #define TYPE(a)       type_text(a).s
 #define SHAPE(n, dim) shape_text(n, dim).s
 #define INTS(n, v)    ints_text(n, v).s
-
-static bool check_rank(ax_ctx *cx, const char *name, int ndim) {
-    if (ndim >= 0 && ndim <= AX_MAX_RANK) return true;
-    ax_error(cx, AX_ERR_VALUE, "%s would make an array of rank %d; ax supports ranks 0 to %d", name,
-             ndim, AX_MAX_RANK);
-    return false;
-}
 
 /* Axes distinct and in [0, ndim); negative ones count from the end, as in NumPy.
  * Writes the normalised axes to out and marks them in `chosen` (may be NULL). */
@@ -109,23 +103,19 @@ static bool nocopy_strides(const ax_array *x, int ndim, const int64_t *shape, in
 static bool resolve_shape(ax_ctx *cx, const ax_array *x, int ndim, const int64_t *shape,
                           int64_t *out) {
     int unknown = -1;
-    int64_t known = 1;
     for (int i = 0; i < ndim; i++) {
         out[i] = shape[i];
-        if (shape[i] == -1 && unknown < 0) {
-            unknown = i;
-        } else if (shape[i] == -1) {
+        if (shape[i] != -1) continue;
+        if (unknown >= 0) {
             ax_error(cx, AX_ERR_VALUE, "can only specify one unknown dimension in shape %s",
                      SHAPE(ndim, shape));
             return false;
-        } else if (shape[i] < 0) {
-            ax_error(cx, AX_ERR_VALUE, "reshape: negative dimension %lld in shape %s",
-                     (long long)shape[i], SHAPE(ndim, shape));
-            return false;
-        } else {
-            known *= shape[i];
         }
+        unknown = i;
+        out[i] = 1; /* for the size check below */
     }
+    if (!ax_shape_check(cx, "reshape", x->dtype, ndim, out)) return false;
+    int64_t known = ax_shape_size(ndim, out);
     if (unknown >= 0) out[unknown] = known ? x->size / known : 0;
     if (ax_shape_size(ndim, out) == x->size && (unknown < 0 || known != 0)) return true;
     ax_error(cx, AX_ERR_SHAPE, "cannot reshape %s into shape %s", TYPE(x), SHAPE(ndim, shape));
@@ -134,7 +124,8 @@ static bool resolve_shape(ax_ctx *cx, const ax_array *x, int ndim, const int64_t
 
 ax_array *ax_reshape(ax_ctx *cx, ax_array *x, int ndim, const int64_t *shape) {
     int64_t dims[AX_MAX_RANK], strides[AX_MAX_RANK];
-    if (!check_rank(cx, "reshape", ndim) || !resolve_shape(cx, x, ndim, shape, dims)) return NULL;
+    if (!ax_rank_check(cx, "reshape", ndim) || !resolve_shape(cx, x, ndim, shape, dims))
+        return NULL;
     if (x->size == 0) {
         ax_shape_strides(ndim, dims, strides);
         return ax_array_view(cx, x, ndim, dims, strides, x->offset);
@@ -204,7 +195,7 @@ static bool check_bdims(ax_ctx *cx, const ax_array *x, int ndim, const int64_t *
 
 ax_array *ax_broadcast_in_dim(ax_ctx *cx, ax_array *x, int ndim, const int64_t *shape,
                               const int *bdims) {
-    if (!check_rank(cx, "broadcast_in_dim", ndim) || ndim < x->ndim) {
+    if (!ax_rank_check(cx, "broadcast_in_dim", ndim) || ndim < x->ndim) {
         if (!ax_error_pending(cx))
             ax_error(cx, AX_ERR_SHAPE, "cannot broadcast %s to the lower rank shape %s", TYPE(x),
                      SHAPE(ndim, shape));
@@ -220,6 +211,7 @@ ax_array *ax_broadcast_in_dim(ax_ctx *cx, ax_array *x, int ndim, const int64_t *
 /* ---- concatenate ---- */
 
 static bool check_concat(ax_ctx *cx, int n, ax_array *const *xs, int axis, int *axis_out) {
+    for (int i = 0; i < n; i++) assert(xs[i] && xs[i]->refs > 0);
     if (n < 1) {
         ax_error(cx, AX_ERR_VALUE, "concatenate needs at least one array");
         return false;
@@ -259,7 +251,11 @@ ax_array *ax_concatenate(ax_ctx *cx, int n, ax_array *const *xs, int axis) {
     shape[axis] = 0;
     bool weak = true;
     for (int i = 0; i < n; i++) {
-        shape[axis] += xs[i]->shape[axis];
+        if (!ax_add_i64(shape[axis], xs[i]->shape[axis], &shape[axis]))
+            return ax_error(cx, AX_ERR_VALUE,
+                            "concatenate: the result would have more than 2**63 elements along "
+                            "axis %d",
+                            axis);
         weak &= xs[i]->weak;
     }
     ax_array *out = ax_array_new(cx, xs[0]->dtype, xs[0]->ndim, shape);
@@ -304,8 +300,9 @@ ax_array *ax_slice(ax_ctx *cx, ax_array *x, const int64_t *start, const int64_t 
     for (int d = 0; d < x->ndim; d++) {
         int64_t step = strides ? strides[d] : 1;
         if (!check_slice_axis(cx, x, d, start[d], limit[d], step)) return NULL;
-        shape[d] = (limit[d] - start[d] + step - 1) / step;
-        vstrides[d] = x->strides[d] * step;
+        shape[d] = limit[d] > start[d] ? (limit[d] - start[d] - 1) / step + 1 : 0;
+        /* a step beyond the axis takes one element: its stride is then never used */
+        vstrides[d] = shape[d] > 1 ? x->strides[d] * step : x->strides[d];
         if (shape[d] > 0) offset += start[d] * x->strides[d];
     }
     return ax_array_view(cx, x, x->ndim, shape, vstrides, offset);
@@ -327,14 +324,28 @@ static bool check_pad(ax_ctx *cx, const ax_array *x, const ax_array *value, cons
     }
     for (int d = 0; d < x->ndim; d++) {
         int64_t n = x->shape[d], in = interior ? interior[d] : 0;
-        shape[d] = lo[d] + hi[d] + n + (n > 0 && in > 0 ? (n - 1) * in : 0);
-        if (in >= 0 && shape[d] >= 0) continue;
-        ax_error(cx, in < 0 ? AX_ERR_VALUE : AX_ERR_SHAPE,
-                 "pad: padding (low %lld, high %lld, interior %lld) of axis %d is invalid for %s",
-                 (long long)lo[d], (long long)hi[d], (long long)in, d, TYPE(x));
+        bool fits = ax_pad_size(n, lo[d], hi[d], in, &shape[d]);
+        if (fits && in >= 0 && shape[d] >= 0) continue;
+        ax_error(cx, in < 0 || !fits ? AX_ERR_VALUE : AX_ERR_SHAPE,
+                 "pad: padding (low %lld, high %lld, interior %lld) of axis %d is invalid for %s%s",
+                 (long long)lo[d], (long long)hi[d], (long long)in, d, TYPE(x),
+                 fits ? "" : " (the padded size does not fit in 64 bits)");
         return false;
     }
     return true;
+}
+
+bool ax_pad_size(int64_t n, int64_t lo, int64_t hi, int64_t interior, int64_t *size) {
+    int64_t inner = 0;
+    if (n > 0 && interior > 0 && !ax_mul_i64(n - 1, interior, &inner)) return false;
+    return ax_add_i64(n, inner, size) && ax_add_i64(*size, lo, size) && ax_add_i64(*size, hi, size);
+}
+
+/* a - b, saturated at the ends of int64 */
+static int64_t sat_sub(int64_t a, int64_t b) {
+    int64_t r;
+    if (!__builtin_sub_overflow(a, b, &r)) return r;
+    return b < 0 ? INT64_MAX : INT64_MIN;
 }
 
 /* Along one axis: x's elements land at lo + i * (interior + 1) in the output. Finds the range
@@ -344,12 +355,15 @@ static void pad_kept_range(int64_t n, int64_t lo, int64_t step, int64_t out_size
     *first = 0;
     *count = 0;
     if (n == 0) return;
-    int64_t f = lo >= 0 ? 0 : (-lo + step - 1) / step;
-    int64_t end = n; /* one past the last i with lo + i * step < out_size */
-    if (lo + (n - 1) * step >= out_size)
-        end = out_size - lo <= 0 ? 0 : (out_size - lo - 1) / step + 1;
+    /* the first i with lo + i * step >= 0: ceil(-lo / step), written so that neither -lo nor
+     * the + 1 can overflow */
+    int64_t q = lo >= 0 ? -1 : (-(lo + 1)) / step, f = q >= n ? n : q + 1;
+    /* one past the last i with lo + i * step < out_size */
+    int64_t room = sat_sub(out_size, lo);
+    int64_t end = room <= 0 ? 0 : (room - 1) / step + 1;
+    if (end > n) end = n;
     *first = f;
-    *count = end > f ? end - f : 0;
+    *count = end > *first ? end - *first : 0;
 }
 
 ax_array *ax_pad(ax_ctx *cx, ax_array *x, ax_array *value, const int64_t *lo, const int64_t *hi,
@@ -362,18 +376,23 @@ ax_array *ax_pad(ax_ctx *cx, ax_array *x, ax_array *value, const int64_t *lo, co
     size_t es = ax_dtype_size(x->dtype);
     ax_fill_elements(ax_array_data(out), out->size, ax_array_data(value), es);
     /* Copy the part of x that survives cropping into a strided view of the output. */
-    int64_t kept[AX_MAX_RANK], dst_strides[AX_MAX_RANK], src_off = 0, dst_off = 0;
+    int64_t kept[AX_MAX_RANK], first[AX_MAX_RANK], step[AX_MAX_RANK];
     for (int d = 0; d < x->ndim; d++) {
-        int64_t step = (interior ? interior[d] : 0) + 1, first;
-        pad_kept_range(x->shape[d], lo[d], step, shape[d], &first, &kept[d]);
-        dst_strides[d] = out->strides[d] * step;
-        src_off += first * x->strides[d];
-        dst_off += (lo[d] + first * step) * out->strides[d];
+        /* (n - 1) * interior fitted in the output, so interior + 1 fits when n > 1 */
+        step[d] = x->shape[d] > 1 && interior ? interior[d] + 1 : 1;
+        pad_kept_range(x->shape[d], lo[d], step[d], shape[d], &first[d], &kept[d]);
+        if (kept[d] == 0) return out;
     }
-    if (ax_shape_size(x->ndim, kept) > 0)
-        ax_strided_copy((char *)ax_array_data(out) + dst_off * (int64_t)es, dst_strides,
-                        (char *)ax_array_data(x) + src_off * (int64_t)es, x->strides, x->ndim, kept,
-                        es);
+    /* every kept element lands inside the output: these offsets fit */
+    int64_t dst_strides[AX_MAX_RANK], src_off = 0, dst_off = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        dst_strides[d] = kept[d] > 1 ? out->strides[d] * step[d] : out->strides[d];
+        src_off += first[d] * x->strides[d];
+        dst_off += (lo[d] + first[d] * step[d]) * out->strides[d];
+    }
+    ax_strided_copy((char *)ax_array_data(out) + dst_off * (int64_t)es, dst_strides,
+                    (char *)ax_array_data(x) + src_off * (int64_t)es, x->strides, x->ndim, kept,
+                    es);
     return out;
 }
 
@@ -405,7 +424,7 @@ ax_array *ax_expand_dims(ax_ctx *cx, ax_array *x, int ndims, const int *dims) {
     bool inserted[AX_MAX_RANK];
     char what[64];
     snprintf(what, sizeof what, "an output of rank %d", ndim);
-    if (!check_rank(cx, "expand_dims", ndim) ||
+    if (!ax_rank_check(cx, "expand_dims", ndim) ||
         !normalize_axes(cx, "expand_dims", ndims, dims, ndim, what, axes, inserted))
         return NULL;
     int64_t shape[AX_MAX_RANK], strides[AX_MAX_RANK];

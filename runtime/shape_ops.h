@@ -20,6 +20,9 @@ ax_array *ax_slice(ax_ctx *cx, ax_array *x, const int64_t *start, const int64_t 
  * dtype. */
 ax_array *ax_pad(ax_ctx *cx, ax_array *x, ax_array *value, const int64_t *lo, const int64_t *hi,
                  const int64_t *interior);
+/* The size of an axis of n elements padded by lo, hi and interior (lax.pad's rule), false
+ * when it does not fit in int64. */
+bool ax_pad_size(int64_t n, int64_t lo, int64_t hi, int64_t interior, int64_t *size);
 ax_array *ax_squeeze(ax_ctx *cx, ax_array *x, int ndims, const int *dims);   /* dims of size 1 */
 ax_array *ax_expand_dims(ax_ctx *cx, ax_array *x, int ndims, const int *dims); /* output dims */
 ax_array *ax_rev(ax_ctx *cx, ax_array *x, int ndims, const int *dims);

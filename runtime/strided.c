@@ -1,10 +1,12 @@
 /* Strided block copies (see strided.h). */
 #include "strided.h"
 
+#include <assert.h>
 #include <string.h>
 
 void ax_copy_plan_init(ax_copy_plan *plan, int ndim, const int64_t *shape,
                        const int64_t *dst_strides, const int64_t *src_strides, size_t elsize) {
+    assert(ndim >= 0 && ndim <= AX_MAX_RANK && elsize >= 1 && elsize <= 8);
     plan->elsize = elsize;
     plan->count = ax_shape_size(ndim, shape);
     int n = 0;

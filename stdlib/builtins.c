@@ -6,6 +6,8 @@
 #include "prng.h"
 #include "pytree.h"
 #include "jit_builtin.h"
+#include "graph.h"
+#include "plot.h"
 #include "transforms.h"
 
 #include <math.h>
@@ -15,7 +17,8 @@
 static const ax_builtin_def *const tables[] = {
     ax_builtins_py,      ax_builtins_create, ax_builtins_math,  ax_builtins_reduce,
     ax_builtins_shape,   ax_builtins_linalg, ax_builtins_index, ax_builtins_einsum,
-    ax_builtins_compare, ax_builtins_time,
+    ax_builtins_compare, ax_builtins_time,   ax_builtins_plot,   ax_builtins_graph,
+    ax_builtins_lax,
 };
 
 #define NTABLES (sizeof tables / sizeof *tables)
@@ -174,7 +177,8 @@ int ax_builtins_register(ax_interp *in) {
     /* The builtins written elsewhere: tree_* (stdlib/pytree.c), grad/vmap/... (transforms.c),
      * jit (jit_builtin.c). */
     if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0 ||
-        ax_jit_register(in) < 0 || ax_custom_rules_register(in) < 0 || ax_prng_register(in) < 0)
+        ax_jit_register(in) < 0 || ax_custom_rules_register(in) < 0 || ax_prng_register(in) < 0 ||
+        ax_plot_register(in) < 0)
         return -1;
     return 0;
 }

@@ -1,6 +1,7 @@
 /* Argument matching and conversion for the builtins. */
 #include "builtins_lib.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,8 +140,23 @@ bool ax_bi_dtype(ax_interp *in, ax_value *v, int *out) {
 }
 
 bool ax_bi_shape(ax_interp *in, ax_value *v, const char *what, int *ndim, int64_t *shape) {
-    if (v->kind == AX_V_ARRAY && v->arr->ndim == 1 && ax_dtype_is_int(v->arr->dtype) &&
-        ax_np_is_concrete(v->arr) && v->arr->size <= AX_MAX_RANK) {
+    if (v->kind == AX_V_RANGE) { /* read as the tuple of its ints */
+        ax_value *t = ax_range_tuple(in, v, 1024);
+        bool ok = t && ax_bi_shape(in, t, what, ndim, shape);
+        ax_value_release(t);
+        return ok;
+    }
+    if (v->kind == AX_V_ARRAY && v->arr->ndim == 1 && ax_dtype_is_int(v->arr->dtype)) {
+        if (!ax_np_is_concrete(v->arr)) {
+            ax_error(in->cx, AX_ERR_CONCRETIZATION,
+                     "%s must be a concrete value, but it was traced (by jit, vmap or grad); "
+                     "pass it as a static argument",
+                     what);
+            return false;
+        }
+        if (v->arr->size > AX_MAX_RANK) /* (an array of rank 1: no more than INT64_MAX) */
+            return ax_rank_check(in->cx, what,
+                                 v->arr->size > INT_MAX ? INT_MAX : (int)v->arr->size);
         *ndim = (int)v->arr->size;
         for (int i = 0; i < *ndim; i++) shape[i] = ax_array_get_i64(v->arr, i);
         return true;
@@ -149,10 +165,7 @@ bool ax_bi_shape(ax_interp *in, ax_value *v, const char *what, int *ndim, int64_
         *ndim = 1;
         return ax_bi_int(in, v, what, 0, &shape[0]);
     }
-    if (v->n > AX_MAX_RANK) {
-        ax_error(in->cx, AX_ERR_VALUE, "%s: arrays have at most %d dimensions", what, AX_MAX_RANK);
-        return false;
-    }
+    if (!ax_rank_check(in->cx, what, v->n)) return false;
     *ndim = v->n;
     for (int i = 0; i < v->n; i++)
         if (!ax_bi_int(in, v->items[i], what, 0, &shape[i])) return false;
@@ -169,17 +182,25 @@ bool ax_bi_axes(ax_interp *in, ax_value *v, int ndim, int *naxes, int *axes) {
         for (int i = 0; i < ndim; i++) axes[i] = i;
         return true;
     }
+    if (v->kind == AX_V_RANGE) { /* read as the tuple of its ints */
+        ax_value *t = ax_range_tuple(in, v, 1024);
+        bool ok = t && ax_bi_axes(in, t, ndim, naxes, axes);
+        ax_value_release(t);
+        return ok;
+    }
     bool seq = v->kind == AX_V_TUPLE || v->kind == AX_V_LIST;
     int n = seq ? v->n : 1;
-    if (n > AX_MAX_RANK) {
-        ax_error(in->cx, AX_ERR_VALUE, "too many axes");
-        return false;
-    }
     for (int i = 0; i < n; i++) {
         ax_value *item = seq ? v->items[i] : v;
         int64_t a;
-        if (!ax_bi_int(in, item, "axis", 0, &a) || !ax_np_axis(in->cx, a, ndim, &axes[i]))
+        int axis;
+        if (!ax_bi_int(in, item, "axis", 0, &a) || !ax_np_axis(in->cx, a, ndim, &axis))
             return false;
+        if (i < AX_MAX_RANK) axes[i] = axis;
+    }
+    if (n > ndim) { /* every axis is in range: some is repeated */
+        ax_error(in->cx, AX_ERR_VALUE, "duplicate value in 'axis'");
+        return false;
     }
     qsort(axes, (size_t)n, sizeof *axes, compare_ints);
     for (int i = 1; i < n; i++)
@@ -216,6 +237,13 @@ static bool array_rows(ax_interp *in, ax_array *x, int *n, ax_array ***out) {
         return false;
     }
     int64_t count = x->shape[0];
+    if (count > INT_MAX) {
+        char t[200];
+        ax_array_type_format(t, sizeof t, x);
+        ax_error(in->cx, AX_ERR_VALUE, "the %lld rows of %s are too many to iterate over",
+                 (long long)count, t);
+        return false;
+    }
     ax_array **xs = calloc((size_t)(count ? count : 1), sizeof *xs);
     if (!xs) {
         ax_error_oom(in->cx);

@@ -62,19 +62,19 @@ static bool parse_close(ax_interp *in, ax_value *self, const ax_args *args, doub
     return c->b != NULL;
 }
 
-static ax_value *close_done(ax_interp *in, close_args *c, ax_array *r) {
+static ax_value *close_done_take(ax_interp *in, close_args *c, ax_array *r) {
     ax_array_release(c->a);
     ax_array_release(c->b);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_isclose(ax_interp *in, ax_value *self, const ax_args *args) {
     close_args c;
-    if (!parse_close(in, self, args, 1e-5, 1e-8, &c)) return close_done(in, &c, NULL);
-    return close_done(in, &c, isclose(in->cx, c.a, c.b, c.rtol, c.atol, c.equal_nan));
+    if (!parse_close(in, self, args, 1e-5, 1e-8, &c)) return close_done_take(in, &c, NULL);
+    return close_done_take(in, &c, isclose(in->cx, c.a, c.b, c.rtol, c.atol, c.equal_nan));
 }
 
-static ax_array *all_of(ax_ctx *cx, ax_array *x) {
+static ax_array *all_of_take(ax_ctx *cx, ax_array *x) {
     if (!x) return NULL;
     int axes[AX_MAX_RANK];
     for (int i = 0; i < x->ndim; i++) axes[i] = i;
@@ -85,9 +85,9 @@ static ax_array *all_of(ax_ctx *cx, ax_array *x) {
 
 static ax_value *bi_allclose(ax_interp *in, ax_value *self, const ax_args *args) {
     close_args c;
-    if (!parse_close(in, self, args, 1e-5, 1e-8, &c)) return close_done(in, &c, NULL);
-    return close_done(in, &c,
-                      all_of(in->cx, isclose(in->cx, c.a, c.b, c.rtol, c.atol, c.equal_nan)));
+    if (!parse_close(in, self, args, 1e-5, 1e-8, &c)) return close_done_take(in, &c, NULL);
+    return close_done_take(
+        in, &c, all_of_take(in->cx, isclose(in->cx, c.a, c.b, c.rtol, c.atol, c.equal_nan)));
 }
 
 /* array_equal: same shape and equal elements; array_equiv: equal after broadcasting. */
@@ -111,12 +111,12 @@ static ax_value *equal_arrays(ax_interp *in, ax_value *self, const ax_args *args
         if (!comparable)
             r = ax_np_scalar(cx, AX_BOOL, 0);
         else
-            r = all_of(cx, equal_nan ? isclose(cx, a, b, 0, 0, true)
-                                     : ax_np_binary(cx, AX_P_EQ, f, a, b));
+            r = all_of_take(cx, equal_nan ? isclose(cx, a, b, 0, 0, true)
+                                          : ax_np_binary(cx, AX_P_EQ, f, a, b));
     }
     ax_array_release(a);
     ax_array_release(b);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_array_equal(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -129,7 +129,7 @@ static ax_value *bi_array_equiv(ax_interp *in, ax_value *self, const ax_args *ar
 /* assert_allclose(actual, desired, rtol=1e-7, atol=0): AssertionError naming the mismatch. */
 static ax_value *bi_assert_allclose(ax_interp *in, ax_value *self, const ax_args *args) {
     close_args c;
-    if (!parse_close(in, self, args, 1e-7, 0, &c)) return close_done(in, &c, NULL);
+    if (!parse_close(in, self, args, 1e-7, 0, &c)) return close_done_take(in, &c, NULL);
     ax_ctx *cx = in->cx;
     int nd;
     int64_t shape[AX_MAX_RANK];
@@ -138,13 +138,13 @@ static ax_value *bi_assert_allclose(ax_interp *in, ax_value *self, const ax_args
         ax_array_type_format(ta, sizeof ta, c.a);
         ax_array_type_format(tb, sizeof tb, c.b);
         ax_error(cx, AX_ERR_ASSERTION, "shapes differ: %s and %s", ta, tb);
-        return close_done(in, &c, NULL);
+        return close_done_take(in, &c, NULL);
     }
     ax_array *ok = isclose(cx, c.a, c.b, c.rtol, c.atol, true);
     if (ok && !ax_np_is_concrete(ok)) {
         ax_array_release(ok);
         ax_error(cx, AX_ERR_CONCRETIZATION, "assert_allclose needs concrete arrays");
-        return close_done(in, &c, NULL);
+        return close_done_take(in, &c, NULL);
     }
     ax_array *diff = ok ? ax_np_binary(cx, AX_P_SUB, "subtract", c.a, c.b) : NULL;
     int64_t bad = 0, total = ok ? ok->size : 0;
@@ -162,8 +162,8 @@ static ax_value *bi_assert_allclose(ax_interp *in, ax_value *self, const ax_args
                  "not equal to tolerance rtol=%g, atol=%g: %lld of %lld elements differ (max "
                  "absolute difference %g)",
                  c.rtol, c.atol, (long long)bad, (long long)total, worst);
-    if (ax_error_pending(cx)) return close_done(in, &c, NULL);
-    close_done(in, &c, NULL);
+    if (ax_error_pending(cx)) return close_done_take(in, &c, NULL);
+    close_done_take(in, &c, NULL);
     return ax_none();
 }
 

@@ -13,7 +13,7 @@ static ax_value *bi_array(ax_interp *in, ax_value *self, const ax_args *args) {
     if (!ax_bi_parse(in, args, f, names, 2, v) || !ax_bi_required(in, v[0], f, "object") ||
         !ax_bi_dtype(in, v[1], &dtype))
         return NULL;
-    return ax_np_wrap(in, ax_np_array(in, v[0], dtype, f));
+    return ax_np_wrap_take(in, ax_np_array(in, v[0], dtype, f));
 }
 
 /* The dtype of a creation function: the given one, else the default float. */
@@ -35,7 +35,7 @@ static ax_value *filled(ax_interp *in, ax_value *self, const ax_args *args, doub
     ax_array *s = ax_np_scalar(in->cx, (ax_dtype)dtype, value);
     ax_array *r = ax_np_full(in->cx, ndim, shape, s, (ax_dtype)dtype);
     ax_array_release(s);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_zeros(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -68,7 +68,7 @@ static ax_value *bi_full(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_dtype t = dtype >= 0 ? (ax_dtype)dtype : fill_dtype(in->cx, fill);
     ax_array *r = ax_np_full(in->cx, ndim, shape, fill, t);
     ax_array_release(fill);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* zeros_like / ones_like / full_like (fill given) / empty_like. */
@@ -99,7 +99,7 @@ static ax_value *like(ax_interp *in, ax_value *self, const ax_args *args, double
     ax_array *fill = has_fill ? ax_np_asarray(in, v[1], f) : ax_np_scalar(in->cx, t, value);
     ax_array *r = fill ? ax_np_full(in->cx, ndim, shape, fill, t) : NULL;
     ax_array_release(fill);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_zeros_like(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -136,7 +136,7 @@ static ax_value *bi_arange(ax_interp *in, ax_value *self, const ax_args *args) {
         dtype = is_float_value(v[0]) || is_float_value(v[1]) || is_float_value(v[2])
                     ? (int)ax_np_default_float(in->cx)
                     : (int)ax_np_default_int(in->cx);
-    return ax_np_wrap(in, ax_np_arange(in->cx, start, stop, step, (ax_dtype)dtype));
+    return ax_np_wrap_take(in, ax_np_arange(in->cx, start, stop, step, (ax_dtype)dtype));
 }
 
 /* JAX's linspace: start * (1 - t) + stop * t for t = iota / div, then stop appended. */
@@ -197,7 +197,7 @@ static ax_value *bi_linspace(ax_interp *in, ax_value *self, const ax_args *args)
     }
     ax_array_release(a);
     ax_array_release(b);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* An n x m bool array, true where column - row == k (op EQ) or <= k (op LE). */
@@ -228,7 +228,7 @@ static ax_value *bi_eye(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *mask = diagonal_mask(in->cx, n, m, k, AX_P_EQ);
     ax_array *r = ax_np_astype(in->cx, mask, (ax_dtype)dtype, false);
     ax_array_release(mask);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_identity(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -244,7 +244,7 @@ static ax_value *bi_identity(ax_interp *in, ax_value *self, const ax_args *args)
     ax_array *mask = diagonal_mask(in->cx, n, n, 0, AX_P_EQ);
     ax_array *r = ax_np_astype(in->cx, mask, (ax_dtype)dtype, false);
     ax_array_release(mask);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* tril / triu: m with the elements above (tril) / below (triu) diagonal k zeroed. */
@@ -264,6 +264,9 @@ static ax_value *triangle(ax_interp *in, ax_value *self, const ax_args *args, bo
     }
     if (!m) return NULL;
     int64_t rows = m->shape[m->ndim - 2], cols = m->shape[m->ndim - 1];
+    /* col - row lies in [-rows, cols]: a k beyond that means the same as its end (and k - 1
+     * below cannot overflow) */
+    k = k < -rows - 1 ? -rows - 1 : k > cols + 1 ? cols + 1 : k;
     /* lower: keep col - row <= k; upper: keep col - row >= k, i.e. not (col - row <= k - 1). */
     ax_array *keep = diagonal_mask(cx, rows, cols, lower ? k : k - 1, AX_P_LE);
     ax_array *zero = ax_np_scalar(cx, m->dtype, 0);
@@ -271,7 +274,7 @@ static ax_value *triangle(ax_interp *in, ax_value *self, const ax_args *args, bo
     ax_array_release(keep);
     ax_array_release(zero);
     ax_array_release(m);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_tril(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -293,7 +296,7 @@ static ax_value *bi_meshgrid(ax_interp *in, ax_value *self, const ax_args *args)
     if (!xy && strcmp(indexing, "ij"))
         return ax_error(in->cx, AX_ERR_VALUE, "indexing must be 'xy' or 'ij', got '%s'", indexing);
     int n = args->n;
-    if (n > AX_MAX_RANK) return ax_error(in->cx, AX_ERR_VALUE, "meshgrid: too many arrays");
+    if (!ax_rank_check(in->cx, "meshgrid", n)) return NULL; /* one dimension per array */
     ax_array *xs[AX_MAX_RANK] = {NULL};
     ax_value *outs[AX_MAX_RANK] = {NULL};
     int64_t shape[AX_MAX_RANK];
@@ -314,7 +317,7 @@ static ax_value *bi_meshgrid(ax_interp *in, ax_value *self, const ax_args *args)
         ax_scope_begin(&s, in->cx);
         ax_array *b = ax_scope_keep(&s, ax_lax_broadcast_in_dim(&s, xs[i], n, shape, &pos[i]));
         ax_scope_end(&s);
-        ok = (outs[i] = ax_np_wrap(in, b)) != NULL;
+        ok = (outs[i] = ax_np_wrap_take(in, b)) != NULL;
     }
     for (int j = 0; j < n; j++) ax_array_release(xs[j]);
     if (ok) return ax_value_list(n, outs);
@@ -328,7 +331,8 @@ static ax_value *bi_copy(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_value *v[1];
     const char *f = self->builtin->name;
     if (!ax_bi_parse(in, args, f, names, 1, v) || !ax_bi_required(in, v[0], f, "a")) return NULL;
-    return ax_np_wrap(in, ax_np_asarray(in, v[0], f)); /* arrays are immutable: no copy needed */
+    return ax_np_wrap_take(in,
+                           ax_np_asarray(in, v[0], f)); /* arrays are immutable: no copy needed */
 }
 
 #define NP AX_BI_NP

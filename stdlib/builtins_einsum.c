@@ -6,9 +6,11 @@
  * first. Repeated labels within one operand (diagonals) and `...` are not supported. */
 #include "builtins_lib.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-#define MAX_OPERANDS 16
+/* Labels are letters: a set of them fits in this many chars (with the terminating 0). */
+#define LABEL_SET 64
 
 typedef struct term {
     ax_array *x; /* owned */
@@ -20,14 +22,8 @@ static bool has(const char *s, char c) {
     return c && strchr(s, c) != NULL;
 }
 
-/* Parses "ij,jk->ik" into operand label strings and the output labels. */
-static int parse_subscripts(ax_ctx *cx, const char *spec, int nops, term *terms, char *out) {
-    char buf[256];
-    const char *arrow = strstr(spec, "->");
-    size_t lhs = arrow ? (size_t)(arrow - spec) : strlen(spec);
-    if (lhs >= sizeof buf) return ax_error(cx, AX_ERR_VALUE, "einsum: subscripts too long"), -1;
-    memcpy(buf, spec, lhs);
-    buf[lhs] = 0;
+/* Reads the operand labels of "ij,jk" (a copy of the left of "->", cut up here) into terms. */
+static int parse_operands(ax_ctx *cx, const char *spec, char *buf, int nops, term *terms) {
     int count = 0;
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -37,8 +33,9 @@ static int parse_subscripts(ax_ctx *cx, const char *spec, int nops, term *terms,
             if (*p == ' ') continue;
             if (*p == '.')
                 return ax_error(cx, AX_ERR_VALUE, "einsum: '...' is not supported yet"), -1;
-            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) || n == AX_MAX_RANK)
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
                 return ax_error(cx, AX_ERR_VALUE, "einsum: bad subscripts '%s'", spec), -1;
+            if (n == AX_MAX_RANK && !ax_rank_check(cx, "einsum", n + 1)) return -1;
             if (memchr(terms[count].labels, *p, (size_t)n))
                 return ax_error(cx, AX_ERR_VALUE,
                                 "einsum: repeated label '%c' in one operand is not supported", *p),
@@ -49,25 +46,49 @@ static int parse_subscripts(ax_ctx *cx, const char *spec, int nops, term *terms,
         terms[count++].n = n;
     }
     int commas = 0;
-    for (size_t i = 0; i < lhs; i++) commas += spec[i] == ',';
+    for (const char *p = spec; *p && !(p[0] == '-' && p[1] == '>'); p++) commas += *p == ',';
     if (count != nops || commas + 1 != nops)
         return ax_error(cx, AX_ERR_VALUE,
                         "einsum: the subscripts '%s' do not match the %d operand(s) given", spec,
                         nops),
                -1;
+    return 0;
+}
+
+/* Parses "ij,jk->ik" into operand label strings and the output labels. */
+static int parse_subscripts(ax_ctx *cx, const char *spec, int nops, term *terms, char *out) {
+    const char *arrow = strstr(spec, "->");
+    size_t lhs = arrow ? (size_t)(arrow - spec) : strlen(spec);
+    char *buf = strndup(spec, lhs);
+    if (!buf) return ax_error_oom(cx), -1;
+    int rc = parse_operands(cx, spec, buf, nops, terms);
+    free(buf);
+    if (rc) return -1;
     int n = 0;
     if (arrow) {
-        for (const char *p = arrow + 2; *p; p++)
-            if (*p != ' ' && n < AX_MAX_RANK) out[n++] = *p;
+        for (const char *p = arrow + 2; *p; p++) {
+            if (*p == ' ') continue;
+            if (n == AX_MAX_RANK && !ax_rank_check(cx, "einsum", n + 1)) return -1;
+            out[n++] = *p;
+        }
     } else { /* implicit output: the labels used once, in alphabetical order */
         for (int c = 'A'; c <= 'z'; c++) {
             int uses = 0;
             for (int t = 0; t < nops; t++) uses += has(terms[t].labels, (char)c);
-            if (uses == 1 && n < AX_MAX_RANK) out[n++] = (char)c;
+            if (uses != 1) continue;
+            if (n == AX_MAX_RANK && !ax_rank_check(cx, "einsum", n + 1)) return -1;
+            out[n++] = (char)c;
         }
     }
     out[n] = 0;
     return 0;
+}
+
+/* Adds the labels of `add` missing from the set `set` (at most LABEL_SET - 1 letters). */
+static void add_labels(char *set, const char *add) {
+    size_t n = strlen(set);
+    for (const char *p = add; *p && n < LABEL_SET - 1; p++)
+        if (!strchr(set, *p)) set[n++] = *p, set[n] = 0;
 }
 
 /* Sums t over the labels not in `keep`. */
@@ -92,12 +113,9 @@ static bool sum_unused(ax_ctx *cx, term *t, const char *keep) {
 
 /* The labels that the operands after `upto` and the output still need. */
 static void needed_after(const term *terms, int nops, int upto, const char *out, char *need) {
-    int n = 0;
-    for (const char *p = out; *p; p++) need[n++] = *p;
-    for (int t = upto + 1; t < nops; t++)
-        for (int i = 0; i < terms[t].n; i++)
-            if (!memchr(need, terms[t].labels[i], (size_t)n)) need[n++] = terms[t].labels[i];
-    need[n] = 0;
+    need[0] = 0;
+    add_labels(need, out);
+    for (int t = upto + 1; t < nops; t++) add_labels(need, terms[t].labels);
 }
 
 /* a := a (x) b over their shared labels: batch when still needed, contracted otherwise. */
@@ -124,6 +142,10 @@ static bool combine(ax_ctx *cx, term *a, term *b, const char *need) {
             d.rhs_contract[d.ncontract++] = j;
         }
     }
+    int rank = n;
+    for (int i = 0; i < a->n; i++) rank += !has(b->labels, a->labels[i]);
+    for (int j = 0; j < b->n; j++) rank += !has(a->labels, b->labels[j]);
+    if (!ax_rank_check(cx, "einsum", rank)) return false;
     for (int i = 0; i < a->n; i++)
         if (!has(b->labels, a->labels[i])) labels[n++] = a->labels[i];
     for (int j = 0; j < b->n; j++)
@@ -156,7 +178,7 @@ static ax_array *to_output(ax_ctx *cx, term *t, const char *out) {
 }
 
 static ax_array *einsum(ax_ctx *cx, const char *spec, int nops, term *terms) {
-    char out[AX_MAX_RANK + 1], need[AX_MAX_RANK * (MAX_OPERANDS + 1) + 1];
+    char out[AX_MAX_RANK + 1], need[LABEL_SET];
     if (parse_subscripts(cx, spec, nops, terms, out) < 0) return NULL;
     for (int t = 0; t < nops; t++)
         if (terms[t].n != terms[t].x->ndim)
@@ -165,10 +187,10 @@ static ax_array *einsum(ax_ctx *cx, const char *spec, int nops, term *terms) {
                             terms[t].x->ndim, terms[t].labels, terms[t].n);
     /* Each operand first sums the labels nobody else uses. */
     for (int t = 0; t < nops; t++) {
-        int n = 0;
-        for (const char *p = out; *p; p++) need[n++] = *p;
+        need[0] = 0;
+        add_labels(need, out);
         for (int u = 0; u < nops; u++)
-            if (u != t) n += (int)(strlen(strcpy(need + n, terms[u].labels)));
+            if (u != t) add_labels(need, terms[u].labels);
         if (!sum_unused(cx, &terms[t], need)) return NULL;
     }
     for (int t = 1; t < nops; t++) {
@@ -183,19 +205,20 @@ static ax_value *bi_einsum(ax_interp *in, ax_value *self, const ax_args *args) {
     const char *f = self->builtin->name;
     if (!ax_bi_keywords(in, args, f, (const char *const[]){"optimize", "precision", NULL}))
         return NULL;
-    if (args->n < 2 || args->n - 1 > MAX_OPERANDS)
-        return ax_error(in->cx, AX_ERR_TYPE, "einsum(subscripts, *operands) needs 1 to %d operands",
-                        MAX_OPERANDS);
+    if (args->n < 2)
+        return ax_error(in->cx, AX_ERR_TYPE, "einsum(subscripts, *operands) needs an operand");
     const char *spec = ax_bi_str(in, args->pos[0], "einsum subscripts");
     if (!spec) return NULL;
-    term terms[MAX_OPERANDS] = {0};
     int nops = args->n - 1;
+    term *terms = calloc((size_t)nops, sizeof *terms);
+    if (!terms) return ax_error_oom(in->cx);
     bool ok = true;
     for (int i = 0; i < nops && ok; i++)
         ok = (terms[i].x = ax_np_asarray(in, args->pos[i + 1], f)) != NULL;
     ax_array *r = ok ? einsum(in->cx, spec, nops, terms) : NULL;
     for (int i = 0; i < nops; i++) ax_array_release(terms[i].x);
-    return ax_np_wrap(in, r);
+    free(terms);
+    return ax_np_wrap_take(in, r);
 }
 
 const ax_builtin_def ax_builtins_einsum[] = {

@@ -14,7 +14,7 @@ static ax_array *take_along(ax_interp *in, ax_array *a, ax_value *indices, int a
     for (int i = 0, n = 1; i < a->ndim; i++)
         if (i != axis) perm[n++] = i;
     ax_array *t = ax_np_transpose(cx, a, perm);
-    ax_value *tv = ax_np_wrap(in, t);
+    ax_value *tv = ax_np_wrap_take(in, t);
     ax_value *g = tv ? ax_np_getitem(in, tv, indices) : NULL;
     if (tv) ax_value_release(tv);
     if (!g) return NULL;
@@ -42,13 +42,13 @@ static ax_value *bi_take(ax_interp *in, ax_value *self, const ax_args *args) {
     if (ax_bi_axis(in, v[2], a->ndim ? a->ndim : 1, AX_BI_NO_AXIS, true, &axis)) {
         ax_array *src = axis < 0 ? ax_np_ravel(in->cx, a) : ax_array_retain(a);
         ax_value *iv = v[1]->kind == AX_V_ARRAY ? ax_value_retain(v[1])
-                                                : ax_np_wrap(in, ax_np_asarray(in, v[1], f));
+                                                : ax_np_wrap_take(in, ax_np_asarray(in, v[1], f));
         r = src && iv ? take_along(in, src, iv, axis < 0 ? 0 : axis) : NULL;
         if (iv) ax_value_release(iv);
         ax_array_release(src);
     }
     ax_array_release(a);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* take_along_axis(arr, indices, axis): arr[..., indices[..., j, ...], ...] along axis, computed
@@ -119,7 +119,7 @@ static ax_value *bi_take_along_axis(ax_interp *in, ax_value *self, const ax_args
     }
     ax_array_release(a);
     ax_array_release(i);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* sort / argsort(a, axis=-1, descending=False); axis=None sorts the flattened array. */
@@ -143,7 +143,7 @@ static ax_value *sorting(ax_interp *in, ax_value *self, const ax_args *args, boo
         ax_array_release(src);
     }
     ax_array_release(a);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_sort(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -176,7 +176,7 @@ static ax_value *bi_one_hot(ax_interp *in, ax_value *self, const ax_args *args) 
     ax_array_release(e);
     ax_array_release(classes);
     ax_array_release(eq);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* unique(ar): the sorted distinct values (eager only: the size depends on the values). */
@@ -205,8 +205,8 @@ static ax_value *bi_unique(ax_interp *in, ax_value *self, const ax_args *args) {
             if (i == 0 || x != ax_array_get_f64(sorted, keep[n - 1])) keep[n++] = i;
         }
         ax_array *idx = keep ? ax_array_from_data(cx, AX_I64, 1, &n, keep) : ax_error_oom(cx);
-        ax_value *sv = idx ? ax_np_wrap(in, ax_array_retain(sorted)) : NULL;
-        ax_value *iv = sv ? ax_np_wrap(in, ax_array_retain(idx)) : NULL;
+        ax_value *sv = idx ? ax_np_wrap_take(in, ax_array_retain(sorted)) : NULL;
+        ax_value *iv = sv ? ax_np_wrap_take(in, ax_array_retain(idx)) : NULL;
         ax_value *g = iv ? ax_np_getitem(in, sv, iv) : NULL;
         r = g ? ax_array_retain(g->arr) : NULL;
         if (g) ax_value_release(g);
@@ -218,7 +218,7 @@ static ax_value *bi_unique(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array_release(a);
     ax_array_release(flat);
     ax_array_release(sorted);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* median(a, axis=None, keepdims=False): the mean of the middle element(s) of the sorted axis. */
@@ -269,7 +269,7 @@ static ax_value *bi_median(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array_release(src);
     ax_array_release(f_src);
     ax_array_release(sorted);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 #define NP AX_BI_NP

@@ -29,6 +29,7 @@ extern const ax_builtin_def ax_builtins_index[];   /* take, sort, nonzero, one_h
 extern const ax_builtin_def ax_builtins_einsum[];  /* einsum */
 extern const ax_builtin_def ax_builtins_compare[]; /* isclose, allclose, array_equal, ... */
 extern const ax_builtin_def ax_builtins_time[];    /* timeit */
+extern const ax_builtin_def ax_builtins_lax[];     /* cond, switch, while_loop, scan */
 
 /* The array builtin called `name`, or NULL (used for method sugar). */
 const ax_builtin_def *ax_builtin_find(const char *name);

@@ -18,45 +18,45 @@ static bool two(ax_interp *in, ax_value *self, const ax_args *args, const char *
     return *b != NULL;
 }
 
-static ax_value *done2(ax_interp *in, ax_array *a, ax_array *b, ax_array *r) {
+static ax_value *done2_take(ax_interp *in, ax_array *a, ax_array *b, ax_array *r) {
     ax_array_release(a);
     ax_array_release(b);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static const char *const ab_names[] = {"a", "b", NULL};
 
 static ax_value *bi_dot(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *a, *b;
-    if (!two(in, self, args, ab_names, &a, &b, NULL)) return done2(in, a, b, NULL);
-    return done2(in, a, b, ax_np_dot(in->cx, a, b));
+    if (!two(in, self, args, ab_names, &a, &b, NULL)) return done2_take(in, a, b, NULL);
+    return done2_take(in, a, b, ax_np_dot(in->cx, a, b));
 }
 
 static ax_value *bi_matmul(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *a, *b;
-    if (!two(in, self, args, ab_names, &a, &b, NULL)) return done2(in, a, b, NULL);
-    return done2(in, a, b, ax_np_matmul(in->cx, a, b));
+    if (!two(in, self, args, ab_names, &a, &b, NULL)) return done2_take(in, a, b, NULL);
+    return done2_take(in, a, b, ax_np_matmul(in->cx, a, b));
 }
 
 static ax_value *bi_vdot(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *a, *b;
-    if (!two(in, self, args, ab_names, &a, &b, NULL)) return done2(in, a, b, NULL);
+    if (!two(in, self, args, ab_names, &a, &b, NULL)) return done2_take(in, a, b, NULL);
     ax_array *fa = ax_np_ravel(in->cx, a), *fb = ax_np_ravel(in->cx, b);
     ax_array *r = fa && fb ? ax_np_dot(in->cx, fa, fb) : NULL;
     ax_array_release(fa);
     ax_array_release(fb);
-    return done2(in, a, b, r);
+    return done2_take(in, a, b, r);
 }
 
 static ax_value *bi_outer(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *a, *b;
-    if (!two(in, self, args, ab_names, &a, &b, NULL)) return done2(in, a, b, NULL);
+    if (!two(in, self, args, ab_names, &a, &b, NULL)) return done2_take(in, a, b, NULL);
     ax_array *col = ax_np_reshape(in->cx, a, 2, (int64_t[]){a->size, 1});
     ax_array *row = col ? ax_np_reshape(in->cx, b, 2, (int64_t[]){1, b->size}) : NULL;
     ax_array *r = row ? ax_np_binary(in->cx, AX_P_MUL, "outer", col, row) : NULL;
     ax_array_release(col);
     ax_array_release(row);
-    return done2(in, a, b, r);
+    return done2_take(in, a, b, r);
 }
 
 /* dot_general contracting the listed axes of a and b (promoted to one dtype), no batch. */
@@ -86,11 +86,11 @@ static ax_array *contract_axes(ax_ctx *cx, ax_array *a, ax_array *b, int n, cons
 
 static ax_value *bi_inner(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *a, *b;
-    if (!two(in, self, args, ab_names, &a, &b, NULL)) return done2(in, a, b, NULL);
+    if (!two(in, self, args, ab_names, &a, &b, NULL)) return done2_take(in, a, b, NULL);
     if (a->ndim == 0 || b->ndim == 0)
-        return done2(in, a, b, ax_np_binary(in->cx, AX_P_MUL, "inner", a, b));
+        return done2_take(in, a, b, ax_np_binary(in->cx, AX_P_MUL, "inner", a, b));
     int ca = a->ndim - 1, cb = b->ndim - 1;
-    return done2(in, a, b, contract_axes(in->cx, a, b, 1, &ca, &cb));
+    return done2_take(in, a, b, contract_axes(in->cx, a, b, 1, &ca, &cb));
 }
 
 /* The axes argument of tensordot: an int N or a pair of axis sequences. */
@@ -132,9 +132,9 @@ static ax_value *bi_tensordot(ax_interp *in, ax_value *self, const ax_args *args
     ax_array *a, *b;
     ax_value *axes;
     int ca[AX_MAX_RANK], cb[AX_MAX_RANK];
-    if (!two(in, self, args, names, &a, &b, &axes)) return done2(in, a, b, NULL);
+    if (!two(in, self, args, names, &a, &b, &axes)) return done2_take(in, a, b, NULL);
     int n = tensordot_axes(in, axes, a, b, ca, cb);
-    return done2(in, a, b, n < 0 ? NULL : contract_axes(in->cx, a, b, n, ca, cb));
+    return done2_take(in, a, b, n < 0 ? NULL : contract_axes(in->cx, a, b, n, ca, cb));
 }
 
 /* The diagonal `offset` of the plane (axis1, axis2), as the last axis (as NumPy). */
@@ -202,7 +202,7 @@ static ax_value *bi_diagonal(ax_interp *in, ax_value *self, const ax_args *args)
                       ? diagonal(in, x, offset, a1, a2)
                       : NULL;
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_trace(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -216,7 +216,7 @@ static ax_value *bi_trace(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *r = d ? ax_np_sum(in->cx, AX_P_REDUCE_SUM, d, 1, &last, false, -1) : NULL;
     ax_array_release(d);
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* diag(v, k=0): the diagonal of a matrix, or a matrix with vector v on diagonal k. */
@@ -238,8 +238,19 @@ static ax_value *bi_diag(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_error(cx, AX_ERR_VALUE, "diag needs a 1-D or 2-D array");
     } else {
         /* M[i, j] = v[min(i, j)] where j - i == k: pad v to N and select on the diagonal. */
-        int64_t n = x->shape[0], ak = k < 0 ? -k : k, size = n + ak;
+        int64_t n = x->shape[0], ak = k == INT64_MIN ? INT64_MAX : k < 0 ? -k : k, size;
+        if (k == INT64_MIN || !ax_add_i64(n, ak, &size)) {
+            ax_array_release(x);
+            return ax_error(cx, AX_ERR_VALUE,
+                            "diag: a vector of %lld elements on diagonal %lld needs a matrix of "
+                            "more than 2**63 - 1 rows",
+                            (long long)n, (long long)k);
+        }
         int64_t shape[2] = {size, size};
+        if (!ax_shape_check(cx, "diag", x->dtype, 2, shape)) {
+            ax_array_release(x);
+            return NULL;
+        }
         ax_scope s;
         ax_scope_begin(&s, cx);
         ax_params p = {.ndim = 1};
@@ -256,7 +267,7 @@ static ax_value *bi_diag(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_scope_end(&s);
     }
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* ---------------------------------------------------------------- jnp.linalg */
@@ -327,7 +338,7 @@ static ax_value *bi_norm(ax_interp *in, ax_value *self, const ax_args *args) {
     else
         r = vector_norm(cx, x, matrix ? 2 : ord, naxes, axes, keepdims);
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* x with its last two axes swapped. */
@@ -365,7 +376,7 @@ static ax_value *bi_cholesky(ax_interp *in, ax_value *self, const ax_args *args)
     ax_array_release(a);
     ax_array_release(fa);
     ax_array_release(sym);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* scipy's trans: 0 or 'N' solves a x = b, 1 or 'T' a^T x = b, and 2 or 'C' a^H x = b, the
@@ -430,7 +441,7 @@ static ax_value *bi_solve_triangular(ax_interp *in, ax_value *self, const ax_arg
     ax_array *fb = fa ? ax_np_to_inexact(in->cx, b) : NULL;
     ax_array *x = fb ? solve_triangular(in->cx, fa, fb, flags) : NULL;
     ax_array_release(a), ax_array_release(b), ax_array_release(fa), ax_array_release(fb);
-    return ax_np_wrap(in, x);
+    return ax_np_wrap_take(in, x);
 }
 
 #define NP AX_BI_NP

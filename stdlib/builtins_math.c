@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "pytree.h"
+
 static const char *fname_of(ax_value *self) {
     return self->builtin->name;
 }
@@ -21,7 +23,7 @@ static ax_value *unary(ax_interp *in, ax_value *self, const ax_args *args, ax_pr
     ax_array *x = one_array(in, self, args);
     ax_array *r = ax_np_unary(in->cx, p, x);
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 #define DEF_UNARY(cname, prim)                                                                     \
@@ -66,7 +68,7 @@ static ax_value *float_only(ax_interp *in, ax_value *self, const ax_args *args, 
                       ? ax_array_retain(x)
                       : ax_np_unary(in->cx, p, x);
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_floor(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -86,18 +88,18 @@ static ax_value *bi_negative(ax_interp *in, ax_value *self, const ax_args *args)
     ax_array *x = one_array(in, self, args);
     ax_array *r = ax_np_unop(in->cx, AX_OP_NEG, x);
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_positive(ax_interp *in, ax_value *self, const ax_args *args) {
-    return ax_np_wrap(in, one_array(in, self, args));
+    return ax_np_wrap_take(in, one_array(in, self, args));
 }
 
 static ax_value *bi_invert(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *x = one_array(in, self, args);
     ax_array *r = ax_np_unop(in->cx, AX_OP_INVERT, x);
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_logical_not(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -106,13 +108,13 @@ static ax_value *bi_logical_not(ax_interp *in, ax_value *self, const ax_args *ar
     ax_array *r = b ? ax_bind_unary(in->cx, AX_P_NOT, b) : NULL;
     ax_array_release(x);
     ax_array_release(b);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* trunc(x): floor for x >= 0, ceil below. */
 static ax_value *bi_trunc(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *x = one_array(in, self, args);
-    if (!x || !ax_dtype_is_float(x->dtype)) return ax_np_wrap(in, x);
+    if (!x || !ax_dtype_is_float(x->dtype)) return ax_np_wrap_take(in, x);
     ax_ctx *cx = in->cx;
     ax_array *zero = ax_np_scalar(cx, x->dtype, 0);
     ax_array *neg = ax_np_binary(cx, AX_P_LT, "trunc", x, zero);
@@ -123,7 +125,7 @@ static ax_value *bi_trunc(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array_release(c);
     ax_array_release(f);
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* x * factor, in x's float dtype. */
@@ -145,13 +147,13 @@ static ax_value *bi_round(ax_interp *in, ax_value *self, const ax_args *args) {
         return NULL;
     ax_ctx *cx = in->cx;
     ax_array *x = ax_np_asarray(in, v[0], f);
-    if (!x || (!ax_dtype_is_float(x->dtype) && decimals >= 0)) return ax_np_wrap(in, x);
+    if (!x || (!ax_dtype_is_float(x->dtype) && decimals >= 0)) return ax_np_wrap_take(in, x);
     ax_array *xf = ax_np_to_inexact(cx, x);
     ax_array_release(x);
     if (decimals == 0 || !xf) {
         ax_array *r = ax_np_unary(cx, AX_P_ROUND, xf);
         ax_array_release(xf);
-        return ax_np_wrap(in, r);
+        return ax_np_wrap_take(in, r);
     }
     double factor = pow(10.0, (double)decimals);
     ax_array *up = scaled(cx, xf, factor);
@@ -160,7 +162,7 @@ static ax_value *bi_round(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array_release(xf);
     ax_array_release(up);
     ax_array_release(rounded);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* log(x) / log(base), as JAX computes log2 and log10. */
@@ -175,7 +177,7 @@ static ax_value *log_base(ax_interp *in, ax_value *self, const ax_args *args, do
     ax_array_release(l);
     ax_array_release(b);
     ax_array_release(lb);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_log2(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -191,7 +193,7 @@ static ax_value *scale_float(ax_interp *in, ax_value *self, const ax_args *args,
     ax_array *r = f ? scaled(in->cx, f, k) : NULL;
     ax_array_release(x);
     ax_array_release(f);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_deg2rad(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -208,7 +210,7 @@ static ax_value *bi_reciprocal(ax_interp *in, ax_value *self, const ax_args *arg
     ax_array *r = one ? ax_np_binary(in->cx, AX_P_DIV, "reciprocal", one, x) : NULL;
     ax_array_release(x);
     ax_array_release(one);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* isfinite/isnan/isinf: integers and bools are always finite. */
@@ -233,7 +235,7 @@ static ax_value *float_class(ax_interp *in, ax_value *self, const ax_args *args,
         ax_array_release(inf);
     }
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_isfinite(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -270,7 +272,7 @@ static ax_value *binary(ax_interp *in, ax_value *self, const ax_args *args, bina
     ax_array *r = two_arrays(in, self, args, &a, &b) ? fn(in->cx, p, fname_of(self), a, b) : NULL;
     ax_array_release(a);
     ax_array_release(b);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 #define DEF_BINARY(cname, fn, prim)                                                                \
@@ -357,7 +359,7 @@ static ax_value *bi_where(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array_release(c);
     ax_array_release(x);
     ax_array_release(y);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_clip(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -375,44 +377,27 @@ static ax_value *bi_clip(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array_release(x);
     ax_array_release(lo);
     ax_array_release(hi);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
-/* stop_gradient of an array or of every leaf of a tuple/list/dict. */
-static ax_value *stop_gradient_tree(ax_interp *in, ax_value *self, ax_value *v) {
-    if (v->kind == AX_V_ARRAY) {
-        ax_array *r = ax_bind_unary(in->cx, AX_P_STOP_GRADIENT, v->arr);
-        return ax_np_wrap(in, r);
+/* stop_gradient of every array leaf of a pytree (through pytree.c: its depth limit bounds the
+ * walk), other leaves as they are. */
+static ax_value *stop_gradient_tree(ax_interp *in, ax_value *v) {
+    ax_value **leaves, *def;
+    int n;
+    if (ax_tree_flatten(in, v, &leaves, &n, &def)) return NULL;
+    int i = 0;
+    for (; i < n; i++) {
+        if (leaves[i]->kind != AX_V_ARRAY) continue;
+        ax_value *sg =
+            ax_np_wrap_take(in, ax_bind_unary(in->cx, AX_P_STOP_GRADIENT, leaves[i]->arr));
+        if (!sg) break;
+        ax_value_release(leaves[i]);
+        leaves[i] = sg;
     }
-    if (v->kind != AX_V_LIST && v->kind != AX_V_TUPLE && v->kind != AX_V_DICT)
-        return ax_value_retain(v);
-    ax_value **items = calloc((size_t)(v->n ? v->n : 1), sizeof *items);
-    ax_value **keys = v->kind == AX_V_DICT ? calloc((size_t)(v->n ? v->n : 1), sizeof *keys) : NULL;
-    if (!items || (v->kind == AX_V_DICT && !keys)) {
-        free(items);
-        free(keys);
-        return ax_error_oom(in->cx);
-    }
-    int n = 0;
-    for (; n < v->n; n++) {
-        items[n] = stop_gradient_tree(in, self, v->items[n]);
-        if (!items[n]) break;
-        if (keys) keys[n] = ax_value_retain(v->keys[n]);
-    }
-    ax_value *r = NULL;
-    if (n == v->n) {
-        r = v->kind == AX_V_LIST    ? ax_value_list(n, items)
-            : v->kind == AX_V_TUPLE ? ax_value_tuple(n, items)
-                                    : ax_value_dict(n, keys, items);
-        if (!r) ax_error_oom(in->cx);
-    } else {
-        for (int i = 0; i < n; i++) {
-            ax_value_release(items[i]);
-            if (keys) ax_value_release(keys[i]);
-        }
-    }
-    free(items);
-    free(keys);
+    ax_value *r = i == n ? ax_tree_unflatten(in, def, leaves, n) : NULL;
+    ax_values_release(leaves, n);
+    ax_value_release(def);
     return r;
 }
 
@@ -422,7 +407,8 @@ static ax_value *bi_stop_gradient(ax_interp *in, ax_value *self, const ax_args *
     if (!ax_bi_parse(in, args, "stop_gradient", names, 1, v) ||
         !ax_bi_required(in, v[0], "stop_gradient", "x"))
         return NULL;
-    return stop_gradient_tree(in, self, v[0]);
+    (void)self;
+    return stop_gradient_tree(in, v[0]);
 }
 
 /* ---------------------------------------------------------------- nonzero */
@@ -435,7 +421,7 @@ static ax_value *nonzero_tuple(ax_interp *in, ax_array *x) {
     ax_ctx *cx = in->cx;
     ax_array *b = ax_np_to_bool(cx, x);
     if (!b) return NULL;
-    ax_value *pos = ax_np_wrap(in, ax_array_retain(b));
+    ax_value *pos = ax_np_wrap_take(in, ax_array_retain(b));
     ax_value **items = calloc((size_t)(x->ndim ? x->ndim : 1), sizeof *items);
     ax_value *r = NULL;
     if (pos && items) {
@@ -443,7 +429,7 @@ static ax_value *nonzero_tuple(ax_interp *in, ax_array *x) {
         int d = 0;
         for (; d < x->ndim; d++) {
             ax_array *io = ax_np_iota(cx, ax_np_default_int(cx), x->ndim, x->shape, d);
-            ax_value *iov = ax_np_wrap(in, io);
+            ax_value *iov = ax_np_wrap_take(in, io);
             items[d] = iov ? ax_np_getitem(in, iov, pos) : NULL;
             if (iov) ax_value_release(iov);
             if (!items[d]) break;

@@ -3,6 +3,7 @@
 #include "builtins_lib.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,17 +40,46 @@ static bool string_items(ax_interp *in, const char *s, int *n, ax_value ***out) 
     return true;
 }
 
-/* The elements of an iterable (list, tuple, dict keys, array rows, string characters), as new
- * references in a new array of values. */
-static bool items_of(ax_interp *in, ax_value *v, const char *fname, int *n, ax_value ***out) {
+/* The first `limit` ints of a range (all when limit < 0), made one by one; Ctrl-C stops it. */
+static bool range_items(ax_interp *in, ax_value *r, const char *fname, int64_t limit, int *n,
+                        ax_value ***out) {
+    int64_t len = limit >= 0 && limit < ax_range_len(r) ? limit : ax_range_len(r);
+    if (len > INT_MAX) {
+        ax_error(in->cx, AX_ERR_VALUE, "%s(): a range of %lld ints is too long for a list", fname,
+                 (long long)len);
+        return false;
+    }
+    ax_value **items = calloc((size_t)(len ? len : 1), sizeof *items);
+    if (!items) return ax_error_oom(in->cx), false;
+    for (int64_t i = 0; i < len; i++) {
+        if ((i & 4095) == 0 && ax_ctx_check_interrupt(in->cx)) {
+            release_items((int)i, items);
+            return false;
+        }
+        if (!(items[i] = ax_bi_int_value(in, ax_range_item(r, i)))) {
+            release_items((int)i, items);
+            return false;
+        }
+    }
+    *n = (int)len;
+    *out = items;
+    return true;
+}
+
+/* The elements of an iterable (list, tuple, dict keys, range, array rows, string characters),
+ * as new references in a new array of values: the first `limit` of a range (all when
+ * limit < 0). */
+static bool items_up_to(ax_interp *in, ax_value *v, const char *fname, int64_t limit, int *n,
+                        ax_value ***out) {
     if (v->kind == AX_V_STR) return string_items(in, v->str, n, out);
+    if (v->kind == AX_V_RANGE) return range_items(in, v, fname, limit, n, out);
     if (v->kind == AX_V_ARRAY) {
         ax_array **rows;
         if (!ax_bi_arrays(in, v, fname, n, &rows)) return false;
         ax_value **items = calloc((size_t)(*n ? *n : 1), sizeof *items);
         bool ok = items != NULL;
         for (int i = 0; ok && i < *n; i++)
-            ok = (items[i] = ax_np_wrap(in, ax_array_retain(rows[i]))) != NULL;
+            ok = (items[i] = ax_np_wrap_take(in, ax_array_retain(rows[i]))) != NULL;
         ax_bi_free_arrays(*n, rows);
         if (!ok) {
             release_items(*n, items);
@@ -73,8 +103,13 @@ static bool items_of(ax_interp *in, ax_value *v, const char *fname, int *n, ax_v
     return true;
 }
 
+static bool items_of(ax_interp *in, ax_value *v, const char *fname, int *n, ax_value ***out) {
+    return items_up_to(in, v, fname, -1, n, out);
+}
+
 /* A list (or tuple) value made from items, which it takes (the array is freed). */
-static ax_value *make_seq(ax_interp *in, bool tuple, int n, ax_value **items) {
+static ax_value *make_seq_take(ax_interp *in, bool tuple, int n, ax_value **items) {
+    (void)in;
     ax_value *r = tuple ? ax_value_tuple(n, items) : ax_value_list(n, items);
     free(items); /* the constructor took the references */
     return ax_value_or_oom(in, r);
@@ -93,6 +128,9 @@ static bool truthy(ax_interp *in, ax_value *v, bool *out) {
     case AX_V_TUPLE:
     case AX_V_DICT:
         *out = v->n > 0;
+        return true;
+    case AX_V_RANGE:
+        *out = ax_range_len(v) > 0;
         return true;
     case AX_V_ARRAY:
         if (v->arr->size != 1) {
@@ -136,18 +174,16 @@ static ax_value *bi_print(ax_interp *in, ax_value *self, const ax_args *args) {
     if (!end) return NULL;
     ax_strbuf s;
     ax_strbuf_init(&s);
-    for (int i = 0; i < args->n; i++) {
+    bool ok = true; /* a Ctrl-C stops a huge value's text or its writing */
+    for (int i = 0; i < args->n && ok; i++) {
         if (i) ax_strbuf_append(&s, sep);
-        ax_value_format(&s, args->pos[i]);
+        ok = ax_value_format_checked(in, &s, args->pos[i]);
     }
     ax_strbuf_append(&s, end);
-    if (s.failed) {
-        ax_strbuf_free(&s);
-        return ax_error_oom(in->cx);
-    }
-    if (s.data) fwrite(s.data, 1, s.len, stdout);
+    if (ok && s.failed) ok = false, ax_error_oom(in->cx);
+    if (ok && s.data) ok = ax_write_checked(in, stdout, s.data, s.len);
     ax_strbuf_free(&s);
-    return ax_none();
+    return ok ? ax_none() : NULL;
 }
 
 /* The text of `s` as a str value (MemoryError if building it failed); frees s. */
@@ -161,11 +197,14 @@ static ax_value *bi_str(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {"object", NULL};
     ax_value *v[1];
     if (!ax_bi_parse(in, args, self->builtin->name, names, 1, v)) return NULL;
-    if (!v[0]) return ax_value_str("");
+    if (!v[0]) return ax_value_or_oom(in, ax_value_str(""));
     if (v[0]->kind == AX_V_STR) return ax_value_retain(v[0]);
     ax_strbuf s;
     ax_strbuf_init(&s);
-    ax_value_format(&s, v[0]);
+    if (!ax_value_format_checked(in, &s, v[0])) {
+        ax_strbuf_free(&s);
+        return NULL;
+    }
     return strbuf_value(in, &s);
 }
 
@@ -222,13 +261,15 @@ static ax_value *bi_len(ax_interp *in, ax_value *self, const ax_args *args) {
     case AX_V_ARRAY:
         if (x->arr->ndim == 0) return ax_error(in->cx, AX_ERR_TYPE, "len() of unsized object");
         return ax_bi_int_value(in, x->arr->shape[0]);
+    case AX_V_RANGE:
+        return ax_bi_int_value(in, ax_range_len(x));
     default:
         return ax_error(in->cx, AX_ERR_TYPE, "object of type '%s' has no len()",
                         ax_value_kind_name(x->kind));
     }
 }
 
-/* range(stop), range(start, stop[, step]): a list of ints (for loops unroll over it). */
+/* range(stop), range(start, stop[, step]): Python's lazy range (for loops unroll over it). */
 static ax_value *bi_range(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {"start", "stop", "step", NULL};
     ax_value *v[3];
@@ -242,20 +283,7 @@ static ax_value *bi_range(ax_interp *in, ax_value *self, const ax_args *args) {
         a = 0;
     }
     if (step == 0) return ax_error(in->cx, AX_ERR_VALUE, "range() arg 3 must not be zero");
-    int64_t n = step > 0 ? (b > a ? (b - a + step - 1) / step : 0)
-                         : (a > b ? (a - b - step - 1) / -step : 0);
-    if (n > 100000000)
-        return ax_error(in->cx, AX_ERR_VALUE,
-                        "range() of %lld elements is too long for a list; use fori_loop",
-                        (long long)n);
-    ax_value **items = calloc((size_t)(n ? n : 1), sizeof *items);
-    if (!items) return ax_error_oom(in->cx);
-    for (int64_t i = 0; i < n; i++)
-        if (!(items[i] = ax_bi_int_value(in, a + i * step))) {
-            release_items((int)i, items);
-            return NULL;
-        }
-    return make_seq(in, false, (int)n, items);
+    return ax_value_range(in, a, b, step);
 }
 
 /* ---------------------------------------------------------------- zip, enumerate, list, tuple */
@@ -268,8 +296,13 @@ static ax_value *bi_zip(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_value ***cols = calloc((size_t)(k ? k : 1), sizeof *cols);
     ax_value **rows = NULL, *r = NULL;
     bool ok = lens && cols;
+    int64_t shortest = -1; /* zip(range(10**9), xs) makes len(xs) ints, not 10**9 */
+    for (int j = 0; j < k; j++) {
+        int64_t len = ax_value_length(args->pos[j]);
+        if (len >= 0 && (shortest < 0 || len < shortest)) shortest = len;
+    }
     for (int j = 0; j < k && ok; j++) {
-        ok = items_of(in, args->pos[j], "zip", &lens[j], &cols[j]);
+        ok = items_up_to(in, args->pos[j], "zip", shortest, &lens[j], &cols[j]);
         if (ok && (n < 0 || lens[j] < n)) n = lens[j];
     }
     if (ok) ok = (rows = calloc((size_t)(n > 0 ? n : 1), sizeof *rows)) != NULL;
@@ -277,10 +310,10 @@ static ax_value *bi_zip(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_value **t = calloc((size_t)(k ? k : 1), sizeof *t);
         if (!(ok = t != NULL)) break;
         for (int j = 0; j < k; j++) t[j] = ax_value_retain(cols[j][i]);
-        ok = (rows[i] = make_seq(in, true, k, t)) != NULL;
+        ok = (rows[i] = make_seq_take(in, true, k, t)) != NULL;
     }
     if (ok) {
-        r = make_seq(in, false, n, rows);
+        r = make_seq_take(in, false, n, rows);
         rows = NULL;
     } else if (!ax_error_pending(in->cx)) {
         ax_error_oom(in->cx);
@@ -301,6 +334,12 @@ static ax_value *bi_enumerate(ax_interp *in, ax_value *self, const ax_args *args
         !ax_bi_required(in, v[0], "enumerate", "iterable") ||
         !ax_bi_int(in, v[1], "start", 0, &start) || !items_of(in, v[0], "enumerate", &n, &items))
         return NULL;
+    int64_t last;
+    if (n > 0 && !ax_add_i64(start, n - 1, &last)) {
+        release_items(n, items);
+        return ax_error(in->cx, AX_ERR_VALUE, "enumerate: start %lld + %d items overflows int64",
+                        (long long)start, n);
+    }
     for (int i = 0; i < n; i++) {
         ax_value *idx = ax_bi_int_value(in, start + i);
         if (!idx) {
@@ -313,7 +352,7 @@ static ax_value *bi_enumerate(ax_interp *in, ax_value *self, const ax_args *args
             return ax_error_oom(in->cx);
         }
     }
-    return make_seq(in, false, n, items);
+    return make_seq_take(in, false, n, items);
 }
 
 static ax_value *to_seq(ax_interp *in, ax_value *self, const ax_args *args, bool tuple) {
@@ -324,7 +363,7 @@ static ax_value *to_seq(ax_interp *in, ax_value *self, const ax_args *args, bool
     if (!ax_bi_parse(in, args, f, names, 1, v)) return NULL;
     if (!v[0]) return ax_value_or_oom(in, tuple ? ax_value_tuple(0, NULL) : ax_value_list(0, NULL));
     if (!items_of(in, v[0], f, &n, &items)) return NULL;
-    return make_seq(in, tuple, n, items);
+    return make_seq_take(in, tuple, n, items);
 }
 
 static ax_value *bi_list(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -346,14 +385,14 @@ static ax_value *bi_reversed(ax_interp *in, ax_value *self, const ax_args *args)
         items[i] = items[n - 1 - i];
         items[n - 1 - i] = t;
     }
-    return make_seq(in, false, n, items);
+    return make_seq_take(in, false, n, items);
 }
 
 /* ---------------------------------------------------------------- dict */
 
 /* Adds key/value (new references taken) to growing arrays, replacing an equal key. */
-static bool dict_put(ax_interp *in, int *n, ax_value ***keys, ax_value ***vals, int *cap,
-                     ax_value *key, ax_value *val) {
+static bool dict_put_take(ax_interp *in, int *n, ax_value ***keys, ax_value ***vals, int *cap,
+                          ax_value *key, ax_value *val) {
     for (int i = 0; i < *n; i++)
         if (!strcmp((*keys)[i]->str, key->str)) {
             ax_value_release((*vals)[i]);
@@ -383,8 +422,8 @@ static bool dict_from(ax_interp *in, ax_value *src, int *n, ax_value ***keys, ax
                       int *cap) {
     if (src->kind == AX_V_DICT) {
         for (int i = 0; i < src->n; i++)
-            if (!dict_put(in, n, keys, vals, cap, ax_value_retain(src->keys[i]),
-                          ax_value_retain(src->items[i])))
+            if (!dict_put_take(in, n, keys, vals, cap, ax_value_retain(src->keys[i]),
+                               ax_value_retain(src->items[i])))
                 return false;
         return true;
     }
@@ -399,8 +438,8 @@ static bool dict_from(ax_interp *in, ax_value *src, int *n, ax_value ***keys, ax
             ax_error(in->cx, AX_ERR_TYPE, "dict() needs (str, value) pairs");
             return false;
         }
-        if (!dict_put(in, n, keys, vals, cap, ax_value_retain(p->items[0]),
-                      ax_value_retain(p->items[1])))
+        if (!dict_put_take(in, n, keys, vals, cap, ax_value_retain(p->items[0]),
+                           ax_value_retain(p->items[1])))
             return false;
     }
     return true;
@@ -415,7 +454,8 @@ static ax_value *bi_dict(ax_interp *in, ax_value *self, const ax_args *args) {
     bool ok = args->n == 0 || dict_from(in, args->pos[0], &n, &keys, &vals, &cap);
     for (int k = 0; k < args->nkw && ok; k++) {
         ax_value *key = ax_value_or_oom(in, ax_value_str(args->kwnames[k]));
-        ok = key && dict_put(in, &n, &keys, &vals, &cap, key, ax_value_retain(args->kwvals[k]));
+        ok =
+            key && dict_put_take(in, &n, &keys, &vals, &cap, key, ax_value_retain(args->kwvals[k]));
     }
     if (!ok) {
         release_items(n, keys);
@@ -471,6 +511,10 @@ static ax_value *number(ax_interp *in, ax_value *self, const ax_args *args, bool
     if (isnan(d) || isinf(d))
         return ax_error(in->cx, AX_ERR_VALUE, "cannot convert float %s to integer",
                         isnan(d) ? "NaN" : "infinity");
+    /* (int64_t)d is undefined beyond int64: [-2**63, 2**63) is exactly representable */
+    if (ax_dtype_is_float(v[0]->arr->dtype) &&
+        !(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+        return ax_error(in->cx, AX_ERR_VALUE, "int(): %g does not fit in a 64-bit integer", d);
     return ax_bi_int_value(
         in, ax_dtype_is_float(v[0]->arr->dtype) ? (int64_t)d : ax_array_get_i64(v[0]->arr, 0));
 }
@@ -553,7 +597,7 @@ static ax_value *bi_sorted(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_value **out = calloc((size_t)(n ? n : 1), sizeof *out);
         if (out) {
             for (int i = 0; i < n; i++) out[i] = ax_value_retain(items[idx[i]]);
-            r = make_seq(in, false, n, out);
+            r = make_seq_take(in, false, n, out);
         }
     }
     if (!r && !ax_error_pending(in->cx)) ax_error_oom(in->cx);
@@ -583,7 +627,7 @@ static ax_value *bi_map(ax_interp *in, ax_value *self, const ax_args *args) {
     if (!out)
         ax_error_oom(in->cx);
     else if (i == n)
-        r = make_seq(in, false, n, out);
+        r = make_seq_take(in, false, n, out);
     else
         release_items(i, out);
     ax_value_release(zipped);
@@ -617,7 +661,7 @@ static ax_value *bi_filter(ax_interp *in, ax_value *self, const ax_args *args) {
         release_items(n, items);
         return NULL;
     }
-    return make_seq(in, false, kept, items);
+    return make_seq_take(in, false, kept, items);
 }
 
 /* ---------------------------------------------------------------- attributes */
@@ -651,7 +695,7 @@ static ax_value *bi_getattr(ax_interp *in, ax_value *self, const ax_args *args) 
 const ax_builtin_def ax_builtins_py[] = {
     {"print", bi_print, "print(*values, sep=' ', end='\\n'): writes the values' str forms", 0},
     {"len", bi_len, "len(obj): the number of items (an array's leading dimension)", 0},
-    {"range", bi_range, "range(start, stop, step=1): the list of ints from start to stop", 0},
+    {"range", bi_range, "range(start, stop, step=1): the ints from start to stop, lazily", 0},
     {"zip", bi_zip, "zip(*iterables): a list of tuples of corresponding items", 0},
     {"enumerate", bi_enumerate, "enumerate(iterable, start=0): a list of (index, item) pairs", 0},
     {"list", bi_list, "list(iterable=()): a list of the items", 0},

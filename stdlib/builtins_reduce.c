@@ -47,9 +47,9 @@ static bool parse(ax_interp *in, ax_value *self, const ax_args *args, const char
     return ok;
 }
 
-static ax_value *finish(ax_interp *in, reduction *r, ax_array *result) {
+static ax_value *finish_take(ax_interp *in, reduction *r, ax_array *result) {
     ax_array_release(r->x);
-    return ax_np_wrap(in, result);
+    return ax_np_wrap_take(in, result);
 }
 
 static const char *const sum_names[] = {"a", "axis", "dtype", "keepdims", NULL};
@@ -57,21 +57,21 @@ static const char *const sum_names[] = {"a", "axis", "dtype", "keepdims", NULL};
 static ax_value *bi_sum(ax_interp *in, ax_value *self, const ax_args *args) {
     reduction r;
     if (!parse(in, self, args, sum_names, 3, false, &r)) return NULL;
-    return finish(in, &r,
-                  ax_np_sum(in->cx, AX_P_REDUCE_SUM, r.x, r.naxes, r.axes, r.keepdims, r.dtype));
+    return finish_take(
+        in, &r, ax_np_sum(in->cx, AX_P_REDUCE_SUM, r.x, r.naxes, r.axes, r.keepdims, r.dtype));
 }
 
 static ax_value *bi_prod(ax_interp *in, ax_value *self, const ax_args *args) {
     reduction r;
     if (!parse(in, self, args, sum_names, 3, false, &r)) return NULL;
-    return finish(in, &r,
-                  ax_np_sum(in->cx, AX_P_REDUCE_PROD, r.x, r.naxes, r.axes, r.keepdims, r.dtype));
+    return finish_take(
+        in, &r, ax_np_sum(in->cx, AX_P_REDUCE_PROD, r.x, r.naxes, r.axes, r.keepdims, r.dtype));
 }
 
 static ax_value *bi_mean(ax_interp *in, ax_value *self, const ax_args *args) {
     reduction r;
     if (!parse(in, self, args, sum_names, 3, false, &r)) return NULL;
-    return finish(in, &r, ax_np_mean(in->cx, r.x, r.naxes, r.axes, r.keepdims, r.dtype));
+    return finish_take(in, &r, ax_np_mean(in->cx, r.x, r.naxes, r.axes, r.keepdims, r.dtype));
 }
 
 static const char *const var_names[] = {"a", "axis", "dtype", "ddof", "keepdims", NULL};
@@ -83,7 +83,7 @@ static ax_value *var_std(ax_interp *in, ax_value *self, const ax_args *args, boo
         r.dtype >= 0 ? ax_np_astype(in->cx, r.x, (ax_dtype)r.dtype, false) : ax_array_retain(r.x);
     ax_array *v = ax_np_var(in->cx, x, r.naxes, r.axes, r.keepdims, r.ddof, std);
     ax_array_release(x);
-    return finish(in, &r, v);
+    return finish_take(in, &r, v);
 }
 
 static ax_value *bi_var(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -103,7 +103,7 @@ static ax_value *pairwise(ax_interp *in, const ax_args *args, ax_prim p, const c
         ax_array_release(acc);
         acc = m;
     }
-    return ax_np_wrap(in, acc);
+    return ax_np_wrap_take(in, acc);
 }
 
 static bool scalar_first(const ax_args *args) {
@@ -119,9 +119,9 @@ static ax_value *extremum(ax_interp *in, ax_value *self, const ax_args *args, bo
         return pairwise(in, args, max ? AX_P_MAX : AX_P_MIN, max ? "maximum" : "minimum");
     reduction r;
     if (!parse(in, self, args, max_names, 2, false, &r)) return NULL;
-    return finish(in, &r,
-                  ax_np_extremum(in->cx, max ? AX_P_REDUCE_MAX : AX_P_REDUCE_MIN, r.x, r.naxes,
-                                 r.axes, r.keepdims));
+    return finish_take(in, &r,
+                       ax_np_extremum(in->cx, max ? AX_P_REDUCE_MAX : AX_P_REDUCE_MIN, r.x, r.naxes,
+                                      r.axes, r.keepdims));
 }
 
 static ax_value *bi_max(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -134,7 +134,7 @@ static ax_value *bi_min(ax_interp *in, ax_value *self, const ax_args *args) {
 static ax_value *all_any(ax_interp *in, ax_value *self, const ax_args *args, bool all) {
     reduction r;
     if (!parse(in, self, args, max_names, 2, false, &r)) return NULL;
-    return finish(in, &r, ax_np_all_any(in->cx, all, r.x, r.naxes, r.axes, r.keepdims));
+    return finish_take(in, &r, ax_np_all_any(in->cx, all, r.x, r.naxes, r.axes, r.keepdims));
 }
 
 static ax_value *bi_all(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -147,7 +147,7 @@ static ax_value *bi_any(ax_interp *in, ax_value *self, const ax_args *args) {
 static ax_value *argext(ax_interp *in, ax_value *self, const ax_args *args, bool max) {
     reduction r;
     if (!parse(in, self, args, max_names, 2, true, &r)) return NULL;
-    return finish(in, &r, ax_np_argext(in->cx, max, r.x, r.axis, r.keepdims));
+    return finish_take(in, &r, ax_np_argext(in->cx, max, r.x, r.axis, r.keepdims));
 }
 
 static ax_value *bi_argmax(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -162,7 +162,7 @@ static const char *const cum_names[] = {"a", "axis", "dtype", NULL};
 static ax_value *cumulative(ax_interp *in, ax_value *self, const ax_args *args, ax_prim p) {
     reduction r;
     if (!parse(in, self, args, cum_names, 3, true, &r)) return NULL;
-    return finish(in, &r, ax_np_cumulative(in->cx, p, r.x, r.axis, r.dtype));
+    return finish_take(in, &r, ax_np_cumulative(in->cx, p, r.x, r.axis, r.dtype));
 }
 
 static ax_value *bi_cumsum(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -179,7 +179,7 @@ static ax_value *bi_count_nonzero(ax_interp *in, ax_value *self, const ax_args *
     ax_array *b = ax_np_to_bool(in->cx, r.x);
     ax_array *s = ax_np_sum(in->cx, AX_P_REDUCE_SUM, b, r.naxes, r.axes, r.keepdims, -1);
     ax_array_release(b);
-    return finish(in, &r, s);
+    return finish_take(in, &r, s);
 }
 
 /* ptp(a, axis=None, keepdims=False): max - min. */
@@ -193,7 +193,7 @@ static ax_value *bi_ptp(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *d = lo ? ax_np_binary(cx, AX_P_SUB, "subtract", hi, lo) : NULL;
     ax_array_release(hi);
     ax_array_release(lo);
-    return finish(in, &r, d);
+    return finish_take(in, &r, d);
 }
 
 #define NP AX_BI_NP

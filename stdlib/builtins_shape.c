@@ -1,6 +1,7 @@
 /* Shape builtins: reshape, transpose, concatenate, stack, split, tile, repeat, roll, pad, ... */
 #include "builtins_lib.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,9 +14,9 @@ static ax_array *first_array(ax_interp *in, ax_value *self, const ax_args *args,
     return ax_np_asarray(in, v[0], f);
 }
 
-static ax_value *done(ax_interp *in, ax_array *x, ax_array *r) {
+static ax_value *done_take(ax_interp *in, ax_array *x, ax_array *r) {
     ax_array_release(x);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_reshape(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -27,19 +28,25 @@ static ax_value *bi_reshape(ax_interp *in, ax_value *self, const ax_args *args) 
     int64_t shape[AX_MAX_RANK];
     if (!x) return NULL;
     if (!ax_bi_required(in, sv, "reshape", "shape") || !ax_bi_shape(in, sv, "shape", &ndim, shape))
-        return done(in, x, NULL);
-    return done(in, x, ax_np_reshape(in->cx, x, ndim, shape));
+        return done_take(in, x, NULL);
+    return done_take(in, x, ax_np_reshape(in->cx, x, ndim, shape));
 }
 
 static ax_value *bi_ravel(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {"a", "order", NULL};
     ax_value *v[2];
     ax_array *x = first_array(in, self, args, names, 2, v);
-    return x ? done(in, x, ax_np_ravel(in->cx, x)) : NULL;
+    return x ? done_take(in, x, ax_np_ravel(in->cx, x)) : NULL;
 }
 
 /* A permutation argument (tuple of possibly negative axes) for an array of rank ndim. */
 static bool permutation(ax_interp *in, ax_value *v, int ndim, int *perm) {
+    if (v->kind == AX_V_RANGE) { /* read as the tuple of its ints */
+        ax_value *t = ax_range_tuple(in, v, 1024);
+        bool ok = t && permutation(in, t, ndim, perm);
+        ax_value_release(t);
+        return ok;
+    }
     if (v->kind != AX_V_TUPLE && v->kind != AX_V_LIST) {
         ax_error(in->cx, AX_ERR_TYPE, "axes must be a tuple of ints");
         return false;
@@ -64,10 +71,10 @@ static ax_value *bi_transpose(ax_interp *in, ax_value *self, const ax_args *args
     int perm[AX_MAX_RANK];
     if (!x) return NULL;
     if (v[1] && v[1]->kind != AX_V_NONE) {
-        if (!permutation(in, v[1], x->ndim, perm)) return done(in, x, NULL);
-        return done(in, x, ax_np_transpose(in->cx, x, perm));
+        if (!permutation(in, v[1], x->ndim, perm)) return done_take(in, x, NULL);
+        return done_take(in, x, ax_np_transpose(in->cx, x, perm));
     }
-    return done(in, x, ax_np_transpose(in->cx, x, NULL));
+    return done_take(in, x, ax_np_transpose(in->cx, x, NULL));
 }
 
 static ax_value *bi_swapaxes(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -78,17 +85,23 @@ static ax_value *bi_swapaxes(ax_interp *in, ax_value *self, const ax_args *args)
     if (!x) return NULL;
     if (!ax_bi_axis(in, v[1], x->ndim, AX_BI_NO_AXIS, false, &a) ||
         !ax_bi_axis(in, v[2], x->ndim, AX_BI_NO_AXIS, false, &b))
-        return done(in, x, NULL);
+        return done_take(in, x, NULL);
     for (int i = 0; i < x->ndim; i++) perm[i] = i == a ? b : i == b ? a : i;
-    return done(in, x, ax_np_transpose(in->cx, x, perm));
+    return done_take(in, x, ax_np_transpose(in->cx, x, perm));
 }
 
 /* One or several axes (an int or a tuple), normalised, in the given order. */
 static bool axis_list(ax_interp *in, ax_value *v, int ndim, int *n, int *axes) {
+    if (v->kind == AX_V_RANGE) { /* read as the tuple of its ints */
+        ax_value *t = ax_range_tuple(in, v, 1024);
+        bool ok = t && axis_list(in, t, ndim, n, axes);
+        ax_value_release(t);
+        return ok;
+    }
     bool seq = v->kind == AX_V_TUPLE || v->kind == AX_V_LIST;
     *n = seq ? v->n : 1;
     if (*n > ndim) {
-        ax_error(in->cx, AX_ERR_VALUE, "too many axes");
+        ax_error(in->cx, AX_ERR_VALUE, "%d axes given for an array of rank %d", *n, ndim);
         return false;
     }
     for (int i = 0; i < *n; i++) {
@@ -109,10 +122,10 @@ static ax_value *bi_moveaxis(ax_interp *in, ax_value *self, const ax_args *args)
     if (!ax_bi_required(in, v[1], "moveaxis", "source") ||
         !ax_bi_required(in, v[2], "moveaxis", "destination") ||
         !axis_list(in, v[1], x->ndim, &ns, src) || !axis_list(in, v[2], x->ndim, &nd, dst))
-        return done(in, x, NULL);
+        return done_take(in, x, NULL);
     if (ns != nd) {
         ax_error(in->cx, AX_ERR_VALUE, "source and destination must have the same length");
-        return done(in, x, NULL);
+        return done_take(in, x, NULL);
     }
     /* The axes not moved keep their order in the free slots. */
     bool moved[AX_MAX_RANK] = {false}, taken[AX_MAX_RANK] = {false};
@@ -126,7 +139,7 @@ static ax_value *bi_moveaxis(ax_interp *in, ax_value *self, const ax_args *args)
         while (taken[slot]) slot++;
         perm[slot++] = i;
     }
-    return done(in, x, ax_np_transpose(in->cx, x, perm));
+    return done_take(in, x, ax_np_transpose(in->cx, x, perm));
 }
 
 static ax_value *bi_squeeze(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -135,9 +148,10 @@ static ax_value *bi_squeeze(ax_interp *in, ax_value *self, const ax_args *args) 
     ax_array *x = first_array(in, self, args, names, 2, v);
     int n, axes[AX_MAX_RANK];
     if (!x) return NULL;
-    if (!v[1] || v[1]->kind == AX_V_NONE) return done(in, x, ax_np_squeeze(in->cx, x, -1, NULL));
-    if (!axis_list(in, v[1], x->ndim, &n, axes)) return done(in, x, NULL);
-    return done(in, x, ax_np_squeeze(in->cx, x, n, axes));
+    if (!v[1] || v[1]->kind == AX_V_NONE)
+        return done_take(in, x, ax_np_squeeze(in->cx, x, -1, NULL));
+    if (!axis_list(in, v[1], x->ndim, &n, axes)) return done_take(in, x, NULL);
+    return done_take(in, x, ax_np_squeeze(in->cx, x, n, axes));
 }
 
 static ax_value *bi_expand_dims(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -145,15 +159,15 @@ static ax_value *bi_expand_dims(ax_interp *in, ax_value *self, const ax_args *ar
     ax_value *v[2];
     ax_array *x = first_array(in, self, args, names, 2, v);
     if (!x) return NULL;
-    if (!ax_bi_required(in, v[1], "expand_dims", "axis")) return done(in, x, NULL);
+    if (!ax_bi_required(in, v[1], "expand_dims", "axis")) return done_take(in, x, NULL);
     bool seq = v[1]->kind == AX_V_TUPLE || v[1]->kind == AX_V_LIST;
     int n = seq ? v[1]->n : 1;
     int64_t axes[AX_MAX_RANK];
-    if (n > AX_MAX_RANK) return done(in, x, ax_error(in->cx, AX_ERR_VALUE, "too many axes"));
+    if (!ax_rank_check(in->cx, "expand_dims", x->ndim + n)) return done_take(in, x, NULL);
     for (int i = 0; i < n; i++)
         if (!ax_bi_int(in, seq ? v[1]->items[i] : v[1], "axis", 0, &axes[i]))
-            return done(in, x, NULL);
-    return done(in, x, ax_np_expand_dims(in->cx, x, n, axes));
+            return done_take(in, x, NULL);
+    return done_take(in, x, ax_np_expand_dims(in->cx, x, n, axes));
 }
 
 static ax_value *bi_flip(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -162,9 +176,9 @@ static ax_value *bi_flip(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *x = first_array(in, self, args, names, 2, v);
     int n, axes[AX_MAX_RANK];
     if (!x) return NULL;
-    if (!v[1] || v[1]->kind == AX_V_NONE) return done(in, x, ax_np_flip(in->cx, x, -1, NULL));
-    if (!axis_list(in, v[1], x->ndim, &n, axes)) return done(in, x, NULL);
-    return done(in, x, ax_np_flip(in->cx, x, n, axes));
+    if (!v[1] || v[1]->kind == AX_V_NONE) return done_take(in, x, ax_np_flip(in->cx, x, -1, NULL));
+    if (!axis_list(in, v[1], x->ndim, &n, axes)) return done_take(in, x, NULL);
+    return done_take(in, x, ax_np_flip(in->cx, x, n, axes));
 }
 
 static ax_value *flip_axis(ax_interp *in, ax_value *self, const ax_args *args, int axis) {
@@ -173,10 +187,10 @@ static ax_value *flip_axis(ax_interp *in, ax_value *self, const ax_args *args, i
     ax_array *x = first_array(in, self, args, names, 1, v);
     if (!x) return NULL;
     if (x->ndim <= axis)
-        return done(in, x,
-                    ax_error(in->cx, AX_ERR_VALUE, "%s needs an array of rank >= %d",
-                             self->builtin->name, axis + 1));
-    return done(in, x, ax_np_flip(in->cx, x, 1, &axis));
+        return done_take(in, x,
+                         ax_error(in->cx, AX_ERR_VALUE, "%s needs an array of rank >= %d",
+                                  self->builtin->name, axis + 1));
+    return done_take(in, x, ax_np_flip(in->cx, x, 1, &axis));
 }
 
 static ax_value *bi_fliplr(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -212,7 +226,7 @@ static ax_value *bi_concatenate(ax_interp *in, ax_value *self, const ax_args *ar
         r = ax_np_concatenate(in->cx, n, xs, axis);
     }
     ax_bi_free_arrays(n, xs);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_stack(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -227,7 +241,7 @@ static ax_value *bi_stack(ax_interp *in, ax_value *self, const ax_args *args) {
         return NULL;
     ax_array *r = ax_np_stack(in->cx, n, xs, axis);
     ax_bi_free_arrays(n, xs);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 /* x with leading (at_least 2: leading and trailing as NumPy) size-1 axes up to rank `rank`. */
@@ -270,7 +284,7 @@ static ax_value *joined(ax_interp *in, ax_value *self, const ax_args *args, int 
     if (ok && rank == 1 && n > 0 && xs[0]->ndim == 1) axis = 0; /* hstack of vectors */
     ax_array *r = ok ? ax_np_concatenate(in->cx, n, xs, axis) : NULL;
     ax_bi_free_arrays(n, xs);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *bi_vstack(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -293,7 +307,7 @@ static ax_value *at_least_fn(ax_interp *in, ax_value *self, const ax_args *args,
     int i = 0;
     for (; i < args->n; i++) {
         ax_array *x = ax_np_asarray(in, args->pos[i], self->builtin->name);
-        outs[i] = ax_np_wrap(in, at_least(in->cx, x, rank));
+        outs[i] = ax_np_wrap_take(in, at_least(in->cx, x, rank));
         ax_array_release(x);
         if (!outs[i]) break;
     }
@@ -332,58 +346,78 @@ static ax_array *slice_axis(ax_ctx *cx, ax_array *x, int axis, int64_t lo, int64
     return ax_bind1(cx, AX_P_SLICE, 1, &x, &p);
 }
 
-/* split points from sections (an int) or a list of indices. */
-static int split_points(ax_interp *in, ax_value *v, int64_t n, bool even, int64_t *pts, int cap) {
-    if (v->kind == AX_V_LIST || v->kind == AX_V_TUPLE ||
-        (v->kind == AX_V_ARRAY && v->arr->ndim == 1)) {
-        int count = v->kind == AX_V_ARRAY ? (int)v->arr->size : v->n;
-        if (count + 1 > cap) return ax_error(in->cx, AX_ERR_VALUE, "too many split points"), -1;
-        for (int i = 0; i < count; i++) {
-            if (v->kind == AX_V_ARRAY) {
-                pts[i] = ax_array_get_i64(v->arr, i);
-            } else if (!ax_bi_int(in, v->items[i], "split index", 0, &pts[i])) {
-                return -1;
-            }
-            if (pts[i] < 0) pts[i] += n;
-            pts[i] = pts[i] < 0 ? 0 : pts[i] > n ? n : pts[i];
+/* The end of each piece of a split of n elements (pieces may be empty), from sections (an int)
+ * or a list of indices: *pts (malloc'd) gets *count of them. */
+static bool split_points(ax_interp *in, ax_value *v, int64_t n, bool even, int64_t **pts,
+                         int *count) {
+    *pts = NULL;
+    bool listed = v->kind == AX_V_LIST || v->kind == AX_V_TUPLE ||
+                  (v->kind == AX_V_ARRAY && v->arr->ndim == 1);
+    int64_t sections = 0, npts;
+    if (listed) {
+        npts = (v->kind == AX_V_ARRAY ? v->arr->size : v->n) + 1;
+    } else {
+        if (!ax_bi_int(in, v, "sections", 0, &sections)) return false;
+        if (sections <= 0) {
+            ax_error(in->cx, AX_ERR_VALUE, "number of sections must be larger than 0, not %lld",
+                     (long long)sections);
+            return false;
         }
-        pts[count] = n;
-        return count + 1;
+        if (even && n % sections) {
+            ax_error(in->cx, AX_ERR_VALUE, "array split does not result in an equal division");
+            return false;
+        }
+        npts = sections;
     }
-    int64_t sections;
-    if (!ax_bi_int(in, v, "sections", 0, &sections)) return -1;
-    if (sections <= 0 || sections > cap)
-        return ax_error(in->cx, AX_ERR_VALUE, "number of sections must be between 1 and %d", cap),
-               -1;
-    if (even && n % sections)
-        return ax_error(in->cx, AX_ERR_VALUE, "array split does not result in an equal division"),
-               -1;
-    int64_t base = n / sections, extra = n % sections, at = 0;
-    for (int64_t i = 0; i < sections; i++) pts[i] = at += base + (i < extra);
-    return (int)sections;
+    /* each piece is a value in a list: a list holds at most INT_MAX of them */
+    if (npts > INT_MAX || !(*pts = malloc((size_t)npts * sizeof **pts))) {
+        if (npts > INT_MAX)
+            ax_error(in->cx, AX_ERR_VALUE, "split into %lld pieces: a list holds at most %d",
+                     (long long)npts, INT_MAX);
+        else
+            ax_error_oom(in->cx);
+        return false;
+    }
+    *count = (int)npts;
+    if (!listed) {
+        int64_t base = n / sections, extra = n % sections, at = 0;
+        for (int64_t i = 0; i < sections; i++) (*pts)[i] = at += base + (i < extra);
+        return true;
+    }
+    for (int i = 0; i + 1 < *count; i++) {
+        int64_t p;
+        if (v->kind == AX_V_ARRAY) {
+            p = ax_array_get_i64(v->arr, i);
+        } else if (!ax_bi_int(in, v->items[i], "split index", 0, &p)) {
+            free(*pts);
+            *pts = NULL;
+            return false;
+        }
+        if (p < 0) p = p < -n ? 0 : p + n;
+        (*pts)[i] = p > n ? n : p;
+    }
+    (*pts)[*count - 1] = n;
+    return true;
 }
 
 static ax_value *split(ax_interp *in, ax_value *self, const ax_args *args, bool even) {
     static const char *const names[] = {"ary", "indices_or_sections", "axis", NULL};
     ax_value *v[3];
     ax_array *x = first_array(in, self, args, names, 3, v);
-    int axis;
-    enum { CAP = 4096 };
+    int axis, n = 0, i = 0;
+    int64_t *pts = NULL;
+    ax_value **outs = NULL;
     if (!x) return NULL;
-    int64_t *pts = malloc(CAP * sizeof *pts);
-    ax_value **outs = calloc(CAP, sizeof *outs);
-    int n = -1, i = 0;
-    if (!pts || !outs)
-        ax_error_oom(in->cx);
-    else if (ax_bi_required(in, v[1], "split", "indices_or_sections") &&
-             ax_bi_axis(in, v[2], x->ndim, 0, false, &axis))
-        n = split_points(in, v[1], x->shape[axis], even, pts, CAP);
-    for (int64_t lo = 0; i < n; lo = pts[i], i++) {
+    bool ok = ax_bi_required(in, v[1], "split", "indices_or_sections") &&
+              ax_bi_axis(in, v[2], x->ndim, 0, false, &axis) &&
+              split_points(in, v[1], x->shape[axis], even, &pts, &n);
+    if (ok && !(outs = calloc((size_t)n, sizeof *outs))) ok = ax_error_oom(in->cx) != NULL;
+    for (int64_t lo = 0; ok && i < n; lo = pts[i], i++) {
         int64_t hi = pts[i] < lo ? lo : pts[i];
-        outs[i] = ax_np_wrap(in, slice_axis(in->cx, x, axis, lo, hi));
+        outs[i] = ax_np_wrap_take(in, slice_axis(in->cx, x, axis, lo, hi));
         if (!outs[i]) break;
     }
-    ax_value *r = n >= 0 && i == n ? ax_value_list(n, outs) : NULL;
+    ax_value *r = ok && i == n ? ax_value_list(n, outs) : NULL;
     if (!r && outs)
         for (int j = 0; j < i; j++) ax_value_release(outs[j]);
     free(pts);
@@ -401,6 +435,32 @@ static ax_value *bi_array_split(ax_interp *in, ax_value *self, const ax_args *ar
 
 /* ---------------------------------------------------------------- tile, repeat, roll */
 
+/* x repeated r times along axis (r * n elements there): (..., n, ...) -> (..., 1, n, ...) ->
+ * broadcast (..., r, n, ...) -> (..., r * n, ...); an axis of size 1 just broadcasts. */
+static ax_array *tile_axis(ax_ctx *cx, ax_array *x, int axis, int64_t r) {
+    int64_t n = x->shape[axis], wide[AX_MAX_RANK], out[AX_MAX_RANK];
+    if (r == 1) return ax_array_retain(x);
+    memcpy(out, x->shape, (size_t)x->ndim * sizeof *out);
+    if (!ax_mul_i64(n, r, &out[axis])) {
+        char t[200];
+        ax_array_type_format(t, sizeof t, x);
+        return ax_error(cx, AX_ERR_VALUE,
+                        "tile: %lld repetitions of axis %d of %s make more than 2**63 elements",
+                        (long long)r, axis, t);
+    }
+    if (n == 1) return ax_np_broadcast_to(cx, x, x->ndim, out);
+    int64_t ax = axis;
+    ax_array *e = ax_np_expand_dims(cx, x, 1, &ax);
+    if (!e) return NULL;
+    memcpy(wide, e->shape, (size_t)e->ndim * sizeof *wide);
+    wide[axis] = r;
+    ax_array *b = ax_np_broadcast_to(cx, e, e->ndim, wide);
+    ax_array *t = ax_np_reshape(cx, b, x->ndim, out);
+    ax_array_release(e);
+    ax_array_release(b);
+    return t;
+}
+
 static ax_value *bi_tile(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {"A", "reps", NULL};
     ax_value *v[2];
@@ -409,26 +469,23 @@ static ax_value *bi_tile(ax_interp *in, ax_value *self, const ax_args *args) {
     int64_t reps[AX_MAX_RANK];
     if (!x) return NULL;
     if (!ax_bi_required(in, v[1], "tile", "reps") || !ax_bi_shape(in, v[1], "reps", &nr, reps))
-        return done(in, x, NULL);
+        return done_take(in, x, NULL);
+    for (int i = 0; i < nr; i++)
+        if (reps[i] < 0)
+            return done_take(in, x,
+                             ax_error(in->cx, AX_ERR_VALUE, "tile: reps must be >= 0, got %lld",
+                                      (long long)reps[i]));
+    /* x with leading 1s up to the rank of the result, then one axis at a time */
     int d = nr > x->ndim ? nr : x->ndim;
-    if (2 * d > AX_MAX_RANK)
-        return done(in, x, ax_error(in->cx, AX_ERR_VALUE, "tile: too many dimensions"));
-    /* x as (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...), then merged pairwise. */
-    int64_t inter[AX_MAX_RANK], wide[AX_MAX_RANK], out[AX_MAX_RANK];
-    for (int i = 0; i < d; i++) {
-        int64_t s = i < d - x->ndim ? 1 : x->shape[i - (d - x->ndim)];
-        int64_t r = i < d - nr ? 1 : reps[i - (d - nr)];
-        inter[2 * i] = 1;
-        inter[2 * i + 1] = wide[2 * i + 1] = s;
-        wide[2 * i] = r;
-        out[i] = r * s;
+    int64_t shape[AX_MAX_RANK];
+    for (int i = 0; i < d; i++) shape[i] = i < d - x->ndim ? 1 : x->shape[i - (d - x->ndim)];
+    ax_array *r = ax_np_reshape(in->cx, x, d, shape);
+    for (int i = d - nr; i < d && r; i++) {
+        ax_array *t = tile_axis(in->cx, r, i, reps[i - (d - nr)]);
+        ax_array_release(r);
+        r = t;
     }
-    ax_array *a = ax_np_reshape(in->cx, x, 2 * d, inter);
-    ax_array *b = ax_np_broadcast_to(in->cx, a, 2 * d, wide);
-    ax_array *r = ax_np_reshape(in->cx, b, d, out);
-    ax_array_release(a);
-    ax_array_release(b);
-    return done(in, x, r);
+    return done_take(in, x, r);
 }
 
 static ax_value *bi_repeat(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -441,18 +498,26 @@ static ax_value *bi_repeat(ax_interp *in, ax_value *self, const ax_args *args) {
     if (!ax_bi_required(in, v[1], "repeat", "repeats") ||
         !ax_bi_int(in, v[1], "repeats (an integer)", 0, &reps) ||
         !ax_bi_axis(in, v[2], x->ndim ? x->ndim : 1, AX_BI_NO_AXIS, true, &axis))
-        return done(in, x, NULL);
-    if (reps < 0) return done(in, x, ax_error(in->cx, AX_ERR_VALUE, "repeats may not be negative"));
+        return done_take(in, x, NULL);
+    if (reps < 0)
+        return done_take(in, x, ax_error(in->cx, AX_ERR_VALUE, "repeats may not be negative"));
     ax_array *y = axis < 0 ? ax_np_ravel(in->cx, x) : ax_array_retain(x);
     if (axis < 0) axis = 0;
-    if (!y) return done(in, x, NULL);
+    if (!y) return done_take(in, x, NULL);
     /* (..., n, ...) -> (..., n, 1, ...) -> (..., n, reps, ...) -> (..., n * reps, ...) */
-    int64_t wide[AX_MAX_RANK], out[AX_MAX_RANK], ax1 = axis + 1;
+    int64_t wide[AX_MAX_RANK + 1], out[AX_MAX_RANK], ax1 = axis + 1;
     int nd = y->ndim;
     for (int i = 0, j = 0; i < nd; i++) {
         wide[j++] = y->shape[i];
         if (i == axis) wide[j++] = reps;
-        out[i] = i == axis ? y->shape[i] * reps : y->shape[i];
+        out[i] = y->shape[i];
+    }
+    if (!ax_mul_i64(y->shape[axis], reps, &out[axis])) {
+        ax_error(in->cx, AX_ERR_VALUE,
+                 "repeat: %lld repeats of %lld elements make more than 2**63 elements",
+                 (long long)reps, (long long)y->shape[axis]);
+        ax_array_release(y);
+        return done_take(in, x, NULL);
     }
     ax_array *e = ax_np_expand_dims(in->cx, y, 1, &ax1);
     ax_array *b = ax_np_broadcast_to(in->cx, e, nd + 1, wide);
@@ -460,7 +525,7 @@ static ax_value *bi_repeat(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array_release(y);
     ax_array_release(e);
     ax_array_release(b);
-    return done(in, x, r);
+    return done_take(in, x, r);
 }
 
 /* x rolled by `shift` along axis: concatenate(x[n - s:], x[:n - s]). */
@@ -485,7 +550,7 @@ static ax_value *bi_roll(ax_interp *in, ax_value *self, const ax_args *args) {
     int ns, na, axes[AX_MAX_RANK];
     if (!x) return NULL;
     if (!ax_bi_required(in, v[1], "roll", "shift") || !ax_bi_shape(in, v[1], "shift", &ns, shifts))
-        return done(in, x, NULL);
+        return done_take(in, x, NULL);
     if (!v[2] || v[2]->kind == AX_V_NONE) {
         ax_array *flat = ax_np_ravel(in->cx, x);
         ax_array *rolled = flat && ns == 1 ? roll_axis(in->cx, flat, shifts[0], 0) : NULL;
@@ -493,11 +558,11 @@ static ax_value *bi_roll(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_array *r = ax_np_reshape(in->cx, rolled, x->ndim, x->shape);
         ax_array_release(flat);
         ax_array_release(rolled);
-        return done(in, x, r);
+        return done_take(in, x, r);
     }
-    if (!axis_list(in, v[2], x->ndim, &na, axes)) return done(in, x, NULL);
+    if (!axis_list(in, v[2], x->ndim, &na, axes)) return done_take(in, x, NULL);
     if (ns != na)
-        return done(
+        return done_take(
             in, x,
             ax_error(in->cx, AX_ERR_VALUE, "roll: shift and axis must have the same length"));
     ax_array *r = ax_array_retain(x);
@@ -506,7 +571,7 @@ static ax_value *bi_roll(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_array_release(r);
         r = t;
     }
-    return done(in, x, r);
+    return done_take(in, x, r);
 }
 
 /* ---------------------------------------------------------------- broadcasting, pad, astype */
@@ -520,8 +585,8 @@ static ax_value *bi_broadcast_to(ax_interp *in, ax_value *self, const ax_args *a
     if (!x) return NULL;
     if (!ax_bi_required(in, v[1], "broadcast_to", "shape") ||
         !ax_bi_shape(in, v[1], "shape", &ndim, shape))
-        return done(in, x, NULL);
-    return done(in, x, ax_np_broadcast_to(in->cx, x, ndim, shape));
+        return done_take(in, x, NULL);
+    return done_take(in, x, ax_np_broadcast_to(in->cx, x, ndim, shape));
 }
 
 static ax_value *bi_broadcast_arrays(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -538,7 +603,7 @@ static ax_value *bi_broadcast_arrays(ax_interp *in, ax_value *self, const ax_arg
             ax_error(in->cx, AX_ERR_SHAPE, "broadcast_arrays: shapes do not broadcast");
     }
     for (int i = 0; i < n && ok; i++)
-        ok = (outs[i] = ax_np_wrap(in, ax_np_broadcast_to(in->cx, xs[i], nd, shape))) != NULL;
+        ok = (outs[i] = ax_np_wrap_take(in, ax_np_broadcast_to(in->cx, xs[i], nd, shape))) != NULL;
     ax_value *r = ok ? ax_value_list(n, outs) : NULL;
     for (int i = 0; i < n; i++) {
         if (xs) ax_array_release(xs[i]);
@@ -586,11 +651,11 @@ static ax_value *bi_pad(ax_interp *in, ax_value *self, const ax_args *args) {
     const char *mode = v[2] ? ax_bi_str(in, v[2], "mode") : "constant";
     if (!mode || !ax_bi_required(in, v[1], "pad", "pad_width") ||
         !pad_widths(in, v[1], x->ndim, p.lo, p.hi))
-        return done(in, x, NULL);
+        return done_take(in, x, NULL);
     if (strcmp(mode, "constant"))
-        return done(in, x,
-                    ax_error(in->cx, AX_ERR_VALUE,
-                             "pad: only mode='constant' is supported, not '%s'", mode));
+        return done_take(in, x,
+                         ax_error(in->cx, AX_ERR_VALUE,
+                                  "pad: only mode='constant' is supported, not '%s'", mode));
     p.ndim = x->ndim;
     ax_array *c = v[3] ? ax_np_asarray(in, v[3], "pad") : ax_np_scalar(in->cx, x->dtype, 0);
     ax_array *cv = c && c->ndim == 0 ? ax_np_astype(in->cx, c, x->dtype, false) : NULL;
@@ -598,7 +663,7 @@ static ax_value *bi_pad(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_array *r = cv ? ax_bind1(in->cx, AX_P_PAD, 2, (ax_array *[]){x, cv}, &p) : NULL;
     ax_array_release(c);
     ax_array_release(cv);
-    return done(in, x, r);
+    return done_take(in, x, r);
 }
 
 static ax_value *bi_astype(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -608,8 +673,8 @@ static ax_value *bi_astype(ax_interp *in, ax_value *self, const ax_args *args) {
     int dtype;
     if (!x) return NULL;
     if (!ax_bi_required(in, v[1], "astype", "dtype") || !ax_bi_dtype(in, v[1], &dtype))
-        return done(in, x, NULL);
-    return done(in, x, ax_np_astype(in->cx, x, (ax_dtype)dtype, false));
+        return done_take(in, x, NULL);
+    return done_take(in, x, ax_np_astype(in->cx, x, (ax_dtype)dtype, false));
 }
 
 /* shape(a), ndim(a), size(a) */

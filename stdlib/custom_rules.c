@@ -88,9 +88,9 @@ static int flatten_arrays(ax_interp *in, ax_value *tree, const char *what, ax_ar
     return rc;
 }
 
-/* Wraps outputs as JVP tracers of t; consumes outs and touts. */
-static ax_value *wrap_outputs(ax_interp *in, ax_trace *t, ax_value *def, int n, ax_array **outs,
-                              ax_array **touts) {
+/* Wraps outputs as JVP tracers of t; takes outs and touts. */
+static ax_value *wrap_outputs_take(ax_interp *in, ax_trace *t, ax_value *def, int n,
+                                   ax_array **outs, ax_array **touts) {
     ax_array **w = calloc((size_t)n + 1, sizeof *w);
     int rc = w ? 0 : -1;
     for (int j = 0; j < n; j++) {
@@ -169,16 +169,23 @@ static int run_jvp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **p
 /* How a function's arguments flatten: what a backward function's result is checked against. */
 typedef struct arg_layout {
     int nargs;      /* arguments */
-    int counts[32]; /* leaves of each */
+    int *counts;    /* leaves of each (owned) */
     int nin;        /* leaves in all */
     ax_aval *types; /* of each leaf (owned) */
 } arg_layout;
 
+static void layout_free(arg_layout *l) {
+    free(l->counts);
+    free(l->types);
+}
+
 /* The layout of fc's arguments, with leaf types from `flat` (less `drop` leading dims). */
 static int layout_init(ax_ctx *cx, arg_layout *l, const flat_call *fc, ax_array **flat, int drop) {
     *l = (arg_layout){.nargs = fc->ntraced, .nin = fc->nflat};
-    memcpy(l->counts, fc->counts, sizeof l->counts);
-    if (!(l->types = calloc((size_t)l->nin + 1, sizeof *l->types))) return ax_error_oom(cx), -1;
+    l->counts = malloc((size_t)(l->nargs + 1) * sizeof *l->counts);
+    l->types = calloc((size_t)l->nin + 1, sizeof *l->types);
+    if (!l->counts || !l->types) return ax_error_oom(cx), -1;
+    if (l->nargs) memcpy(l->counts, fc->counts, (size_t)l->nargs * sizeof *l->counts);
     for (int i = 0; i < l->nin; i++) {
         ax_aval_of(&l->types[i], flat[i]);
         l->types[i].ndim -= drop;
@@ -246,7 +253,7 @@ fail:
 /* What the transpose of one custom_vjp call needs. */
 typedef struct vjp_data {
     ax_interp *in;
-    ax_value *bwd, *res, *out_def;
+    ax_value *bwd, *res_def, *out_def; /* the residuals are custom_linear's leading operands */
     int nout;
     ax_aval *out_types;
     arg_layout args;
@@ -256,14 +263,15 @@ typedef struct vjp_data {
 static void vjp_data_free(void *p) {
     vjp_data *d = p;
     ax_value_release(d->bwd);
-    ax_value_release(d->res);
+    ax_value_release(d->res_def);
     ax_value_release(d->out_def);
     free(d->out_types);
-    free(d->args.types);
+    layout_free(&d->args);
     free(d);
 }
 
-static int vjp_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nin, ax_array **ct_in) {
+static int vjp_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nres, ax_array **res,
+                         int nin, ax_array **ct_in) {
     vjp_data *d = data;
     ax_array **cts = calloc((size_t)d->nout + 1, sizeof *cts);
     if (!cts) return ax_error_oom(cx), -1;
@@ -278,10 +286,14 @@ static int vjp_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nin, a
     if (vals) ax_values_release(vals, d->nout);
     ax_flat_release_arrays(cts, d->nout);
     if (!ct_tree) return -1;
-    ax_value *args[2] = {d->res, ct_tree};
+    ax_value **rv = ax_flat_wrap_arrays(cx, nres, res);
+    ax_value *res_tree = rv ? ax_tree_unflatten(d->in, d->res_def, rv, nres) : NULL;
+    if (rv) ax_values_release(rv, nres);
+    ax_value *args[2] = {res_tree, ct_tree};
     ax_args a = {.n = 2, .pos = args};
-    ax_value *r = ax_call(d->in, d->bwd, &a);
+    ax_value *r = res_tree ? ax_call(d->in, d->bwd, &a) : NULL;
     ax_value_release(ct_tree);
+    if (res_tree) ax_value_release(res_tree);
     if (!r) return -1;
     (void)nin; /* = d->args.nin: the tangents of the arguments */
     rc = bwd_cotangents(d->in, d->name, r, &d->args, ct_in);
@@ -306,14 +318,22 @@ static int run_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **p
                  "the forward function of %s must return a pair (output, residuals)", c->name);
         return -1;
     }
-    ax_array **outs = NULL, **tz = NULL, **touts = NULL;
-    ax_value *def = NULL;
-    int rc = -1;
+    ax_array **outs = NULL, **tz = NULL, **touts = NULL, **res = NULL, **ops = NULL;
+    ax_value *def = NULL, *res_def = NULL;
+    int rc = -1, nres = 0;
     vjp_data *d = NULL;
     ax_callback *cb = NULL;
     *n = 0;
     if (flatten_arrays(in, r->items[0], "a custom_vjp forward function", &outs, n, &def)) goto done;
+    if (flatten_arrays(in, r->items[1], "a custom_vjp forward function's residuals", &res, &nres,
+                       &res_def))
+        goto done;
     tz = tangents_or_zeros(in->cx, fc->nflat, prim, tan);
+    ops = calloc((size_t)nres + (size_t)fc->nflat + 1, sizeof *ops);
+    if (!ops) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
     d = calloc(1, sizeof *d);
     cb = calloc(1, sizeof *cb);
     touts = calloc((size_t)*n + 1, sizeof *touts);
@@ -325,7 +345,7 @@ static int run_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **p
     }
     *d = (vjp_data){.in = in,
                     .bwd = ax_value_retain(c->bwd),
-                    .res = ax_value_retain(r->items[1]),
+                    .res_def = ax_value_retain(res_def),
                     .out_def = ax_value_retain(def),
                     .nout = *n,
                     .out_types = calloc((size_t)*n + 1, sizeof(ax_aval))};
@@ -338,10 +358,14 @@ static int run_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **p
     }
     for (int j = 0; j < *n; j++) ax_aval_of(&d->out_types[j], outs[j]);
     if (layout_init(in->cx, &d->args, fc, prim, 0)) goto done;
+    for (int i = 0; i < nres; i++) ops[i] = res[i];
+    for (int i = 0; i < fc->nflat; i++) ops[nres + i] = tz[i];
     for (int j = 0; j < *n; j++) {
-        ax_params prm = {.cb = cb, .k = j, .dtype = outs[j]->dtype, .ndim = outs[j]->ndim};
+        ax_params prm = {
+            .cb = cb, .k = j, .nconsts = nres, .dtype = outs[j]->dtype, .ndim = outs[j]->ndim};
         memcpy(prm.shape, outs[j]->shape, (size_t)outs[j]->ndim * sizeof *prm.shape);
-        if (!(touts[j] = ax_bind1(in->cx, AX_P_CUSTOM_LINEAR, fc->nflat, tz, &prm))) goto done;
+        if (!(touts[j] = ax_bind1(in->cx, AX_P_CUSTOM_LINEAR, nres + fc->nflat, ops, &prm)))
+            goto done;
     }
     *outs_out = outs, *touts_out = touts, *def_out = def;
     outs = touts = NULL;
@@ -352,7 +376,10 @@ done:
     ax_flat_release_arrays(outs, *n);
     ax_flat_release_arrays(touts, *n);
     ax_flat_release_arrays(tz, fc->nflat);
+    ax_flat_release_arrays(res, nres);
+    free(ops);
     if (def) ax_value_release(def);
+    if (res_def) ax_value_release(res_def);
     ax_value_release(r);
     return rc;
 }
@@ -379,7 +406,7 @@ typedef struct call_data {
 static void call_data_free(void *p) {
     call_data *d = p;
     ax_value_release(d->obj);
-    for (int k = 0; k < d->shape.ntraced; k++) ax_value_release(d->shape.defs[k]);
+    ax_flat_call_free(&d->shape);
     free(d);
 }
 
@@ -436,8 +463,7 @@ typedef struct vmapped_vjp {
     int nout;         /* outputs of fwd (flat) */
     ax_value *out_def, *res_def;
     ax_aval *out_types; /* one example's */
-    ax_array **res;     /* bwd only: the batched residual leaves (owned) */
-    int nres;
+    int nres;           /* the batched residual leaves: custom_linear's leading operands */
     int64_t size;
     char name[80];
 } vmapped_vjp;
@@ -446,9 +472,8 @@ static void vmapped_vjp_free(void *p) {
     vmapped_vjp *v = p;
     if (v->out_def) ax_value_release(v->out_def);
     if (v->res_def) ax_value_release(v->res_def);
-    ax_flat_release_arrays(v->res, v->nres);
     free(v->out_types);
-    free(v->args.types);
+    layout_free(&v->args);
     free(v);
 }
 
@@ -549,18 +574,18 @@ static int bwd_example(ax_ctx *cx, void *closure, int nin, ax_array **in, int *n
     return rc;
 }
 
-static int vmapped_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nin,
-                             ax_array **ct_in) {
+static int vmapped_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nres,
+                             ax_array **res, int nin, ax_array **ct_in) {
     vmapped_vjp *v = data;
-    int n = v->nres + 1, nout = 0, *bdims = NULL;
+    int n = nres + 1, nout = 0, *bdims = NULL;
     ax_array **args = calloc((size_t)n + 1, sizeof *args), **outs = NULL;
     int *axes = calloc((size_t)n + 1, sizeof *axes);
     if (!args || !axes) {
         free(args), free(axes);
         return ax_error_oom(cx), -1;
     }
-    for (int j = 0; j < v->nres; j++) args[j] = v->res[j];
-    args[v->nres] = ct;
+    for (int j = 0; j < nres; j++) args[j] = res[j];
+    args[nres] = ct;
     bwd_closure b = {v, k};
     int rc = ax_vmap(cx, bwd_example, &b, n, args, axes, v->size, &nout, &outs, &bdims);
     free(args), free(axes);
@@ -581,7 +606,8 @@ static int vmapped_vjp_jvp(ax_ctx *cx, void *data, int64_t size, int k, int nin,
     d->shape.nflat = nin;
     vmapped_vjp *v = calloc(1, sizeof *v);
     int *axes = calloc((size_t)nin + 1, sizeof *axes), *bdims = NULL, nall = 0, rc = -1;
-    ax_array **all = NULL, **tz = NULL;
+    ax_array **all = NULL, **tz = NULL, **ops = NULL;
+    int nres = 0;
     ax_callback *cb = calloc(1, sizeof *cb);
     if (!v || !axes || !cb) goto done;
     *v = (vmapped_vjp){.in = d->in, .c = c, .shape = &d->shape, .size = size};
@@ -595,19 +621,22 @@ static int vmapped_vjp_jvp(ax_ctx *cx, void *data, int64_t size, int k, int nin,
         goto done;
     }
     v->nres = nall - v->nout;
-    v->res = calloc((size_t)v->nres + 1, sizeof *v->res);
     tz = tangents_or_zeros(cx, nin, prim, tan);
-    if (!v->res || !tz) goto done;
-    for (int j = 0; j < v->nres; j++) v->res[j] = ax_array_retain(all[v->nout + j]);
+    ops = calloc((size_t)(v->nres + nin) + 1, sizeof *ops);
+    if (!tz || !ops) goto done;
+    for (int j = 0; j < v->nres; j++) ops[j] = all[v->nout + j];
+    for (int i = 0; i < nin; i++) ops[v->nres + i] = tz[i];
+    nres = v->nres;
     *cb = (ax_callback){.refs = 1,
                         .name = v->name,
                         .transpose = vmapped_transpose,
                         .free = vmapped_vjp_free,
                         .data = v};
     v = NULL;
-    ax_params prm = {.cb = cb, .k = k, .dtype = all[k]->dtype, .ndim = all[k]->ndim};
+    ax_params prm = {
+        .cb = cb, .k = k, .nconsts = nres, .dtype = all[k]->dtype, .ndim = all[k]->ndim};
     memcpy(prm.shape, all[k]->shape, (size_t)all[k]->ndim * sizeof *prm.shape);
-    if (!(*tout = ax_bind1(cx, AX_P_CUSTOM_LINEAR, nin, tz, &prm))) goto done;
+    if (!(*tout = ax_bind1(cx, AX_P_CUSTOM_LINEAR, nres + nin, ops, &prm))) goto done;
     *out = ax_array_retain(all[k]);
     rc = 0;
 done:
@@ -616,6 +645,7 @@ done:
     ax_callback_release(cb);
     ax_flat_release_arrays(all, nall);
     ax_flat_release_arrays(tz, nin);
+    free(ops);
     free(axes);
     return rc;
 }
@@ -654,14 +684,24 @@ static ax_ir *convert_traced_consts(ax_ctx *cx, ax_ir *body, int *nconsts, ax_ar
         map[body->constvars[i]] = (ax_ir_atom){.var = v};
         rc = v < 0;
     }
+    ax_ir_atom *in = NULL; /* the operands of one equation, renamed */
+    int in_cap = 0;
     for (int k = 0; k < body->neqns && !rc; k++) {
         const ax_ir_eqn *e = &body->eqns[k];
-        ax_ir_atom in[64]; /* the IR trace's limits */
-        ax_aval types[8];
+        ax_aval types[8]; /* a primitive has at most 4 outputs */
         int vars[8];
-        if (e->nin > 64 || e->nout > 8) {
+        if (e->nout > 8) {
             rc = -1;
             break;
+        }
+        if (e->nin > in_cap) {
+            ax_ir_atom *grown = realloc(in, (size_t)e->nin * sizeof *grown);
+            if (!grown) {
+                rc = -1;
+                break;
+            }
+            in = grown;
+            in_cap = e->nin;
         }
         for (int i = 0; i < e->nin; i++) in[i] = e->in[i].var >= 0 ? map[e->in[i].var] : e->in[i];
         for (int i = 0; i < e->nout; i++) types[i] = body->types[e->out[i]];
@@ -676,6 +716,7 @@ static ax_ir *convert_traced_consts(ax_ctx *cx, ax_ir *body, int *nconsts, ax_ar
         b = NULL;
     }
     ax_ir_builder_free(b);
+    free(in);
     free(map);
     free(outs);
     if (!res) {
@@ -697,11 +738,10 @@ static ax_callback *call_callback(ax_interp *in, ax_value *self, custom_fn *c,
         return ax_error_oom(in->cx);
     }
     *d = (call_data){.in = in, .obj = ax_value_retain(self)};
-    d->shape.in = in;
-    d->shape.ntraced = fc->ntraced;
-    for (int k = 0; k < fc->ntraced; k++) {
-        d->shape.defs[k] = ax_value_retain(fc->defs[k]);
-        d->shape.counts[k] = fc->counts[k];
+    if (ax_flat_call_copy_layout(&d->shape, fc)) {
+        call_data_free(d);
+        free(cb);
+        return NULL;
     }
     snprintf(d->name, sizeof d->name, "%s", c->name);
     *cb = (ax_callback){.refs = 1,
@@ -772,9 +812,8 @@ done:
 static ax_value *custom_call(ax_interp *in, ax_value *self, const ax_args *a) {
     custom_fn *c = self->obj.payload;
     if ((!c->is_vjp && !c->jvp) || (c->is_vjp && !c->fwd)) return ax_call(in, c->fn, a);
-    int traced[32], n = a->n < 32 ? a->n : 32;
-    for (int i = 0; i < n; i++) traced[i] = i;
     flat_call fc;
+    memset(&fc, 0, sizeof fc);
     ax_value *result = NULL;
     ax_array **prim = NULL, **tan = NULL;
     if (a->nkw) {
@@ -784,7 +823,7 @@ static ax_value *custom_call(ax_interp *in, ax_value *self, const ax_args *a) {
                  c->name);
         return NULL;
     }
-    if (ax_flat_call_init(&fc, in, c->name, c->fn, a, n, traced, false)) goto done;
+    if (ax_flat_call_init(&fc, in, c->name, c->fn, a, 0, NULL, false)) goto done;
     prim = calloc((size_t)fc.nflat + 1, sizeof *prim);
     tan = calloc((size_t)fc.nflat + 1, sizeof *tan);
     if (!prim || !tan) goto done;
@@ -795,7 +834,7 @@ static ax_value *custom_call(ax_interp *in, ax_value *self, const ax_args *a) {
         ax_value *def = NULL;
         int nout = 0;
         if (!run_rule(in, c, &fc, prim, tan, &nout, &outs, &touts, &def))
-            result = wrap_outputs(in, t, def, nout, outs, touts);
+            result = wrap_outputs_take(in, t, def, nout, outs, touts);
         if (def) ax_value_release(def);
     } else if (!ax_trace_find(in->cx, fc.nflat, fc.flat, &any) && any) {
         result = bind_custom_call(in, self, c, &fc); /* jit, vmap, make_jaxpr */

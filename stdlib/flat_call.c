@@ -9,11 +9,33 @@
 /* ---------------------------------------------------------------- flat calls */
 
 void ax_flat_call_free(flat_call *fc) {
-    for (int k = 0; k < fc->ntraced; k++) ax_value_release(fc->defs[k]);
+    for (int k = 0; k < fc->ntraced && fc->defs; k++)
+        if (fc->defs[k]) ax_value_release(fc->defs[k]);
+    free(fc->traced);
+    free(fc->defs);
+    free(fc->counts);
     free(fc->flat);
     if (fc->out_def) ax_value_release(fc->out_def);
     if (fc->aux_def) ax_value_release(fc->aux_def);
     ax_values_release(fc->aux_leaves, fc->naux);
+}
+
+int ax_flat_call_copy_layout(flat_call *dst, const flat_call *src) {
+    int n = src->ntraced;
+    memset(dst, 0, sizeof *dst);
+    dst->in = src->in;
+    dst->what = src->what;
+    dst->traced = malloc((size_t)(n + 1) * sizeof *dst->traced);
+    dst->defs = calloc((size_t)n + 1, sizeof *dst->defs);
+    dst->counts = malloc((size_t)(n + 1) * sizeof *dst->counts);
+    if (!dst->traced || !dst->defs || !dst->counts) return ax_error_oom(src->in->cx), -1;
+    dst->ntraced = n;
+    for (int k = 0; k < n; k++) {
+        dst->traced[k] = src->traced[k];
+        dst->defs[k] = ax_value_retain(src->defs[k]);
+        dst->counts[k] = src->counts[k];
+    }
+    return 0;
 }
 
 /* Flattens the traced arguments; their leaves must be arrays. */
@@ -23,11 +45,15 @@ int ax_flat_call_init(flat_call *fc, ax_interp *in, const char *what, ax_value *
     fc->in = in, fc->what = what, fc->fn = fn, fc->has_aux = has_aux;
     fc->nargs = a->n, fc->args = a->pos, fc->nkw = a->nkw, fc->kwnames = a->kwnames,
     fc->kwvals = a->kwvals;
-    if (ntraced > 32) return ax_error(in->cx, AX_ERR_VALUE, "%s: too many arguments", what), -1;
+    if (!traced) ntraced = a->n;
+    fc->traced = malloc((size_t)(ntraced + 1) * sizeof *fc->traced);
+    fc->defs = calloc((size_t)ntraced + 1, sizeof *fc->defs);
+    fc->counts = calloc((size_t)ntraced + 1, sizeof *fc->counts);
+    if (!fc->traced || !fc->defs || !fc->counts) return ax_error_oom(in->cx), -1;
     fc->ntraced = ntraced;
     int cap = 0;
     for (int k = 0; k < ntraced; k++) {
-        int pos = traced[k];
+        int pos = traced ? traced[k] : k;
         if (pos < 0 || pos >= a->n) {
             ax_error(in->cx, AX_ERR_VALUE,
                      "%s: argnums refers to argument %d but the function was called with %d "
@@ -135,8 +161,13 @@ void ax_flat_release_arrays(ax_array **a, int n) {
 int ax_flat_call_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout, ax_array ***out) {
     (void)nin;
     flat_call *fc = closure;
-    ax_value **args = calloc((size_t)fc->nargs + 1, sizeof *args), *built[32] = {0};
-    if (!args) return ax_error_oom(cx), -1;
+    ax_value **args = calloc((size_t)fc->nargs + 1, sizeof *args);
+    ax_value **built = calloc((size_t)fc->ntraced + 1, sizeof *built);
+    if (!args || !built) {
+        free(args);
+        free(built);
+        return ax_error_oom(cx), -1;
+    }
     if (fc->nargs) memcpy(args, fc->args, (size_t)fc->nargs * sizeof *args);
     int off = 0, rc = 0;
     for (int k = 0; k < fc->ntraced && !rc; k++) {
@@ -157,6 +188,7 @@ int ax_flat_call_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout
     }
     for (int k = 0; k < fc->ntraced; k++)
         if (built[k]) ax_value_release(built[k]);
+    free(built);
     free(args);
     if (!r) return -1;
     ax_value *main = r, *aux = NULL;
@@ -241,7 +273,7 @@ ax_value *ax_flat_rebuild_per_arg(flat_call *fc, ax_array **flat, bool as_tuple)
     return ax_value_or_oom(fc->in, t);
 }
 
-ax_value *ax_flat_pair(ax_ctx *cx, ax_value *a, ax_value *b) {
+ax_value *ax_flat_pair_take(ax_ctx *cx, ax_value *a, ax_value *b) {
     if (!a || !b) {
         if (a) ax_value_release(a);
         if (b) ax_value_release(b);

@@ -18,9 +18,9 @@ typedef struct flat_call {
     const char **kwnames;
     ax_value **kwvals;
     int ntraced;
-    int traced[32];   /* positions of the traced arguments */
-    ax_value *defs[32];
-    int counts[32];
+    int *traced;     /* positions of the traced arguments */
+    ax_value **defs; /* the structure of each */
+    int *counts;     /* and its number of leaves */
     ax_array **flat;  /* the leaves of the traced arguments (borrowed from args) */
     int nflat;
     bool has_aux;
@@ -31,10 +31,14 @@ typedef struct flat_call {
     int naux;
 } flat_call;
 
-/* Flattens the traced arguments (positions `traced`) of a call; their leaves must be arrays. */
+/* Flattens the traced arguments (positions `traced`, or all positional arguments when it is
+ * NULL) of a call; their leaves must be arrays. After a failure fc is still to be freed. */
 int ax_flat_call_init(flat_call *fc, ax_interp *in, const char *what, ax_value *fn,
                       const ax_args *a, int ntraced, const int *traced, bool has_aux);
 void ax_flat_call_free(flat_call *fc);
+/* A flat_call that only knows src's argument structure (in, ntraced, traced, defs, counts):
+ * enough to rebuild arguments. Free it with ax_flat_call_free. */
+int ax_flat_call_copy_layout(flat_call *dst, const flat_call *src);
 /* The flat function (an ax_flat_fn whose closure is a flat_call). */
 int ax_flat_call_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
                     ax_array ***out);
@@ -46,7 +50,8 @@ ax_value *ax_flat_rebuild_aux(flat_call *fc, ax_array **outs);
 /* One value per traced argument (a tuple when as_tuple, else the first one). */
 ax_value *ax_flat_rebuild_per_arg(flat_call *fc, ax_array **flat, bool as_tuple);
 void ax_flat_release_arrays(ax_array **a, int n);
-/* (a, b), consuming both; NULL when either is NULL (or + MemoryError). */
-ax_value *ax_flat_pair(ax_ctx *cx, ax_value *a, ax_value *b);
+/* (a, b), taking both; NULL when either is NULL, or with MemoryError when the pair cannot be
+ * made. */
+ax_value *ax_flat_pair_take(ax_ctx *cx, ax_value *a, ax_value *b);
 
 #endif

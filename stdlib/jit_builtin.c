@@ -1,9 +1,10 @@
 /* jit as a builtin (see jit_builtin.h): per argument signature, trace once, simplify, and
  * build a native program (compiler/jit.c); later calls with the same signature run it.
  *
- * Under an enclosing transformation (grad(jit(f)), vmap(jit(f))) the arguments are tracers:
- * the cached IR is then evaluated through bind, so the outer transformation sees every
- * equation, exactly as if f had not been jitted. */
+ * Under an enclosing transformation (grad(jit(f)), vmap(jit(f)), make_jaxpr) the arguments are
+ * tracers: the call is then one `call` equation (compiler/call.h) whose body is the cached IR,
+ * so the outer transformation transforms the body as a whole and each part it makes is
+ * compiled too. */
 #include "jit_builtin.h"
 
 #include <stdio.h>
@@ -11,8 +12,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "../compiler/call.h"
 #include "../compiler/jit.h"
 #include "../compiler/simplify.h"
+#include "../compiler/trace.h"
 #include "flat_call.h"
 #include "pytree.h"
 #include "transforms.h"
@@ -22,8 +25,7 @@ typedef struct jit_entry {
     size_t keylen;
     char *types;   /* the traced leaves' types, ";"-separated (for the log) */
     char *statics; /* the static arguments' values */
-    ax_ir *ir;
-    ax_jit_program *prog; /* built on the first call with concrete arguments */
+    ax_ir *ir; /* its native program is built on the first concrete call (compiler/call.h) */
     ax_value *out_def;
     int nmain;
 } jit_entry;
@@ -31,7 +33,7 @@ typedef struct jit_entry {
 typedef struct jit_state {
     ax_value *fn;
     int nstatic;
-    int statics[32];
+    int *statics; /* static_argnums */
     jit_entry *entries;
     int nentries, cap;
 } jit_state;
@@ -44,10 +46,10 @@ static void jit_state_free(void *p) {
         free(s->entries[i].types);
         free(s->entries[i].statics);
         ax_ir_release(s->entries[i].ir);
-        ax_jit_free(s->entries[i].prog);
         ax_value_release(s->entries[i].out_def);
     }
     free(s->entries);
+    free(s->statics);
     free(s);
 }
 static const ax_object_type jit_state_type = {.name = "jit", .free = jit_state_free};
@@ -110,6 +112,87 @@ static char *statics_key(const jit_state *s, const ax_args *a) {
     return key_text(&k);
 }
 
+/* Appends an exact encoding of a static argument: two values encode alike only when they are
+ * equal (arrays by dtype, shape and every element, exactly; functions and objects by identity,
+ * as JAX hashes them). Their printed forms cannot key the cache: print elides the middle of
+ * long arrays and the depths of nested containers, so different values would share a trace. */
+static int encode_static(ax_interp *in, ax_strbuf *k, const ax_value *v, int depth) {
+    if (depth >= AX_MAX_VALUE_DEPTH) {
+        ax_error(in->cx, AX_ERR_RECURSION, "jit: a static argument nested more than %d levels deep",
+                 AX_MAX_VALUE_DEPTH);
+        return -1;
+    }
+    switch (v->kind) {
+    case AX_V_NONE:
+    case AX_V_ELLIPSIS:
+        ax_strbuf_appendf(k, "K%d", (int)v->kind);
+        return 0;
+    case AX_V_STR:
+        ax_strbuf_appendf(k, "S%zu:", strlen(v->str));
+        ax_strbuf_append(k, v->str);
+        return 0;
+    case AX_V_DTYPE:
+        ax_strbuf_appendf(k, "D%d", (int)v->dtype);
+        return 0;
+    case AX_V_ARRAY: {
+        ax_array *c = ax_concrete_value(in->cx, v->arr);
+        if (!c || !c->buf) {
+            ax_error(in->cx, AX_ERR_CONCRETIZATION,
+                     "jit: a static argument must be a concrete value, not one traced by an "
+                     "enclosing jit or vmap");
+            return -1;
+        }
+        char type[160];
+        ax_array_type_format(type, sizeof type, c);
+        ax_strbuf_appendf(k, "A%s%s:", type, c->weak ? "~" : "");
+        bool fl = ax_dtype_is_float(c->dtype);
+        for (int64_t i = 0; i < c->size; i++) {
+            if (fl)
+                ax_strbuf_appendf(k, "%a,", ax_array_get_f64(c, i));
+            else
+                ax_strbuf_appendf(k, "%lld,", (long long)ax_array_get_i64(c, i));
+        }
+        return 0;
+    }
+    case AX_V_TUPLE:
+    case AX_V_LIST:
+    case AX_V_DICT:
+    case AX_V_SLICE:
+        ax_strbuf_appendf(k, "C%d,%d(", (int)v->kind, v->n);
+        for (int i = 0; i < v->n; i++) {
+            if (v->kind == AX_V_DICT && encode_static(in, k, v->keys[i], depth + 1)) return -1;
+            if (encode_static(in, k, v->items[i], depth + 1)) return -1;
+        }
+        ax_strbuf_append(k, ")");
+        return 0;
+    case AX_V_BUILTIN: /* a builtin value is made per use: its function and data identify it */
+        ax_strbuf_appendf(k, "B%p,%p", (void *)v->builtin->fn, (void *)v->builtin->data);
+        return 0;
+    default: /* functions, modules, objects: by identity */
+        ax_strbuf_appendf(k, "K%d,%p", (int)v->kind, (const void *)v);
+        return 0;
+    }
+}
+
+/* The static arguments (and keywords) encoded exactly, malloc'd; NULL with an error. */
+static char *statics_exact_key(ax_interp *in, const jit_state *s, const ax_args *a) {
+    ax_strbuf k;
+    ax_strbuf_init(&k);
+    int rc = 0;
+    for (int i = 0; i < a->n && !rc; i++) {
+        if (!is_static(s, i)) continue;
+        ax_strbuf_appendf(&k, "|%d=", i);
+        rc = encode_static(in, &k, a->pos[i], 0);
+    }
+    for (int i = 0; i < a->nkw && !rc; i++) {
+        ax_strbuf_appendf(&k, "|%s=", a->kwnames[i]);
+        rc = encode_static(in, &k, a->kwvals[i], 0);
+    }
+    if (!rc && !k.data && !(k.data = strdup(""))) ax_error_oom(in->cx);
+    if (rc) ax_strbuf_free(&k);
+    return rc ? NULL : k.data;
+}
+
 /* Why a call missed the cache, for AX_LOG_COMPILES: what differs from the last entry. */
 static void miss_reason(const jit_state *s, const char *types, const char *statics, char *out,
                         size_t n) {
@@ -141,12 +224,12 @@ static void miss_reason(const jit_state *s, const char *types, const char *stati
 
 /* The signature as bytes, built without formatting anything (it is computed on every call):
  * each leaf's dtype, weak flag and shape, each argument tree's structure hash, and the static
- * arguments' printed values (only when there are some). malloc'd; NULL when out of memory. */
-static unsigned char *signature_key(const jit_state *s, const ax_args *a, const flat_call *fc,
-                                    size_t *len) {
+ * arguments' exact encodings (only when there are some). malloc'd; NULL with an error. */
+static unsigned char *signature_key(ax_interp *in, const jit_state *s, const ax_args *a,
+                                    const flat_call *fc, size_t *len) {
     size_t cap = 64 + (size_t)fc->nflat * (3 + 8 * AX_MAX_RANK) + (size_t)fc->ntraced * 8;
     unsigned char *k = malloc(cap), *p = k;
-    if (!k) return NULL;
+    if (!k) return ax_error_oom(in->cx);
     for (int i = 0; i < fc->nflat; i++) {
         const ax_array *x = fc->flat[i];
         *p++ = (unsigned char)x->dtype;
@@ -162,10 +245,11 @@ static unsigned char *signature_key(const jit_state *s, const ax_args *a, const 
     }
     *len = (size_t)(p - k);
     if (s->nstatic || a->nkw) {
-        char *st = statics_key(s, a);
+        char *st = statics_exact_key(in, s, a);
         size_t n = st ? strlen(st) : 0;
         unsigned char *grown = st ? realloc(k, *len + n) : NULL;
         if (!grown) {
+            if (st) ax_error_oom(in->cx);
             free(st);
             free(k);
             return NULL;
@@ -208,7 +292,9 @@ static jit_entry *add_entry(ax_interp *in, jit_state *s, const ax_args *a, flat_
     free(avals);
     ax_ir *ir = traced ? ax_simplify(in->cx, traced) : NULL;
     ax_ir_release(traced);
-    if (!ir) {
+    if (!ir || ax_ir_set_name(ir, fn_name(s->fn))) {
+        if (ir) ax_error_oom(in->cx);
+        ax_ir_release(ir);
         free(types), free(statics);
         return NULL;
     }
@@ -248,38 +334,36 @@ static bool all_concrete(const flat_call *fc, const ax_ir *ir) {
     return true;
 }
 
-/* The IR native code is built from: custom_call equations replaced by their bodies (native
- * code is never differentiated, and the bodies fuse with the rest). A new reference. */
-static ax_ir *for_native_code(ax_ctx *cx, ax_ir *ir) {
-    if (!ax_ir_has_custom_calls(ir)) return ax_ir_retain(ir);
-    ax_aval *types = calloc((size_t)ir->nin + 1, sizeof *types);
-    if (!types) return ax_error_oom(cx);
-    for (int i = 0; i < ir->nin; i++) types[i] = ir->types[ir->invars[i]];
-    int nout = 0;
-    ax_ir *flat = ax_trace_to_ir(cx, ax_ir_inlined_flat_fn, ir, ir->nin, types, &nout);
-    free(types);
-    ax_ir *simple = flat ? ax_simplify(cx, flat) : NULL;
-    ax_ir_release(flat);
-    return simple;
+static ax_jit_program *program_of(ax_interp *in, jit_entry *e) {
+    return ax_call_program(in->cx, e->ir);
 }
 
-static int build_program(ax_interp *in, const jit_state *s, jit_entry *e) {
-    if (e->prog) return 0;
-    ax_ir *native = for_native_code(in->cx, e->ir);
-    e->prog = native ? ax_jit_build(in->cx, native) : NULL;
-    ax_ir_release(native);
-    if (!e->prog) return -1;
-    if (ax_jit_logging(in->cx)) {
-        const ax_jit_info *info = ax_jit_program_info(e->prog);
-        fprintf(stderr,
-                "ax: jit: %s %s in %.2f ms: %d fused loops, %d matrix products, %d eager "
-                "steps\n",
-                info->from_disk ? "loaded"
-                : info->native  ? "compiled"
-                                : "prepared (no native code)",
-                fn_name(s->fn), info->build_ms, info->nloops, info->ngemms, info->neager);
+/* A call under an outer transformation: one call equation. Constants the trace captured that
+ * are tracers (values the function closes over, traced by the outer transformation) become
+ * leading operands of the equation. */
+static int bind_call(ax_ctx *cx, jit_entry *e, ax_array **flat, int nflat, ax_array **outs) {
+    const ax_ir *ir = e->ir;
+    bool *lift = calloc((size_t)ir->nconsts + 1, sizeof *lift);
+    ax_array **args = calloc((size_t)ir->nconsts + (size_t)nflat + 1, sizeof *args);
+    if (!lift || !args) {
+        free(lift), free(args);
+        return ax_error_oom(cx), -1;
     }
-    return 0;
+    int n = 0;
+    for (int i = 0; i < ir->nconsts; i++)
+        if ((lift[i] = ir->consts[i]->tracer != NULL)) args[n++] = ir->consts[i];
+    ax_ir *body = n ? ax_ir_lift_consts(ir, lift) : ax_ir_retain(e->ir);
+    for (int i = 0; i < nflat; i++) args[n++] = flat[i];
+    int rc = -1;
+    if (body) {
+        ax_params p = {.nsub = 1, .sub = (struct ax_ir *const *)&body};
+        rc = ax_bind(cx, AX_P_CALL, n, args, &p, outs);
+    } else {
+        ax_error_oom(cx);
+    }
+    ax_ir_release(body);
+    free(lift), free(args);
+    return rc;
 }
 
 static int check_call(ax_interp *in, const jit_state *s, const ax_args *a) {
@@ -300,17 +384,20 @@ static int check_call(ax_interp *in, const jit_state *s, const ax_args *a) {
 
 /* The cache entry for this call (tracing on a miss); fc is initialised for the call. */
 static jit_entry *entry_for(ax_interp *in, jit_state *s, const ax_args *a, flat_call *fc) {
-    int traced[32], ntraced = 0;
-    for (int i = 0; i < a->n && ntraced < 32; i++)
+    int *traced = malloc((size_t)(a->n + 1) * sizeof *traced), ntraced = 0;
+    if (!traced) {
+        memset(fc, 0, sizeof *fc);
+        return ax_error_oom(in->cx);
+    }
+    for (int i = 0; i < a->n; i++)
         if (!is_static(s, i)) traced[ntraced++] = i;
-    if (ax_flat_call_init(fc, in, "jit", s->fn, a, ntraced, traced, false)) return NULL;
+    int rc = ax_flat_call_init(fc, in, "jit", s->fn, a, ntraced, traced, false);
+    free(traced);
+    if (rc) return NULL;
     size_t len = 0;
-    unsigned char *key = signature_key(s, a, fc, &len);
+    unsigned char *key = signature_key(in, s, a, fc, &len);
     jit_entry *e = NULL;
-    if (!key)
-        ax_error_oom(in->cx);
-    else if (!(e = find_entry(s, key, len)))
-        e = add_entry(in, s, a, fc, &key, len);
+    if (key && !(e = find_entry(s, key, len))) e = add_entry(in, s, a, fc, &key, len);
     free(key);
     return e;
 }
@@ -329,10 +416,11 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
         goto done;
     }
     int rc;
+    ax_jit_program *prog = NULL;
     if (all_concrete(&fc, e->ir))
-        rc = build_program(in, s, e) ? -1 : ax_jit_run(in->cx, e->prog, fc.flat, outs);
+        rc = (prog = program_of(in, e)) ? ax_jit_run(in->cx, prog, fc.flat, outs) : -1;
     else
-        rc = ax_ir_eval(in->cx, e->ir, fc.flat, outs);
+        rc = bind_call(in->cx, e, fc.flat, fc.nflat, outs);
     if (rc) goto done;
     ax_value **vals = ax_flat_wrap_arrays(in->cx, e->nmain, outs);
     if (vals) {
@@ -358,7 +446,7 @@ static ax_value *b_jit(ax_interp *in, ax_value *self, const ax_args *a) {
     s->fn = ax_value_retain(fn);
     if (statics && statics->kind != AX_V_NONE) {
         bool as_tuple;
-        if (ax_read_argnums(in, "jit", statics, s->statics, &s->nstatic, &as_tuple)) {
+        if (ax_read_argnums(in, "jit", statics, &s->statics, &s->nstatic, &as_tuple)) {
             jit_state_free(s);
             return NULL;
         }
@@ -389,13 +477,14 @@ ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool wan
     jit_entry *e = checked ? entry_for(in, s, a, &fc) : NULL;
     ax_strbuf out;
     ax_strbuf_init(&out);
-    if (e && !build_program(in, s, e)) {
+    ax_jit_program *prog = e ? program_of(in, e) : NULL;
+    if (prog) {
         if (!want_c) {
             ax_ir_format(&out, e->ir);
             ax_strbuf_appendf(&out, "\n-- fused into:\n");
-            ax_jit_format_plan(&out, e->prog);
+            ax_jit_format_plan(&out, prog);
             text = ax_value_str(out.data ? out.data : "");
-        } else if (!ax_jit_dump_c(in->cx, e->prog, &out)) {
+        } else if (!ax_jit_dump_c(in->cx, prog, &out)) {
             text = ax_value_str(out.data ? out.data : "");
         }
     }

@@ -3,6 +3,7 @@
  * the same name with the array as the first argument. */
 #include "builtins_lib.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,13 +59,13 @@ static ax_value *m_reshape(ax_interp *in, ax_value *self, const ax_args *args) {
     int ndim = args->n;
     if (sv) {
         if (!ax_bi_shape(in, sv, "shape", &ndim, shape)) return NULL;
-    } else if (ndim > AX_MAX_RANK) {
-        return ax_error(in->cx, AX_ERR_VALUE, "arrays have at most %d dimensions", AX_MAX_RANK);
+    } else if (!ax_rank_check(in->cx, "reshape", ndim)) {
+        return NULL;
     } else {
         for (int i = 0; i < ndim; i++)
             if (!ax_bi_int(in, args->pos[i], "shape", 0, &shape[i])) return NULL;
     }
-    return ax_np_wrap(in, ax_np_reshape(in->cx, receiver(self), ndim, shape));
+    return ax_np_wrap_take(in, ax_np_reshape(in->cx, receiver(self), ndim, shape));
 }
 
 /* x.transpose(), x.transpose(1, 0) or x.transpose((1, 0)) */
@@ -73,7 +74,14 @@ static ax_value *m_transpose(ax_interp *in, ax_value *self, const ax_args *args)
     if (!ax_bi_keywords(in, args, "transpose", (const char *const[]){"axes", NULL})) return NULL;
     ax_value *axes = args->n == 1 ? args->pos[0] : ax_bi_kwarg(args, "axes");
     if (args->n == 0 && (!axes || axes->kind == AX_V_NONE))
-        return ax_np_wrap(in, ax_np_transpose(in->cx, x, NULL));
+        return ax_np_wrap_take(in, ax_np_transpose(in->cx, x, NULL));
+    if (axes && axes->kind == AX_V_RANGE) { /* read as the tuple of its ints */
+        ax_value *t = ax_range_tuple(in, axes, 1024);
+        ax_args as_tuple = {.n = 1, .pos = &t};
+        ax_value *r = t ? m_transpose(in, self, &as_tuple) : NULL;
+        ax_value_release(t);
+        return r;
+    }
     int n = axes ? (axes->kind == AX_V_TUPLE || axes->kind == AX_V_LIST ? axes->n : 1) : args->n;
     if (n != x->ndim)
         return ax_error(in->cx, AX_ERR_VALUE, "axes don't match array: %d axes for rank %d", n,
@@ -86,7 +94,7 @@ static ax_value *m_transpose(ax_interp *in, ax_value *self, const ax_args *args)
         if (!ax_bi_int(in, item, "axis", 0, &a) || !ax_np_axis(in->cx, a, x->ndim, &perm[i]))
             return NULL;
     }
-    return ax_np_wrap(in, ax_np_transpose(in->cx, x, perm));
+    return ax_np_wrap_take(in, ax_np_transpose(in->cx, x, perm));
 }
 
 /* A concrete element as a Python-style number. */
@@ -117,6 +125,9 @@ static ax_value *m_item(ax_interp *in, ax_value *self, const ax_args *args) {
 /* Nested lists of the elements from flat position *at on, for dimensions d.. */
 static ax_value *to_list(ax_interp *in, const ax_array *x, int d, int64_t *at) {
     if (d == x->ndim) return element_value(in, x, (*at)++);
+    if (x->shape[d] > INT_MAX)
+        return ax_error(in->cx, AX_ERR_VALUE, "tolist(): %lld items are too many for a list",
+                        (long long)x->shape[d]);
     int n = (int)x->shape[d];
     ax_value **items = calloc((size_t)(n ? n : 1), sizeof *items);
     if (!items) return ax_error_oom(in->cx);
@@ -139,7 +150,7 @@ static ax_value *m_tolist(ax_interp *in, ax_value *self, const ax_args *args) {
 
 static ax_value *m_block_until_ready(ax_interp *in, ax_value *self, const ax_args *args) {
     if (!ax_bi_keywords(in, args, "block_until_ready", (const char *const[]){NULL})) return NULL;
-    return ax_np_wrap(in, ax_array_retain(receiver(self)));
+    return ax_np_wrap_take(in, ax_array_retain(receiver(self)));
 }
 
 static const struct {
@@ -197,7 +208,7 @@ static ax_value *matrix_transpose(ax_interp *in, ax_array *x) {
     for (int i = 0; i < x->ndim; i++) perm[i] = i;
     perm[x->ndim - 2] = x->ndim - 1;
     perm[x->ndim - 1] = x->ndim - 2;
-    return ax_np_wrap(in, ax_np_transpose(in->cx, x, perm));
+    return ax_np_wrap_take(in, ax_np_transpose(in->cx, x, perm));
 }
 
 static const char *const attribute_names[] = {"shape", "dtype",    "ndim",   "size",      "T", "mT",
@@ -216,7 +227,7 @@ ax_value *ax_np_getattr(ax_interp *in, ax_value *x, const char *name) {
     if (!strcmp(name, "nbytes"))
         return ax_bi_int_value(in, a->size * (int64_t)ax_dtype_size(a->dtype));
     if (!strcmp(name, "weak_type")) return ax_bi_bool_value(in, a->weak);
-    if (!strcmp(name, "T")) return ax_np_wrap(in, ax_np_transpose(in->cx, a, NULL));
+    if (!strcmp(name, "T")) return ax_np_wrap_take(in, ax_np_transpose(in->cx, a, NULL));
     if (!strcmp(name, "mT")) return matrix_transpose(in, a);
     if (!strcmp(name, "at")) return ax_np_at(in, x);
     ax_value *m = method(in, x, name);

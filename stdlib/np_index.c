@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ENTRIES 64
+/* No valid index has more entries: at most AX_MAX_RANK of them take a dimension, at most
+ * AX_MAX_RANK add one (None), and one may be an ellipsis. */
+#define MAX_ENTRIES (2 * AX_MAX_RANK + 1)
 
 typedef enum { IX_INT, IX_SLICE, IX_NEWAXIS, IX_ELLIPSIS, IX_ARRAY, IX_MASK } ix_kind;
 
@@ -46,7 +48,10 @@ static void ix_free(ix_list *l) {
 static bool ix_add(ax_ctx *cx, ix_list *l, ix_entry e) {
     if (l->n == MAX_ENTRIES) {
         ax_array_release(e.arr);
-        ax_error(cx, AX_ERR_INDEX, "an index has at most %d entries", MAX_ENTRIES);
+        ax_error(
+            cx, AX_ERR_INDEX,
+            "too many indices: an index has at most %d entries (arrays have at most %d dimensions)",
+            MAX_ENTRIES, AX_MAX_RANK);
         return false;
     }
     l->e[l->n++] = e;
@@ -64,7 +69,7 @@ static bool bad_index(ax_ctx *cx, const char *got) {
 /* ---------------------------------------------------------------- parsing */
 
 /* Classifies an array entry (taking the reference to a). */
-static bool parse_array(ax_ctx *cx, ax_array *a, ix_list *l) {
+static bool parse_array_take(ax_ctx *cx, ax_array *a, ix_list *l) {
     if (a->dtype == AX_BOOL) {
         if (a->ndim > 0) return ix_add(cx, l, (ix_entry){.kind = IX_MASK, .arr = a});
         bool truth = ax_np_is_concrete(a) && !a->tracer && ax_array_get_i64(a, 0);
@@ -97,7 +102,8 @@ static bool parse_entry(ax_interp *in, ax_value *v, ix_list *l) {
     case AX_V_SLICE:
         return ix_add(cx, l, (ix_entry){.kind = IX_SLICE, .slice = v});
     case AX_V_ARRAY:
-        return parse_array(cx, ax_array_retain(v->arr), l);
+        return parse_array_take(cx, ax_array_retain(v->arr), l);
+    case AX_V_RANGE: /* an array of its ints, as NumPy reads x[range(2)] */
     case AX_V_LIST: {
         ax_array *a = ax_np_asarray(in, v, "index");
         if (a && a->size == 0 && ax_dtype_is_float(a->dtype)) {
@@ -105,7 +111,7 @@ static bool parse_entry(ax_interp *in, ax_value *v, ix_list *l) {
             ax_array_release(a);
             a = b;
         }
-        return a && parse_array(cx, a, l);
+        return a && parse_array_take(cx, a, l);
     }
     default:
         return bad_index(cx, ax_value_kind_name(v->kind));
@@ -146,7 +152,10 @@ static bool expand_ellipsis(ax_ctx *cx, ix_list *l, int ndim) {
     int fill = ndim - used, at = ellipsis >= 0 ? ellipsis : l->n;
     int total = l->n - (ellipsis >= 0) + fill;
     if (total > MAX_ENTRIES) {
-        ax_error(cx, AX_ERR_INDEX, "an index has at most %d entries", MAX_ENTRIES);
+        ax_error(
+            cx, AX_ERR_INDEX,
+            "too many indices: an index has at most %d entries (arrays have at most %d dimensions)",
+            MAX_ENTRIES, AX_MAX_RANK);
         return false;
     }
     if (ellipsis >= 0 && fill == 0) return true; /* stays, as a separator */
@@ -216,7 +225,10 @@ static bool expand_masks(ax_ctx *cx, ix_list *l, const ax_array *x) {
         int k = e->arr->ndim;
         ax_array *coords[AX_MAX_RANK];
         if (l->n - 1 + k > MAX_ENTRIES) {
-            ax_error(cx, AX_ERR_INDEX, "an index has at most %d entries", MAX_ENTRIES);
+            ax_error(cx, AX_ERR_INDEX,
+                     "too many indices: an index has at most %d entries (arrays have at most %d "
+                     "dimensions)",
+                     MAX_ENTRIES, AX_MAX_RANK);
             return false;
         }
         if (!check_mask(cx, e->arr, x, dim) || !mask_nonzero(cx, e->arr, coords)) return false;
@@ -275,11 +287,12 @@ static bool slice_range(ax_ctx *cx, const ax_value *sl, int64_t n, int64_t *lo, 
         ax_error(cx, AX_ERR_VALUE, "slice step cannot be zero");
         return false;
     }
+    if (st < -INT64_MAX) st = -INT64_MAX; /* as CPython clamps it: -st must not overflow */
     bool neg = st < 0;
     start = has_start ? clamp_bound(start, n, neg) : neg ? n - 1 : 0;
     stop = has_stop ? clamp_bound(stop, n, neg) : neg ? -1 : n;
     int64_t a = neg ? -st : st, span = neg ? start - stop : stop - start;
-    int64_t count = span > 0 ? (span + a - 1) / a : 0;
+    int64_t count = span > 0 ? (span - 1) / a + 1 : 0;
     int64_t first = neg ? n - 1 - start : start;
     *reverse = neg;
     *step = a;
@@ -403,8 +416,7 @@ static ax_array *stacked_indices(ax_scope *s, const ix_list *l, const ax_array *
                             ts);
         }
     }
-    if (nb + 1 > AX_MAX_RANK)
-        return ax_error(cx, AX_ERR_INDEX, "index arrays have too many dimensions");
+    if (!ax_rank_check(cx, "index arrays", nb + 1)) return NULL;
     ax_array *cols[AX_MAX_RANK];
     int64_t col_shape[AX_MAX_RANK];
     memcpy(col_shape, b, (size_t)nb * sizeof *b);
@@ -517,7 +529,7 @@ ax_value *ax_np_getitem(ax_interp *in, ax_value *x, ax_value *index) {
     if (x->kind != AX_V_ARRAY)
         return ax_error(in->cx, AX_ERR_TYPE, "%s is not subscriptable",
                         ax_value_kind_name(x->kind));
-    return ax_np_wrap(in, index_array(in, x->arr, index));
+    return ax_np_wrap_take(in, index_array(in, x->arr, index));
 }
 
 /* ---------------------------------------------------------------- x.at[index] */
@@ -596,7 +608,7 @@ static ax_value *at_method(ax_interp *in, ax_value *self, const ax_args *args, a
     ax_array *values = ax_np_asarray(in, v, name);
     ax_array *r = values ? at_scatter(in, st->x->arr, st->index, values, mode) : NULL;
     ax_array_release(values);
-    return ax_np_wrap(in, r);
+    return ax_np_wrap_take(in, r);
 }
 
 static ax_value *at_set(ax_interp *in, ax_value *self, const ax_args *args) {

@@ -2,8 +2,9 @@
  *
  * Everything here works on arrays (possibly tracers) and binds primitives through
  * compiler/lax.h, never calling runtime kernels: so grad, vmap and jit see every operation.
- * Arguments are borrowed; results are new references, or NULL with an error recorded in cx.
- * A NULL array argument (an earlier failure) gives NULL without a new error. */
+ * Arguments are borrowed and results are new references, or NULL with an error recorded in cx
+ * (runtime/array.h's convention: a consumer is named _take). A NULL array argument (an earlier
+ * failure) gives NULL without a new error. */
 #ifndef AX_NP_LIB_H
 #define AX_NP_LIB_H
 
@@ -107,8 +108,8 @@ ax_array *ax_np_asarray(ax_interp *in, ax_value *v, const char *what);
 ax_array *ax_np_array(ax_interp *in, ax_value *v, int dtype, const char *what);
 /* The array of an array value (borrowed), or NULL without error for other kinds. */
 ax_array *ax_np_value_array(ax_value *v);
-/* Wraps a new array reference as a value (NULL passes through). */
-ax_value *ax_np_wrap(ax_interp *in, ax_array *a);
+/* Wraps a new array reference as a value, taking it (NULL passes through). */
+ax_value *ax_np_wrap_take(ax_interp *in, ax_array *a);
 
 /* x.shape as a tuple of ints (np_attr.c). */
 ax_value *ax_np_shape_value(ax_interp *in, const ax_array *x);

@@ -20,7 +20,7 @@ static int compare_ints(const void *a, const void *b) {
 }
 
 /* Puts the reduced axes back as size-1 dimensions. */
-static ax_array *keep_dims(ax_ctx *cx, ax_array *r, int naxes, const int *axes) {
+static ax_array *keep_dims_take(ax_ctx *cx, ax_array *r, int naxes, const int *axes) {
     if (!r || naxes == 0) return r;
     ax_params p = {.naxes = naxes};
     memcpy(p.axes, axes, (size_t)naxes * sizeof *axes);
@@ -38,7 +38,7 @@ ax_array *ax_np_reduce(ax_ctx *cx, ax_prim p, ax_array *x, int naxes, const int 
     memcpy(prm.axes, axes, (size_t)naxes * sizeof *axes);
     qsort(prm.axes, (size_t)naxes, sizeof *prm.axes, compare_ints);
     ax_array *r = ax_bind1(cx, p, 1, &x, &prm);
-    return keepdims ? keep_dims(cx, r, naxes, prm.axes) : r;
+    return keepdims ? keep_dims_take(cx, r, naxes, prm.axes) : r;
 }
 
 /* The dtype JAX accumulates sums and products in: bools and narrow integers widen to the
@@ -67,7 +67,7 @@ static int64_t reduced_count(const ax_array *x, int naxes, const int *axes) {
 }
 
 /* r / n for the count n of reduced elements, in r's dtype. */
-static ax_array *divide_by_count(ax_ctx *cx, ax_array *r, double n) {
+static ax_array *divide_by_count_take(ax_ctx *cx, ax_array *r, double n) {
     if (!r) return NULL;
     ax_array *d = ax_np_scalar(cx, r->dtype, n);
     ax_array *q = d ? ax_bind_binary(cx, AX_P_DIV, r, d) : NULL;
@@ -88,7 +88,7 @@ ax_array *ax_np_mean(ax_ctx *cx, ax_array *x, int naxes, const int *axes, bool k
     }
     ax_array *s = ax_np_reduce(cx, AX_P_REDUCE_SUM, f, naxes, axes, keepdims);
     ax_array_release(f);
-    return divide_by_count(cx, s, (double)reduced_count(x, naxes, axes));
+    return divide_by_count_take(cx, s, (double)reduced_count(x, naxes, axes));
 }
 
 ax_array *ax_np_var(ax_ctx *cx, ax_array *x, int naxes, const int *axes, bool keepdims, double ddof,
@@ -101,8 +101,8 @@ ax_array *ax_np_var(ax_ctx *cx, ax_array *x, int naxes, const int *axes, bool ke
     ax_array *d = ax_scope_own(&s, f && m ? ax_np_binary(cx, AX_P_SUB, "subtract", f, m) : NULL);
     ax_array *sq = ax_lax_unary(&s, AX_P_SQUARE, d);
     ax_array *sum = ax_scope_own(&s, ax_np_reduce(cx, AX_P_REDUCE_SUM, sq, naxes, axes, keepdims));
-    ax_array *v =
-        divide_by_count(cx, ax_scope_keep(&s, sum), (double)reduced_count(x, naxes, axes) - ddof);
+    ax_array *v = divide_by_count_take(cx, ax_scope_keep(&s, sum),
+                                       (double)reduced_count(x, naxes, axes) - ddof);
     ax_scope_end(&s);
     if (!std || !v) return v;
     ax_array *r = ax_bind_unary(cx, AX_P_SQRT, v);
@@ -147,7 +147,7 @@ ax_array *ax_np_argext(ax_ctx *cx, bool max, ax_array *x, int axis, bool keepdim
     ax_array *r = ax_bind1(cx, max ? AX_P_ARGMAX : AX_P_ARGMIN, 1, &y, &p);
     ax_array_release(y);
     if (!keepdims || !r) return r;
-    if (!flat) return keep_dims(cx, r, 1, &axis);
+    if (!flat) return keep_dims_take(cx, r, 1, &axis);
     int64_t ones[AX_MAX_RANK];
     for (int i = 0; i < x->ndim; i++) ones[i] = 1;
     ax_array *k = ax_np_reshape(cx, r, x->ndim, ones);

@@ -17,20 +17,19 @@ ax_array *ax_np_scalar(ax_ctx *cx, ax_dtype dtype, double v) {
 
 ax_array *ax_np_reshape(ax_ctx *cx, ax_array *x, int ndim, const int64_t *shape) {
     if (!x) return NULL;
-    if (ndim > AX_MAX_RANK)
-        return ax_error(cx, AX_ERR_VALUE, "arrays have at most %d dimensions", AX_MAX_RANK);
-    int64_t s[AX_MAX_RANK], known = 1;
+    if (!ax_rank_check(cx, "reshape", ndim)) return NULL;
+    int64_t s[AX_MAX_RANK] = {0};
     int infer = -1;
     for (int i = 0; i < ndim; i++) {
         s[i] = shape[i];
-        if (shape[i] == -1 && infer < 0) {
-            infer = i;
-        } else if (shape[i] < 0) {
+        if (shape[i] != -1) continue;
+        if (infer >= 0)
             return ax_error(cx, AX_ERR_VALUE, "can only specify one unknown dimension (-1)");
-        } else {
-            known *= shape[i];
-        }
+        infer = i;
+        s[i] = 1; /* for the size check */
     }
+    if (!ax_shape_check(cx, "reshape", x->dtype, ndim, s)) return NULL;
+    int64_t known = ax_shape_size(ndim, s);
     if (infer >= 0 && known > 0 && x->size % known == 0) s[infer] = x->size / known;
     if ((infer >= 0 && (known == 0 || x->size % known)) || ax_shape_size(ndim, s) != x->size) {
         char ts[200];
@@ -85,8 +84,7 @@ ax_array *ax_np_squeeze(ax_ctx *cx, ax_array *x, int naxes, const int *axes) {
 ax_array *ax_np_expand_dims(ax_ctx *cx, ax_array *x, int naxes, const int64_t *axes) {
     if (!x) return NULL;
     int out = x->ndim + naxes;
-    if (out > AX_MAX_RANK)
-        return ax_error(cx, AX_ERR_VALUE, "arrays have at most %d dimensions", AX_MAX_RANK);
+    if (!ax_rank_check(cx, "expand_dims", out)) return NULL;
     ax_params p = {.naxes = naxes};
     bool used[AX_MAX_RANK] = {false};
     for (int i = 0; i < naxes; i++) {
@@ -224,11 +222,7 @@ ax_array *ax_np_arange(ax_ctx *cx, double start, double stop, double step, ax_dt
 }
 
 ax_array *ax_np_full(ax_ctx *cx, int ndim, const int64_t *shape, ax_array *value, ax_dtype dtype) {
-    if (!value) return NULL;
-    for (int i = 0; i < ndim; i++)
-        if (shape[i] < 0)
-            return ax_error(cx, AX_ERR_VALUE, "negative dimension %lld in a shape",
-                            (long long)shape[i]);
+    if (!value || !ax_shape_check(cx, NULL, dtype, ndim, shape)) return NULL;
     ax_array *v = ax_np_astype(cx, value, dtype, false);
     ax_array *r = ax_np_broadcast_to(cx, v, ndim, shape);
     ax_array_release(v);

@@ -1,6 +1,7 @@
 /* Values as arrays: numbers, arrays and nested lists/tuples of them, as jnp.asarray sees them. */
 #include "np_lib.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +9,8 @@ ax_array *ax_np_value_array(ax_value *v) {
     return v && v->kind == AX_V_ARRAY ? v->arr : NULL;
 }
 
-ax_value *ax_np_wrap(ax_interp *in, ax_array *a) {
+ax_value *ax_np_wrap_take(ax_interp *in, ax_array *a) {
+    (void)in;
     if (!a) return NULL;
     ax_value *v = ax_value_array(a);
     return v ? v : ax_error_oom(in->cx);
@@ -16,8 +18,11 @@ ax_value *ax_np_wrap(ax_interp *in, ax_array *a) {
 
 /* The leaves of a nested list, checked to form a regular (rectangular) array. */
 typedef struct leaves {
-    ax_array **items; /* borrowed */
+    ax_array **items; /* borrowed (from the value, or from `owned`) */
     int n, cap;
+    ax_interp *in;
+    ax_value **owned; /* the tuples nested ranges read as, released with the leaves */
+    int nowned;
     int depth; /* list depth of the leaves; -1 before the first leaf */
     int ndims; /* list dimensions seen so far */
     int64_t dims[AX_MAX_RANK];
@@ -53,17 +58,25 @@ static bool push_leaf(ax_ctx *cx, leaves *c, ax_array *a, int depth, const char 
     return true;
 }
 
+/* A range inside a list reads as the tuple of its ints (kept until the leaves are used). */
+static bool collect(ax_ctx *cx, ax_value *v, int depth, leaves *c, const char *what);
+static bool collect_range(ax_interp *in, ax_value *v, int depth, leaves *c, const char *what) {
+    ax_value **owned = realloc(c->owned, (size_t)(c->nowned + 1) * sizeof *owned);
+    if (!owned) return ax_error_oom(in->cx), false;
+    c->owned = owned;
+    if (!(owned[c->nowned] = ax_range_tuple(in, v, INT_MAX))) return false;
+    return collect(in->cx, owned[c->nowned++], depth, c, what);
+}
+
 static bool collect(ax_ctx *cx, ax_value *v, int depth, leaves *c, const char *what) {
     if (v->kind == AX_V_ARRAY) return push_leaf(cx, c, v->arr, depth, what);
+    if (v->kind == AX_V_RANGE) return collect_range(c->in, v, depth, c, what);
     if (v->kind != AX_V_LIST && v->kind != AX_V_TUPLE) {
         ax_error(cx, AX_ERR_TYPE, "%s: expected numbers or arrays, got %s", what,
                  ax_value_kind_name(v->kind));
         return false;
     }
-    if (depth >= AX_MAX_RANK) {
-        ax_error(cx, AX_ERR_VALUE, "%s: arrays have at most %d dimensions", what, AX_MAX_RANK);
-        return false;
-    }
+    if (depth >= AX_MAX_RANK) return ax_rank_check(cx, what, depth + 1); /* (false) */
     if (c->depth >= 0 && depth >= c->depth) return inhomogeneous(cx, what);
     if (depth < c->ndims) {
         if (c->dims[depth] != v->n) return inhomogeneous(cx, what);
@@ -123,8 +136,7 @@ static ax_array *from_leaves(ax_ctx *cx, const leaves *c) {
     memcpy(shape, c->dims, (size_t)ndim * sizeof *shape);
     if (c->n == 0) return ax_array_zeros(cx, ax_np_default_float(cx), ndim, shape);
     const ax_array *leaf = c->items[0];
-    if (ndim + leaf->ndim > AX_MAX_RANK)
-        return ax_error(cx, AX_ERR_VALUE, "arrays have at most %d dimensions", AX_MAX_RANK);
+    if (!ax_rank_check(cx, "array", ndim + leaf->ndim)) return NULL;
     memcpy(shape + ndim, leaf->shape, (size_t)leaf->ndim * sizeof *shape);
     ndim += leaf->ndim;
     ax_dtype t = ax_np_result_type(c->n, c->items, NULL);
@@ -133,12 +145,38 @@ static ax_array *from_leaves(ax_ctx *cx, const leaves *c) {
     return concrete ? fill_concrete(cx, c, t, ndim, shape) : stack_traced(cx, c, t, ndim, shape);
 }
 
+/* array(range(...)): its ints, as a list of them would give (int32, or int64 when one does not
+ * fit or under x64; an empty one is float, like []), written straight into the array. */
+static ax_array *range_array(ax_ctx *cx, const ax_value *r) {
+    int64_t n = ax_range_len(r), first = ax_range_item(r, 0),
+            last = ax_range_item(r, n ? n - 1 : 0);
+    bool fits = first >= INT32_MIN && first <= INT32_MAX && last >= INT32_MIN && last <= INT32_MAX;
+    ax_dtype t = n == 0 ? ax_np_default_float(cx) : cx->x64 || !fits ? AX_I64 : AX_I32;
+    ax_array *a = ax_array_new(cx, t, 1, &n);
+    if (!a) return NULL;
+    for (int64_t i = 0; i < n; i++) {
+        if ((i & 0xFFFFF) == 0 && ax_ctx_check_interrupt(cx)) {
+            ax_array_release(a);
+            return NULL;
+        }
+        int64_t x = ax_range_item(r, i);
+        if (t == AX_I64)
+            ((int64_t *)ax_array_data(a))[i] = x;
+        else
+            ((int32_t *)ax_array_data(a))[i] = (int32_t)x;
+    }
+    return a;
+}
+
 ax_array *ax_np_asarray(ax_interp *in, ax_value *v, const char *what) {
     if (!v) return NULL;
     if (v->kind == AX_V_ARRAY) return ax_array_retain(v->arr);
-    leaves c = {.depth = -1};
+    if (v->kind == AX_V_RANGE) return range_array(in->cx, v);
+    leaves c = {.depth = -1, .in = in};
     ax_array *r = collect(in->cx, v, 0, &c, what) ? from_leaves(in->cx, &c) : NULL;
     free(c.items);
+    for (int i = 0; i < c.nowned; i++) ax_value_release(c.owned[i]);
+    free(c.owned);
     return r;
 }
 
@@ -154,6 +192,6 @@ ax_value *ax_np_call_dtype(ax_interp *in, ax_dtype dtype, const ax_args *args) {
     if (args->n > 1 || args->nkw)
         return ax_error(in->cx, AX_ERR_TYPE, "%s() takes one positional argument",
                         ax_dtype_name(dtype));
-    if (args->n == 0) return ax_np_wrap(in, ax_array_scalar(in->cx, dtype, 0));
-    return ax_np_wrap(in, ax_np_array(in, args->pos[0], (int)dtype, ax_dtype_name(dtype)));
+    if (args->n == 0) return ax_np_wrap_take(in, ax_array_scalar(in->cx, dtype, 0));
+    return ax_np_wrap_take(in, ax_np_array(in, args->pos[0], (int)dtype, ax_dtype_name(dtype)));
 }

@@ -11,7 +11,7 @@
 
 #include "../compiler/primitive.h"
 #include "../compiler/trace.h"
-#include "np.h"
+#include "np_lib.h"
 
 /* ---------------------------------------------------------------- typed keys */
 
@@ -40,7 +40,7 @@ static bool is_key_data(const ax_array *a) {
 }
 
 /* A typed key around `data` (takes the reference). */
-static ax_value *key_new(ax_interp *in, ax_array *data) {
+static ax_value *key_new_take(ax_interp *in, ax_array *data) {
     if (!is_key_data(data)) {
         char t[96];
         ax_array_type_format(t, sizeof t, data);
@@ -65,7 +65,7 @@ static ax_value *key_leaf(void *p) {
 
 static ax_value *key_rebuild(ax_interp *in, ax_value *leaf) {
     if (leaf->kind != AX_V_ARRAY) return ax_error(in->cx, AX_ERR_TYPE, "a key is made of an array");
-    return key_new(in, ax_array_retain(leaf->arr));
+    return key_new_take(in, ax_array_retain(leaf->arr));
 }
 
 static ax_value *key_getitem(ax_interp *in, ax_value *self, ax_value *index) {
@@ -77,8 +77,9 @@ static ax_value *key_getitem(ax_interp *in, ax_value *self, ax_value *index) {
     ax_value *r = ax_np_getitem(in, data, index);
     ax_value_release(data);
     if (!r) return NULL;
-    ax_value *key =
-        r->kind == AX_V_ARRAY && is_key_data(r->arr) ? key_new(in, ax_array_retain(r->arr)) : NULL;
+    ax_value *key = r->kind == AX_V_ARRAY && is_key_data(r->arr)
+                        ? key_new_take(in, ax_array_retain(r->arr))
+                        : NULL;
     if (!key && !ax_error_pending(in->cx))
         ax_error(in->cx, AX_ERR_INDEX, "index the leading dimensions of a key array only");
     ax_value_release(r);
@@ -145,7 +146,7 @@ static ax_value *b_wrap_key_data(ax_interp *in, ax_value *self, const ax_args *a
         return ax_error(in->cx, AX_ERR_TYPE,
                         "wrap_key_data(data) takes a uint32 array of shape "
                         "(..., 2)");
-    return key_new(in, ax_array_retain(a->pos[0]->arr));
+    return key_new_take(in, ax_array_retain(a->pos[0]->arr));
 }
 
 static ax_value *b_is_typed_key(ax_interp *in, ax_value *self, const ax_args *a) {
@@ -166,7 +167,8 @@ static ax_value *b_threefry(ax_interp *in, ax_value *self, const ax_args *a) {
     for (; i < 4; i++) {
         ax_array *x = ax_value_to_array(in, a->pos[i], "threefry2x32");
         if (!x) break;
-        args[i] = x->dtype == AX_U32 ? x : ax_convert(in->cx, x, AX_U32, false);
+        /* through bind: x may be a tracer (jit, vmap, grad) */
+        args[i] = x->dtype == AX_U32 ? x : ax_np_astype(in->cx, x, AX_U32, false);
         if (args[i] != x) ax_array_release(x);
         if (!args[i]) break;
     }

@@ -74,13 +74,13 @@ static int *sorted_order(const ax_value *d) {
     return order;
 }
 
-static ax_value *flatten(ax_interp *in, ax_value *t, leaf_list *leaves);
+static ax_value *flatten(ax_interp *in, ax_value *t, leaf_list *leaves, int depth);
 
-static ax_value *flatten_seq(ax_interp *in, ax_value *t, leaf_list *leaves) {
+static ax_value *flatten_seq(ax_interp *in, ax_value *t, leaf_list *leaves, int depth) {
     ax_value **items = calloc((size_t)(t->n ? t->n : 1), sizeof *items);
     if (!items) return ax_error_oom(in->cx);
     for (int i = 0; i < t->n; i++) {
-        if (!(items[i] = flatten(in, t->items[i], leaves))) {
+        if (!(items[i] = flatten(in, t->items[i], leaves, depth + 1))) {
             ax_values_release(items, i);
             return NULL;
         }
@@ -90,7 +90,7 @@ static ax_value *flatten_seq(ax_interp *in, ax_value *t, leaf_list *leaves) {
     return ax_value_or_oom(in, r);
 }
 
-static ax_value *flatten_dict(ax_interp *in, ax_value *t, leaf_list *leaves) {
+static ax_value *flatten_dict(ax_interp *in, ax_value *t, leaf_list *leaves, int depth) {
     int *order = sorted_order(t);
     ax_value **keys = calloc((size_t)(t->n ? t->n : 1), sizeof *keys);
     ax_value **vals = calloc((size_t)(t->n ? t->n : 1), sizeof *vals);
@@ -102,7 +102,7 @@ static ax_value *flatten_dict(ax_interp *in, ax_value *t, leaf_list *leaves) {
     }
     for (int i = 0; i < t->n; i++) {
         keys[i] = ax_value_retain(t->keys[order[i]]);
-        if (!(vals[i] = flatten(in, t->items[order[i]], leaves))) {
+        if (!(vals[i] = flatten(in, t->items[order[i]], leaves, depth + 1))) {
             ax_values_release(keys, i + 1);
             ax_values_release(vals, i);
             free(order);
@@ -116,13 +116,20 @@ static ax_value *flatten_dict(ax_interp *in, ax_value *t, leaf_list *leaves) {
     return ax_value_or_oom(in, r);
 }
 
-static ax_value *flatten(ax_interp *in, ax_value *t, leaf_list *leaves) {
+/* The skeleton of t (depth: how deep t sits in the tree being flattened). Every other walk
+ * over a skeleton recurses as deep as this one did, so its depth limit bounds them all. */
+static ax_value *flatten(ax_interp *in, ax_value *t, leaf_list *leaves, int depth) {
+    bool node = t->kind == AX_V_TUPLE || t->kind == AX_V_LIST || t->kind == AX_V_DICT;
+    if (node && depth >= AX_MAX_VALUE_DEPTH)
+        return ax_error(in->cx, AX_ERR_RECURSION,
+                        "a pytree nested more than %d levels deep cannot be flattened",
+                        AX_MAX_VALUE_DEPTH);
     switch (t->kind) {
     case AX_V_TUPLE:
     case AX_V_LIST:
-        return flatten_seq(in, t, leaves);
+        return flatten_seq(in, t, leaves, depth);
     case AX_V_DICT:
-        return flatten_dict(in, t, leaves);
+        return flatten_dict(in, t, leaves, depth);
     case AX_V_NONE:
         return ax_value_retain(t);
     case AX_V_OBJECT:
@@ -144,7 +151,7 @@ static ax_value *flatten(ax_interp *in, ax_value *t, leaf_list *leaves) {
 int ax_tree_flatten(ax_interp *in, ax_value *tree, ax_value ***leaves, int *nleaves,
                     ax_value **treedef) {
     leaf_list l = {0};
-    ax_value *skeleton = flatten(in, tree, &l);
+    ax_value *skeleton = flatten(in, tree, &l, 0);
     ax_value *def = skeleton ? ax_value_object(&treedef_type, skeleton) : NULL;
     if (!def) { /* ax_value_object freed the skeleton */
         ax_values_release(l.items, l.n);

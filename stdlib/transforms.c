@@ -1,6 +1,7 @@
 /* The transformations as builtins (see transforms.h). */
 #include "transforms.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,33 +14,32 @@
 #include "../runtime/elementwise.h"
 #include "../runtime/shape_ops.h"
 #include "flat_call.h"
+#include "np_lib.h"
 #include "pytree.h"
 
 /* ---------------------------------------------------------------- argnums */
 
-int ax_read_argnums(ax_interp *in, const char *what, ax_value *v, int *out, int *n,
-                        bool *as_tuple) {
-    *as_tuple = false;
-    if (!v || v->kind == AX_V_NONE) {
-        out[0] = 0, *n = 1;
-        return 0;
-    }
-    if (v->kind == AX_V_TUPLE || v->kind == AX_V_LIST) {
-        *as_tuple = true;
-        if (v->n > 32 || v->n == 0)
-            return ax_error(in->cx, AX_ERR_VALUE, "%s: argnums must name 1 to 32 arguments", what),
-                   -1;
-        for (int i = 0; i < v->n; i++) {
-            int64_t k;
-            if (!ax_value_to_int(in, v->items[i], "argnums", &k)) return -1;
-            out[i] = (int)k;
+int ax_read_argnums(ax_interp *in, const char *what, ax_value *v, int **out, int *n,
+                    bool *as_tuple) {
+    bool seq = v && (v->kind == AX_V_TUPLE || v->kind == AX_V_LIST);
+    *as_tuple = seq;
+    *n = seq ? v->n : 1;
+    *out = NULL;
+    if (seq && v->n == 0)
+        return ax_error(in->cx, AX_ERR_VALUE, "%s: argnums must name at least one argument", what),
+               -1;
+    if (!(*out = malloc((size_t)*n * sizeof **out))) return ax_error_oom(in->cx), -1;
+    for (int i = 0; i < *n; i++) {
+        int64_t k = 0;
+        ax_value *item = seq ? v->items[i] : v;
+        if (item && item->kind != AX_V_NONE && !ax_value_to_int(in, item, "argnums", &k)) {
+            free(*out);
+            *out = NULL;
+            return -1;
         }
-        *n = v->n;
-        return 0;
+        /* an argnum beyond the int range names no argument, as one beyond the call's */
+        (*out)[i] = k > INT_MAX ? INT_MAX : k < -INT_MAX ? -INT_MAX : (int)k;
     }
-    int64_t k;
-    if (!ax_value_to_int(in, v, "argnums", &k)) return -1;
-    out[0] = (int)k, *n = 1;
     return 0;
 }
 
@@ -90,10 +90,10 @@ static ax_value *grad_call(ax_interp *in, ax_value *self, const ax_args *a, bool
     ax_value *state = self->builtin->data;
     ax_value *fn = state->items[0];
     bool has_aux = flag_of(in, state->items[2]);
-    int argnums[32], nargnums;
+    int *argnums, nargnums;
     bool as_tuple;
     const char *what = with_value ? "value_and_grad" : "grad";
-    if (ax_read_argnums(in, what, state->items[1], argnums, &nargnums, &as_tuple)) return NULL;
+    if (ax_read_argnums(in, what, state->items[1], &argnums, &nargnums, &as_tuple)) return NULL;
     normalize_argnums(argnums, nargnums, a->n);
     flat_call fc;
     ax_value *result = NULL;
@@ -132,12 +132,13 @@ static ax_value *grad_call(ax_interp *in, ax_value *self, const ax_args *a, bool
         ax_value *aux = ax_flat_rebuild_aux(&fc, outs);
         if (with_value) {
             ax_value *value = ax_flat_rebuild_main(&fc, outs);
-            result = ax_flat_pair(in->cx, ax_flat_pair(in->cx, value, aux), grads);
+            result = ax_flat_pair_take(in->cx, ax_flat_pair_take(in->cx, value, aux), grads);
         } else {
-            result = ax_flat_pair(in->cx, grads, aux);
+            result = ax_flat_pair_take(in->cx, grads, aux);
         }
     } else {
-        result = with_value ? ax_flat_pair(in->cx, ax_flat_rebuild_main(&fc, outs), grads) : grads;
+        result =
+            with_value ? ax_flat_pair_take(in->cx, ax_flat_rebuild_main(&fc, outs), grads) : grads;
     }
 done:
     ax_array_release(ct);
@@ -145,6 +146,7 @@ done:
     ax_flat_release_arrays(outs, nout);
     ax_linear_free(lin);
     ax_flat_call_free(&fc);
+    free(argnums);
     return result;
 }
 
@@ -194,15 +196,13 @@ static ax_value *b_jvp(ax_interp *in, ax_value *self, const ax_args *a) {
                         tangents->n);
     ax_args pa = {.n = primals->n, .pos = primals->items},
             ta = {.n = tangents->n, .pos = tangents->items};
-    int traced[32];
-    for (int i = 0; i < primals->n && i < 32; i++) traced[i] = i;
     flat_call fc, ft;
     ax_array **outs = NULL, **touts = NULL;
     int nout = 0;
     ax_value *result = NULL;
     memset(&ft, 0, sizeof ft);
-    if (ax_flat_call_init(&fc, in, "jvp", fn, &pa, primals->n, traced, false)) goto done;
-    if (ax_flat_call_init(&ft, in, "jvp", fn, &ta, tangents->n, traced, false)) goto done;
+    if (ax_flat_call_init(&fc, in, "jvp", fn, &pa, 0, NULL, false)) goto done;
+    if (ax_flat_call_init(&ft, in, "jvp", fn, &ta, 0, NULL, false)) goto done;
     if (ft.nflat != fc.nflat) {
         ax_error(in->cx, AX_ERR_VALUE, "jvp: the tangents must have the structure of the primals");
         goto done;
@@ -220,8 +220,8 @@ static ax_value *b_jvp(ax_interp *in, ax_value *self, const ax_args *a) {
     }
     if (ax_ad_jvp(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, ft.flat, &nout, &outs, &touts))
         goto done;
-    result =
-        ax_flat_pair(in->cx, ax_flat_rebuild_main(&fc, outs), ax_flat_rebuild_main(&fc, touts));
+    result = ax_flat_pair_take(in->cx, ax_flat_rebuild_main(&fc, outs),
+                               ax_flat_rebuild_main(&fc, touts));
 done:
     ax_flat_release_arrays(outs, nout);
     ax_flat_release_arrays(touts, nout);
@@ -236,8 +236,8 @@ done:
 typedef struct linear_state {
     ax_linear *lin;
     int ntraced;
-    ax_value *defs[32];
-    int counts[32];
+    ax_value **defs; /* ntraced of each */
+    int *counts;
     ax_value *out_def;
     int nmain;
 } linear_state;
@@ -246,6 +246,8 @@ static void linear_state_free(void *p) {
     linear_state *s = p;
     ax_linear_free(s->lin);
     for (int k = 0; k < s->ntraced; k++) ax_value_release(s->defs[k]);
+    free(s->defs);
+    free(s->counts);
     if (s->out_def) ax_value_release(s->out_def);
     free(s);
 }
@@ -254,10 +256,15 @@ static const ax_object_type linear_state_type = {.name = "linear map", .free = l
 /* Moves the linear map and structures out of a flat call into a state value. */
 static ax_value *linear_state_new(ax_interp *in, flat_call *fc, ax_linear *lin) {
     linear_state *s = calloc(1, sizeof *s);
-    if (!s) {
+    ax_value **defs = calloc((size_t)fc->ntraced + 1, sizeof *defs);
+    int *counts = calloc((size_t)fc->ntraced + 1, sizeof *counts);
+    if (!s || !defs || !counts) {
+        free(s), free(defs), free(counts);
         ax_linear_free(lin);
         return ax_error_oom(in->cx);
     }
+    s->defs = defs;
+    s->counts = counts;
     s->lin = lin;
     s->ntraced = fc->ntraced;
     for (int k = 0; k < fc->ntraced; k++) {
@@ -314,10 +321,8 @@ static ax_value *vjp_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
             cts[i] = c;
         }
         if (!ax_linear_transpose(in->cx, s->lin, cts, ct_in)) {
-            flat_call fc = {.in = in, .ntraced = s->ntraced};
-            memcpy(fc.defs, s->defs, sizeof s->defs);
-            memcpy(fc.counts, s->counts, sizeof s->counts);
-            result = ax_flat_rebuild_per_arg(&fc, ct_in, true);
+            flat_call fc = {.in = in, .ntraced = s->ntraced, .defs = s->defs, .counts = s->counts};
+            result = ax_flat_rebuild_per_arg(&fc, ct_in, true); /* fc borrows s's arrays */
         }
     } else {
         ax_error_oom(in->cx);
@@ -373,14 +378,12 @@ static ax_value *vjp_or_linearize(ax_interp *in, const ax_args *a, bool vjp) {
         }
     }
     ax_args pa = {.n = a->n - 1, .pos = a->pos + 1};
-    int traced[32];
-    for (int i = 0; i < pa.n && i < 32; i++) traced[i] = i;
     flat_call fc;
     ax_array **outs = NULL;
     ax_linear *lin = NULL;
     int nout = 0;
     ax_value *result = NULL;
-    if (ax_flat_call_init(&fc, in, what, a->pos[0], &pa, pa.n, traced, has_aux) ||
+    if (ax_flat_call_init(&fc, in, what, a->pos[0], &pa, 0, NULL, has_aux) ||
         check_float_inputs(&fc) ||
         ax_ad_linearize(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, &nout, &outs, &lin))
         goto done;
@@ -394,7 +397,7 @@ static ax_value *vjp_or_linearize(ax_interp *in, const ax_args *a, bool vjp) {
                                  : "the linearized function: tangents -> output tangent",
                              vjp ? vjp_fn_call : linearized_call, state));
     ax_value *value = ax_flat_rebuild_main(&fc, outs);
-    result = ax_flat_pair(in->cx, value, f);
+    result = ax_flat_pair_take(in->cx, value, f);
     if (result && has_aux) {
         ax_value *aux = ax_flat_rebuild_aux(&fc, outs);
         if (!aux) {
@@ -485,10 +488,15 @@ static int jacobian_blocks(ax_ctx *cx, ax_linear *lin, int nmain, bool forward, 
     int nbasis = forward ? lin->nin : nmain;
     const ax_aval *types = forward ? lin->in_types : lin->out_types;
     int64_t n = 0;
-    for (int k = 0; k < nbasis; k++) n += ax_shape_size(types[k].ndim, types[k].shape);
+    for (int k = 0; k < nbasis; k++)
+        if (!ax_add_i64(n, ax_shape_size(types[k].ndim, types[k].shape), &n))
+            return ax_error(cx, AX_ERR_VALUE,
+                            "the Jacobian has more than 2**63 rows (its leaves are too big)"),
+                   -1;
     ax_scope s;
     ax_scope_begin(&s, cx);
-    ax_array *eye = ax_scope_own(&s, ax_eye(cx, types[0].dtype, n, n, 0));
+    ax_dtype t0 = nbasis ? types[0].dtype : AX_F32; /* no basis: an empty eye */
+    ax_array *eye = ax_scope_own(&s, ax_eye(cx, t0, n, n, 0));
     ax_array **basis = calloc((size_t)nbasis + 1, sizeof *basis), **res = NULL;
     int *axes = calloc((size_t)nbasis + 1, sizeof *axes), *bdims = NULL, nres = 0, rc = -1;
     if (!basis || !axes) ax_error_oom(cx);
@@ -536,9 +544,9 @@ done:
 static ax_value *jacobian_call(ax_interp *in, ax_value *self, const ax_args *a, bool forward) {
     ax_value *state = self->builtin->data;
     const char *what = forward ? "jacfwd" : "jacrev";
-    int argnums[32], nargnums;
+    int *argnums, nargnums;
     bool as_tuple;
-    if (ax_read_argnums(in, what, state->items[1], argnums, &nargnums, &as_tuple)) return NULL;
+    if (ax_read_argnums(in, what, state->items[1], &argnums, &nargnums, &as_tuple)) return NULL;
     normalize_argnums(argnums, nargnums, a->n);
     flat_call fc;
     ax_array **outs = NULL, **J = NULL;
@@ -565,6 +573,7 @@ done:
     ax_flat_release_arrays(outs, nout);
     ax_linear_free(lin);
     ax_flat_call_free(&fc);
+    free(argnums);
     return result;
 }
 
@@ -609,14 +618,8 @@ static void jaxpr_format(ax_strbuf *out, void *p) {
 static const ax_object_type jaxpr_type = {
     .name = "jaxpr", .free = jaxpr_free, .format = jaxpr_format};
 
-static int all_positions(const ax_args *a, int *traced) {
-    int n = a->n < 32 ? a->n : 32;
-    for (int i = 0; i < n; i++) traced[i] = i;
-    return n;
-}
-
-/* The simplified form of ir (consumes the reference). */
-static ax_ir *simplified(ax_ctx *cx, ax_ir *ir) {
+/* The simplified form of ir (takes the reference). */
+static ax_ir *simplified_take(ax_ctx *cx, ax_ir *ir) {
     if (!ir) return NULL;
     ax_ir *s = ax_simplify(cx, ir);
     ax_ir_release(ir);
@@ -632,14 +635,14 @@ static ax_ir *trace_call(ax_interp *in, flat_call *fc, const char *what, ax_valu
     for (int i = 0; i < fc->nflat; i++) ax_aval_of(&types[i], fc->flat[i]);
     ax_ir *ir = ax_trace_to_ir(in->cx, ax_flat_call_fn, fc, fc->nflat, types, nout);
     free(types);
-    return simplified(in->cx, ir);
+    return simplified_take(in->cx, ir);
 }
 
 static ax_value *jaxpr_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_value *state = self->builtin->data;
-    int traced[32], n = all_positions(a, traced), nout = 0;
+    int nout = 0;
     flat_call fc;
-    ax_ir *ir = trace_call(in, &fc, "make_jaxpr", state->items[0], a, n, traced, &nout);
+    ax_ir *ir = trace_call(in, &fc, "make_jaxpr", state->items[0], a, 0, NULL, &nout);
     ax_flat_call_free(&fc);
     if (!ir) return NULL;
     return ax_value_or_oom(in, ax_value_object(&jaxpr_type, ir)); /* releases ir on failure */
@@ -679,7 +682,11 @@ static int spread_axes(ax_interp *in, const char *what, ax_value *tree, ax_value
         ax_values_release(leaves, count);
         ax_value_release(def);
         for (int i = 0; i < count; i++) {
-            if (*n >= cap) return ax_error(in->cx, AX_ERR_VALUE, "%s: too many leaves", what), -1;
+            if (*n >= cap) { /* more leaves than the flattened arguments/outputs: a bug */
+                ax_error(in->cx, AX_ERR_RUNTIME,
+                         "internal error: %s has more leaves than the values it describes", what);
+                return -1;
+            }
             axes[(*n)++] = axis;
         }
         return 0;
@@ -786,24 +793,29 @@ static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     int64_t size = -1;
     if (asz->kind != AX_V_NONE && !ax_value_to_int(in, asz, "axis_size", &size)) return NULL;
     /* Per-argument specs: one spec for all, or one per positional argument. */
-    int traced[32], ntraced = 0;
-    ax_value *specs[32];
     bool per_arg = in_axes->kind == AX_V_TUPLE || in_axes->kind == AX_V_LIST;
     if (per_arg && in_axes->n != a->n)
         return ax_error(in->cx, AX_ERR_VALUE,
                         "vmap in_axes has %d entries but the function was called with %d "
                         "positional argument%s",
                         in_axes->n, a->n, a->n == 1 ? "" : "s");
-    for (int i = 0; i < a->n && i < 32; i++) {
+    int *traced = malloc((size_t)(a->n + 1) * sizeof *traced), ntraced = 0;
+    ax_value **specs = malloc((size_t)(a->n + 1) * sizeof *specs);
+    flat_call fc;
+    memset(&fc, 0, sizeof fc);
+    int *axes = NULL, nax = 0, nout = 0, *bdims = NULL, *oaxes = NULL;
+    ax_array **outs = NULL;
+    ax_value *result = NULL;
+    if (!traced || !specs) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
+    for (int i = 0; i < a->n; i++) {
         ax_value *spec = per_arg ? in_axes->items[i] : in_axes;
         if (spec->kind == AX_V_NONE) continue; /* passed through untouched */
         specs[ntraced] = spec;
         traced[ntraced++] = i;
     }
-    flat_call fc;
-    int *axes = NULL, nax = 0, nout = 0, *bdims = NULL;
-    ax_array **outs = NULL;
-    ax_value *result = NULL;
     if (ax_flat_call_init(&fc, in, "vmap", fn, a, ntraced, traced, false)) goto done;
     axes = malloc((size_t)(fc.nflat + 1) * sizeof *axes);
     if (!axes) {
@@ -820,8 +832,10 @@ static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
         goto done;
     /* Place each output's batch dimension where out_axes says. */
     ax_value *main = ax_flat_rebuild_main(&fc, outs);
-    int oaxes[256], nox = 0;
-    if (!main || spread_axes(in, "vmap out_axes", main, out_axes, oaxes, &nox, 256)) {
+    int nox = 0;
+    oaxes = malloc((size_t)(nout + 1) * sizeof *oaxes);
+    if (!oaxes) ax_error_oom(in->cx);
+    if (!main || !oaxes || spread_axes(in, "vmap out_axes", main, out_axes, oaxes, &nox, nout)) {
         if (main) ax_value_release(main);
         goto done;
     }
@@ -855,6 +869,9 @@ done:
     ax_flat_release_arrays(outs, nout);
     free(bdims);
     free(axes);
+    free(oaxes);
+    free(traced);
+    free(specs);
     ax_flat_call_free(&fc);
     return result;
 }
@@ -918,10 +935,21 @@ static ax_array *random_like(ax_ctx *cx, const ax_array *x, uint64_t *seed) {
     return r;
 }
 
-static double inner(const ax_array *a, const ax_array *b) {
-    double s = 0;
-    for (int64_t i = 0; i < a->size; i++) s += ax_array_get_f64(a, i) * ax_array_get_f64(b, i);
-    return s;
+/* *sum += <a, b> over their elements (NULL is zero). The values may come from a function that
+ * closes over a value traced by an enclosing transformation: their concrete values (those
+ * behind grad's tracers) are read, and a value only jit or vmap knows is an error. */
+static int add_inner(ax_ctx *cx, ax_array *a, ax_array *b, double *sum) {
+    if (!a || !b) return 0;
+    ax_array *ca = ax_concrete_value(cx, a), *cb = ax_concrete_value(cx, b);
+    if (!ca || !cb || !ca->buf || !cb->buf) {
+        ax_error(cx, AX_ERR_CONCRETIZATION,
+                 "check_grads needs concrete values: its function uses a value traced by an "
+                 "enclosing jit or vmap");
+        return -1;
+    }
+    for (int64_t i = 0; i < ca->size; i++)
+        *sum += ax_array_get_f64(ca, i) * ax_array_get_f64(cb, i);
+    return 0;
 }
 
 /* sum_j <f_j(x + h v), w_j> */
@@ -937,7 +965,7 @@ static int shifted_inner(ax_ctx *cx, ax_flat_fn fn, void *cl, int n, ax_array **
     }
     if (!rc) rc = fn(cx, cl, n, xs, &no, &o);
     *out = 0;
-    for (int j = 0; !rc && j < no; j++) *out += inner(o[j], w[j]);
+    for (int j = 0; !rc && j < no; j++) rc = add_inner(cx, o[j], w[j], out);
     ax_flat_release_arrays(o, no);
     ax_flat_release_arrays(xs, n);
     return rc;
@@ -964,7 +992,8 @@ static double check_flat(ax_ctx *cx, ax_flat_fn fn, void *cl, int n, ax_array **
     for (int j = 0; j < no; j++)
         if (!(w[j] = random_like(cx, o[j], seed))) goto done;
     double jv_w = 0, plus, minus, h = 1e-6;
-    for (int j = 0; j < no; j++) jv_w += inner(t[j], w[j]);
+    for (int j = 0; j < no; j++)
+        if (add_inner(cx, t[j], w[j], &jv_w)) goto done;
     if (shifted_inner(cx, fn, cl, n, x, v, h, w, &plus) ||
         shifted_inner(cx, fn, cl, n, x, v, -h, w, &minus))
         goto done;
@@ -982,7 +1011,11 @@ static double check_flat(ax_ctx *cx, ax_flat_fn fn, void *cl, int n, ax_array **
         goto done;
     }
     double v_jtw = 0;
-    for (int i = 0; i < n; i++) v_jtw += inner(v[i], ct[i]);
+    for (int i = 0; i < n; i++)
+        if (add_inner(cx, v[i], ct[i], &v_jtw)) {
+            worst = -1;
+            goto done;
+        }
     double rev = fabs(v_jtw - jv_w) / (1 + fabs(jv_w));
     if (rev > worst) worst = rev;
     if (order > 1) {
@@ -1018,19 +1051,28 @@ static ax_value *b_check_grads(ax_interp *in, ax_value *self, const ax_args *a) 
         return ax_error(in->cx, AX_ERR_VALUE, "check_grads: order must be 1 to 4, not %lld",
                         (long long)order);
     ax_args pa = {.n = args->n, .pos = args->items};
-    int traced[32], n = all_positions(&pa, traced);
     flat_call fc;
     ax_value *result = NULL;
     ax_array **x64 = NULL;
-    if (ax_flat_call_init(&fc, in, "check_grads", fn, &pa, n, traced, false) ||
+    if (ax_flat_call_init(&fc, in, "check_grads", fn, &pa, 0, NULL, false) ||
         check_float_inputs(&fc))
         goto done;
-    if (!(x64 = calloc((size_t)fc.nflat + 1, sizeof *x64))) {
+    x64 = calloc((size_t)fc.nflat + 1, sizeof *x64);
+    if (!x64) {
         ax_error_oom(in->cx);
         goto done;
     }
-    for (int i = 0; i < fc.nflat; i++)
-        if (!(x64[i] = ax_convert(in->cx, fc.flat[i], AX_F64, false))) goto done;
+    /* The check reads and writes the arguments' elements: it needs their values (the concrete
+     * values behind grad's tracers; none under jit or vmap). */
+    for (int i = 0; i < fc.nflat; i++) {
+        ax_array *c = ax_concrete_value(in->cx, fc.flat[i]);
+        if (!c || !c->buf) {
+            ax_error(in->cx, AX_ERR_CONCRETIZATION,
+                     "check_grads needs concrete arguments: it cannot run inside jit or vmap");
+            goto done;
+        }
+        if (!(x64[i] = ax_np_astype(in->cx, c, AX_F64, false))) goto done;
+    }
     uint64_t seed = 12345;
     double worst = check_flat(in->cx, ax_flat_call_fn, &fc, fc.nflat, x64, (int)order, &seed);
     if (worst < 0) goto done;

@@ -8,9 +8,9 @@
 #include "../lang/interp.h"
 
 int ax_transforms_register(ax_interp *in);
-/* Reads argnums (an int or a tuple of ints, default 0) into out; *as_tuple says which form.
- * 0, or -1 with an error. */
-int ax_read_argnums(ax_interp *in, const char *what, ax_value *v, int *out, int *n,
+/* Reads argnums (an int or a tuple of ints, default 0) into *out (malloc'd, *n entries, for
+ * the caller to free); *as_tuple says which form. 0, or -1 with an error (*out is then NULL). */
+int ax_read_argnums(ax_interp *in, const char *what, ax_value *v, int **out, int *n,
                     bool *as_tuple);
 
 #endif

@@ -4,12 +4,19 @@ fallback without an assembler, concurrent processes and the time a warm load tak
 
 Usage: jit_test.py [--ax build/ax] [-v] [CHECK ...]
 
-Every check runs ax in a temporary directory of its own ($XDG_CACHE_HOME and $HOME point into
-it) with AX_LOG_COMPILES=1, and asserts both the numbers a program prints (against values
-computed here with Python's math, the same as NumPy's to float32 precision) and the log lines.
-Prints 'ok NAME' (with -v) or 'FAIL NAME: why' per check, then 'N passed, M failed'; exit
-status 1 on failure. Only the standard library is used. AX_TEST_TIMEOUT_SCALE (set by
-run_tests.py --sanitized) multiplies the timeouts and the warm-load time limit.
+Every check runs ax in a temporary directory of its own ($XDG_CACHE_HOME, $HOME and $TMPDIR
+point into it) with AX_LOG_COMPILES=1, and asserts both the numbers a program prints (against
+values computed here with Python's math, the same as NumPy's to float32 precision) and the log
+lines. Prints 'ok NAME' (with -v), 'SKIP jit_test NAME: why' or 'FAIL jit_test NAME: why' per
+check, then 'N passed, M failed' (', K skipped' when some were): a skipped check is not a pass.
+Exit status 1 on failure. Only the standard library is used. AX_TEST_TIMEOUT_SCALE (set by
+run_tests.py --sanitized) multiplies the timeouts. No verdict depends on a time: the one timed
+check reports its figures.
+
+CI runs as root, which ignores permission bits: checks that need a directory ax cannot write
+run ax as the user nobody (when ax is reachable by nobody), and the full-disk check mounts a
+tiny tmpfs in a private mount namespace (as root, or in a user namespace otherwise). Each says
+what it exercises; where its mechanism is unavailable it is reported as skipped.
 """
 import argparse
 import math
@@ -17,6 +24,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import stat
 import subprocess
 import sys
@@ -26,11 +34,11 @@ import time
 
 SCALE = float(os.environ.get("AX_TEST_TIMEOUT_SCALE", "1"))
 TIMEOUT = 60 * SCALE
-WARM_LOAD_LIMIT_MS = 5.0 * SCALE
 SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|"
                               r"SUMMARY: UndefinedBehaviorSanitizer")
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)")
 WARNING = "ax: warning: jit cannot build native code"
+NOBODY = 65534
 
 SELU = """
 def selu(x, alpha=1.67, lmbda=1.05):
@@ -76,6 +84,10 @@ class Failure(Exception):
     pass
 
 
+class Skip(Exception):
+    """Raised by a check that cannot run here (the reason is reported; it is not a pass)."""
+
+
 def expect(cond, why):
     if not cond:
         raise Failure(why)
@@ -105,9 +117,13 @@ class Ctx:
         self.cache_home = os.path.join(root, "cache")
         self.cache = os.path.join(self.cache_home, "ax")
 
+        self.tmp = os.path.join(root, "tmp")
+        os.mkdir(self.tmp, 0o700)
+
     def env(self, **extra):
         e = {k: v for k, v in os.environ.items() if not k.startswith("AX_")}
-        e.update(HOME=self.root, XDG_CACHE_HOME=self.cache_home, AX_LOG_COMPILES="1")
+        e.update(HOME=self.root, XDG_CACHE_HOME=self.cache_home, TMPDIR=self.tmp,
+                 AX_LOG_COMPILES="1")
         e.update(extra)
         return e
 
@@ -122,6 +138,22 @@ class Ctx:
         check_exit(p.returncode, p.stderr)
         return p
 
+    def run_at_once(self, n, program=PROGRAM, **env):
+        """Runs n `ax -e program` processes at the same time: [(status, stdout, stderr)]."""
+        procs = [subprocess.Popen([self.ax, "-e", program], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=self.env(**env),
+                                  cwd=self.root)
+                 for _ in range(n)]
+        results = []
+        for proc in procs:
+            try:
+                out, err = proc.communicate(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                raise Failure(f"no answer in {TIMEOUT:.0f} s")
+            results.append((proc.returncode, out, err))
+        return results
+
     def entries(self, ext):
         if not os.path.isdir(self.cache):
             return []
@@ -133,6 +165,16 @@ class Ctx:
         expect(len(so) == 2 and len(sums) == 2,  # selu and affine
                f"cache holds {os.listdir(self.cache) if os.path.isdir(self.cache) else None}")
         return so, sums
+
+    def no_temporaries(self):
+        """Nothing is left in $TMPDIR, and the cache holds only entries (and its lock)."""
+        left = [os.path.relpath(os.path.join(d, f), self.tmp)
+                for d, dirs, files in os.walk(self.tmp) for f in dirs + files]
+        expect(not left, f"temporary files left in $TMPDIR: {left}")
+        if os.path.isdir(self.cache):
+            odd = [f for f in os.listdir(self.cache)
+                   if not re.fullmatch(r"[0-9a-f]{16}\.(so|sum)|\.lock", f)]
+            expect(not odd, f"temporary files left in the cache: {odd}")
 
 
 def check_exit(status, stderr):
@@ -233,51 +275,85 @@ def garbage_sum_is_rebuilt(ctx):
     damage_then_rebuild(ctx, garbage)
 
 
-@check
-def so_replaced_by_directory(ctx):
-    # The cache cannot publish over a directory (nor should it delete one): each run still
-    # builds native code ('compiled', no fallback warning) and prints the right numbers.
+def directory_in_the_way(ctx, ext):
+    """Replaces each entry's .ext by a directory, which the cache can neither publish over
+    nor should delete: each run still builds native code ('compiled', no fallback warning)
+    and prints the right numbers."""
     built(ctx.run(), "compiled")
-    so, _ = ctx.only_entry()
-    for p in so:
+    ctx.only_entry()
+    paths = ctx.entries(ext)
+    for p in paths:
         os.unlink(p)
         os.mkdir(p)
     for _ in range(2):
         p = ctx.run()
         program_ok(p)
         built(p, "compiled")
-    expect(all(os.path.isdir(p) for p in so), "the directories in the way were removed")
+    expect(all(os.path.isdir(p) for p in paths), "the directories in the way were removed")
+    ctx.no_temporaries()
+
+
+@check
+def so_replaced_by_directory(ctx):
+    directory_in_the_way(ctx, "so")
 
 
 def as_nobody():
     """preexec_fn that runs the child as nobody: root ignores directory modes."""
     os.setgroups([])
-    os.setgid(65534)
-    os.setuid(65534)
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def chown_tree(path, uid):
+    for d, dirs, files in os.walk(path):
+        for name in dirs + files:
+            os.lchown(os.path.join(d, name), uid, uid)
+    os.lchown(path, uid, uid)
+
+
+def make_cache_read_only(ctx):
+    """Makes the cache directory read-only for the ax runs that follow and returns the
+    preexec_fn to run them with. Not root: the directory becomes 0500. Root ignores modes, so
+    ax then runs as nobody, and nobody owns the cache (ax refuses a cache owned by another
+    user) and $TMPDIR; the directory's 0500 then stops nobody as it stops any user. Raises
+    Skip when nobody cannot run ax (the build directory is out of its reach)."""
+    demote = None
+    if os.geteuid() == 0:
+        os.chmod(ctx.root, 0o755)  # nobody must reach the cache directory and $TMPDIR
+        chown_tree(ctx.cache_home, NOBODY)
+        chown_tree(ctx.tmp, NOBODY)
+        demote = as_nobody
+        probe = subprocess.run([ctx.ax, "-e", "print(6 * 7)"], capture_output=True, text=True,
+                               env=ctx.env(), preexec_fn=demote, timeout=TIMEOUT, cwd=ctx.root)
+        if probe.stdout.strip() != "42":
+            raise Skip(f"ax does not run as nobody: {probe.stderr.strip()[:200]}")
+    os.chmod(ctx.cache, stat.S_IRUSR | stat.S_IXUSR)  # 0500
+    return demote
 
 
 @check
 def unwritable_cache_dir(ctx):
-    os.makedirs(ctx.cache)
-    demote = None
-    if os.geteuid() == 0:
-        os.chmod(ctx.root, 0o755)  # nobody must reach the cache directory
-        os.chown(ctx.cache_home, 65534, 65534)
-        os.chown(ctx.cache, 65534, 65534)
-        demote = as_nobody
-        probe = subprocess.run([ctx.ax, "-e", "print(6 * 7)"], capture_output=True, text=True,
-                               env=ctx.env(), preexec_fn=demote, timeout=TIMEOUT, cwd=ctx.root)
-        if probe.stdout.strip() != "42":  # ax itself is out of nobody's reach: nothing to test
-            return f"skipped: ax does not run as nobody: {probe.stderr.strip()[:200]}"
-    os.chmod(ctx.cache, stat.S_IRUSR | stat.S_IXUSR)  # 0500
-    try:
-        for _ in range(2):  # nothing is cached, so the second run compiles again
-            p = ctx.run(preexec_fn=demote)
-            program_ok(p)
-            built(p, "compiled")
-        expect(os.listdir(ctx.cache) == [], f"written anyway: {os.listdir(ctx.cache)}")
-    finally:
-        os.chmod(ctx.cache, stat.S_IRWXU)
+    os.makedirs(ctx.cache, mode=0o700)
+    demote = make_cache_read_only(ctx)
+    for _ in range(2):  # nothing is cached, so the second run compiles again
+        p = ctx.run(preexec_fn=demote)
+        program_ok(p)
+        built(p, "compiled")
+    expect(os.listdir(ctx.cache) == [], f"written anyway: {os.listdir(ctx.cache)}")
+    ctx.no_temporaries()
+
+
+@check
+def read_only_cache_is_read(ctx):
+    # A cache ax may not write to still serves its entries (a shared, prepared cache).
+    built(ctx.run(), "compiled")
+    ctx.only_entry()
+    demote = make_cache_read_only(ctx)
+    p = ctx.run(preexec_fn=demote)
+    program_ok(p)
+    built(p, "loaded")
+    ctx.no_temporaries()
 
 
 @check
@@ -291,6 +367,306 @@ def cache_home_is_a_file(ctx):
         built(p, "compiled")
     with open(path) as f:
         expect(f.read() == "not a directory\n", "the file was changed")
+    ctx.no_temporaries()
+
+
+@check
+def cache_dir_is_a_file(ctx):
+    # $XDG_CACHE_HOME/ax itself is a file: native code is built and run all the same (it
+    # used to be compiled into "<file>/<key>.so", which failed and turned jit off).
+    os.makedirs(ctx.cache_home)
+    with open(ctx.cache, "w") as f:
+        f.write("not a directory\n")
+    for _ in range(2):
+        p = ctx.run()
+        program_ok(p)
+        built(p, "compiled")
+        expect(re.search(r"^ax: warning: the jit cache .*/ax is not a directory", p.stderr, re.M),
+               f"no warning about the cache:\n{p.stderr}")
+    with open(ctx.cache) as f:
+        expect(f.read() == "not a directory\n", "the file was changed")
+    ctx.no_temporaries()
+
+
+@check
+def sum_cannot_be_replaced(ctx):
+    # The entry is not published, but the code just compiled runs (it used to be loaded from
+    # a temporary name that the publication had already renamed away, so every jitted
+    # function of the process fell back to eager).
+    directory_in_the_way(ctx, "sum")
+
+
+# Shell code run in a private mount namespace: a tiny tmpfs on $1 (the cache home), the
+# cache directory in it, a file filling the rest; then the command, and the cache's listing.
+FULL_DISK_SCRIPT = """
+set -e
+mount -t tmpfs -o size=64k,mode=700 ax-test-full "$1"
+mkdir -m 700 "$1/ax"
+dd if=/dev/zero of="$1/filler" bs=4096 2>/dev/null || true
+shift
+set +e
+"$@"
+status=$?
+echo "@@cache: $(ls -A "$XDG_CACHE_HOME/ax" | tr '\\n' ' ')"
+exit $status
+"""
+
+
+def private_mount_command():
+    """The unshare command line that gives a process its own mount namespace in which it may
+    mount a tmpfs, or raises Skip."""
+    cmds = [["unshare", "--mount", "--propagation", "private"]] if os.geteuid() == 0 else []
+    cmds.append(["unshare", "--user", "--map-root-user", "--mount", "--propagation", "private"])
+    for cmd in cmds:
+        try:
+            probe = subprocess.run(cmd + ["sh", "-c", "mount -t tmpfs none /mnt"],
+                                   capture_output=True, text=True, timeout=TIMEOUT)
+        except OSError:
+            continue
+        if probe.returncode == 0:
+            return cmd
+    raise Skip("cannot mount a tmpfs in a private mount namespace (needs root or user "
+               "namespaces)")
+
+
+@check
+def full_disk(ctx):
+    # A cache on a full file system (a real one: a 64 KiB tmpfs, filled up): the code is
+    # compiled and run all the same, ax says once that it cannot cache, and no partial
+    # entry or temporary file stays behind. The compile itself goes to $TMPDIR, which has room.
+    cmd = private_mount_command()
+    os.makedirs(ctx.cache_home)
+    try:
+        proc = subprocess.run(cmd + ["sh", "-c", FULL_DISK_SCRIPT, "sh", ctx.cache_home,
+                                     ctx.ax, "-e", PROGRAM],
+                              capture_output=True, text=True, env=ctx.env(), timeout=TIMEOUT,
+                              cwd=ctx.root, errors="replace")
+    except subprocess.TimeoutExpired:
+        raise Failure(f"no answer in {TIMEOUT:.0f} s")
+    check_exit(proc.returncode, proc.stderr)
+    listing = proc.stdout.splitlines()[-1]
+    proc.stdout = "\n".join(proc.stdout.splitlines()[:-1])
+    program_ok(proc)
+    built(proc, "compiled")
+    warnings = [l for l in proc.stderr.splitlines() if l.startswith("ax: warning")]
+    expect(len(warnings) == 1 and "No space left on device" in warnings[0],
+           f"wanted one warning that the cache is full:\n{proc.stderr}")
+    expect(listing.split() in (["@@cache:"], ["@@cache:", ".lock"]),
+           f"the full cache holds {listing}")
+    ctx.no_temporaries()
+
+
+# A stand-in for the assembler that kills ax (its parent) in the middle of a compile, with
+# libgccjit's temporary directory and the driver's files on disk.
+# ax compiles in a child process (so that Ctrl-C can abandon a compile): the assembler's
+# parent is that child, and ax its parent.
+KILLER_AS = """#!/bin/sh
+child=$PPID
+ax=$(awk '{print $4}' /proc/$child/stat)
+[ "$(cat /proc/$ax/comm)" = ax ] && kill -KILL $ax
+kill -KILL $child
+sleep 5
+exit 1
+"""
+
+
+@check
+def killed_compile_leaves_nothing(ctx):
+    # A process killed while compiling leaves its temporary directory behind; the next
+    # process removes it. (libgccjit's own 'libgccjit-*' directories used to stay in $TMPDIR.)
+    bin_dir = os.path.join(ctx.root, "bin")
+    os.mkdir(bin_dir)
+    with open(os.path.join(bin_dir, "as"), "w") as f:
+        f.write(KILLER_AS)
+    os.chmod(os.path.join(bin_dir, "as"), 0o755)
+    env = ctx.env(PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    p = subprocess.run([ctx.ax, "-e", PROGRAM], capture_output=True, text=True, env=env,
+                       timeout=TIMEOUT, cwd=ctx.root)
+    expect(p.returncode == -9, f"the stand-in assembler did not kill ax: status {p.returncode}"
+           f"\n{p.stderr}")
+    expect(os.listdir(ctx.tmp), "a killed compile left nothing to clean up: the check proves "
+           "nothing")
+    p = ctx.run()
+    program_ok(p)
+    built(p, "compiled")
+    ctx.no_temporaries()
+
+F2 = "print(jit(lambda x: x * 2.0)(arange(4.0)))"
+F3 = "print(jit(lambda x: x * 3.0)(arange(4.0)))"
+
+
+@check
+def users_tmpdir_is_left_alone(ctx):
+    # Compiles use a scratch directory under $TMPDIR that goes away at exit; a figure that
+    # show() writes to $TMPDIR after a compile must not land there.
+    if not shutil.which("gnuplot"):
+        raise Skip("gnuplot is not installed (show() needs it)")
+    p = ctx.run("import plot\n" + F2 + "\nplot.plot([1.0, 2.0])\nplot.show()\n")
+    expect(log_lines(p.stderr, "compiled"), p.stderr)
+    figure = p.stdout.splitlines()[-1]
+    expect(os.path.dirname(figure) == ctx.tmp, f"figure written to {figure}, not $TMPDIR")
+    expect(os.path.isfile(figure), f"{figure} is gone")
+    os.unlink(figure)
+    ctx.no_temporaries()
+
+# ---------------------------------------------------------------- security
+
+
+
+
+def plant_entry(ctx):
+    """Builds the entries of x * 3 and x * 2, then copies x * 3's shared object and checksum
+    over x * 2's: a planted entry whose checksum matches. Returns x * 2's entry paths."""
+    ctx.run(F3)
+    before = set(ctx.entries("so"))
+    ctx.run(F2)
+    (so2,) = set(ctx.entries("so")) - before
+    (so3,) = before
+    for ext in ("so", "sum"):
+        shutil.copyfile(so3[:-2] + ext, so2[:-2] + ext)
+    return so2, so2[:-2] + "sum"
+
+
+def runs_safely(ctx, warning):
+    """x * 2 prints its own numbers (the planted entry is not run) with `warning`."""
+    p = ctx.run(F2)
+    expect_numbers(p.stdout, [0, 2, 4, 6], "x * 2 (a planted entry computes x * 3)")
+    expect(not log_lines(p.stderr, "loaded"), f"a planted entry was loaded:\n{p.stderr}")
+    expect(log_lines(p.stderr, "compiled"), p.stderr)
+    warnings = [l for l in p.stderr.splitlines() if l.startswith("ax: warning")]
+    expect(len(warnings) == 1 and re.search(warning, warnings[0]),
+           f"wanted one warning matching {warning!r}:\n{p.stderr}")
+    return p
+
+
+@check
+def planted_entry_is_run_when_safe(ctx):
+    # The premise of the security checks: a swapped entry with a matching checksum is
+    # loaded when everything is owned by the user (the checksum guards against damage, not
+    # against someone who can write the directory).
+    plant_entry(ctx)
+    p = ctx.run(F2)
+    expect_numbers(p.stdout, [0, 3, 6, 9], "x * 2 through the planted entry")
+
+
+@check
+def entry_writable_by_others_is_refused(ctx):
+    so, sums = plant_entry(ctx)
+    os.chmod(so, 0o666)
+    runs_safely(ctx, r"jit cache entry .*\.so is writable by others")
+
+
+@check
+def cache_dir_writable_by_others_is_refused(ctx):
+    plant_entry(ctx)
+    os.chmod(ctx.cache, 0o777)
+    before = sorted(os.listdir(ctx.cache))
+    runs_safely(ctx, r"the jit cache .*/ax is writable by others")
+    expect(sorted(os.listdir(ctx.cache)) == before, "ax wrote to a cache it refused")
+    ctx.no_temporaries()
+
+
+@check
+def entry_of_another_user_is_refused(ctx):
+    if os.geteuid() != 0:
+        raise Skip("only root can give a file to another user")
+    _, sums = plant_entry(ctx)
+    os.chown(sums, NOBODY, NOBODY)
+    runs_safely(ctx, r"jit cache entry .*\.sum is owned by another user")
+
+
+@check
+def cache_dir_of_another_user_is_refused(ctx):
+    if os.geteuid() != 0:
+        raise Skip("only root can give a directory to another user")
+    plant_entry(ctx)
+    os.chown(ctx.cache, NOBODY, NOBODY)
+    runs_safely(ctx, r"the jit cache .*/ax is owned by another user")
+
+# ---------------------------------------------------------------- eviction
+
+
+def scale_program(k):
+    """A jitted x * k: the same code for every k but the constant, so entries of one size."""
+    return f"print(jit(lambda x: x * {k:.1f})(arange(4.0)))"
+
+
+def entry_sizes(ctx):
+    """{key: bytes of .so + .sum}"""
+    sizes = {}
+    for f in os.listdir(ctx.cache) if os.path.isdir(ctx.cache) else []:
+        m = re.fullmatch(r"([0-9a-f]{16})\.(so|sum)", f)
+        if m:
+            sizes[m.group(1)] = sizes.get(m.group(1), 0) + os.path.getsize(
+                os.path.join(ctx.cache, f))
+    return sizes
+
+
+@check
+def least_recently_used_evicted(ctx):
+    # Entries A, B, C, used long ago in that order (their times set here), then A used again;
+    # with room for three, writing D evicts the least recently used: B.
+    keys = {}
+    for name, k in zip("ABC", (2, 3, 4)):
+        before = set(entry_sizes(ctx))
+        p = ctx.run(scale_program(k))
+        expect_numbers(p.stdout, [0, k, 2 * k, 3 * k], name)
+        (keys[name],) = set(entry_sizes(ctx)) - before
+    for i, name in enumerate("ABC"):
+        for ext in ("so", "sum"):
+            t = 1_000_000_000 + 1000 * i
+            os.utime(os.path.join(ctx.cache, f"{keys[name]}.{ext}"), (t, t))
+    p = ctx.run(scale_program(2))
+    expect(log_lines(p.stderr, "loaded"), f"A was not loaded:\n{p.stderr}")
+    size = max(entry_sizes(ctx).values())
+    limit_k = (size * 3 + size // 2) // 1024  # three entries fit, four do not
+    p = ctx.run(scale_program(5), AX_CACHE_MAX=f"{limit_k}K")
+    expect_numbers(p.stdout, [0, 5, 10, 15], "D")
+    left = entry_sizes(ctx)
+    expect(keys["B"] not in left, f"B was kept: {left} (keys {keys})")
+    expect(all(keys[n] in left for n in "AC") and len(left) == 3,
+           f"wanted A, C and D kept: {left} (keys {keys})")
+    expect(sum(left.values()) <= limit_k * 1024, f"over the limit: {left}")
+    ctx.no_temporaries()
+
+
+CONCURRENT = "".join(f"print(jit(lambda x: x * {k}.0 + {i}.0)(arange(3.0)))\n"
+                     for i in range(2) for k in range(2, 6))
+
+
+@check
+def concurrent_writers_keep_the_limit(ctx):
+    # Four processes compile and store eight entries each (the same eight) at once, with
+    # room for three entries: each prints the right numbers, the cache ends under its limit
+    # with no temporary files, and every entry left loads.
+    ctx.run(scale_program(7))
+    size = max(entry_sizes(ctx).values())
+    limit = size * 3 + size // 2
+    want = [v for i in range(2) for k in range(2, 6) for v in (i, k + i, 2 * k + i)]
+    for status, out, err in ctx.run_at_once(4, CONCURRENT, AX_CACHE_MAX=str(limit)):
+        check_exit(status, err)
+        expect_numbers(out, want, "a concurrent writer")
+        expect(WARNING not in err, err)
+    left = entry_sizes(ctx)
+    expect(0 < sum(left.values()) <= limit, f"{sum(left.values())} bytes for a limit of "
+           f"{limit}: {left}")
+    ctx.no_temporaries()
+    p = ctx.run(CONCURRENT, AX_CACHE_MAX=str(limit))
+    expect_numbers(p.stdout, want, "after the concurrent writers")
+    expect(WARNING not in p.stderr, p.stderr)
+
+
+@check
+def cache_limit_is_checked(ctx):
+    # AX_CACHE_MAX takes bytes with a K, M or G suffix; anything else is a warning (and
+    # the default limit).
+    p = ctx.run(AX_CACHE_MAX="12 parsecs")
+    program_ok(p)
+    built(p, "compiled")
+    expect(re.search(r"^ax: warning: AX_CACHE_MAX='12 parsecs' is not a size", p.stderr, re.M),
+           p.stderr)
+    p = ctx.run(AX_CACHE_MAX="1G")
+    built(p, "loaded")
 
 # ---------------------------------------------------------------- 3. why a call missed
 
@@ -406,17 +782,7 @@ print(double(ones((3,))))
 
 @check
 def two_processes_at_once(ctx):
-    procs = [subprocess.Popen([ctx.ax, "-e", PROGRAM], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=ctx.env(), cwd=ctx.root)
-             for _ in range(2)]
-    results = []
-    for proc in procs:
-        try:
-            out, err = proc.communicate(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise Failure(f"no answer in {TIMEOUT:.0f} s")
-        results.append((proc.returncode, out, err))
+    results = ctx.run_at_once(2)
     for status, out, err in results:
         check_exit(status, err)
         program_ok(subprocess.CompletedProcess([], status, out, err))
@@ -424,8 +790,7 @@ def two_processes_at_once(ctx):
     expect(any(log_lines(err, "compiled") for _, _, err in results),
            "neither process compiled:\n" + "\n".join(err for _, _, err in results))
     ctx.only_entry()
-    leftovers = [f for f in os.listdir(ctx.cache) if not f.endswith((".so", ".sum"))]
-    expect(not leftovers, f"temporary files left: {leftovers}")
+    ctx.no_temporaries()
     p = ctx.run()
     program_ok(p)
     built(p, "loaded")
@@ -457,21 +822,18 @@ def build_ms(p, how):
 
 @check
 def selu_100k_cold_and_warm(ctx):
+    # Compiled, then loaded; the times are reported, not judged (docs/benchmarks.md has them).
     want = timed_expected()
     p = ctx.run(TIMED)
     expect_numbers(p.stdout, want, "cold run", rel=1e-5, abs_tol=1e-5)
     cold = build_ms(p, "compiled")
     warm = []
-    for _ in range(3):  # the best of up to three: one slow load on a busy machine is noise
+    for _ in range(3):
         p = ctx.run(TIMED)
         expect_numbers(p.stdout, want, "warm run", rel=1e-5, abs_tol=1e-5)
         warm.append(build_ms(p, "loaded"))
-        if warm[-1] < WARM_LOAD_LIMIT_MS:
-            break
-    figures = (f"selu on f32[100000]: cold compile {cold:.2f} ms, warm load "
-               f"{', '.join(f'{w:.2f}' for w in warm)} ms (limit {WARM_LOAD_LIMIT_MS:g} ms)")
-    expect(min(warm) < WARM_LOAD_LIMIT_MS, f"warm load too slow: {figures}")
-    return figures
+    return (f"selu on f32[100000]: cold compile {cold:.2f} ms, warm load "
+            f"{', '.join(f'{w:.2f}' for w in warm)} ms")
 
 
 def main():
@@ -481,18 +843,21 @@ def main():
     ap.add_argument("checks", nargs="*")
     a = ap.parse_args()
     ax = os.path.abspath(a.ax)
-    passed = failed = 0
+    passed = failed = skipped = 0
     for fn in CHECKS:
         if a.checks and fn.__name__ not in a.checks:
             continue
         with tempfile.TemporaryDirectory(prefix="ax-jit-test-") as root:
             try:
-                note = fn(Ctx(ax, root))  # a check may return figures or why it was skipped
+                note = fn(Ctx(ax, root))  # a check may return figures
                 passed += 1
                 if a.v:
                     print(f"ok {fn.__name__}" + (f" ({note})" if note else ""))
                 elif note:
                     print(f"{fn.__name__}: {note}")
+            except Skip as e:
+                skipped += 1
+                print(f"SKIP jit_test {fn.__name__}: {e}")
             except Exception as e:  # a failing check never stops the others
                 failed += 1
                 kind = "" if isinstance(e, Failure) else f"{type(e).__name__}: "
@@ -500,7 +865,7 @@ def main():
             finally:
                 restore_modes(root)
         sys.stdout.flush()
-    print(f"{passed} passed, {failed} failed")
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     sys.exit(1 if failed else 0)
 
 

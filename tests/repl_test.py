@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import termios
+import threading
 import fcntl
 import time
 
@@ -196,6 +197,33 @@ def ctrl_c_stops_evaluation(ctx):
     s.expect(r"KeyboardInterrupt", timeout=5)
     s.prompt()
     s.run("2 + 3", r"\b5 : i32\[\]")
+
+
+@check
+def ctrl_c_abandons_a_jit_compile(ctx):
+    """A compile of many seconds (one function of 2400 operations: no pieces) stops at once,
+    and leaves no cache entry: it ran in a child process that Ctrl-C kills."""
+    cache = tempfile.mkdtemp(dir=ctx.home)
+    s = Session(ctx.ax, ctx.home, env={"XDG_CACHE_HOME": cache, "AX_JIT_PIECE_WORK": "0"})
+    ctx.sessions.append(s)
+    s.prompt()
+    s.line("def f(x):")
+    s.expect(r"\.\.\. ")
+    s.line("    for i in range(400): x = sin(x) * 1.01 + 0.5")
+    s.expect(r"\.\.\. ")
+    s.line("    sum(x)")
+    s.expect(r"\.\.\. ")
+    s.line("")
+    s.prompt()
+    s.line("jit(grad(f))(ones(100))")
+    time.sleep(1.0 * SCALE)
+    s.send("\x03")
+    s.expect(r"KeyboardInterrupt", timeout=5)
+    s.prompt()
+    s.run("2 + 3", r"\b5 : i32\[\]")
+    left = [f for _, _, fs in os.walk(cache) for f in fs if ".so" in f]
+    if left:
+        raise Failure(f"the abandoned compile left {left}")
 
 
 @check
@@ -432,6 +460,136 @@ def ir_and_c_of_a_jitted_call(ctx):
     s.run(":ir 3", r":ir needs a call")
     s.run(":c nothere(1)", r"error\[NameError\][^\n]*nothere")
     s.run("1 + 1", r"\b2 : i32\[\]")
+
+
+def define_marker(s):
+    """A name defined before an interrupted entry: the session must keep it."""
+    s.run("kept_before = 41 + 1", r"^$")
+
+
+def check_session_intact(s):
+    s.run("kept_before", r"\b42 : i32\[\]")
+    s.run("2 + 3", r"\b5 : i32\[\]")
+
+
+def interrupt(s, pattern=r"error\[KeyboardInterrupt\]"):
+    """Presses Ctrl-C once the entry runs and expects the error, then the prompt. The pause
+    only lets the entry start: the verdict does not depend on it."""
+    time.sleep(0.3 * SCALE)
+    s.send("\x03")
+    s.expect(pattern, timeout=10)
+    s.prompt()
+
+
+@check
+def ctrl_c_stops_a_loop_over_a_huge_range(ctx):
+    s = session(ctx)
+    define_marker(s)
+    s.line("for i in range(1000000000000):")
+    s.expect(r"\.\.\. ")
+    s.line("    j = i")
+    s.expect(r"\.\.\. ")
+    s.line("")
+    interrupt(s)
+    check_session_intact(s)
+    s.run("i > 0", r"True")
+
+
+@check
+def ctrl_c_stops_a_comprehension(ctx):
+    s = session(ctx)
+    define_marker(s)
+    s.line("n = len([None for i in range(1000000000000)])")
+    interrupt(s)
+    check_session_intact(s)
+    s.run("n", r"error\[NameError\]")
+
+
+@check
+def ctrl_c_stops_load_of_a_fifo_nobody_writes(ctx):
+    fifo = os.path.join(tempfile.mkdtemp(dir=ctx.home), "silent.ax")
+    os.mkfifo(fifo)
+    s = session(ctx)
+    define_marker(s)
+    s.line(f":load {fifo}")
+    interrupt(s)
+    check_session_intact(s)
+
+
+@check
+def ctrl_c_stops_load_of_an_endless_stream(ctx):
+    fifo = os.path.join(tempfile.mkdtemp(dir=ctx.home), "endless.ax")
+    os.mkfifo(fifo)
+    stop = []
+
+    def write_forever():
+        try:
+            with open(fifo, "w") as f:
+                while not stop:  # a steady trickle (a few MB/s): the reader never sees the end
+                    f.write("y = 1\n" * 1000)
+                    f.flush()
+                    time.sleep(0.001)
+        except OSError:  # the reader closed it: done
+            pass
+
+    writer = threading.Thread(target=write_forever, daemon=True)
+    writer.start()
+    try:
+        s = session(ctx)
+        define_marker(s)
+        s.line(f":load {fifo}")
+        interrupt(s)
+        check_session_intact(s)
+    finally:
+        stop.append(True)
+        try:  # let a writer that still waits for a reader go
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+        writer.join(timeout=5)
+
+
+@check
+def load_dev_zero_is_a_syntax_error(ctx):
+    s = session(ctx)
+    define_marker(s)
+    s.run(":load /dev/zero", r"error\[SyntaxError\]: source code cannot contain null bytes")
+    check_session_intact(s)
+
+
+@check
+def nul_bytes_are_syntax_errors(ctx):
+    path = os.path.join(ctx.home, "nul_first.ax")
+    with open(path, "wb") as f:
+        f.write(b"\0print(1)\n")
+    for args, stdin in (([path], None), ([], b"print(1)\nx = 2\0\n"), (["-i"], b"x = 1\0\n")):
+        p = subprocess.run([ctx.ax, *args], input=stdin, capture_output=True, timeout=30 * SCALE)
+        err = p.stderr.decode("utf-8", "replace")
+        if (p.returncode != (0 if args == ["-i"] else 1) or p.stdout != b""
+                or "error[SyntaxError]: source code cannot contain null bytes" not in err):
+            raise Failure(f"{args}: exit {p.returncode}, stdout {p.stdout!r}, stderr {err!r}")
+
+
+@check
+def bom_and_crlf_programs_run(ctx):
+    path = os.path.join(ctx.home, "windows.ax")
+    with open(path, "wb") as f:
+        f.write(b"\xef\xbb\xbfx = 1\r\nif x:\r\n    print('crlf', x)\r\rprint('''a\r\nb''')\r\n")
+    p = run_ax(ctx, [path])
+    if p.returncode != 0 or p.stdout != "crlf 1\na\nb\n":
+        raise Failure(f"exit {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr[-300:]!r}")
+
+
+@check
+def error_on_a_huge_line_is_short(ctx):
+    """A 4 MB line: the parse stops at the nesting limit and the error shows a window of it."""
+    path = os.path.join(ctx.home, "huge_line.ax")
+    with open(path, "w") as f:
+        f.write("x = " + "+".join(["1"] * 2_000_000) + "\n")
+    p = run_ax(ctx, [path])
+    if (p.returncode != 1 or "nested more than 1000 levels" not in p.stderr
+            or len(p.stderr) > 1000):
+        raise Failure(f"exit {p.returncode}, {len(p.stderr)} bytes of stderr: {p.stderr[:300]!r}")
 
 
 def main():

@@ -1,21 +1,26 @@
 #!/usr/bin/env python3
-"""Runs every test of ax and ends with one line: 'N passed, N failed'.
+"""Runs every test of ax and ends with one line: 'N passed, N failed', after 'N skipped ...'
+when some tests could not run here (a skipped test is not counted as passed).
 
 Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
                           [-v] [FILE ...]
 
-Suites (--only unit,lang,conformance,docs,repl,jit,fuzz,fault):
+Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,fuzz,fault):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
   lang         tests/lang/*.ax
   conformance  ../shared/conformance/*.ax, when ../shared exists
   docs         the code blocks of docs/*.md and README.md (see "Executable docs" below)
   repl         tests/repl_test.py (one count per check)
   jit          tests/jit_test.py: jit's disk cache, log and fallback end to end (one per check)
+  notebook     `ax notebook --check` on each tutorial (docs/tutorials/**/*.md), and
+               tests/notebook_test.py: the notebook runner, plots, show_graph, the page in
+               Chromium (one per check; a check whose tool is missing is counted as skipped)
+  robust       tests/robustness_test.py: extreme integers at every builtin (one per check)
   fuzz         BUILD/fuzz/fuzz_ax on tests/fuzz/corpus and tests/lang, then a fixed number of
                seeded mutations of them (the same inputs every run; docs/testing.md)
   fault        tests/fault/faultinject.py --slice: tests/fault/slice.ax with its N-th allocation
                failing, for every N
-FILE arguments run just those .ax programs or .md documents.
+FILE arguments run just those .ax programs or .md documents (a tutorial: as a notebook).
 
 Expectations in an .ax program (those of ../shared/conformance/run.py, plus two):
   #> TEXT      the next line of stdout is TEXT (numbers: rel 1e-5, abs 1e-6; spaces ignored)
@@ -50,6 +55,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 NPROC = os.cpu_count() or 2
+SKIPPED_CASE = re.compile(r"^\[ +SKIPPED +\] (?!\d+ test)", re.M)  # a cmocka case's skip
 SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|"
                               r"SUMMARY: UndefinedBehaviorSanitizer")
 
@@ -58,7 +64,7 @@ SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime 
 
 class Results:
     def __init__(self, verbose):
-        self.passed = self.failed = 0
+        self.passed = self.failed = self.skipped = 0
         self.verbose = verbose
         self.suites = []
 
@@ -277,6 +283,28 @@ def check_doc_program(ctx, rel, lineno, lines):
             f.write("\n".join(lines) + "\n")
         return check_program(ctx, path, lines)
 
+
+def tutorial_files():
+    d = os.path.join(ROOT, "docs", "tutorials")
+    return sorted(os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs if f.endswith(".md"))
+
+
+def check_tutorial(ctx, path):
+    """`ax notebook --check`: every output recorded in the tutorial is still what it prints."""
+    r = run_ax(ctx, ["notebook", "--check", "--strict", path], cwd=ROOT)
+    if isinstance(r, str):
+        return r
+    status, out, err = r
+    crash = crash_report(status, err)
+    if crash or status != 0:
+        return crash or f"exit status {status}\n{tail(out + err, 3000)}"
+    return None
+
+
+def tutorial_jobs(ctx, paths):
+    return [(f"tutorial {os.path.relpath(p, ROOT)}", lambda p=p: check_tutorial(ctx, p))
+            for p in paths]
+
 # ---------------------------------------------------------------- unit tests (cmocka)
 
 
@@ -294,7 +322,7 @@ def run_unit(ctx, exe):
         status = None
     announced = sum(int(n) for n in re.findall(r"^\[=+\] Running (\d+) test", out, re.M))
     ok = len(re.findall(r"^\[ +OK +\] ", out, re.M))
-    skipped = len(re.findall(r"^\[ +SKIPPED +\] (?!\d+ test)", out, re.M))
+    skipped = len(SKIPPED_CASE.findall(out))
     failed = max(announced - ok - skipped, 0)
     if status != 0 and failed == 0:
         failed = 1  # crashed before or after its cases, timed out, or a sanitizer report
@@ -322,15 +350,16 @@ def run_script_checks(ctx, res, name):
     except subprocess.TimeoutExpired:
         res.fail(name, f"no answer in {ctx.timeout * 10} s")
         return
-    m = re.search(r"^(\d+) passed, (\d+) failed\s*$", out, re.M)
+    m = re.search(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$", out, re.M)
     for line in out.splitlines():
-        if line.startswith(("FAIL", "ok ")) and (line.startswith("FAIL") or res.verbose):
+        if line.startswith(("FAIL", "SKIP")) or (line.startswith("ok ") and res.verbose):
             print(line, flush=True)
     if not m:
         res.fail(name, f"no summary (exit {p.returncode}):\n{tail(out)}")
         return
     res.passed += int(m.group(1))
     res.failed += int(m.group(2))
+    res.skipped += int(m.group(3) or 0)
 
 # ---------------------------------------------------------------- fuzzing, fault injection
 
@@ -379,8 +408,8 @@ def run_fault_slice(ctx, res, sanitized):
     script = os.path.join(ROOT, "tests", "fault", "faultinject.py")
     args = [sys.executable, script, "--ax", os.path.join(ctx.build, "ax-fault"), "--slice"]
     try:
-        p = subprocess.run(args + (["--sanitized"] if sanitized else []) + (["-v"] if res.verbose else []),
-                           capture_output=True, text=True, errors="replace",
+        args += (["--sanitized"] if sanitized else []) + (["-v"] if res.verbose else [])
+        p = subprocess.run(args, capture_output=True, text=True, errors="replace",
                            timeout=ctx.timeout * 20)
         out = p.stdout + p.stderr
     except subprocess.TimeoutExpired:
@@ -451,16 +480,17 @@ def main():
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
     suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl",
-                                                    "jit", "fuzz", "fault"}
+                                                    "jit", "notebook", "robust", "fuzz", "fault"}
 
     if a.build_failed:
         res.fail("build", "make did not build every target (its errors are above)")
     if a.files:
         files = [os.path.abspath(f) for f in a.files]
         jobs = program_jobs(ctx, [f for f in files if f.endswith(".ax")], "lang")
+        tutorials = os.path.join(ROOT, "docs", "tutorials") + os.sep
         for f in files:
             if f.endswith(".md"):
-                jobs += doc_jobs(ctx, f)
+                jobs += tutorial_jobs(ctx, [f]) if f.startswith(tutorials) else doc_jobs(ctx, f)
         run_jobs(res, jobs, NPROC)
         suites = set()
 
@@ -475,6 +505,10 @@ def main():
 
         with futures.ThreadPoolExecutor(max_workers=NPROC) as pool:
             for name, ok, failed, out in pool.map(one, jobs):
+                skipped = len(SKIPPED_CASE.findall(out))
+                if skipped:
+                    res.skipped += skipped
+                    print(f"SKIP {name}: {skipped} cases skipped", flush=True)
                 if ok:
                     res.ok(f"{name} ({ok} cases)", ok)
                 if failed:
@@ -487,16 +521,24 @@ def main():
     if "docs" in suites:
         for f in doc_files():
             jobs += doc_jobs(ctx, f)
+    if "notebook" in suites:
+        jobs += tutorial_jobs(ctx, tutorial_files())
     run_jobs(res, jobs, NPROC)
     if "repl" in suites:
         run_script_checks(ctx, res, "repl_test.py")
     if "jit" in suites:
         run_script_checks(ctx, res, "jit_test.py")
+    if "notebook" in suites:
+        run_script_checks(ctx, res, "notebook_test.py")
+    if "robust" in suites:
+        run_script_checks(ctx, res, "robustness_test.py")
     if "fuzz" in suites:
         run_fuzz(ctx, res, a.sanitized)
     if "fault" in suites:
         run_fault_slice(ctx, res, a.sanitized)
 
+    if res.skipped:  # not passes: each has a SKIP line above saying why
+        print(f"{res.skipped} skipped (they cannot run here: see the SKIP lines)")
     print(f"{res.passed} passed, {res.failed} failed")
     sys.exit(1 if res.failed else 0)
 

@@ -12,24 +12,7 @@
 
 #include "../../runtime/elementwise.h"
 #include "../../runtime/pool.h"
-
-enum { RUNS = 7 };
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *t) {
-    qsort(t, RUNS, sizeof *t, compare_doubles);
-    return t[RUNS / 2];
-}
+#include "bench_util.h"
 
 typedef struct bench {
     ax_ctx *cx;
@@ -66,7 +49,7 @@ static double time_binary_in_place(bench *b) {
     ax_array *tmp = ax_array_copy(b->cx, b->x);
     ax_array_retain(tmp); /* x * x: both operand references are handed over */
     double t = now();
-    ax_array *y = ax_binary_consume(b->cx, AX_MUL, tmp, tmp);
+    ax_array *y = ax_binary_take(b->cx, AX_MUL, tmp, tmp);
     t = now() - t;
     ax_array_release(y);
     return t;

@@ -14,14 +14,15 @@ printed a prefix of the program's output. Anything else fails: a crash, a saniti
 (leaks included, with the ASan build), a hang, another error, different output.
 
 PROGRAM: tests/lang programs (default: the set below, and tests/fault/jit_compile.ax, which
-runs with an empty jit cache every time so that compiling is failed too), or '-e CODE'. The interpreter's start
-(builtins, prelude.ax, random.ax: ~6000 allocations, the same for every program) is failed at
-every N only for the first program; the others start at N just before their own statements
-(--full: every program from N = 1; --no-startup: none). --stride K tries every K-th N only; --persist fails every
-allocation from the N-th on instead of the N-th alone. --slice is what make test runs:
-tests/fault/slice.ax, every N (every 4th on the ASan build, 6 times slower). --sites FILE lists the distinct
-allocation sites that were failed (addr2line's function, file:line). Prints 'ok NAME' (-v) or
-'FAIL NAME: why' per program, a summary of the sites exercised, then 'N passed, M failed'.
+runs with an empty jit cache every time so that compiling is failed too), or '-e CODE'. The
+interpreter's start (builtins, prelude.ax, random.ax: ~6000 allocations, the same for every
+program) is failed at every N only for the first program; the others start at N just before
+their own statements (--full: every program from N = 1; --no-startup: none). --stride K tries
+every K-th N only; --persist fails every allocation from the N-th on instead of the N-th
+alone. --slice is what make test runs: tests/fault/slice.ax, every N (every 4th on the ASan
+build, 6 times slower). --sites FILE lists the distinct allocation sites that were failed
+(addr2line's function, file:line). Prints 'ok NAME' (-v) or 'FAIL NAME: why' per program, a
+summary of the sites exercised, then 'N passed, M failed'.
 """
 import argparse
 import concurrent.futures as futures

@@ -46,10 +46,10 @@ static void fail(const char *why, ax_ctx *cx) {
     abort();
 }
 
-static void check_parse(const char *src) {
+static void check_parse(const char *src, size_t len) {
     ax_ctx *cx = ax_ctx_new();
     if (!cx) return;
-    ax_program *p = ax_parse(cx, src, "fuzz.ax");
+    ax_program *p = ax_parse_n(cx, src, len, "fuzz.ax"); /* NUL bytes included */
     if (p) {
         ax_strbuf sb;
         ax_strbuf_init(&sb);
@@ -65,7 +65,7 @@ static void check_parse(const char *src) {
 
 static FILE *sink; /* /dev/null, where the REPL echo and error reports go */
 
-static void run_program(const char *src) {
+static void run_program(const char *src, size_t len) {
     ax_ctx *cx = ax_ctx_new();
     if (!cx) return;
     cx->threads = 1; /* a pool per input would cost more than the input */
@@ -75,7 +75,7 @@ static void run_program(const char *src) {
     in->allow_key_reuse = strstr(src, "--allow-key-reuse") != NULL;
     cx->step_budget = STEP_BUDGET;
     ax_fault_limit_arm(MAX_ONE_ALLOCATION, MAX_INPUT_ALLOCATION);
-    int rc = ax_interp_run(in, src, "fuzz.ax", sink);
+    int rc = ax_interp_run_n(in, src, len, "fuzz.ax", sink);
     ax_fault_limit_disarm();
     if (rc != 0 && !ax_error_pending(cx)) fail("the program failed without an error", NULL);
     if (ax_error_pending(cx)) ax_error_print(cx, sink);
@@ -104,8 +104,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!src) return 0;
     memcpy(src, data, size);
     src[size] = 0;
-    check_parse(src);
-    run_program(src);
+    check_parse(src, size);
+    run_program(src, size);
     free(src);
     return 0;
 }

@@ -93,6 +93,54 @@ static void test_eye(void **state) {
     expect_values(ax_eye(cx, AX_F64, 0, 3, 0), AX_F64, 2, SHAPE(0, 3), NULL, 0);
     expect_error(cx, ax_eye(cx, AX_F32, -1, 2, 0), AX_ERR_VALUE,
                  "eye: negative dimension -1 in shape (-1, 2)");
+    /* diagonals beyond the matrix, up to the ends of int64 */
+    expect_values(ax_eye(cx, AX_I32, 2, 2, INT64_MAX), AX_I32, 2, SHAPE(2, 2), VALS(0, 0, 0, 0), 0);
+    expect_values(ax_eye(cx, AX_I32, 2, 2, INT64_MIN), AX_I32, 2, SHAPE(2, 2), VALS(0, 0, 0, 0), 0);
+}
+
+/* runtime/array.h's size invariant: the product of the nonzero dimensions times the element
+ * size fits in int64; shapes that break it are ValueErrors naming them. */
+static void test_sizes(void **state) {
+    ax_ctx *cx = *state;
+    int64_t size = -1;
+    assert_true(ax_shape_size_checked(2, SHAPE(3, 4), 4, &size));
+    assert_int_equal(size, 12);
+    assert_true(ax_shape_size_checked(0, NULL, 8, &size));
+    assert_int_equal(size, 1);
+    assert_true(ax_shape_size_checked(3, SHAPE(0, INT64_MAX, 1), 1, &size));
+    assert_int_equal(size, 0);
+    assert_true(ax_shape_size_checked(1, SHAPE(INT64_MAX / 8), 8, &size));
+    assert_false(ax_shape_size_checked(1, SHAPE(INT64_MAX / 8 + 1), 8, &size));
+    assert_false(ax_shape_size_checked(4, SHAPE(65536, 65536, 65536, 65536), 4, &size));
+    /* a zero dimension does not excuse the others: their products must fit too */
+    assert_false(ax_shape_size_checked(3, SHAPE(0, 1LL << 32, 1LL << 32), 1, &size));
+    assert_true(ax_shape_check(cx, "f", AX_F32, 2, SHAPE(2, 3)));
+    assert_false(ax_shape_check(cx, "f", AX_F32, 17, NULL));
+    expect_error(cx, NULL, AX_ERR_VALUE, "f: ax arrays have at most 16 dimensions, not 17");
+    assert_false(ax_shape_check(cx, NULL, AX_F32, 2, SHAPE(2, -3)));
+    expect_error(cx, NULL, AX_ERR_VALUE, "negative dimension -3 in shape (2, -3)");
+    expect_error(cx, ax_full(cx, AX_F32, 4, SHAPE(65536, 65536, 65536, 65536), 1.0), AX_ERR_VALUE,
+                 "shape (65536, 65536, 65536, 65536) is too big: its float32 elements would take "
+                 "more than 2**63 bytes");
+    expect_error(cx, ax_array_new(cx, AX_F64, 1, SHAPE(1LL << 60)), AX_ERR_VALUE,
+                 "shape (1152921504606846976,) is too big: its float64 elements would take more "
+                 "than 2**63 bytes");
+    expect_error(cx, ax_array_new_abstract(cx, AX_U8, 2, SHAPE(1LL << 32, 1LL << 32)), AX_ERR_VALUE,
+                 "shape (4294967296, 4294967296) is too big: its uint8 elements would take more "
+                 "than 2**63 bytes");
+    int64_t sum;
+    assert_false(ax_add_i64(INT64_MAX, 1, &sum));
+    assert_false(ax_mul_i64(INT64_MIN, -1, &sum));
+    assert_true(ax_mul_i64(-(1LL << 31), 1LL << 32, &sum));
+    assert_int_equal(sum, INT64_MIN);
+}
+
+/* A buffer the system cannot give is a MemoryError; the header goes back to the allocation
+ * cache with its count (LeakSanitizer, under `make asan`, checks nothing is left behind). */
+static void test_out_of_memory(void **state) {
+    ax_ctx *cx = *state;
+    expect_error(cx, ax_array_new(cx, AX_F32, 1, SHAPE(1LL << 40)), AX_ERR_MEMORY, "out of memory");
+    expect_values(ax_full(cx, AX_F32, 1, SHAPE(2), 1.0), AX_F32, 1, SHAPE(2), VALS(1, 1), 0);
 }
 
 int main(void) {
@@ -102,6 +150,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_arange, setup_ctx, teardown_ctx),
         cmocka_unit_test_setup_teardown(test_linspace, setup_ctx, teardown_ctx),
         cmocka_unit_test_setup_teardown(test_eye, setup_ctx, teardown_ctx),
+        cmocka_unit_test_setup_teardown(test_sizes, setup_ctx, teardown_ctx),
+        cmocka_unit_test_setup_teardown(test_out_of_memory, setup_ctx, teardown_ctx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -601,11 +601,11 @@ static void test_errors(void **state) {
                  "exp needs a concrete array, got an abstract f32[3]");
     /* consume variants release their operands on error too */
     ax_array_retain(i3);
-    expect_error(cx, ax_unary_consume(cx, AX_EXP, i3), AX_ERR_TYPE,
+    expect_error(cx, ax_unary_take(cx, AX_EXP, i3), AX_ERR_TYPE,
                  "exp is not defined for int32 arrays");
     ax_array_retain(x3);
     ax_array_retain(x4);
-    expect_error(cx, ax_binary_consume(cx, AX_ADD, x3, x4), AX_ERR_SHAPE,
+    expect_error(cx, ax_binary_take(cx, AX_ADD, x3, x4), AX_ERR_SHAPE,
                  "cannot add f32[3] and f32[4] (shapes do not broadcast)");
     ax_array_release(p);
     ax_array_release(x3);
@@ -810,28 +810,28 @@ static void test_erf_inv_accuracy(void **state) {
 static void test_consume(void **state) {
     ax_ctx *cx = *state;
     ax_array *x = make_array(cx, AX_F32, 1, VEC(3), VALS(1, -2, 3));
-    ax_array *y = ax_unary_consume(cx, AX_NEG, x); /* x was unique: reused */
+    ax_array *y = ax_unary_take(cx, AX_NEG, x); /* x was unique: reused */
     assert_ptr_equal(y, x);
     expect_values(ax_array_retain(y), AX_F32, 1, VEC(3), VALS(-1, 2, -3), 0);
     ax_array *keep = ax_array_retain(y); /* now shared: a new array, y untouched */
-    ax_array *z = ax_unary_consume(cx, AX_NEG, y);
+    ax_array *z = ax_unary_take(cx, AX_NEG, y);
     assert_ptr_not_equal(z, keep);
     expect_values(keep, AX_F32, 1, VEC(3), VALS(-1, 2, -3), 0);
     /* x * x with both references handed over */
     ax_array_retain(z);
-    ax_array *sq = ax_binary_consume(cx, AX_MUL, z, z);
+    ax_array *sq = ax_binary_take(cx, AX_MUL, z, z);
     assert_ptr_equal(sq, z);
     expect_values(sq, AX_F32, 1, VEC(3), VALS(1, 4, 9), 0);
     /* a broadcast operand is not the output's shape; the other one is reused */
     ax_array *a = make_range(cx, AX_I32, 2, SHAPE(2, 2));
     ax_array *s = ax_array_scalar(cx, AX_I32, 10);
-    ax_array *r = ax_binary_consume(cx, AX_ADD, s, a);
+    ax_array *r = ax_binary_take(cx, AX_ADD, s, a);
     assert_ptr_equal(r, a);
     expect_ints(r, AX_I32, 2, SHAPE(2, 2), INTS(10, 11, 12, 13));
     /* comparisons change the dtype: never in place */
     ax_array *c = make_range(cx, AX_F32, 1, VEC(2));
     ax_array *c2 = ax_array_retain(c);
-    ax_array *lt = ax_binary_consume(cx, AX_LT, c, c2);
+    ax_array *lt = ax_binary_take(cx, AX_LT, c, c2);
     assert_ptr_not_equal(lt, c);
     expect_ints(lt, AX_BOOL, 1, VEC(2), INTS(0, 0));
 }
@@ -934,7 +934,7 @@ static void test_streaming_path(void **state) {
     /* in place on a unique array */
     ax_array *c = ax_array_copy(cx, x);
     ax_array_retain(c);
-    ax_array *sq = ax_binary_consume(cx, AX_MUL, c, c);
+    ax_array *sq = ax_binary_take(cx, AX_MUL, c, c);
     assert_ptr_equal(sq, c);
     py = ax_array_data(sq);
     for (int64_t i = 0; i < n; i++)

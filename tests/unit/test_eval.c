@@ -576,18 +576,106 @@ static void test_to_array_traced(void **state) {
     check_error(fx, "to_array(['a'])", AX_ERR_TYPE, "must be an array or numbers", 1, 1);
 }
 
+/* ---- Ctrl-C inside long C loops ---- */
+
+/* press_ctrl_c(): what the SIGINT handler does, from inside an expression, so that the loops
+ * that run after it in the same expression (no call in between to notice it first) meet it. */
+static ax_value *bi_press_ctrl_c(ax_interp *in, ax_value *self, const ax_args *args) {
+    (void)self;
+    (void)args;
+    in->cx->interrupt = 1;
+    return ax_none();
+}
+
+static void test_interrupt_in_c_loops(void **state) {
+    fixture *fx = *state;
+    ax_interp_define_builtin(fx->in, "press_ctrl_c",
+                             ax_value_builtin("press_ctrl_c", "test", bi_press_ctrl_c, NULL));
+    static const char *const programs[] = {
+        "xs = (press_ctrl_c(), [*range(1000000)])",          /* a display's *range */
+        "a, *b = (press_ctrl_c(), range(1000000))[1]",       /* starred unpacking */
+        "xs = (press_ctrl_c(), [None] * 100000000)",         /* repetition */
+        "xs = [0] * 10000\n(press_ctrl_c(), 7 in xs)",       /* membership */
+        "xs = [0] * 10000\n(press_ctrl_c(), xs)[1]",         /* the REPL echo of a big value */
+        "xs = ['a'] * 10000\n(press_ctrl_c(), ''.join(xs))", /* join */
+    };
+    for (size_t i = 0; i < sizeof programs / sizeof programs[0]; i++) {
+        char *out = run(fx, programs[i]);
+        if (!strstr(out, "error[KeyboardInterrupt]"))
+            fail_msg("<<%s>> gave <<%.300s>>", programs[i], out);
+        assert_int_equal(fx->cx->interrupt, 0); /* reported once, then forgotten */
+        free(out);
+        ax_interp_reset(fx->in);
+    }
+    /* builtins whose loops run with the flag already up (called directly: a call through the
+     * evaluator would notice it at the call): making a range's ints, formatting a long list */
+    ax_value *items[5000];
+    for (int i = 0; i < 5000; i++) items[i] = ax_value_int(fx->in, i);
+    ax_value *big = ax_value_list(5000, items), *r = ax_value_range(fx->in, 0, 100000000, 1);
+    static const char *const calls[] = {"list", "tuple", "sorted", "print", "str"};
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        ax_value *fn = ax_interp_lookup(fx->in, calls[i]);
+        ax_value *arg = i < 3 ? r : big;
+        ax_args a = {.n = 1, .pos = &arg};
+        fx->cx->interrupt = 1;
+        ax_value *got = fn->builtin->fn(fx->in, fn, &a);
+        if (got || fx->cx->err.kind != AX_ERR_INTERRUPT)
+            fail_msg("%s() with Ctrl-C pending: %s", calls[i],
+                     got ? "returned a value" : fx->cx->err.message);
+        assert_int_equal(fx->cx->interrupt, 0);
+        ax_error_clear(fx->cx);
+    }
+    ax_value_release(big);
+    ax_value_release(r);
+    /* reading a source and parsing one */
+    fx->cx->interrupt = 1;
+    size_t len;
+    FILE *f = fopen("/dev/zero", "rb");
+    assert_null(ax_read_stream(f, fx->cx, &len));
+    fclose(f);
+    fx->cx->interrupt = 1;
+    check_error(fx, "x = 1\ny = 2\n", AX_ERR_INTERRUPT, "interrupted", 0, 0);
+    assert_int_equal(fx->cx->interrupt, 0);
+}
+
+/* A message that quotes the user's strings never prints raw control characters. */
+static void test_error_message_escapes(void **state) {
+    fixture *fx = *state;
+    assert_int_equal(ax_interp_run(fx->in, "d = {'a': 1}\nd['\x1b[2J\x07']", "<test>", NULL), -1);
+    char text[512] = "";
+    FILE *f = fmemopen(text, sizeof text - 1, "w");
+    ax_error_print(fx->cx, f);
+    fclose(f);
+    assert_non_null(strstr(text, "error[KeyError]: '\\x1b[2J\\x07' is not a key"));
+    for (const char *p = text; *p; p++) assert_true((unsigned char)*p >= 0x20 || *p == '\n');
+    ax_error_clear(fx->cx);
+    ax_interp_reset(fx->in);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_literals),        cmocka_unit_test(test_arithmetic),
-        cmocka_unit_test(test_sequences),       cmocka_unit_test(test_comparisons),
-        cmocka_unit_test(test_boolean_ops),     cmocka_unit_test(test_bindings),
-        cmocka_unit_test(test_functions),       cmocka_unit_test(test_decorators),
-        cmocka_unit_test(test_closures),        cmocka_unit_test(test_conditionals),
-        cmocka_unit_test(test_loops),           cmocka_unit_test(test_indexing),
-        cmocka_unit_test(test_errors),          cmocka_unit_test(test_deep_recursion),
-        cmocka_unit_test(test_interrupt),       cmocka_unit_test(test_repl_entries),
-        cmocka_unit_test(test_names_and_attrs), cmocka_unit_test(test_import),
-        cmocka_unit_test(test_value_api),       cmocka_unit_test(test_to_array_traced),
+        cmocka_unit_test(test_literals),
+        cmocka_unit_test(test_arithmetic),
+        cmocka_unit_test(test_sequences),
+        cmocka_unit_test(test_comparisons),
+        cmocka_unit_test(test_boolean_ops),
+        cmocka_unit_test(test_bindings),
+        cmocka_unit_test(test_functions),
+        cmocka_unit_test(test_decorators),
+        cmocka_unit_test(test_closures),
+        cmocka_unit_test(test_conditionals),
+        cmocka_unit_test(test_loops),
+        cmocka_unit_test(test_indexing),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_deep_recursion),
+        cmocka_unit_test(test_interrupt),
+        cmocka_unit_test(test_repl_entries),
+        cmocka_unit_test(test_names_and_attrs),
+        cmocka_unit_test(test_import),
+        cmocka_unit_test(test_value_api),
+        cmocka_unit_test(test_to_array_traced),
+        cmocka_unit_test(test_interrupt_in_c_loops),
+        cmocka_unit_test(test_error_message_escapes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -122,12 +122,13 @@ static void test_eval(void **state) {
     ax_ir_release(ir);
 }
 
-/* x * 1.0 + 0.0, twice (a common subexpression), plus a dead exp and a foldable 2 * 3. */
+/* x * 1.0 + -0.0, twice (a common subexpression), plus a dead exp and a foldable 2 * 3. (For
+ * floats only -0.0 is the identity of addition: x + 0.0 is not x when x is -0.0.) */
 static void test_simplify(void **state) {
     ax_ctx *cx = *state;
     ax_ir_builder *b = ax_ir_builder_new();
     int x = ax_ir_add_input(b, &f32_3), m1, m2, s1, s2, dead, sum;
-    ax_array *one = ax_array_scalar(cx, AX_F32, 1.0), *zero = ax_array_scalar(cx, AX_F32, 0.0);
+    ax_array *one = ax_array_scalar(cx, AX_F32, 1.0), *zero = ax_array_scalar(cx, AX_F32, -0.0);
     ax_array *two = ax_array_scalar(cx, AX_F32, 2.0), *three = ax_array_scalar(cx, AX_F32, 3.0);
     ax_ir_atom lit1 = {.var = -1, .lit = one}, lit0 = {.var = -1, .lit = zero};
     ax_params none = {0};

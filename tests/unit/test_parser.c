@@ -573,6 +573,95 @@ static void test_error_display(void **state) {
     free_ctx(cx);
 }
 
+/* The printed error of a parse, from a memory stream. */
+static char *printed_error(ax_ctx *cx) {
+    char *text = calloc(1, 4096);
+    FILE *f = fmemopen(text, 4095, "w");
+    ax_error_print(cx, f);
+    fclose(f);
+    return text;
+}
+
+/* A long line shows a window around the error, not all of it, and never raw control bytes. */
+static void test_error_display_long_and_unprintable(void **state) {
+    (void)state;
+    ax_strbuf sb;
+    ax_strbuf_init(&sb);
+    ax_strbuf_append(&sb, "x = [");
+    for (int i = 0; i < 100000; i++) ax_strbuf_append(&sb, "1, ");
+    ax_strbuf_append(&sb, "2 3");
+    for (int i = 0; i < 100000; i++) ax_strbuf_append(&sb, ", 1");
+    ax_strbuf_append(&sb, "]\n");
+    ax_ctx *cx = new_ctx();
+    assert_null(ax_parse(cx, sb.data, "long.ax"));
+    assert_string_equal(cx->err.message, "invalid syntax. Perhaps you forgot a comma?");
+    assert_int_equal(cx->err.span.col, 5 + 300000 + 3);
+    char *out = printed_error(cx);
+    assert_true(strlen(out) < 600);
+    /* the source window and the caret line: the caret is under the '3' */
+    char *src = strstr(out, "1 | ..."), *caret = src ? strstr(src, "\n  | ") : NULL;
+    assert_non_null(caret);
+    const char *three = strstr(src, "2 3") + 2, *mark = strchr(caret + 1, '^');
+    assert_int_equal(mark - (caret + 1), three - src);
+    assert_non_null(strstr(src, "1, 1...\n"));
+    free(out);
+    free_ctx(cx);
+    ax_strbuf_free(&sb);
+
+    /* an escape sequence in a string and a control character: shown escaped, caret aligned */
+    cx = new_ctx();
+    assert_null(ax_parse(cx, "s = '\x1b[31m\x7f\xc3\xa9' \x01\n", "ctl.ax"));
+    assert_string_equal(cx->err.message, "invalid non-printable character U+0001");
+    out = printed_error(cx);
+    for (const char *q = out; *q; q++)
+        if ((unsigned char)*q < 0x20 && *q != '\n') fail_msg("raw control byte in <<%s>>", out);
+    assert_non_null(strstr(out, "1 | s = '\\x1b[31m\\x7f\xc3\xa9' \\x01\n"));
+    /* s = '\x1b[31m\x7fé' is 20 columns wide */
+    assert_non_null(strstr(out, "\n  | "
+                                "                    "
+                                "^^^^\n"));
+    free(out);
+    free_ctx(cx);
+}
+
+/* A UTF-8 byte order mark is skipped, and "\r\n" and a lone "\r" end lines (Python reads
+ * sources with universal newlines); line numbers count them. */
+static void test_bom_and_line_ends(void **state) {
+    (void)state;
+    check_tree("\xEF\xBB\xBFx = 1\r\ny = 2\rz = '''a\r\nb'''\r\n",
+               "(= x 1)\n(= y 2)\n(= z \"a\\nb\")");
+    check_tree("if x:\r\n    y\r\nelse:\r    z\r", "(if x (do (expr y)) (do (expr z)))");
+    ax_ctx *cx = new_ctx();
+    assert_null(ax_parse(cx, "\xEF\xBB\xBFx = 1\r\n\r\ny = )\r\n", "crlf.ax"));
+    assert_int_equal(cx->err.span.line, 3);
+    assert_int_equal(cx->err.span.col, 5);
+    assert_string_equal(cx->err.source, "y = )");
+    free_ctx(cx);
+}
+
+/* A NUL byte anywhere is a syntax error at that byte; nothing before it runs. */
+static void test_nul_bytes(void **state) {
+    (void)state;
+    static const struct {
+        const char *src;
+        size_t len;
+        int line, col;
+    } cases[] = {
+        {"\0print(1)\n", 10, 1, 1},   {"x = 1\ny = 2\0\n", 13, 2, 6},
+        {"s = 'a\0b'\n", 11, 1, 7},   {"# a comment \0\nx = 1\n", 21, 1, 13},
+        {"x = (1 +\r\n\0", 11, 2, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ax_ctx *cx = new_ctx();
+        assert_null(ax_parse_n(cx, cases[i].src, cases[i].len, "nul.ax"));
+        assert_int_equal(cx->err.kind, AX_ERR_SYNTAX);
+        assert_string_equal(cx->err.message, "source code cannot contain null bytes");
+        assert_int_equal(cx->err.span.line, cases[i].line);
+        assert_int_equal(cx->err.span.col, cases[i].col);
+        free_ctx(cx);
+    }
+}
+
 /* ---- limits: deep nesting is an error, never a stack overflow ---- */
 
 static char *repeat(const char *prefix, const char *unit, int n, const char *suffix) {
@@ -605,6 +694,16 @@ static void test_deep_nesting(void **state) {
     expect_error_containing(s, "nested too deeply");
     free(s);
     s = repeat("x = 1", " + 1", 100000, "\n");
+    expect_error_containing(s, "too complex");
+    free(s);
+    /* the parse stops at the limit: it never gets to the invalid character at the end */
+    s = repeat("x = 1", " + 1", 100000, " $\n");
+    expect_error_containing(s, "too complex");
+    free(s);
+    s = repeat("x = [f", "(1).a[0]", 100000, " $]\n");
+    expect_error_containing(s, "too complex");
+    free(s);
+    s = repeat("x = [1 and 1", " or 1", 100000, " $]\n");
     expect_error_containing(s, "too complex");
     free(s);
     s = repeat("x = f", "(1)", 50000, "\n");
@@ -916,6 +1015,9 @@ int main(void) {
         cmocka_unit_test(test_spans),
         cmocka_unit_test(test_syntax_errors),
         cmocka_unit_test(test_error_display),
+        cmocka_unit_test(test_error_display_long_and_unprintable),
+        cmocka_unit_test(test_bom_and_line_ends),
+        cmocka_unit_test(test_nul_bytes),
         cmocka_unit_test(test_deep_nesting),
         cmocka_unit_test(test_incomplete),
         cmocka_unit_test(test_conformance_programs),

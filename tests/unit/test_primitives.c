@@ -76,7 +76,9 @@ static void test_every_row_is_complete(void **state) {
         if (!info->name || !info->name[0]) fail_msg("primitive %d has no name", p);
         if (!info->shape || !info->eager) fail_msg("%s lacks a shape or eager rule", info->name);
         assert_true(info->nin >= -1);
-        assert_int_equal(info->nout, p == AX_P_THREEFRY2X32 ? 2 : 1);
+        bool hop = p == AX_P_COND || p == AX_P_WHILE || p == AX_P_SCAN || p == AX_P_CALL;
+        assert_int_equal(info->nout, p == AX_P_THREEFRY2X32 ? 2 : hop ? -1 : 1);
+        if (hop) assert_non_null(info->nout_of);
         assert_int_equal(ax_prim_lookup(info->name), p); /* names are unique */
         if ((info->flags & AX_PRIM_LINEAR) && (info->flags & AX_PRIM_NONDIFF))
             fail_msg("%s is marked both linear and non-differentiable", info->name);
@@ -448,6 +450,8 @@ static void test_rules_agree_with_kernels(void **state) {
     covered[AX_P_CUSTOM_CALL] = true; /* a user's function: tests/lang/custom_rules_transforms.ax */
     /* threefry2x32 is checked against Random123's known answers in tests/unit/test_prng.c */
     covered[AX_P_THREEFRY2X32] = true;
+    /* sub-programs: tests/unit/test_control_flow.c */
+    covered[AX_P_COND] = covered[AX_P_WHILE] = covered[AX_P_SCAN] = covered[AX_P_CALL] = true;
     for (int p = 0; p < AX_P_NPRIMS; p++)
         if (!covered[p]) fail_msg("no test case runs %s", ax_prim_get((ax_prim)p)->name);
 }

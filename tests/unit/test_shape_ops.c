@@ -71,6 +71,12 @@ static void test_reshape_errors_and_edges(void **state) {
                  "cannot reshape f32[6] into shape (-1, 4)");
     expect_error(cx, ax_reshape(cx, x, 2, SHAPE(-2, -3)), AX_ERR_VALUE,
                  "reshape: negative dimension -2 in shape (-2, -3)");
+    expect_error(cx, ax_reshape(cx, x, 3, SHAPE(1LL << 62, 1LL << 62, 0)), AX_ERR_VALUE,
+                 "shape (4611686018427387904, 4611686018427387904, 0) is too big: its float32 "
+                 "elements would take more than 2**63 bytes");
+    expect_error(cx, ax_reshape(cx, x, 3, SHAPE(-1, 1LL << 62, 1LL << 62)), AX_ERR_VALUE,
+                 "shape (1, 4611686018427387904, 4611686018427387904) is too big: its float32 "
+                 "elements would take more than 2**63 bytes");
     /* rank 0 <-> rank 1, empty arrays */
     ax_array *one = make_range(cx, AX_I32, 1, SHAPE(1));
     expect_values(ax_reshape(cx, one, 0, NULL), AX_I32, 0, NULL, VALS(0), 0);
@@ -178,6 +184,9 @@ static void test_slice(void **state) {
                  "slice start 3 is after its limit 1 on axis 1 of f32[2,3,4]");
     expect_error(cx, ax_slice(cx, x, SHAPE(0, 0, 0), SHAPE(2, 3, 4), SHAPE(0, 1, 1)), AX_ERR_VALUE,
                  "slice strides must be positive, got 0 on axis 0");
+    /* a stride beyond the axis takes its first element (and its stride is never formed) */
+    expect_values(ax_slice(cx, x, SHAPE(1, 0, 3), SHAPE(2, 3, 4), SHAPE(INT64_MAX, INT64_MAX, 1)),
+                  AX_F32, 3, SHAPE(1, 1, 1), VALS(15), 0);
     ax_array_release(r);
     ax_array_release(x);
 }
@@ -200,6 +209,24 @@ static void test_pad(void **state) {
     expect_values(ax_pad(cx, t, zero, SHAPE(0, 2), SHAPE(1, -1), SHAPE(0, 1)), AX_F32, 2,
                   SHAPE(4, 4), VALS(0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0, 0), 0);
     expect_values(ax_pad(cx, m1, zero, NULL, NULL, NULL), AX_F32, 0, NULL, VALS(-1), 0);
+    /* widths at the ends of int64 whose sum fits; one whose sum does not */
+    ax_array *v = make_array(cx, AX_F32, 1, SHAPE(1), VALS(7));
+    expect_values(ax_pad(cx, v, zero, SHAPE(INT64_MIN), SHAPE(INT64_MAX), NULL), AX_F32, 1,
+                  SHAPE(0), NULL, 0);
+    expect_values(ax_pad(cx, v, zero, SHAPE(INT64_MIN + 2), SHAPE(INT64_MAX), SHAPE(INT64_MAX)),
+                  AX_F32, 1, SHAPE(2), VALS(0, 0), 0);
+    expect_values(ax_pad(cx, v, zero, SHAPE(-1), SHAPE(0), SHAPE(INT64_MAX)), AX_F32, 1, SHAPE(0),
+                  NULL, 0);
+    expect_values(ax_pad(cx, v, zero, SHAPE(0), SHAPE(-1), SHAPE(INT64_MAX)), AX_F32, 1, SHAPE(0),
+                  NULL, 0);
+    expect_error(cx, ax_pad(cx, v, zero, SHAPE(INT64_MAX), SHAPE(1), NULL), AX_ERR_VALUE,
+                 "pad: padding (low 9223372036854775807, high 1, interior 0) of axis 0 is invalid "
+                 "for f32[1] (the padded size does not fit in 64 bits)");
+    expect_error(cx, ax_pad(cx, p, zero, SHAPE(0, 0), SHAPE(0, 0), SHAPE(0, INT64_MAX / 2 + 1)),
+                 AX_ERR_VALUE,
+                 "pad: padding (low 0, high 0, interior 4611686018427387904) of axis 1 is invalid "
+                 "for f32[2,3] (the padded size does not fit in 64 bits)");
+    ax_array_release(v);
     expect_error(cx, ax_pad(cx, p, m1, SHAPE(-3, 0), SHAPE(0, 0), NULL), AX_ERR_SHAPE,
                  "pad: padding (low -3, high 0, interior 0) of axis 0 is invalid for f32[2,3]");
     expect_error(cx, ax_pad(cx, p, m1, SHAPE(0, 0), SHAPE(0, 0), SHAPE(0, -1)), AX_ERR_VALUE,

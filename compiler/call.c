@@ -1,0 +1,357 @@
+/* The call primitive (see call.h): every rule. The passes a call's rules apply to its body are
+ * remembered on the body (a jitted function's IR lives across calls), so grad(jit(f)) traces
+ * its JVP, split and transposition once, and compiles each part once. */
+#include "call.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jit.h"
+#include "lax.h"
+#include "passes.h"
+#include "simplify.h"
+#include "trace_ir.h"
+#include "vmap.h"
+
+/* ---------------------------------------------------------------- what a body remembers */
+
+enum { MEMO_JVP, MEMO_PARTIAL_EVAL, MEMO_TRANSPOSE, MEMO_VMAP };
+
+typedef struct memo_entry {
+    int kind;
+    int64_t size;   /* vmap: the batch size */
+    bool *mask;     /* nonzero / unknown / linear / batched inputs (body->nin) */
+    bool *out_mask; /* the pass's answer per output */
+    ax_ir *a, *b;   /* its result(s) */
+    int nres;       /* partial evaluation: residuals */
+} memo_entry;
+
+typedef struct call_memo {
+    ax_jit_program *prog; /* the body's native program, built on the first eager call */
+    int n, cap;
+    memo_entry *entries;
+} call_memo;
+
+static void memo_free(void *p) {
+    call_memo *m = p;
+    if (!m) return;
+    ax_jit_free(m->prog);
+    for (int i = 0; i < m->n; i++) {
+        free(m->entries[i].mask);
+        free(m->entries[i].out_mask);
+        ax_ir_release(m->entries[i].a);
+        ax_ir_release(m->entries[i].b);
+    }
+    free(m->entries);
+    free(m);
+}
+
+/* The memo attached to body (created on first use); NULL when out of memory. */
+static call_memo *memo_of(ax_ir *body) {
+    if (body->attached_free == memo_free) return body->attached;
+    if (body->attached) return NULL; /* attached by someone else: no memo */
+    call_memo *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    body->attached = m;
+    body->attached_free = memo_free;
+    return m;
+}
+
+static memo_entry *memo_find(ax_ir *body, int kind, int64_t size, const bool *mask) {
+    call_memo *m = memo_of(body);
+    for (int i = 0; m && i < m->n; i++) {
+        memo_entry *e = &m->entries[i];
+        if (e->kind == kind && e->size == size &&
+            !memcmp(e->mask, mask, (size_t)body->nin * sizeof *mask))
+            return e;
+    }
+    return NULL;
+}
+
+/* Remembers a pass's result (retained); failures to remember are harmless. */
+static void memo_add(ax_ir *body, int kind, int64_t size, const bool *mask, const bool *out_mask,
+                     int nout_mask, ax_ir *a, ax_ir *b, int nres) {
+    call_memo *m = memo_of(body);
+    if (!m) return;
+    if (m->n == m->cap) {
+        int cap = m->cap ? 2 * m->cap : 4;
+        memo_entry *e = realloc(m->entries, (size_t)cap * sizeof *e);
+        if (!e) return;
+        m->entries = e;
+        m->cap = cap;
+    }
+    memo_entry e = {.kind = kind, .size = size, .nres = nres};
+    e.mask = malloc((size_t)body->nin + 1);
+    e.out_mask = malloc((size_t)nout_mask + 1);
+    if (!e.mask || !e.out_mask) {
+        free(e.mask);
+        free(e.out_mask);
+        return;
+    }
+    memcpy(e.mask, mask, (size_t)body->nin * sizeof *mask);
+    memcpy(e.out_mask, out_mask, (size_t)nout_mask * sizeof *out_mask);
+    e.a = ax_ir_retain(a);
+    e.b = ax_ir_retain(b);
+    m->entries[m->n++] = e;
+}
+
+/* Names a derived body `fmt` around the original's name: "jvp(f)", "transpose(jvp(f))". */
+static void name_derived(ax_ir *ir, const char *fmt, const ax_ir *from) {
+    char name[256];
+    snprintf(name, sizeof name, fmt, from->name ? from->name : "<lambda>");
+    ax_ir_set_name(ir, name); /* a name is optional: no error if it cannot be kept */
+}
+
+/* ---------------------------------------------------------------- the body's native program */
+
+static ax_ir *simplified(ax_ctx *cx, ax_ir *ir) {
+    if (!ir) return NULL;
+    ax_ir *s = ax_simplify(cx, ir);
+    ax_ir_release(ir);
+    return s;
+}
+
+/* The IR native code is built from: nested calls and custom_call equations replaced by their
+ * bodies (native code is never differentiated, and the bodies fuse with the rest). Never ir
+ * itself: the program it keeps must not hold the body that holds it. */
+static ax_ir *for_native_code(ax_ctx *cx, ax_ir *ir) {
+    if (!ax_ir_has_custom_calls(ir)) {
+        bool *none = calloc((size_t)ir->nconsts + 1, sizeof *none);
+        ax_ir *copy = none ? ax_ir_lift_consts(ir, none) : NULL;
+        free(none);
+        return copy ? copy : ax_error_oom(cx);
+    }
+    ax_aval *types = calloc((size_t)ir->nin + 1, sizeof *types);
+    if (!types) return ax_error_oom(cx);
+    for (int i = 0; i < ir->nin; i++) ax_ir_in_type(ir, i, &types[i]);
+    int nout = 0;
+    ax_ir *flat = ax_trace_to_ir(cx, ax_ir_inlined_flat_fn, ir, ir->nin, types, &nout);
+    free(types);
+    return simplified(cx, flat);
+}
+
+ax_jit_program *ax_call_program(ax_ctx *cx, ax_ir *body) {
+    call_memo *m = memo_of(body);
+    if (!m) return ax_error_oom(cx);
+    if (m->prog) return m->prog;
+    ax_ir *native = for_native_code(cx, body);
+    m->prog = native ? ax_jit_build(cx, native) : NULL;
+    ax_ir_release(native);
+    if (m->prog && ax_jit_logging(cx)) {
+        const ax_jit_info *info = ax_jit_program_info(m->prog);
+        fprintf(stderr,
+                "ax: jit: %s %s in %.2f ms: %d fused loops, %d matrix products, %d eager "
+                "steps\n",
+                info->from_disk ? "loaded"
+                : info->native  ? "compiled"
+                                : "prepared (no native code)",
+                body->name ? body->name : "<lambda>", info->build_ms, info->nloops,
+                info->ngemms, info->neager);
+    }
+    return m->prog;
+}
+
+/* ---------------------------------------------------------------- rules */
+
+static int call_nout(const ax_params *p) {
+    return p->sub[0]->nout;
+}
+
+static int call_shape(ax_ctx *cx, int nin, const ax_aval *in, const ax_params *p, ax_aval *out) {
+    const ax_ir *body = p->nsub == 1 ? p->sub[0] : NULL;
+    if (!body || body->nin != nin)
+        return ax_error(cx, AX_ERR_RUNTIME, "internal error: call's body does not fit"), -1;
+    for (int i = 0; i < nin; i++) {
+        ax_aval t;
+        ax_ir_in_type(body, i, &t);
+        if (t.dtype != in[i].dtype || !ax_shape_equal(t.ndim, t.shape, in[i].ndim, in[i].shape))
+            return ax_error(cx, AX_ERR_RUNTIME, "internal error: call's argument types"), -1;
+    }
+    for (int j = 0; j < body->nout; j++) ax_ir_out_type(body, j, &out[j]);
+    return 0;
+}
+
+static int call_eager(ax_ctx *cx, int nin, ax_array **in, const ax_params *p, ax_array **out) {
+    (void)nin;
+    ax_jit_program *prog = ax_call_program(cx, (ax_ir *)p->sub[0]);
+    return prog ? ax_jit_run(cx, prog, in, out) : -1;
+}
+
+/* Binds a call of `body` on args; out gets body->nout new references. */
+static int bind_call(ax_ctx *cx, const ax_params *p, ax_ir *body, int n, ax_array **args,
+                     ax_array **out) {
+    ax_params q = *p;
+    q.nsub = 1;
+    q.sub = (struct ax_ir *const *)&body;
+    return ax_bind(cx, AX_P_CALL, n, args, &q, out);
+}
+
+static int call_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                    ax_array **tin, ax_array **out, ax_array **tout) {
+    (void)prim;
+    ax_ir *body = (ax_ir *)p->sub[0];
+    int nout = body->nout;
+    bool *nz = calloc((size_t)nin + (size_t)nout + 1, sizeof *nz), *nzo = nz ? nz + nin : NULL;
+    ax_array **args = calloc(2 * (size_t)nin + 2 * (size_t)nout + 1, sizeof *args);
+    if (!nz || !args) {
+        free(nz), free(args);
+        return ax_error_oom(cx), -1;
+    }
+    for (int i = 0; i < nin; i++) nz[i] = tin[i] != NULL;
+    memo_entry *e = memo_find(body, MEMO_JVP, 0, nz);
+    ax_ir *jb = e ? ax_ir_retain(e->a) : ax_pass_jvp(cx, body, nz, NULL, nzo);
+    if (e) memcpy(nzo, e->out_mask, (size_t)nout * sizeof *nzo);
+    if (jb && !e) {
+        name_derived(jb, "jvp(%s)", body);
+        memo_add(body, MEMO_JVP, 0, nz, nzo, nout, jb, NULL, 0);
+    }
+    int rc = jb ? 0 : -1, n = 0;
+    for (int i = 0; i < nin; i++) args[n++] = in[i];
+    for (int i = 0; i < nin; i++)
+        if (nz[i]) args[n++] = tin[i];
+    ax_array **res = args + n;
+    if (!rc) rc = bind_call(cx, p, jb, n, args, res);
+    for (int j = 0, t = nout; j < nout && !rc; j++) {
+        out[j] = res[j];
+        tout[j] = nzo[j] ? res[t++] : NULL;
+    }
+    ax_ir_release(jb);
+    free(nz), free(args);
+    return rc;
+}
+
+static int call_partial_eval(ax_ctx *cx, ax_ir_trace *t, ax_prim prim, const ax_params *p,
+                             int nin, ax_array **in, const bool *unknown, ax_array **out) {
+    ax_ir *body = (ax_ir *)p->sub[0], *kn = NULL, *un = NULL;
+    int nout = body->nout, nres = 0;
+    bool *uo = calloc((size_t)nout + 1, sizeof *uo);
+    if (!uo) return ax_error_oom(cx), -1;
+    memo_entry *e = memo_find(body, MEMO_PARTIAL_EVAL, 0, unknown);
+    int rc = 0;
+    if (e) {
+        kn = ax_ir_retain(e->a), un = ax_ir_retain(e->b), nres = e->nres;
+        memcpy(uo, e->out_mask, (size_t)nout * sizeof *uo);
+    } else if (!(rc = ax_pass_partial_eval(cx, body, unknown, NULL, uo, &kn, &un, &nres))) {
+        name_derived(kn, "%s", body);
+        name_derived(un, "%s", body);
+        memo_add(body, MEMO_PARTIAL_EVAL, 0, unknown, uo, nout, kn, un, nres);
+    }
+    int nu = 0;
+    for (int j = 0; j < nout; j++) nu += uo[j];
+    int nk = nout - nu;
+    ax_array **args = rc ? NULL : calloc(2 * (size_t)nin + 2 * (size_t)nres + (size_t)nout + 1,
+                                         sizeof *args);
+    if (!rc && !args) ax_error_oom(cx), rc = -1;
+    if (!rc) {
+        int n = 0;
+        for (int i = 0; i < nin; i++)
+            if (!unknown[i]) args[n++] = in[i];
+        ax_array **kres = args + n;
+        rc = bind_call(cx, p, kn, n, args, kres);
+        ax_array **uargs = kres + nk + nres, **ures = NULL;
+        if (!rc) {
+            int m = 0;
+            for (int r = 0; r < nres; r++) uargs[m++] = kres[nk + r];
+            for (int i = 0; i < nin; i++)
+                if (unknown[i]) uargs[m++] = in[i];
+            ures = uargs + m;
+            ax_params q = *p;
+            q.nsub = 1;
+            q.sub = (struct ax_ir *const *)&un;
+            rc = ax_ir_trace_record(t, prim, m, uargs, &q, ures);
+            if (rc)
+                for (int j = 0; j < nk; j++) ax_array_release(kres[j]);
+            for (int r = 0; r < nres; r++) ax_array_release(kres[nk + r]);
+        }
+        for (int j = 0, a = 0, b = 0; j < nout && !rc; j++) out[j] = uo[j] ? ures[b++] : kres[a++];
+    }
+    ax_ir_release(kn), ax_ir_release(un);
+    free(uo), free(args);
+    return rc;
+}
+
+static int call_transpose(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                          const bool *lin, const ax_aval *in_types, ax_array *const *cts,
+                          ax_array **ct_in) {
+    (void)prim, (void)in_types;
+    ax_ir *body = (ax_ir *)p->sub[0];
+    int nout = body->nout;
+    memo_entry *e = memo_find(body, MEMO_TRANSPOSE, 0, lin);
+    ax_ir *tb = e ? ax_ir_retain(e->a) : ax_pass_transpose(cx, body, lin);
+    if (tb && !e) {
+        name_derived(tb, "transpose(%s)", body);
+        memo_add(body, MEMO_TRANSPOSE, 0, lin, lin, 0, tb, NULL, 0);
+    }
+    ax_array **args = calloc(2 * (size_t)nin + 2 * (size_t)nout + 1, sizeof *args);
+    int rc = tb && args ? 0 : -1, n = 0, nz = 0;
+    if (tb && !args) ax_error_oom(cx);
+    ax_array **zeros = args ? args + nin + nout : NULL, **res = zeros ? zeros + nout : NULL;
+    for (int i = 0; i < nin && !rc; i++)
+        if (!lin[i]) args[n++] = in[i];
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    for (int j = 0; j < nout && !rc; j++) {
+        ax_aval ty;
+        ax_ir_out_type(body, j, &ty);
+        ty.weak = false;
+        args[n++] = cts[j] ? cts[j] : ax_lax_full_aval(&s, &ty, 0.0);
+        if (!args[n - 1]) rc = -1;
+    }
+    (void)zeros, (void)nz;
+    if (!rc) rc = bind_call(cx, p, tb, n, args, res);
+    for (int i = 0, r = 0; i < nin; i++) ct_in[i] = !rc && lin[i] ? res[r++] : NULL;
+    ax_scope_end(&s);
+    ax_ir_release(tb);
+    free(args);
+    return rc;
+}
+
+static int call_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                      const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+    (void)prim;
+    ax_ir *body = (ax_ir *)p->sub[0];
+    int nout = body->nout;
+    bool *bm = calloc((size_t)nin + (size_t)nout + 1, sizeof *bm), *bo = bm ? bm + nin : NULL;
+    ax_array **x = calloc((size_t)nin + 1, sizeof *x);
+    int rc = bm && x ? 0 : -1;
+    if (rc) ax_error_oom(cx);
+    for (int i = 0; i < nin && !rc; i++) {
+        bm[i] = bdim[i] >= 0;
+        x[i] = bm[i] ? ax_moveaxis(cx, in[i], bdim[i], 0) : ax_array_retain(in[i]);
+        if (!x[i]) rc = -1;
+    }
+    memo_entry *e = rc ? NULL : memo_find(body, MEMO_VMAP, size, bm);
+    ax_ir *vb = rc ? NULL : e ? ax_ir_retain(e->a) : ax_pass_vmap(cx, body, size, bm, NULL, bo);
+    if (e) memcpy(bo, e->out_mask, (size_t)nout * sizeof *bo);
+    if (vb && !e) {
+        name_derived(vb, "vmap(%s)", body);
+        memo_add(body, MEMO_VMAP, size, bm, bo, nout, vb, NULL, 0);
+    }
+    if (!rc && !vb) rc = -1;
+    if (!rc) rc = bind_call(cx, p, vb, nin, x, out);
+    for (int j = 0; j < nout; j++) out_bdim[j] = bo && bo[j] ? 0 : -1;
+    for (int i = 0; x && i < nin; i++) ax_array_release(x[i]);
+    ax_ir_release(vb);
+    free(bm), free(x);
+    return rc;
+}
+
+static void call_dependencies(const ax_params *p, int nin, const bool *in, bool *out) {
+    (void)nin;
+    ax_ir_dependencies(p->sub[0], in, out);
+}
+
+const ax_prim_info ax_call_info = {
+    .name = "pjit",
+    .nin = -1,
+    .nout = -1,
+    .shape = call_shape,
+    .eager = call_eager,
+    .jvp = (void *)call_jvp,
+    .transpose = (void *)call_transpose,
+    .batch = (void *)call_batch,
+    .partial_eval = call_partial_eval,
+    .nout_of = call_nout,
+    .dependencies = call_dependencies,
+};
