@@ -95,8 +95,10 @@ static int user_call_fn(ax_ctx *cx, void *closure, int nin, ax_array **flat, int
         if (!*out) ax_error_oom(cx), rc = -1;
         for (int i = 0; !rc && i < u->nout[0]; i++) (*out)[i] = parts[0][i];
         for (int i = 0; !rc && i < u->nout[1]; i++) (*out)[u->nout[0] + i] = parts[1][i];
-        free(parts[0]), free(parts[1]);
-        return rc;
+        if (!rc) {
+            free(parts[0]), free(parts[1]); /* their arrays moved to *out */
+            return 0;
+        }
     }
     ax_flat_release_arrays(parts[0], u->nout[0]);
     ax_flat_release_arrays(parts[1], u->nout[1]);
@@ -603,7 +605,6 @@ static ax_value *b_scan(ax_interp *in, ax_value *self, const ax_args *a) {
             ax_value *carry = unflatten_arrays(in, c.def, c.n, outs);
             ax_value *ys = carry ? unflatten_arrays(in, t.out_def[1], t.nout[1], outs + c.n) : NULL;
             result = ax_flat_pair_take(in->cx, carry, ys); /* releases either if the other failed */
-            if (!ys && carry) ax_value_release(carry);
             for (int j = 0; j < nout; j++) ax_array_release(outs[j]);
         }
     }
