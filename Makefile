@@ -58,9 +58,9 @@ else
 CFLAGS   += -DNDEBUG
 endif
 
-SRCS    := $(wildcard runtime/*.c compiler/*.c lang/*.c stdlib/*.c)
+SRCS    := $(wildcard runtime/*.c compiler/*.c numpy/*.c lang/*.c stdlib/*.c cli/*.c)
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o)
-LIBOBJS := $(filter-out $(BUILD)/lang/main.o,$(OBJS))
+LIBOBJS := $(filter-out $(BUILD)/cli/main.o,$(OBJS))
 UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 BENCHES := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(wildcard tests/bench/bench_*.c))
 # Test binaries whose allocations go through tests/fault/fault_alloc.c (docs/testing.md):
@@ -81,7 +81,8 @@ $(BUILD)/runtime/elementwise.o: CFLAGS += -O3 -march=native -fno-math-errno -fno
 $(BUILD)/runtime/reduce.o: CFLAGS += -O3 -march=native -fno-math-errno -fno-trapping-math
 
 DEPS := libreadline-dev libgccjit-12-dev libopenblas-dev libcmocka-dev binutils python3 \
-        python3-numpy gnuplot-nox graphviz libcmark-dev chromium clang-14 libclang-rt-14-dev
+        python3-numpy gnuplot-nox graphviz libcmark-dev chromium zlib1g-dev clang-14 \
+        libclang-rt-14-dev
 
 .PHONY: all unit benches run test asan bench conformance install uninstall deps clean FORCE \
         fuzz faultinject
@@ -184,7 +185,9 @@ bench: deps
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(STDLIB_DIR) $(DESTDIR)$(MANDIR)
 	install -m 755 $(BUILD)/ax $(DESTDIR)$(PREFIX)/bin/ax
-	$(if $(wildcard stdlib/*.ax),install -m 644 $(wildcard stdlib/*.ax) $(DESTDIR)$(STDLIB_DIR))
+	cd stdlib && find . -name '*.ax' -exec install -D -m 644 {} $(DESTDIR)$(STDLIB_DIR)/{} \;
+	install -d $(DESTDIR)$(PREFIX)/share/ax/data
+	$(if $(wildcard data/*.csv),install -m 644 $(wildcard data/*.csv) $(DESTDIR)$(PREFIX)/share/ax/data)
 	install -m 644 docs/ax.1 $(DESTDIR)$(MANDIR)/ax.1
 
 uninstall:

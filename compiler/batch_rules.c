@@ -32,6 +32,10 @@ static ax_array *batch_first(ax_scope *s, ax_array *x, int bdim, int64_t size) {
     return ax_lax_broadcast_in_dim(s, x, x->ndim + 1, shape, dims);
 }
 
+ax_array *ax_batch_first(ax_scope *s, ax_array *x, int bdim, int64_t size) {
+    return batch_first(s, x, bdim, size);
+}
+
 /* Finishes a one-output rule whose result has its batch dimension first. */
 static int done1(ax_scope *s, ax_array *r, ax_array **out, int *out_bdim) {
     out[0] = r ? ax_scope_keep(s, r) : NULL;

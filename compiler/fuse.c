@@ -343,8 +343,39 @@ static void run_eagerly(fuser *f, int eqn) {
     for (int i = 0; i < e->nout; i++) f->vs[e->out[i]] = (var_state){.state = ST_MAT, .ready = s};
 }
 
+/* cond, while, scan: a step whose sub-programs have plans of their own. */
+static void fuse_control(fuser *f, int eqn) {
+    const ax_ir_eqn *e = &f->ir->eqns[eqn];
+    for (int i = 0; i < e->nin; i++)
+        if (e->in[i].var >= 0) materialize(f, e->in[i].var);
+    ax_step st = {.kind = AX_STEP_CONTROL, .eqn = eqn, .nsub = e->nsub};
+    st.sub = calloc((size_t)e->nsub, sizeof *st.sub);
+    st.sub_base = calloc((size_t)e->nsub, sizeof *st.sub_base);
+    for (int i = 0; st.sub && st.sub_base && i < e->nsub; i++)
+        if (!(st.sub[i] = ax_fuse(e->sub[i]))) f->oom = true;
+    if (!st.sub || !st.sub_base) f->oom = true;
+    int s = add_step(f, st);
+    if (s < 0) { /* not kept: freed here */
+        for (int i = 0; st.sub && i < e->nsub; i++) ax_plan_free(st.sub[i]);
+        free(st.sub), free(st.sub_base);
+    }
+    for (int i = 0; i < e->nout; i++) f->vs[e->out[i]] = (var_state){.state = ST_MAT, .ready = s};
+}
+
+static bool is_control(ax_prim p) {
+    return p == AX_P_COND || p == AX_P_WHILE || p == AX_P_SCAN;
+}
+
 static void fuse_eqn(fuser *f, int eqn) {
     const ax_ir_eqn *e = &f->ir->eqns[eqn];
+    if (is_control(e->prim)) {
+        fuse_control(f, eqn);
+        return;
+    }
+    if (e->nout == 0) { /* an effect (debug_callback): an eager step, in program order */
+        run_eagerly(f, eqn);
+        return;
+    }
     ax_aval in[4];
     int nin = e->nin < 4 ? e->nin : 4;
     for (int i = 0; i < nin; i++) {
@@ -498,14 +529,42 @@ static void lower_node(const ax_plan *plan, const ax_knode *n, int ndim, const i
     if (n->kind == AX_KN_CONST) memcpy(&c->lit, ax_array_data(n->lit), ax_dtype_size(n->dtype));
 }
 
-/* Counts what the code needs: nodes and buffer slots. */
-static void count_code(const ax_plan *plan, int *nnodes, int *nbufs) {
+/* Counts what the code needs: steps, nodes and buffer slots (the sub-programs' included). */
+static void count_code(const ax_plan *plan, int *nsteps, int *nnodes, int *nbufs) {
+    *nsteps = plan->nsteps;
     *nnodes = *nbufs = 0;
     for (int s = 0; s < plan->nsteps; s++) {
         const ax_step *st = &plan->steps[s];
         if (st->kind == AX_STEP_LOOP) *nnodes += st->k->nnodes;
         if (st->kind == AX_STEP_LOOP) *nbufs += 2 * st->k->nnodes;
+        for (int i = 0; i < st->nsub; i++) {
+            const ax_code_header *h = &st->sub[i]->code.h;
+            *nsteps += h->nsteps, *nnodes += h->nnodes, *nbufs += h->nbufs;
+        }
     }
+}
+
+/* Appends a sub-program's code (already lowered, its own sub-programs included) to the
+ * plan's; returns the step it starts at. */
+static int append_code(ax_plan *plan, int *nsteps, const ax_plan *sub) {
+    ax_code *code = &plan->code;
+    const ax_code *sc = &sub->code;
+    int base = *nsteps;
+    for (int s = 0; s < sc->h.nsteps; s++) {
+        ax_code_step *cs = &code->steps[base + s];
+        *cs = sc->steps[s]; /* records are zeroed where unused: a copy keeps them so */
+        if (cs->kind != AX_STEP_LOOP) continue;
+        cs->first_node += code->h.nnodes;
+        cs->first_buf += code->h.nbufs;
+    }
+    memcpy(code->nodes + code->h.nnodes, sc->nodes, (size_t)sc->h.nnodes * sizeof *sc->nodes);
+    memcpy(code->bufs + code->h.nbufs, sc->bufs, (size_t)sc->h.nbufs * sizeof *sc->bufs);
+    memcpy(plan->slot_var + code->h.nbufs, sub->slot_var,
+           (size_t)sc->h.nbufs * sizeof *sub->slot_var);
+    code->h.nnodes += sc->h.nnodes;
+    code->h.nbufs += sc->h.nbufs;
+    *nsteps += sc->h.nsteps;
+    return base;
 }
 
 static void lower_loop(ax_plan *plan, const ax_kernel *k, ax_code_step *cs, int *vars) {
@@ -530,12 +589,12 @@ static void lower_loop(ax_plan *plan, const ax_kernel *k, ax_code_step *cs, int 
 /* Fills plan->code and plan->slot_var; false when out of memory. */
 static bool lower_plan(ax_plan *plan) {
     ax_code *code = &plan->code;
-    int nnodes, nbufs, maxnodes = 0;
-    count_code(plan, &nnodes, &nbufs);
+    int nsteps, nnodes, nbufs, maxnodes = 0;
+    count_code(plan, &nsteps, &nnodes, &nbufs);
     for (int s = 0; s < plan->nsteps; s++)
         if (plan->steps[s].k && plan->steps[s].k->nnodes > maxnodes)
             maxnodes = plan->steps[s].k->nnodes;
-    code->steps = calloc((size_t)plan->nsteps + 1, sizeof *code->steps);
+    code->steps = calloc((size_t)nsteps + 1, sizeof *code->steps);
     code->nodes = calloc((size_t)nnodes + 1, sizeof *code->nodes);
     code->bufs = calloc((size_t)nbufs + 1, sizeof *code->bufs);
     plan->slot_var = calloc((size_t)nbufs + 1, sizeof *plan->slot_var);
@@ -549,13 +608,17 @@ static bool lower_plan(ax_plan *plan) {
     code->h.vector_lanes = ax_elementwise_vector_lanes();
     code->h.opt_level = ax_codegen_opt_level();
     code->h.piece_work = ax_codegen_piece_work();
-    code->h.nsteps = plan->nsteps;
     for (int s = 0; s < plan->nsteps; s++) {
         const ax_step *st = &plan->steps[s];
         ax_code_step *cs = &code->steps[s];
         cs->kind = st->kind;
         if (st->kind == AX_STEP_LOOP) lower_loop(plan, st->k, cs, vars);
     }
+    int at = plan->nsteps;
+    for (int s = 0; s < plan->nsteps; s++)
+        for (int i = 0; i < plan->steps[s].nsub; i++)
+            plan->steps[s].sub_base[i] = append_code(plan, &at, plan->steps[s].sub[i]);
+    code->h.nsteps = at;
     free(vars);
     return true;
 }
@@ -612,11 +675,16 @@ void ax_plan_free(ax_plan *plan) {
     free(plan->code.nodes);
     free(plan->code.bufs);
     free(plan->slot_var);
-    for (int s = 0; s < plan->nsteps; s++)
-        if (plan->steps[s].k) {
-            free(plan->steps[s].k->nodes);
-            free(plan->steps[s].k);
+    for (int s = 0; s < plan->nsteps; s++) {
+        ax_step *st = &plan->steps[s];
+        if (st->k) {
+            free(st->k->nodes);
+            free(st->k);
         }
+        for (int i = 0; st->sub && i < st->nsub; i++) ax_plan_free(st->sub[i]);
+        free(st->sub);
+        free(st->sub_base);
+    }
     free(plan->steps);
     free(plan);
 }
@@ -634,13 +702,20 @@ static void format_kernel(ax_strbuf *out, const ax_plan *plan, const ax_kernel *
     }
 }
 
-void ax_plan_format(ax_strbuf *out, const ax_plan *plan) {
+static void format_steps(ax_strbuf *out, const ax_plan *plan, int depth) {
     for (int s = 0; s < plan->nsteps; s++) {
         const ax_step *st = &plan->steps[s];
+        for (int i = 0; i < depth; i++) ax_strbuf_append(out, "  ");
         if (st->kind == AX_STEP_LOOP)
             format_kernel(out, plan, st->k);
         else
-            ax_strbuf_appendf(out, "eager %s", ax_prim_get(plan->ir->eqns[st->eqn].prim)->name);
+            ax_strbuf_appendf(out, "%s %s", st->kind == AX_STEP_EAGER ? "eager" : "loop over",
+                              ax_prim_get(plan->ir->eqns[st->eqn].prim)->name);
         ax_strbuf_appendf(out, "\n");
+        for (int i = 0; i < st->nsub; i++) format_steps(out, st->sub[i], depth + 1);
     }
+}
+
+void ax_plan_format(ax_strbuf *out, const ax_plan *plan) {
+    format_steps(out, plan, 0);
 }

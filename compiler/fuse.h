@@ -3,9 +3,11 @@
  * A LOOP step is one loop nest: chains of elementwise operations over one iteration shape,
  * reading the arrays it needs through broadcasts, transposes and reshapes folded into strides,
  * and optionally reducing some axes (sums, maxima, ...), so no intermediate array is made.
- * Everything else is an EAGER step: the equation runs on its eager kernel (matrix products
- * through OpenBLAS exactly as eagerly, sorting, gathers, Cholesky, ...). compiler/codegen.c
- * turns LOOP steps into native code. */
+ * A CONTROL step is a cond, while or scan: each of its sub-programs is fused into a plan of its
+ * own, whose steps are part of the same code (so compiled once, with the program), and jit
+ * runs the loop over them (compiler/jit.c). Everything else is an EAGER step: the equation
+ * runs on its eager kernel (matrix products through OpenBLAS exactly as eagerly, sorting,
+ * gathers, Cholesky, ...). compiler/codegen.c turns LOOP steps into native code. */
 #ifndef AX_FUSE_H
 #define AX_FUSE_H
 
@@ -42,12 +44,19 @@ typedef struct ax_kernel {
     ax_knode *nodes;
 } ax_kernel;
 
-typedef enum { AX_STEP_LOOP, AX_STEP_EAGER } ax_step_kind;
+typedef enum { AX_STEP_LOOP, AX_STEP_EAGER, AX_STEP_CONTROL } ax_step_kind;
+
+struct ax_plan;
 
 typedef struct ax_step {
     ax_step_kind kind;
-    int eqn;      /* EAGER */
+    int eqn;      /* EAGER, CONTROL */
     ax_kernel *k; /* LOOP */
+    /* CONTROL: the plans of the equation's sub-programs (cond's branches, while's cond and
+     * body, scan's body); sub-program i's steps are steps sub_base[i] .. of this plan's code */
+    int nsub;
+    struct ax_plan **sub;
+    int *sub_base;
 } ax_step;
 
 /* ---- The code: what native code is generated from ----
@@ -89,7 +98,8 @@ typedef struct ax_code_header {
 
 typedef struct ax_code {
     ax_code_header h;
-    ax_code_step *steps; /* h.nsteps (EAGER steps too, so step s is function "s<s>") */
+    ax_code_step *steps; /* h.nsteps (EAGER steps too, so step s is function "s<s>"): the
+                            plan's own, then those of its sub-programs' plans */
     ax_code_node *nodes; /* h.nnodes */
     ax_dtype *bufs;      /* h.nbufs: the dtype of each buffer slot */
 } ax_code;

@@ -1,6 +1,9 @@
 /* The typed IR: builder, printer, verifier, evaluator. */
 #include "ir.h"
 
+#include "conv_rules.h"
+#include "linalg_rules.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -405,6 +408,14 @@ static const char *scatter_mode_name(int mode) {
 
 void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
     switch (prim) {
+    case AX_P_CONV_GENERAL_DILATED:
+    case AX_P_REDUCE_WINDOW_SUM:
+    case AX_P_REDUCE_WINDOW_MAX:
+    case AX_P_REDUCE_WINDOW_MIN:
+    case AX_P_SELECT_AND_GATHER_ADD:
+    case AX_P_SELECT_AND_SCATTER_ADD:
+        ax_conv_format_params(s, prim, p);
+        break;
     case AX_P_INTEGER_POW:
         ax_strbuf_appendf(s, "[y=%lld]", (long long)p->k);
         break;
@@ -435,6 +446,11 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
                           p->flag & AX_TRSOLVE_LOWER ? "True" : "False",
                           p->flag & AX_TRSOLVE_TRANSPOSE_A ? "True" : "False",
                           p->flag & AX_TRSOLVE_UNIT_DIAGONAL ? "True" : "False");
+        break;
+    case AX_P_EIGH:
+    case AX_P_SVD:
+    case AX_P_QR:
+        ax_linalg_format_params(s, prim, p);
         break;
     case AX_P_CUMSUM:
     case AX_P_CUMPROD:
@@ -532,6 +548,9 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
     case AX_P_CUSTOM_LINEAR:
         ax_strbuf_appendf(s, "[fn=%s output=%lld]", p->cb ? p->cb->name : "?", (long long)p->k);
         break;
+    case AX_P_DEBUG_CALLBACK:
+        ax_strbuf_appendf(s, "[callback=%s effect=Debug]", p->cb ? p->cb->name : "?");
+        break;
     default:
         break;
     }
@@ -609,7 +628,7 @@ static void format_eqn(printer *pr, ir_names *n, const ax_ir_eqn *e) {
         if (i) ax_strbuf_append(pr->s, " ");
         format_binder(pr, n, e->out[i]);
     }
-    ax_strbuf_appendf(pr->s, " = %s", ax_prim_get(e->prim)->name);
+    ax_strbuf_appendf(pr->s, e->nout ? " = %s" : "%s", ax_prim_get(e->prim)->name);
     if (e->nsub)
         format_sub_params(pr, e);
     else

@@ -21,6 +21,7 @@
 #include "gccjit.h"
 #include "fuse.h"
 #include "jit_cache.h"
+#include "jit_loops.h"
 
 struct ax_jit_program {
     ax_ir *ir;
@@ -245,8 +246,8 @@ static void *compile_and_load(ax_ctx *cx, jit_state *s, const ax_plan *plan, uin
 }
 
 static bool bind_functions(ax_jit_program *p) {
-    for (int s = 0; s < p->plan->nsteps; s++) {
-        if (p->plan->steps[s].kind == AX_STEP_EAGER) continue;
+    for (int s = 0; s < p->plan->code.h.nsteps; s++) {
+        if (p->plan->code.steps[s].kind != AX_STEP_LOOP) continue;
         char name[32];
         snprintf(name, sizeof name, "s%d", s);
         p->fn[s] = (ax_step_fn)dlsym(p->dl, name);
@@ -255,19 +256,25 @@ static bool bind_functions(ax_jit_program *p) {
     return true;
 }
 
-static void count_steps(ax_jit_program *p) {
-    p->info.nsteps = p->plan->nsteps;
-    for (int s = 0; s < p->plan->nsteps; s++) {
-        const ax_step *st = &p->plan->steps[s];
-        bool product = st->kind == AX_STEP_EAGER && p->ir->eqns[st->eqn].prim == AX_P_DOT_GENERAL;
-        p->info.nloops += st->kind == AX_STEP_LOOP;
-        p->info.ngemms += product; /* on OpenBLAS, as eagerly */
-        p->info.neager += st->kind == AX_STEP_EAGER && !product;
+/* Counts the steps of a plan and of its sub-programs' plans. */
+static void count_plan(ax_jit_info *info, const ax_plan *plan) {
+    info->nsteps += plan->nsteps;
+    for (int s = 0; s < plan->nsteps; s++) {
+        const ax_step *st = &plan->steps[s];
+        bool product = st->kind == AX_STEP_EAGER && plan->ir->eqns[st->eqn].prim == AX_P_DOT_GENERAL;
+        info->nloops += st->kind == AX_STEP_LOOP;
+        info->ngemms += product; /* on OpenBLAS, as eagerly */
+        info->neager += st->kind == AX_STEP_EAGER && !product;
+        for (int i = 0; i < st->nsub; i++) count_plan(info, st->sub[i]);
     }
 }
 
+static void count_steps(ax_jit_program *p) {
+    count_plan(&p->info, p->plan);
+}
+
 static bool prepare_functions(ax_jit_program *p) {
-    p->fn = calloc((size_t)p->plan->nsteps + 1, sizeof *p->fn);
+    p->fn = calloc((size_t)p->plan->code.h.nsteps + 1, sizeof *p->fn);
     return p->fn != NULL;
 }
 
@@ -378,36 +385,6 @@ int ax_jit_dump_c(ax_ctx *cx, const ax_jit_program *p, ax_strbuf *out) {
 
 /* ---- running ---- */
 
-typedef struct loop_call {
-    ax_step_fn fn;
-    char **bufs;
-    void *const *fns;
-    int64_t granule, extent;
-} loop_call;
-
-static void run_chunk(void *arg, int64_t begin, int64_t end) {
-    const loop_call *c = arg;
-    int64_t lo = begin * c->granule, hi = end * c->granule;
-    c->fn(c->bufs, c->fns, lo, hi < c->extent ? hi : c->extent);
-}
-
-/* Splits the outermost loop over the pool when there is enough work. */
-static void run_loop(ax_ctx *cx, ax_step_fn fn, const ax_code *code, int step, char **bufs,
-                     void *const *fns) {
-    ax_loop_split sp;
-    ax_codegen_split(code, step, &sp);
-    const int64_t min_chunk = 1 << 15;
-    if (!sp.splittable || sp.extent * sp.work_per_iter < 2 * min_chunk) {
-        fn(bufs, fns, 0, sp.extent);
-        return;
-    }
-    loop_call c = {fn, bufs, fns, sp.granule, sp.extent};
-    int64_t units = (sp.extent + sp.granule - 1) / sp.granule;
-    int64_t per_unit = sp.granule * (sp.work_per_iter ? sp.work_per_iter : 1);
-    int64_t grain = (min_chunk + per_unit - 1) / per_unit;
-    ax_parallel_for(cx, units, grain ? grain : 1, run_chunk, &c);
-}
-
 static ax_array *atom_array(ax_array **env, const ax_ir_atom *a) {
     return a->var >= 0 ? env[a->var] : a->lit;
 }
@@ -451,7 +428,7 @@ static int run_loop_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env, v
     char **b = nb <= 512 ? bufs : malloc((size_t)nb * sizeof *b);
     if (!b) return ax_error_oom(cx), -1;
     int rc = step_buffers(cx, p, s, env, b);
-    if (!rc) run_loop(cx, p->fn[s], &p->plan->code, s, b, fns);
+    if (!rc) ax_jit_run_loop(cx, p->fn[s], &p->plan->code, s, b, fns);
     if (b != bufs) free(b);
     return rc;
 }
@@ -469,6 +446,28 @@ static int run_eager_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env) 
         env[e->out[i]] = res[i];
     }
     if (res != small) free(res);
+    return rc;
+}
+
+/* A cond, while or scan: its operands' buffers and its outputs, made here, to the loop. */
+static int run_control_step(ax_ctx *cx, ax_jit_program *p, int s, ax_array **env,
+                            void *const *fns) {
+    const ax_step *st = &p->plan->steps[s];
+    const ax_ir_eqn *e = &p->ir->eqns[st->eqn];
+    char **io = calloc((size_t)e->nin + (size_t)e->nout + 1, sizeof *io);
+    if (!io) return ax_error_oom(cx), -1;
+    int rc = 0;
+    for (int i = 0; i < e->nin && !rc; i++) {
+        io[i] = e->in[i].var >= 0 ? buffer_of(cx, env, e->in[i].var) : ax_array_data(e->in[i].lit);
+        if (!io[i]) rc = -1;
+    }
+    for (int j = 0; j < e->nout && !rc; j++) {
+        rc = new_output(cx, env, p->ir, e->out[j]);
+        if (!rc) io[e->nin + j] = ax_array_data(env[e->out[j]]);
+    }
+    ax_jit_fns f = {p->fn, fns};
+    if (!rc) rc = ax_jit_run_control(cx, &f, p->plan, st, 0, io, io + e->nin);
+    free(io);
     return rc;
 }
 
@@ -495,6 +494,9 @@ int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) 
         switch (p->plan->steps[s].kind) {
         case AX_STEP_LOOP:
             rc = run_loop_step(cx, p, s, env, fns);
+            break;
+        case AX_STEP_CONTROL:
+            rc = run_control_step(cx, p, s, env, fns);
             break;
         default:
             rc = run_eager_step(cx, p, s, env);

@@ -520,35 +520,6 @@ static ax_array *triangle_part(ax_scope *s, ax_array *x, double below, double on
     return ax_lax_select(s, diagonal_side(s, x, AX_P_GT), scaled(s, x, below), on_or_above);
 }
 
-/* x with its last two dims swapped. */
-static ax_array *swap_last(ax_scope *s, ax_array *x) {
-    if (!x) return NULL;
-    int perm[AX_MAX_RANK];
-    for (int d = 0; d < x->ndim; d++) perm[d] = d;
-    perm[x->ndim - 2] = x->ndim - 1;
-    perm[x->ndim - 1] = x->ndim - 2;
-    return ax_lax_transpose(s, x, perm);
-}
-
-/* op(a) @ op(b) over the last two dims, leading dims batched; op(m) = m^T when its flag is
- * set. */
-static ax_array *batched_matmul(ax_scope *s, ax_array *a, bool ta, ax_array *b, bool tb) {
-    if (!a || !b) return NULL;
-    int nd = a->ndim;
-    ax_dot_dims d = {.ncontract = 1,
-                     .lhs_contract = {ta ? nd - 2 : nd - 1},
-                     .rhs_contract = {tb ? nd - 1 : nd - 2},
-                     .nbatch = nd - 2};
-    for (int i = 0; i < nd - 2; i++) d.lhs_batch[i] = d.rhs_batch[i] = i;
-    return ax_lax_dot_general(s, a, b, &d);
-}
-
-static ax_array *tri_solve(ax_scope *s, ax_array *a, ax_array *b, int flag) {
-    if (!a || !b) return NULL;
-    ax_params p = {.flag = flag};
-    return ax_lax_bind(s, AX_P_TRIANGULAR_SOLVE, 2, (ax_array *[]){a, b}, &p);
-}
-
 /* x = op(a)^-1 b: dx = op(a)^-1 (db - op(da) x); on the right, x = b op(a)^-1 and
  * dx = (db - x op(da)) op(a)^-1. da counts only where the kernel reads a: its triangle, less
  * the diagonal when that is taken as ones. */
@@ -559,11 +530,11 @@ static ax_array *triangular_solve_tangent(ax_scope *s, const ax_params *p, ax_ar
     ax_array *rhs = tin[1];
     if (tin[0]) {
         ax_array *da = triangle_part(s, tin[0], lower, !(f & AX_TRSOLVE_UNIT_DIAGONAL), !lower);
-        ax_array *dax = f & AX_TRSOLVE_RIGHT_SIDE ? batched_matmul(s, x, false, da, ta)
-                                                  : batched_matmul(s, da, ta, x, false);
+        ax_array *dax = f & AX_TRSOLVE_RIGHT_SIDE ? ax_lax_matmul(s, x, false, da, ta)
+                                                  : ax_lax_matmul(s, da, ta, x, false);
         rhs = rhs ? ax_lax_sub(s, rhs, dax) : ax_lax_neg(s, dax);
     }
-    return tri_solve(s, in[0], rhs, f);
+    return ax_lax_triangular_solve(s, in[0], rhs, f);
 }
 
 /* L = chol(A) from A's lower triangle: with dA the symmetric matrix that triangle's tangent
@@ -571,11 +542,11 @@ static ax_array *triangular_solve_tangent(ax_scope *s, const ax_params *p, ax_ar
  * (Murray, "Differentiation of the Cholesky decomposition", 2016; JAX's rule). */
 static ax_array *cholesky_tangent(ax_scope *s, ax_array *da, ax_array *l) {
     ax_array *sym =
-        ax_lax_add(s, triangle_part(s, da, 1, 1, 0), swap_last(s, triangle_part(s, da, 1, 0, 0)));
+        ax_lax_add(s, triangle_part(s, da, 1, 1, 0), ax_lax_matrix_transpose(s, triangle_part(s, da, 1, 0, 0)));
     int lower_t = AX_TRSOLVE_LOWER | AX_TRSOLVE_TRANSPOSE_A | AX_TRSOLVE_RIGHT_SIDE;
-    ax_array *tmp = tri_solve(s, l, sym, lower_t);            /* dA L^-T */
-    ax_array *inner = tri_solve(s, l, tmp, AX_TRSOLVE_LOWER); /* L^-1 dA L^-T */
-    return batched_matmul(s, l, false, triangle_part(s, inner, 1, 0.5, 0), false);
+    ax_array *tmp = ax_lax_triangular_solve(s, l, sym, lower_t);            /* dA L^-T */
+    ax_array *inner = ax_lax_triangular_solve(s, l, tmp, AX_TRSOLVE_LOWER); /* L^-1 dA L^-T */
+    return ax_lax_matmul(s, l, false, triangle_part(s, inner, 1, 0.5, 0), false);
 }
 
 static ax_array *special_tangent(ax_scope *s, ax_prim prim, const ax_params *p, ax_array **in,

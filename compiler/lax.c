@@ -179,3 +179,28 @@ ax_array *ax_lax_dot_general(ax_scope *s, ax_array *a, ax_array *b, const ax_dot
     ax_params p = {.dot = *d};
     return ax_lax_bind(s, AX_P_DOT_GENERAL, 2, (ax_array *[]){a, b}, &p);
 }
+
+ax_array *ax_lax_matrix_transpose(ax_scope *s, ax_array *x) {
+    if (!x) return NULL;
+    int perm[AX_MAX_RANK];
+    for (int d = 0; d < x->ndim; d++) perm[d] = d;
+    perm[x->ndim - 2] = x->ndim - 1;
+    perm[x->ndim - 1] = x->ndim - 2;
+    return ax_lax_transpose(s, x, perm);
+}
+
+ax_array *ax_lax_matmul(ax_scope *s, ax_array *a, bool ta, ax_array *b, bool tb) {
+    if (!a || !b) return NULL;
+    int nd = a->ndim;
+    ax_dot_dims d = {.ncontract = 1,
+                     .lhs_contract = {ta ? nd - 2 : nd - 1},
+                     .rhs_contract = {tb ? nd - 1 : nd - 2},
+                     .nbatch = nd - 2};
+    for (int i = 0; i < nd - 2; i++) d.lhs_batch[i] = d.rhs_batch[i] = i;
+    return ax_lax_dot_general(s, a, b, &d);
+}
+
+ax_array *ax_lax_triangular_solve(ax_scope *s, ax_array *a, ax_array *b, int flags) {
+    ax_params p = {.flag = flags};
+    return ax_lax_bind(s, AX_P_TRIANGULAR_SOLVE, 2, (ax_array *[]){a, b}, &p);
+}

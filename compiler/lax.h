@@ -52,6 +52,11 @@ ax_array *ax_lax_broadcast_to(ax_scope *s, ax_array *x, int ndim, const int64_t 
 /* Sums x down to the given shape (the transpose of NumPy broadcasting). */
 ax_array *ax_lax_unbroadcast(ax_scope *s, ax_array *x, int ndim, const int64_t *shape);
 ax_array *ax_lax_dot_general(ax_scope *s, ax_array *a, ax_array *b, const ax_dot_dims *d);
+/* Matrices (..., m, n) with equal leading (batch) dims: x with its last two dims swapped;
+ * op(a) @ op(b), op(m) = m^T when its flag is set; the triangular_solve primitive. */
+ax_array *ax_lax_matrix_transpose(ax_scope *s, ax_array *x);
+ax_array *ax_lax_matmul(ax_scope *s, ax_array *a, bool ta, ax_array *b, bool tb);
+ax_array *ax_lax_triangular_solve(ax_scope *s, ax_array *a, ax_array *b, int flags);
 ax_array *ax_lax_bind(ax_scope *s, ax_prim p, int nin, ax_array **in, const ax_params *params);
 
 #endif

@@ -12,7 +12,10 @@
 #include "ad_rules.h"
 #include "call.h"
 #include "control_flow.h"
+#include "conv_rules.h"
+#include "debug_callback.h"
 #include "ir.h"
+#include "linalg_rules.h"
 #include "shape_rules.h"
 #include "vmap.h"
 #include "trace.h"
@@ -395,6 +398,11 @@ static const ax_prim_info *const table[AX_P_NPRIMS] = {
     ROW(AX_P_CHOLESKY, "cholesky", 1, 0, cholesky, ax_jvp_special, ax_batch_axes),
     /* linear in b: its transpose solves with op(a)^T */
     ROW(AX_P_TRIANGULAR_SOLVE, "triangular_solve", 2, LIN, triangular_solve, ax_jvp_special, ax_batch_triangular_solve),
+    /* factorisations: their rows sit with their rules */
+    [AX_P_LU] = &ax_lu_info,
+    [AX_P_EIGH] = &ax_eigh_info,
+    [AX_P_SVD] = &ax_svd_info,
+    [AX_P_QR] = &ax_qr_info,
     ROW(AX_P_SORT, "sort", 1, 0, sort, ax_jvp_special, ax_batch_axes),
     ROW(AX_P_ARGSORT, "argsort", 1, ND, argsort, NULL, ax_batch_axes),
     /* batched, it is forward mode (jacfwd of a custom_vjp function): its rule is the error */
@@ -404,11 +412,19 @@ static const ax_prim_info *const table[AX_P_NPRIMS] = {
                                                 .flags = EW | ND, .shape = ax_shape_threefry2x32,
                                                 .eager = eager_threefry2x32,
                                                 .batch = (void *)ax_batch_elementwise},
+    [AX_P_DEBUG_CALLBACK] = &ax_debug_callback_info,
     /* higher-order primitives: their rows sit with their rules */
     [AX_P_COND] = &ax_cond_info,
     [AX_P_WHILE] = &ax_while_info,
     [AX_P_SCAN] = &ax_scan_info,
     [AX_P_CALL] = &ax_call_info,
+    /* convolution and windowed reductions: their rows sit with their rules too */
+    [AX_P_CONV_GENERAL_DILATED] = &ax_conv_general_dilated_info,
+    [AX_P_REDUCE_WINDOW_SUM] = &ax_reduce_window_sum_info,
+    [AX_P_REDUCE_WINDOW_MAX] = &ax_reduce_window_max_info,
+    [AX_P_REDUCE_WINDOW_MIN] = &ax_reduce_window_min_info,
+    [AX_P_SELECT_AND_GATHER_ADD] = &ax_select_and_gather_add_info,
+    [AX_P_SELECT_AND_SCATTER_ADD] = &ax_select_and_scatter_add_info,
 };
 
 const ax_prim_info *ax_prim_get(ax_prim p) {

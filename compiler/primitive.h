@@ -58,6 +58,12 @@ typedef enum {
     AX_P_TRIANGULAR_SOLVE, /* (a, b): x with op(a) x = b (or x op(a) = b), a (..., n, n)
                               triangular; params: flag = AX_TRSOLVE_* bits (runtime/linalg.h):
                               lower, transpose_a, unit_diagonal, right side (left_side=False) */
+    /* factorisations of (..., m, n) matrices, rules in compiler/linalg_rules.c; params: flag =
+     * the AX_EIGH_* / AX_SVD_* / AX_QR_* bits of compiler/linalg_rules.h */
+    AX_P_LU,   /* a -> (lu, pivots, permutation) */
+    AX_P_EIGH, /* a -> (eigenvectors, eigenvalues) */
+    AX_P_SVD,  /* a -> (s, u, vt), or (s,) without compute_uv */
+    AX_P_QR,   /* a -> (q, r) */
     /* sorting */
     AX_P_SORT,             /* params: axes[0], flag = descending */
     AX_P_ARGSORT,          /* params: axes[0], flag = descending, dtype = index dtype */
@@ -71,14 +77,39 @@ typedef enum {
     AX_P_CUSTOM_CALL,
     /* the PRNG's hash: (k0, k1, x0, x1) u32, shapes equal or rank 0 -> (y0, y1) */
     AX_P_THREEFRY2X32,
+    /* an effect (jax.debug.print, jax.debug.callback): no outputs; params: cb, whose `effect`
+     * runs on the concrete operands when the equation runs (compiler/debug_callback.h) */
+    AX_P_DEBUG_CALLBACK,
     /* higher-order primitives: closed sub-programs in params.sub (compiler/control_flow.h,
      * compiler/call.h); any number of outputs */
     AX_P_COND,  /* (index, operands...): branch sub[clamp(index)] applied to the operands */
     AX_P_WHILE, /* (cond consts, body consts, carry...): sub[0] = cond, sub[1] = body */
     AX_P_SCAN,  /* (consts, carry, xs...): sub[0] = body; length, reverse, unroll */
     AX_P_CALL,  /* (args...): sub[0] applied to the arguments (what jit leaves in a trace) */
+    /* convolution and windowed reductions (compiler/conv_rules.c has all their rules) */
+    AX_P_CONV_GENERAL_DILATED, /* (lhs, rhs); params: conv, ndim = rank, step = window
+                                  strides, lo/hi = padding (spatial dims, rhs_spec order) */
+    AX_P_REDUCE_WINDOW_SUM,    /* (x); params: ndim = rank, shape = window_dimensions, step =
+                                  window_strides, lo/hi = padding, conv.lhs_dilation = base
+                                  dilation, conv.rhs_dilation = window dilation */
+    AX_P_REDUCE_WINDOW_MAX, AX_P_REDUCE_WINDOW_MIN, /* the same */
+    AX_P_SELECT_AND_GATHER_ADD,  /* (tangents, operand) -> window shape; the same params, flag =
+                                    AX_SELECT_GE (max) / AX_SELECT_LE (min) */
+    AX_P_SELECT_AND_SCATTER_ADD, /* (source, operand) -> operand's shape; the same params */
     AX_P_NPRIMS
 } ax_prim;
+
+/* conv_general_dilated's dimension numbers, dilations and groups, as lax names them (specs:
+ * (batch, feature, spatial...) of lhs and out, (out feature, in feature, spatial...) of rhs).
+ * The windowed reductions read the dilations as base_dilation / window_dilation. */
+typedef struct ax_conv_dims {
+    int lhs_spec[AX_MAX_RANK], rhs_spec[AX_MAX_RANK], out_spec[AX_MAX_RANK];
+    int64_t lhs_dilation[AX_MAX_RANK], rhs_dilation[AX_MAX_RANK];
+    int64_t feature_group_count, batch_group_count;
+} ax_conv_dims;
+
+/* select_and_gather_add / select_and_scatter_add: which element of a window is selected. */
+enum { AX_SELECT_GE = 0, AX_SELECT_LE = 1 };
 
 /* Static parameters. Which fields a primitive reads is listed in the enum above. */
 typedef struct ax_params {
@@ -92,6 +123,7 @@ typedef struct ax_params {
     int64_t shape[AX_MAX_RANK];
     int64_t lo[AX_MAX_RANK], hi[AX_MAX_RANK], step[AX_MAX_RANK];
     ax_dot_dims dot;
+    ax_conv_dims conv;
     struct ax_callback *cb; /* custom_linear: reference-counted; IR equations hold one */
     /* higher-order primitives: the closed sub-programs (borrowed by bind; an IR equation holds
      * references, see ax_ir_add_eqn) and how the operands split between them */
@@ -127,6 +159,8 @@ typedef struct ax_callback {
      * leading operands, so that they flow through an IR like any value) */
     int (*transpose)(ax_ctx *cx, void *data, int k, ax_array *ct, int nres, ax_array **res,
                      int nin, ax_array **ct_in);
+    /* debug_callback: the effect, on the operands' concrete values; 0 or -1 with an error */
+    int (*effect)(ax_ctx *cx, void *data, int nin, ax_array **in);
     void (*free)(void *data);
     void *data;
 } ax_callback;
@@ -156,6 +190,7 @@ enum {
     AX_PRIM_LINEAR = 1,       /* linear in its (float) inputs: has a transpose rule */
     AX_PRIM_ELEMENTWISE = 2,  /* fusable pointwise op */
     AX_PRIM_NONDIFF = 4,      /* not differentiable (integer/bool results, comparisons, iota) */
+    AX_PRIM_EFFECT = 8,       /* has an effect: never dropped, merged or folded by a pass */
 };
 
 struct ax_ir_trace;

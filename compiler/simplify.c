@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debug_callback.h"
+
 typedef struct rewriter {
     ax_ctx *cx;
     const ax_ir *ir;
@@ -235,6 +237,7 @@ static ax_ir *drop_dead(ax_ctx *cx, ax_ir *ir) {
         if (ir->outs[j].var >= 0) live[ir->outs[j].var] = true;
     for (int k = ir->neqns - 1; k >= 0; k--) {
         const ax_ir_eqn *e = &ir->eqns[k];
+        keep[k] = ax_eqn_has_effect(e); /* effects stay, with what they read */
         for (int i = 0; i < e->nout; i++) keep[k] |= live[e->out[i]];
         for (int i = 0; keep[k] && i < e->nin; i++)
             if (e->in[i].var >= 0) live[e->in[i].var] = true;

@@ -109,6 +109,16 @@ static int process(ax_ctx *cx, ax_trace *trace, ax_prim p, int nin, ax_array **i
     return rc;
 }
 
+ax_ir_trace *ax_ir_trace_innermost(ax_ctx *cx) {
+    const struct ax_trace_state *st = cx->traces;
+    for (int i = st ? st->depth - 1 : -1; i >= 0; i--) {
+        ax_trace *t = st->stack[i];
+        if (t->process_primitive == process && !((ax_ir_trace *)t->data)->partial_eval)
+            return t->data;
+    }
+    return NULL;
+}
+
 void ax_ir_trace_set_partial_eval(ax_ir_trace *t, bool on) {
     t->partial_eval = on;
 }

@@ -24,6 +24,10 @@ void ax_ir_trace_abort(ax_ir_trace *t);
  * literals), with no partial evaluation: out[0..nout) get new tracers. */
 int ax_ir_trace_record(ax_ir_trace *t, ax_prim p, int nin, ax_array **in,
                        const ax_params *params, ax_array **out);
+/* The innermost active IR-building trace that stages a program (jit, make_jaxpr, a loop's
+ * body), skipping reverse mode's recordings of linear parts; NULL when there is none. Where an
+ * effect with no traced operand goes, so that it runs with the program, not while tracing. */
+ax_ir_trace *ax_ir_trace_innermost(ax_ctx *cx);
 /* Whether `a` is one of this trace's tracers (a value it records, not a known one). */
 bool ax_ir_trace_owns(const ax_ir_trace *t, const ax_array *a);
 /* Partial evaluation (reverse mode's recording of the linear part): a higher-order primitive

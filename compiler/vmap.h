@@ -6,6 +6,8 @@
 
 #include "trace_ir.h"
 
+struct ax_scope;
+
 /* A batching rule: inputs in[i] with batch dimension bdim[i] (-1 when not batched), batch size
  * `size`; fills out (new references) and out_bdim (-1 when an output is not batched). */
 typedef int (*ax_batch_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
@@ -42,6 +44,10 @@ ax_array *ax_vmap_place(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axi
 /* The outputs of ax_vmap with every batch dimension at 0 (unbatched ones broadcast): replaces
  * out[0..n) in place and frees bdims. 0, or -1 (the failed outputs are NULL). */
 int ax_vmap_place_first(ax_ctx *cx, int n, ax_array **out, int *bdims, int64_t size);
+
+/* For batching rules: x with its batch dimension (bdim, -1: none) first, an unbatched x
+ * broadcast to `size` examples (owned by the scope). */
+ax_array *ax_batch_first(struct ax_scope *s, ax_array *x, int bdim, int64_t size);
 
 /* Moves axis `from` of x to position `to` (new reference). */
 ax_array *ax_moveaxis(ax_ctx *cx, ax_array *x, int from, int to);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../numpy/ops.h"
 #include "../runtime/error.h"
 
 typedef enum {
@@ -59,15 +60,6 @@ typedef enum {
     AX_N_NKINDS
 } ax_node_kind;
 
-typedef enum {
-    AX_OP_ADD, AX_OP_SUB, AX_OP_MUL, AX_OP_DIV, AX_OP_FLOORDIV, AX_OP_MOD, AX_OP_POW,
-    AX_OP_MATMUL, AX_OP_BITAND, AX_OP_BITOR, AX_OP_BITXOR, AX_OP_LSHIFT, AX_OP_RSHIFT
-} ax_binop;
-
-typedef enum { AX_OP_NEG, AX_OP_POS, AX_OP_INVERT } ax_unop;
-
-typedef enum { AX_CMP_LT, AX_CMP_LE, AX_CMP_GT, AX_CMP_GE, AX_CMP_EQ, AX_CMP_NE, AX_CMP_IN,
-               AX_CMP_NOT_IN, AX_CMP_IS, AX_CMP_IS_NOT } ax_cmpop;
 
 typedef struct ax_node ax_node;
 

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "../compiler/trace.h"
-#include "../stdlib/np.h"
 #include "eval.h"
 
 typedef struct frame {
@@ -486,6 +485,7 @@ static ax_value *eval_attr(frame *f, const ax_node *n) {
 
 void ax_closure_free(ax_closure *c) {
     if (!c) return;
+    if (c->cache_free) c->cache_free(c->cache);
     if (c->defaults) {
         int np = c->def->nparams;
         for (int i = 0; i < np; i++) ax_value_release(c->defaults[i]);
@@ -1135,15 +1135,34 @@ static const char *last_component(const char *dotted) {
     return dot ? dot + 1 : dotted;
 }
 
+/* The package a dotted library name starts with ("jax" for jax.scipy.special), written to
+ * out, when that package is an offered library; NULL otherwise. */
+static const char *lib_package(ax_interp *in, const char *dotted, char *out, size_t cap) {
+    size_t len = strcspn(dotted, ".");
+    if (!dotted[len] || len >= cap) return NULL;
+    memcpy(out, dotted, len);
+    out[len] = 0;
+    return ax_interp_find_lib(in, out) ? out : NULL;
+}
+
+/* `import a.b as c` binds c to a.b. Without `as`, as in Python, `import jax.numpy` binds the
+ * package jax when it is a library; a module file in a directory binds its own name
+ * (`import modules.evalmod` binds evalmod). */
 static exec_status exec_import(frame *f, const ax_node *n) {
-    ax_value *v = ax_import_value(f->in, n->text);
+    ax_value *v = ax_interp_import_value(f->in, n->text);
     if (!v) return EX_ERROR;
-    const char *name = n->text2 ? n->text2 : last_component(n->text);
+    char package[128];
+    const char *top = n->text2 ? NULL : lib_package(f->in, n->text, package, sizeof package);
+    if (top) {
+        ax_value_release(v);
+        if (!(v = ax_interp_import_value(f->in, top))) return EX_ERROR;
+    }
+    const char *name = n->text2 ? n->text2 : top ? top : last_component(n->text);
     return bind_name(f, name, v) < 0 ? EX_ERROR : EX_OK;
 }
 
 static exec_status exec_from_import(frame *f, const ax_node *n) {
-    ax_value *mv = ax_import_value(f->in, n->text);
+    ax_value *mv = ax_interp_import_value(f->in, n->text);
     if (!mv) return EX_ERROR;
     exec_status st = EX_OK;
     for (int i = 0; st == EX_OK && i < n->nnames; i++) {
@@ -1167,7 +1186,7 @@ static exec_status exec_from_import(frame *f, const ax_node *n) {
             /* as in Python, `from pkg import sub` may name the submodule pkg.sub */
             char sub[512];
             snprintf(sub, sizeof sub, "%s.%s", n->text, name);
-            if (!(v = ax_import_value(f->in, sub))) {
+            if (!(v = ax_interp_import_value(f->in, sub))) {
                 bool missing = f->in->cx->err.kind == AX_ERR_IMPORT &&
                                !strncmp(f->in->cx->err.message, "no module named", 15);
                 if (!missing) { /* the submodule exists and failed: say why */

@@ -63,11 +63,9 @@ typedef struct ax_interp_impl {
     char *stack_lo;
     char *main_dir; /* directory of the main script (for imports), or NULL */
     int npath_env;  /* search_path[0..npath_env) came from $AX_PATH */
+    const ax_lib *libs;  /* the offered libraries (ax_interp_offer_libs), or NULL */
+    ax_module *opened;   /* the libraries opened so far: name -> value */
 } ax_interp_impl;
-
-/* What `import name` binds: a module, or the builtin value that stands for a JAX module
- * (`jax.numpy` is jnp, `jax` the builtin namespace). New reference or NULL. */
-ax_value *ax_import_value(ax_interp *in, const char *name);
 
 /* Recursion guard around every call: RecursionError when too deep or the C stack is
  * nearly exhausted; also polls Ctrl-C. ax_call_leave undoes a successful ax_call_enter. */
@@ -92,9 +90,6 @@ ax_value *ax_value_binop(ax_interp *in, ax_binop op, ax_value *a, ax_value *b);
 ax_value *ax_value_unop(ax_interp *in, ax_unop op, ax_value *a);
 ax_value *ax_value_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b);
 ax_value *ax_value_getitem(ax_interp *in, ax_value *obj, ax_value *index);
-/* Structural equality (strings, None, dtypes, containers; arrays by shape and values).
- * 1 equal, 0 not, -1 error (a traced array inside a container). */
-int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b);
 
 /* Closest name (Levenshtein) among candidates, for "did you mean" hints; NULL if none. */
 typedef struct ax_near_miss {
@@ -113,10 +108,5 @@ ax_value *ax_value_ellipsis(void);
 ax_value *ax_string_percent(ax_interp *in, const char *fmt, ax_value *args);
 ax_value *ax_string_getattr(ax_interp *in, ax_value *s, const char *name);
 void ax_string_each_attr(void (*fn)(void *arg, const char *name), void *arg);
-/* The form a value takes inside a container (strings quoted, scalars as Python numbers). */
-void ax_value_format_nested(ax_strbuf *out, const ax_value *v);
-
-/* Repr of a string as Python writes it inside containers: 'a', "it's". */
-void ax_format_string_repr(ax_strbuf *out, const char *s);
 
 #endif

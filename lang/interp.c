@@ -10,8 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../stdlib/builtins.h"
-#include "../stdlib/np.h"
 #include "eval.h"
 
 /* Calls deeper than this are a RecursionError, as Python's default limit. */
@@ -452,32 +450,36 @@ static ax_module *find_loaded(ax_interp *in, const char *name) {
     return NULL;
 }
 
-/* The names JAX programs import, mapped onto ax's own, so that ported code keeps its import
- * lines: `import jax.numpy as jnp`, `from jax import grad`, `import jax.random as random`. */
-static const char *jax_equivalent(const char *name) {
-    static const struct {
-        const char *jax, *ax;
-    } names[] = {{"jax.numpy", "jnp"}, {"numpy", "np"},  {"jax.random", "random"},
-                 {"jax.lax", "lax"},   {"jax.nn", "nn"}, {"jax.tree_util", "tree"},
-                 {"matplotlib.pyplot", "plot"}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(name, names[i].jax) == 0) return names[i].ax;
-    return name;
+void ax_interp_offer_libs(ax_interp *in, const ax_lib *libs) {
+    impl(in)->libs = libs;
 }
 
-ax_value *ax_import_value(ax_interp *in, const char *name) {
-    if (strcmp(name, "jax") == 0) {
-        ax_value *v = ax_value_module(in->builtins);
-        return v ? v : ax_error_oom(in->cx);
+const ax_lib *ax_interp_find_lib(const ax_interp *in, const char *name) {
+    const ax_lib *lib = impl((ax_interp *)in)->libs;
+    for (; lib && lib->name; lib++)
+        if (strcmp(lib->name, name) == 0) return lib;
+    return NULL;
+}
+
+/* The value of an offered library, opened on first use; NULL (no error) when `name` is not
+ * offered. */
+static ax_value *open_lib(ax_interp *in, const char *name) {
+    ax_interp_impl *ii = impl(in);
+    ax_value *v = ii->opened ? ax_module_lookup(ii->opened, name) : NULL;
+    if (v) return ax_value_retain(v);
+    const ax_lib *lib = ax_interp_find_lib(in, name);
+    if (!lib) return NULL;
+    if (!ii->opened && !(ii->opened = ax_module_new("<libraries>"))) return ax_error_oom(in->cx);
+    if (!(v = lib->open(in, lib))) {
+        if (!ax_error_pending(in->cx))
+            ax_error(in->cx, AX_ERR_IMPORT, "the library '%s' did not open", name);
+        return NULL;
     }
-    const char *target = jax_equivalent(name);
-    ax_module *m = find_loaded(in, target);
-    ax_value *b = m ? NULL : ax_module_lookup(in->builtins, target);
-    if (b && (b->kind == AX_V_MODULE || b->kind == AX_V_OBJECT)) return ax_value_retain(b);
-    if (!m && target != name && !b && strcmp(target, "tree") == 0) m = in->builtins;
-    if (!m && !(m = ax_interp_import(in, target))) return NULL;
-    ax_value *v = ax_value_module(m);
-    return v ? v : ax_error_oom(in->cx);
+    if (ax_module_set(ii->opened, name, ax_value_retain(v)) < 0) {
+        ax_value_release(v);
+        return ax_error_oom(in->cx);
+    }
+    return v;
 }
 
 static ax_module *load_module_file(ax_interp *in, const char *name, const char *path) {
@@ -503,23 +505,12 @@ static ax_module *load_module_file(ax_interp *in, const char *name, const char *
     return m;
 }
 
-ax_module *ax_interp_import(ax_interp *in, const char *name) {
-    ax_module *m = find_loaded(in, name);
-    if (m) return m;
-    ax_value *b = ax_module_lookup(in->builtins, name);
-    if (b && b->kind == AX_V_MODULE) return b->module;
+/* Finds name.ax (dots as directories) in dirs[0, nd): loads it, or says where it looked. */
+static ax_module *load_from_dirs(ax_interp *in, const char *name, const char **dirs, int nd) {
     char rel[PATH_MAX];
     snprintf(rel, sizeof rel, "%s.ax", name);
     for (char *p = rel; *p && p < rel + strlen(name); p++)
         if (*p == '.') *p = '/';
-    /* AX_PATH entries, the script's directory, then stdlib/ (in->search_path order, with the
-     * script's directory after the AX_PATH entries). */
-    ax_interp_impl *ii = impl(in);
-    const char *dirs[256];
-    int nd = 0;
-    for (int i = 0; i < ii->npath_env && nd < 250; i++) dirs[nd++] = in->search_path[i];
-    dirs[nd++] = ii->main_dir ? ii->main_dir : ".";
-    for (int i = ii->npath_env; i < in->npath && nd < 255; i++) dirs[nd++] = in->search_path[i];
     ax_strbuf tried;
     ax_strbuf_init(&tried);
     for (int i = 0; i < nd; i++) {
@@ -535,6 +526,43 @@ ax_module *ax_interp_import(ax_interp *in, const char *name) {
              tried.data ? tried.data : rel);
     ax_strbuf_free(&tried);
     return NULL;
+}
+
+ax_module *ax_interp_load_stdlib(ax_interp *in, const char *name) {
+    ax_module *m = find_loaded(in, name);
+    if (m) return m;
+    ax_interp_impl *ii = impl(in);
+    const char **dirs = (const char **)in->search_path + ii->npath_env;
+    return load_from_dirs(in, name, dirs, in->npath - ii->npath_env);
+}
+
+ax_module *ax_interp_import(ax_interp *in, const char *name) {
+    ax_module *m = find_loaded(in, name);
+    if (m) return m;
+    ax_value *lib = open_lib(in, name);
+    if (lib) {
+        m = lib->kind == AX_V_MODULE ? lib->module : NULL;
+        ax_value_release(lib);
+        return m ? m : ax_error(in->cx, AX_ERR_IMPORT, "'%s' is a namespace, not a module", name);
+    }
+    if (ax_error_pending(in->cx)) return NULL;
+    /* AX_PATH entries, the script's directory, then stdlib/ (in->search_path order, with the
+     * script's directory after the AX_PATH entries). */
+    ax_interp_impl *ii = impl(in);
+    const char *dirs[256];
+    int nd = 0;
+    for (int i = 0; i < ii->npath_env && nd < 250; i++) dirs[nd++] = in->search_path[i];
+    dirs[nd++] = ii->main_dir ? ii->main_dir : ".";
+    for (int i = ii->npath_env; i < in->npath && nd < 255; i++) dirs[nd++] = in->search_path[i];
+    return load_from_dirs(in, name, dirs, nd);
+}
+
+ax_value *ax_interp_import_value(ax_interp *in, const char *name) {
+    ax_value *v = open_lib(in, name);
+    if (v || ax_error_pending(in->cx)) return v;
+    ax_module *m = ax_interp_import(in, name);
+    if (!m) return NULL;
+    return (v = ax_value_module(m)) ? v : ax_error_oom(in->cx);
 }
 
 /* ---- calls ---- */
@@ -581,7 +609,9 @@ ax_value *ax_call(ax_interp *in, ax_value *fn, const ax_args *args) {
     case AX_V_BUILTIN:
     case AX_V_OBJECT:
         break;
-    case AX_V_DTYPE: return ax_np_call_dtype(in, fn->dtype, args); /* f32(x), jnp.int32(3) */
+    case AX_V_DTYPE: /* f32(x), jnp.int32(3) */
+        if (in->arrays) return in->arrays->call_dtype(in, fn->dtype, args);
+        return ax_error(in->cx, AX_ERR_TYPE, "calling a dtype needs the array library");
     default:
         ax_value_describe(d, sizeof d, fn);
         return ax_error(in->cx, AX_ERR_TYPE, "%s is not callable", d);
@@ -656,11 +686,11 @@ static ax_value *attr_error(ax_interp *in, ax_value *obj, const char *name) {
 static ax_value *module_attr(ax_interp *in, ax_module *m, const char *name) {
     ax_value *v = ax_module_lookup(m, name);
     if (v) return ax_value_retain(v);
-    /* `import jax` gives the builtin namespace: jax.numpy is its jnp */
-    if (m == in->builtins && strcmp(name, "numpy") == 0) {
-        ax_value *jnp = ax_module_lookup(m, "jnp");
-        return jnp ? ax_value_retain(jnp) : ax_value_or_oom(in, ax_value_module(m));
-    }
+    /* a submodule offered as a library (jax.numpy, jax.scipy.special) is opened on first use */
+    char sub[512];
+    if (snprintf(sub, sizeof sub, "%s.%s", m->name, name) < (int)sizeof sub &&
+        ax_interp_find_lib(in, sub))
+        return ax_interp_import_value(in, sub);
     ax_near_miss nm = {.target = name};
     for (int i = 0; i < m->n; i++) ax_near_miss_offer(&nm, m->entries[i].name);
     if (nm.best)
@@ -691,6 +721,12 @@ ax_value *ax_value_or_oom(ax_interp *in, ax_value *v) {
     return v ? v : ax_error_oom(in->cx);
 }
 
+ax_value *ax_value_str_take_buf(ax_interp *in, ax_strbuf *s) {
+    ax_value *v = s->failed ? NULL : ax_value_str(s->data ? s->data : "");
+    ax_strbuf_free(s);
+    return ax_value_or_oom(in, v);
+}
+
 ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
     ax_value *r = NULL;
     switch (obj->kind) {
@@ -699,7 +735,7 @@ ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
     case AX_V_DICT:
         return dict_attr(in, obj, name);
     case AX_V_ARRAY:
-        r = ax_np_getattr(in, obj, name);
+        r = in->arrays ? in->arrays->getattr(in, obj, name) : NULL;
         if (!r && !ax_error_pending(in->cx)) attr_error(in, obj, name);
         return r;
     case AX_V_OBJECT:
@@ -731,11 +767,17 @@ ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
 
 void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const char *name),
                         void *arg) {
-    (void)in;
     switch (v->kind) {
-    case AX_V_MODULE:
+    case AX_V_MODULE: {
         for (int i = 0; i < v->module->n; i++) fn(arg, v->module->entries[i].name);
+        size_t len = strlen(v->module->name); /* and its submodules, opened or not */
+        for (const ax_lib *lib = impl(in)->libs; lib && lib->name; lib++)
+            if (!strncmp(lib->name, v->module->name, len) && lib->name[len] == '.' &&
+                !strchr(lib->name + len + 1, '.') &&
+                !ax_module_lookup(v->module, lib->name + len + 1))
+                fn(arg, lib->name + len + 1);
         break;
+    }
     case AX_V_DICT:
         for (int i = 0; i < v->n; i++) fn(arg, v->keys[i]->str);
         fn(arg, "get");
@@ -744,7 +786,7 @@ void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const 
         fn(arg, "values");
         break;
     case AX_V_ARRAY:
-        ax_np_each_attr(fn, arg);
+        if (in->arrays) in->arrays->each_attr(fn, arg);
         break;
     case AX_V_STR:
         ax_string_each_attr(fn, arg);
@@ -785,21 +827,21 @@ void ax_interp_reset(ax_interp *in) {
 
 /* ---- life cycle ---- */
 
-static int load_prelude(ax_interp *in) {
+int ax_interp_run_stdlib(ax_interp *in, ax_module *module, const char *file) {
     for (int i = 0; i < in->npath; i++) {
         char path[PATH_MAX * 2];
-        snprintf(path, sizeof path, "%s/prelude.ax", in->search_path[i]);
+        snprintf(path, sizeof path, "%s/%s", in->search_path[i], file);
         if (access(path, R_OK) != 0) continue;
         size_t len;
         char *source = ax_read_file(path, in->cx, &len);
         if (!source) return read_error(in, "", path), -1;
-        int rc = run_in_module(in, in->builtins, source, len, path, NULL);
+        int rc = run_in_module(in, module, source, len, path, NULL);
         free(source);
         free(in->stdlib_dir);
         in->stdlib_dir = strdup(in->search_path[i]);
         return rc;
     }
-    return 0; /* no prelude: nothing to load */
+    return 0; /* no such file: nothing to load */
 }
 
 ax_interp *ax_interp_new(ax_ctx *cx, const char *exe_path) {
@@ -818,11 +860,6 @@ ax_interp *ax_interp_new(ax_ctx *cx, const char *exe_path) {
         ax_interp_free(in);
         return NULL;
     }
-    if (ax_builtins_register(in) < 0 || ax_error_pending(cx) || load_prelude(in) < 0) {
-        if (!ax_error_pending(cx)) ax_error_oom(cx);
-        ax_interp_free(in);
-        return NULL;
-    }
     return in;
 }
 
@@ -832,6 +869,7 @@ void ax_interp_free(ax_interp *in) {
     if (in->free_key_uses) in->free_key_uses(in->key_uses);
     free(in->stdlib_dir);
     /* Values first (closures point at modules), then the modules themselves. */
+    ax_module_free(ii->opened);
     if (in->main) ax_module_clear(in->main);
     for (int i = 0; i < in->nmodules; i++) ax_module_clear(in->modules[i]);
     if (in->builtins) ax_module_clear(in->builtins);

@@ -14,16 +14,30 @@ typedef struct ax_call_site {
 
 #define AX_CALL_SITES 64
 
+struct ax_interp;
+/* How arrays behave as values: indexing, attributes and methods, calling a dtype (f32(x)).
+ * The core knows arrays as data and their operators (numpy/np.h); the library that defines
+ * the rest installs it (stdlib/libs.c), as Lua's string library sets the strings' metatable. */
+typedef struct ax_array_class {
+    ax_value *(*getitem)(struct ax_interp *in, ax_value *x, ax_value *index);
+    /* NULL without an error when there is no such attribute */
+    ax_value *(*getattr)(struct ax_interp *in, ax_value *x, const char *name);
+    void (*each_attr)(void (*fn)(void *arg, const char *name), void *arg);
+    ax_value *(*call_dtype)(struct ax_interp *in, ax_dtype dtype, const ax_args *args);
+} ax_array_class;
+
 typedef struct ax_interp {
     ax_ctx *cx;
     ax_module *main;            /* the __main__ module (script or REPL) */
     ax_module *builtins;        /* the builtin namespace, searched after a module's globals */
+    const ax_array_class *arrays; /* what arrays do as values, or NULL (no library opened) */
     ax_module **modules;        /* imported modules, live until the interpreter is freed */
     int nmodules;
     char **search_path;         /* where `import name` looks for name.ax */
     int npath;
     int depth;                  /* call depth, for RecursionError */
     bool allow_key_reuse;
+    bool threefry_unpartitioned; /* jax_threefry_partitionable off: JAX's keys before 0.5 */
     ax_call_site sites[AX_CALL_SITES]; /* the calls being evaluated, innermost last (only the
                                           outermost AX_CALL_SITES are kept) */
     int nsites;
@@ -35,9 +49,13 @@ typedef struct ax_interp {
     const char *current_source;
 } ax_interp;
 
-/* A new interpreter with the builtins and the prelude (stdlib/prelude.ax) loaded.
+/* A new interpreter with no library opened: its builtin namespace is empty until the
+ * embedder opens the libraries (the command line: ax_libs_open, stdlib/libs.h).
  * `exe_path` (argv[0]) is used to find stdlib/ next to the binary. */
 ax_interp *ax_interp_new(ax_ctx *cx, const char *exe_path);
+/* Runs the standard library's `file` (found on the search path, the first match) in `module`:
+ * how the prelude fills the builtin namespace. 0 when there is no such file, -1 on error. */
+int ax_interp_run_stdlib(ax_interp *in, ax_module *module, const char *file);
 void ax_interp_free(ax_interp *in);
 
 /* Parses and runs `source` in the main module. When `echo` is non-NULL (the REPL), the value
@@ -88,8 +106,32 @@ ax_value *ax_module_lookup(ax_module *m, const char *name);
 const char *ax_module_name(const ax_module *m);
 /* Forgets all user definitions in the main module (REPL :reset). */
 void ax_interp_reset(ax_interp *in);
-/* Imports (or returns the already imported) module `name`: borrowed, NULL + error. */
+/* Imports (or returns the already imported) module `name`: borrowed, NULL + error (also when
+ * the name stands for a namespace that is not a module, such as jax.numpy). */
 ax_module *ax_interp_import(ax_interp *in, const char *name);
+/* What `import name` binds: a module, or the object that stands for one (jax.numpy is the jnp
+ * namespace). New reference or NULL + ImportError. */
+ax_value *ax_interp_import_value(ax_interp *in, const char *name);
+
+/* ---- libraries ----
+ * A library is a module the embedder offers by name, as Lua's package.preload: `open` makes
+ * its value (a module, or an object that stands for one) on its first import, and every
+ * later import of that name gets the same value. Imports look among the libraries before
+ * files, and an attribute a module lacks may be the library named `module.attribute` (a
+ * submodule: jax.scipy.special). */
+typedef struct ax_lib {
+    const char *name; /* as programs import it: "jax.numpy" */
+    /* the library's value: new reference, or NULL + error */
+    ax_value *(*open)(ax_interp *in, const struct ax_lib *lib);
+    const char *arg; /* what `open` reads (another library's name, a builtin's name), or NULL */
+} ax_lib;
+/* Offers the libraries of `libs`, a table ending with a NULL name (kept, not copied). */
+void ax_interp_offer_libs(ax_interp *in, const ax_lib *libs);
+/* The offered library of that name, or NULL. */
+const ax_lib *ax_interp_find_lib(const ax_interp *in, const char *name);
+/* Runs the standard library's file of module `name` (its dots are directories: jax.tree_util
+ * is jax/tree_util.ax under a stdlib directory) as a new module. Borrowed, or NULL + error. */
+ax_module *ax_interp_load_stdlib(ax_interp *in, const char *name);
 
 /* Attribute lookup on any value (`x.shape`, `p.w`, `random.normal`, methods): new ref. */
 ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name);
@@ -99,6 +141,9 @@ ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name);
 /* v, or NULL + MemoryError when v is NULL: the value constructors (ax_value_str, ...) have no
  * context to record their failure in. */
 ax_value *ax_value_or_oom(ax_interp *in, ax_value *v);
+/* The text built in s as a str value, or NULL + MemoryError if building it (or the value)
+ * failed; frees s's buffer. */
+ax_value *ax_value_str_take_buf(ax_interp *in, ax_strbuf *s);
 
 /* The argument at position `pos` or with keyword `name` (borrowed), or NULL if not given. */
 ax_value *ax_arg(const ax_args *args, int pos, const char *name);
@@ -115,6 +160,10 @@ ax_array *ax_value_to_array(ax_interp *in, ax_value *v, const char *what);
 bool ax_value_to_int(ax_interp *in, ax_value *v, const char *what, int64_t *out);
 bool ax_value_to_double(ax_interp *in, ax_value *v, const char *what, double *out);
 bool ax_value_truthy(ax_interp *in, ax_value *v, bool *out);
+/* `a == b` on values: structural (strings, None, dtypes, containers; arrays by shape and
+ * values; objects by their type's rule). 1 equal, 0 not, -1 error (a traced array inside a
+ * container). */
+int ax_value_equal(ax_interp *in, const ax_value *a, const ax_value *b);
 
 /* Iteration over lists, tuples, dict keys, strings (bytes), ranges, arrays along axis 0 and
  * objects that support integer indexing. Loops that may run long poll Ctrl-C themselves. */

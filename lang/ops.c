@@ -1,12 +1,11 @@
-/* The operators of the language on values: arrays go to the NumPy layer (stdlib/np.h);
- * containers and strings get Python's meaning (concatenation, repetition, structural
+/* The operators of the language on values: arrays go to the NumPy layer (numpy/np.h; their
+ * indexing to the array class the library installs, lang/interp.h); containers and strings get Python's meaning (concatenation, repetition, structural
  * equality, membership, indexing and slicing). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../compiler/trace.h"
-#include "../stdlib/np.h"
-#include "../stdlib/pytree.h"
+#include "../numpy/np.h"
 #include "eval.h"
 
 static const char *binop_symbol(ax_binop op) {
@@ -37,6 +36,12 @@ static ax_value *wrap_array(ax_interp *in, ax_array *a) {
 
 static ax_value *oom(ax_interp *in, ax_value *v) {
     return v ? v : ax_error_oom(in->cx);
+}
+
+/* x[index] of an array, as the array library defines it. */
+static ax_value *array_getitem(ax_interp *in, ax_value *x, ax_value *index) {
+    if (in->arrays) return in->arrays->getitem(in, x, index);
+    return ax_error(in->cx, AX_ERR_TYPE, "indexing an array needs the array library");
 }
 
 /* ---- sequences ---- */
@@ -214,8 +219,10 @@ static int equal_at(ax_interp *in, const ax_value *a, const ax_value *b, int dep
         return arrays_equal(in, a->arr, b->arr);
     case AX_V_BUILTIN:
         return a->builtin->fn == b->builtin->fn && a->builtin->data == b->builtin->data;
-    case AX_V_OBJECT: /* tree structures compare by structure, as JAX's PyTreeDefs do */
-        return ax_treedef_equal((ax_value *)a, (ax_value *)b);
+    case AX_V_OBJECT: /* by the type's own rule (PyTreeDefs by structure), else identity */
+        if (a->obj.type != b->obj.type) return 0;
+        if (a->obj.type->equal) return a->obj.type->equal(in, a, b);
+        return a->obj.payload == b->obj.payload;
     case AX_V_TUPLE:
     case AX_V_LIST:
     case AX_V_SLICE:
@@ -340,7 +347,8 @@ ax_value *ax_value_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b)
     case AX_CMP_IS:
     case AX_CMP_IS_NOT:
         r = a == b || (a->kind == AX_V_NONE && b->kind == AX_V_NONE) ||
-            (a->kind == AX_V_DTYPE && b->kind == AX_V_DTYPE && a->dtype == b->dtype);
+            (a->kind == AX_V_DTYPE && b->kind == AX_V_DTYPE && a->dtype == b->dtype) ||
+            (a->kind == AX_V_MODULE && b->kind == AX_V_MODULE && a->module == b->module);
         return ax_value_bool(in, op == AX_CMP_IS ? r : !r);
     case AX_CMP_IN:
     case AX_CMP_NOT_IN:
@@ -506,7 +514,7 @@ ax_value *ax_value_getitem(ax_interp *in, ax_value *obj, ax_value *index) {
     char d[128];
     switch (obj->kind) {
     case AX_V_ARRAY:
-        return ax_np_getitem(in, obj, index);
+        return array_getitem(in, obj, index);
     case AX_V_TUPLE:
     case AX_V_LIST:
     case AX_V_STR:
@@ -601,7 +609,7 @@ int ax_value_iter_next(ax_interp *in, ax_value_iter *it, ax_value **item) {
     ax_value *index = ax_value_int(in, i);
     if (!index) return -1;
     if (seq->kind == AX_V_ARRAY) {
-        *item = ax_np_getitem(in, seq, index);
+        *item = array_getitem(in, seq, index);
     } else {
         *item = seq->obj.type->getitem(in, seq, index);
         /* Objects end their iteration with an IndexError, as Python's old protocol. */

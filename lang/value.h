@@ -77,6 +77,8 @@ typedef struct ax_object_type {
      * NULL for objects that are leaves themselves. */
     ax_value *(*tree_leaf)(void *payload);
     ax_value *(*tree_rebuild)(struct ax_interp *in, ax_value *leaf);
+    /* `a == b` for two objects of this type: 1, 0, or -1 with an error. NULL: by identity. */
+    int (*equal)(struct ax_interp *in, const ax_value *a, const ax_value *b);
 } ax_object_type;
 
 typedef struct ax_env ax_env;
@@ -89,6 +91,10 @@ typedef struct ax_closure {
     ax_env *captured;     /* snapshot of the enclosing locals (NULL at top level) */
     ax_module *module;    /* late-bound globals; not owned (modules live as long as the interp) */
     ax_value **defaults;  /* evaluated default values, one per parameter (NULL if none) */
+    /* What a library keeps per function and frees with it (jit's traces, which every jit of
+     * the function shares), or NULL. */
+    void *cache;
+    void (*cache_free)(void *cache);
 } ax_closure;
 
 struct ax_value {
@@ -153,6 +159,10 @@ void ax_value_describe(char *out, size_t cap, const ax_value *v);
 
 /* str(v) as print shows it; repr-like forms inside containers ('a' quoted, 2.0 for scalars). */
 void ax_value_format(ax_strbuf *out, const ax_value *v);
+/* The form a value takes inside a container (strings quoted, scalars as Python numbers). */
+void ax_value_format_nested(ax_strbuf *out, const ax_value *v);
+/* Repr of a string as Python writes it inside containers: 'a', "it's". */
+void ax_format_string_repr(ax_strbuf *out, const char *s);
 /* The REPL echo: "0.4199743 : f32[]" for arrays, str for the rest. A Ctrl-C pending in cx (may
  * be NULL) cuts the text short. */
 void ax_value_format_repl(ax_strbuf *out, const ax_value *v, const ax_ctx *cx);

@@ -393,6 +393,23 @@ ax_array *ax_array_from_data(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t
     return a;
 }
 
+ax_array *ax_array_borrow(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape,
+                          void *data) {
+    ax_array *a = header_new(cx, dtype, ndim, shape);
+    ax_buffer *b = a ? malloc(sizeof *b) : NULL;
+    if (!b) {
+        if (a) header_free(a);
+        return a ? ax_error_oom(cx) : NULL;
+    }
+    /* no base to free and no cache: releasing it frees only the record */
+    *b = (ax_buffer){.refs = 1,
+                     .nbytes = (size_t)a->size * ax_dtype_size(dtype),
+                     .data = data,
+                     .size_class = -1};
+    a->buf = b;
+    return a;
+}
+
 ax_array *ax_array_retain(ax_array *a) {
     assert(!a || a->refs > 0); /* retaining a released array */
     if (a) a->refs++;

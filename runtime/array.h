@@ -84,6 +84,11 @@ ax_array *ax_array_scalar_i64(ax_ctx *cx, ax_dtype dtype, int64_t v);
 /* A contiguous array copied from host data of the given dtype. */
 ax_array *ax_array_from_data(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape,
                              const void *data);
+/* A contiguous array over `data`, which it does not own or copy: the caller keeps that memory
+ * alive and unchanged while the array, or anything sharing its buffer, lives (jit's loops lend
+ * their buffers to the eager kernels this way). */
+ax_array *ax_array_borrow(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape,
+                          void *data);
 
 /* An array header with no buffer (for tracers): dtype and shape only. */
 ax_array *ax_array_new_abstract(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape);

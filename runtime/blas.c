@@ -36,6 +36,23 @@ static bool lookup(void *handle, const char *name, void *fn_ptr, size_t size) {
 
 #define LOOKUP(handle, name, dst) lookup((handle), (name), &(dst), sizeof(dst))
 
+/* The LAPACK routines of runtime/lapack.c, f32 and f64: the name of a missing one, or NULL. */
+static const char *lapack_open(void *handle, ax_blas *b) {
+    static const char *const names[][2] = {{"sgetrf_", "dgetrf_"},
+                                           {"ssyevd_", "dsyevd_"},
+                                           {"sgesdd_", "dgesdd_"},
+                                           {"sgeqrf_", "dgeqrf_"},
+                                           {"sorgqr_", "dorgqr_"}};
+    for (int t = 0; t < 2; t++) {
+        if (!LOOKUP(handle, names[0][t], b->getrf[t])) return names[0][t];
+        if (!LOOKUP(handle, names[1][t], b->syevd[t])) return names[1][t];
+        if (!LOOKUP(handle, names[2][t], b->gesdd[t])) return names[2][t];
+        if (!LOOKUP(handle, names[3][t], b->geqrf[t])) return names[3][t];
+        if (!LOOKUP(handle, names[4][t], b->orgqr[t])) return names[4][t];
+    }
+    return NULL;
+}
+
 static ax_blas *blas_open(ax_ctx *cx) {
     choose_coretype();
     void *handle = dlopen(OPENBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
@@ -65,6 +82,10 @@ static ax_blas *blas_open(ax_ctx *cx) {
         missing = "dpotrf_";
     else if (!LOOKUP(handle, "openblas_set_num_threads", b->set_num_threads))
         missing = "openblas_set_num_threads";
+    else if (!LOOKUP(handle, "openblas_get_num_threads", b->get_num_threads))
+        missing = "openblas_get_num_threads";
+    else
+        missing = lapack_open(handle, b);
     if (missing) {
         ax_blas_free(b);
         return ax_error(cx, AX_ERR_RUNTIME, "OpenBLAS (%s) has no function %s", OPENBLAS_SONAME,

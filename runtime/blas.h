@@ -30,6 +30,22 @@ typedef void (*ax_strsm_fn)(int order, int side, int uplo, int trans, int diag, 
 typedef void (*ax_dtrsm_fn)(int order, int side, int uplo, int trans, int diag, int m, int n,
                             double alpha, const double *a, int lda, double *b, int ldb);
 
+/* LAPACK routines (Fortran interface, column-major), index 0 = f32 (s...), 1 = f64 (d...). The
+ * matrices and vectors are float* or double* by the index; the trailing size_t arguments are
+ * gfortran's hidden lengths of the character arguments (1 each). */
+typedef void (*ax_getrf_fn)(const int *m, const int *n, void *a, const int *lda, int *ipiv,
+                            int *info);
+typedef void (*ax_syevd_fn)(const char *jobz, const char *uplo, const int *n, void *a,
+                            const int *lda, void *w, void *work, const int *lwork, int *iwork,
+                            const int *liwork, int *info, size_t jobz_len, size_t uplo_len);
+typedef void (*ax_gesdd_fn)(const char *jobz, const int *m, const int *n, void *a, const int *lda,
+                            void *s, void *u, const int *ldu, void *vt, const int *ldvt, void *work,
+                            const int *lwork, int *iwork, int *info, size_t jobz_len);
+typedef void (*ax_geqrf_fn)(const int *m, const int *n, void *a, const int *lda, void *tau,
+                            void *work, const int *lwork, int *info);
+typedef void (*ax_orgqr_fn)(const int *m, const int *n, const int *k, void *a, const int *lda,
+                            const void *tau, void *work, const int *lwork, int *info);
+
 typedef struct ax_blas {
     void *handle;
     ax_sgemm_fn sgemm;
@@ -39,6 +55,12 @@ typedef struct ax_blas {
     void (*spotrf)(const char *uplo, const int *n, float *a, const int *lda, int *info);
     void (*dpotrf)(const char *uplo, const int *n, double *a, const int *lda, int *info);
     void (*set_num_threads)(int n);
+    int (*get_num_threads)(void);
+    ax_getrf_fn getrf[2];
+    ax_syevd_fn syevd[2];
+    ax_gesdd_fn gesdd[2];
+    ax_geqrf_fn geqrf[2];
+    ax_orgqr_fn orgqr[2];
 } ax_blas;
 
 /* Opens OpenBLAS on first call (records an error if it cannot). */

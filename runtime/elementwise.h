@@ -2,7 +2,7 @@
  *
  * Inputs may be any strided views (broadcast dimensions have stride 0); outputs are new
  * contiguous arrays. Binary kernels take operands of one dtype whose shapes broadcast (NumPy
- * rules); type promotion is the caller's business (stdlib/np.c). Large arrays are split over
+ * rules); type promotion is the caller's business (numpy/np.c). Large arrays are split over
  * the thread pool. Float math follows IEEE (1/0 = inf); integer division by zero gives 0, as
  * JAX does on CPU... documented per op below. */
 #ifndef AX_ELEMENTWISE_H

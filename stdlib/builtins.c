@@ -2,8 +2,12 @@
  * the constants (pi, e, inf, nan, newaxis), and `jnp` / `np`, a namespace object whose
  * members are the array functions (jnp.dot, jnp.float32, jnp.pi, ...). */
 #include "builtins_lib.h"
+#include "config.h"
 #include "custom_rules.h"
+#include "debug.h"
+#include "eval_shape.h"
 #include "prng.h"
+#include "support.h"
 #include "pytree.h"
 #include "jit_builtin.h"
 #include "graph.h"
@@ -18,7 +22,7 @@ static const ax_builtin_def *const tables[] = {
     ax_builtins_py,      ax_builtins_create, ax_builtins_math,  ax_builtins_reduce,
     ax_builtins_shape,   ax_builtins_linalg, ax_builtins_index, ax_builtins_einsum,
     ax_builtins_compare, ax_builtins_time,   ax_builtins_plot,   ax_builtins_graph,
-    ax_builtins_lax,
+    ax_builtins_lax,     ax_builtins_conv,   ax_builtins_io,
 };
 
 #define NTABLES (sizeof tables / sizeof *tables)
@@ -40,8 +44,9 @@ typedef struct ns_entry {
 typedef struct ns_table {
     ns_entry *entries; /* sorted by name once complete */
     int n, cap;
-    const char *label; /* "jax.numpy" */
-    bool prelude;      /* also finds the builtins written in ax (the prelude) */
+    const char *label;  /* "jax.numpy" */
+    bool prelude;       /* also finds the builtins written in ax (the prelude) */
+    const char *module; /* also finds the members of this stdlib module, imported on first use */
 } ns_table;
 
 static void ns_free(void *payload) {
@@ -66,6 +71,9 @@ static ax_value *ns_getattr(ax_interp *in, ax_value *self, const char *name) {
     if (e) return ax_value_retain(e->value);
     /* Array functions written in ax (the prelude) are found among the builtins. */
     ax_value *v = ns->prelude ? ax_interp_lookup(in, name) : NULL;
+    /* jnp.linalg's functions written in ax live in stdlib/jnp_linalg.ax */
+    ax_module *m = !v && ns->module ? ax_interp_import(in, ns->module) : NULL;
+    if (m && name[0] != '_') v = ax_module_lookup(m, name);
     return v ? ax_value_retain(v) : NULL;
 }
 
@@ -89,6 +97,14 @@ static bool ns_add(ax_interp *in, ns_table *ns, const char *name, ax_value *v) {
     return true;
 }
 
+/* Adds name -> v to the namespace only (takes v). */
+static bool ns_add_take(ax_interp *in, ns_table *ns, const char *name, ax_value *v) {
+    if (!v) return ax_error_oom(in->cx), false;
+    bool ok = ns_add(in, ns, name, v);
+    ax_value_release(v);
+    return ok;
+}
+
 /* Defines `name` as a builtin (and, when ns is given, a member of jnp). Takes v. */
 static bool define(ax_interp *in, ns_table *ns, const char *name, ax_value *v) {
     if (!v) return false;
@@ -96,6 +112,46 @@ static bool define(ax_interp *in, ns_table *ns, const char *name, ax_value *v) {
     ax_interp_define_builtin(in, name, v);
     return ok;
 }
+
+/* ---------------------------------------------------------------- np.random */
+
+/* np.random: NumPy's generator keeps hidden state, which ax (like JAX) does not have. Every use
+ * is an error that shows the key-passing way to write it. */
+static const struct {
+    const char *numpy, *ax;
+} random_equivalents[] = {
+    {"rand", "x = random.uniform(sub, shape)"},
+    {"random", "x = random.uniform(sub, shape)"},
+    {"uniform", "x = random.uniform(sub, shape, minval=low, maxval=high)"},
+    {"randn", "x = random.normal(sub, shape)"},
+    {"normal", "x = loc + scale * random.normal(sub, shape)"},
+    {"standard_normal", "x = random.normal(sub, shape)"},
+    {"randint", "x = random.randint(sub, shape, minval, maxval)"},
+    {"integers", "x = random.randint(sub, shape, minval, maxval)"},
+    {"choice", "x = random.choice(sub, a, shape)"},
+    {"permutation", "x = random.permutation(sub, x)"},
+    {"shuffle", "x = random.permutation(sub, x)"},
+};
+
+static ax_value *np_random_getattr(ax_interp *in, ax_value *self, const char *name) {
+    (void)self;
+    const char *ax = NULL;
+    for (size_t i = 0; i < sizeof random_equivalents / sizeof *random_equivalents; i++)
+        if (!strcmp(name, random_equivalents[i].numpy)) ax = random_equivalents[i].ax;
+    return ax_error(in->cx, AX_ERR_ATTRIBUTE,
+                    "np.random.%s: np is jax.numpy in ax, and there is no global random state; "
+                    "pass PRNG keys instead: key = random.key(seed), then key, sub = "
+                    "random.split(key) and %s",
+                    name, ax ? ax : "x = random.normal(sub, shape)");
+}
+
+static void np_random_format(ax_strbuf *out, void *payload) {
+    (void)payload;
+    ax_strbuf_append(out, "<np.random: not available; use PRNG keys (random.key)>");
+}
+
+static const ax_object_type np_random_type = {
+    .name = "np.random", .format = np_random_format, .getattr = np_random_getattr};
 
 /* ---------------------------------------------------------------- dtypes and constants */
 
@@ -122,7 +178,8 @@ static bool define_constants(ax_interp *in, ns_table *ns) {
            define(in, ns, "inf", ax_bi_float_value(in, INFINITY)) &&
            define(in, ns, "nan", ax_bi_float_value(in, NAN)) &&
            define(in, ns, "euler_gamma", ax_bi_float_value(in, 0.57721566490153286060)) &&
-           define(in, ns, "newaxis", ax_none());
+           define(in, ns, "newaxis", ax_none()) &&
+           ns_add_take(in, ns, "random", ax_value_object(&np_random_type, NULL));
 }
 
 /* Each function becomes a builtin (AX_BI_NP ones also members of jnp), except the
@@ -159,6 +216,7 @@ static ax_value *ns_value(ns_table *ns) {
 
 int ax_builtins_register(ax_interp *in) {
     ns_table *ns = ns_new(in, "jax.numpy", true), *linalg = ns_new(in, "jax.numpy.linalg", false);
+    if (linalg) linalg->module = "jnp_linalg";
     if (!ns || !linalg || !define_functions(in, ns, linalg) || !define_dtypes(in, ns) ||
         !define_constants(in, ns)) {
         if (ns) ns_free(ns);
@@ -176,9 +234,10 @@ int ax_builtins_register(ax_interp *in) {
     ax_interp_define_builtin(in, "jnp", module);
     /* The builtins written elsewhere: tree_* (stdlib/pytree.c), grad/vmap/... (transforms.c),
      * jit (jit_builtin.c). */
-    if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0 ||
-        ax_jit_register(in) < 0 || ax_custom_rules_register(in) < 0 || ax_prng_register(in) < 0 ||
-        ax_plot_register(in) < 0)
+    if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0 || ax_jit_register(in) < 0 ||
+        ax_custom_rules_register(in) < 0 || ax_prng_register(in) < 0 || ax_plot_register(in) < 0 ||
+        ax_support_register(in) < 0 || ax_eval_shape_register(in) < 0 ||
+        ax_debug_register(in) < 0 || ax_config_register(in) < 0)
         return -1;
     return 0;
 }

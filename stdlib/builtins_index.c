@@ -5,22 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* a[indices] along `axis`: moves the axis first, indexes it, and moves the index dimensions
- * back to where the axis was (NumPy's take). */
-static ax_array *take_along(ax_interp *in, ax_array *a, ax_value *indices, int axis) {
+/* a[indices] along `axis`: moves the axis first, indexes it (under the out-of-bounds mode),
+ * and moves the index dimensions back to where the axis was (NumPy's take). */
+static ax_array *take_along(ax_interp *in, ax_array *a, ax_value *indices, int axis,
+                            ax_index_mode mode, ax_array *fill) {
     ax_ctx *cx = in->cx;
     int perm[AX_MAX_RANK];
     perm[0] = axis;
     for (int i = 0, n = 1; i < a->ndim; i++)
         if (i != axis) perm[n++] = i;
     ax_array *t = ax_np_transpose(cx, a, perm);
-    ax_value *tv = ax_np_wrap_take(in, t);
-    ax_value *g = tv ? ax_np_getitem(in, tv, indices) : NULL;
-    if (tv) ax_value_release(tv);
-    if (!g) return NULL;
-    ax_array *ga = ax_array_retain(g->arr);
-    ax_value_release(g);
-    if (axis == 0) return ga;
+    ax_array *ga = t ? ax_np_index_mode(in, t, indices, mode, fill) : NULL;
+    ax_array_release(t);
+    if (!ga || axis == 0) return ga;
     int k = ga->ndim - (a->ndim - 1), back[AX_MAX_RANK];
     for (int i = 0; i < ga->ndim; i++) back[i] = i < axis ? k + i : i < axis + k ? i - axis : i;
     ax_array *r = ax_np_transpose(cx, ga, back);
@@ -28,32 +25,67 @@ static ax_array *take_along(ax_interp *in, ax_array *a, ax_value *indices, int a
     return r;
 }
 
+/* The out-of-bounds mode of take and take_along_axis: JAX's, and "wrap" (indices modulo the
+ * axis' size, applied to the indices first). */
+static bool read_take_mode(ax_interp *in, ax_value *v, bool *wrap, ax_index_mode *mode) {
+    *wrap = v && v->kind == AX_V_STR && !strcmp(v->str, "wrap");
+    if (*wrap) {
+        *mode = AX_INDEX_CHECK;
+        return true;
+    }
+    return ax_np_parse_mode(in, v, false, mode);
+}
+
+/* indices % n (for mode="wrap"), as a value. */
+static ax_value *wrapped(ax_interp *in, ax_array *idx, int64_t n) {
+    ax_array *size = ax_array_scalar_i64(in->cx, idx->dtype, n > 0 ? n : 1);
+    ax_array *r = size ? ax_np_binop(in->cx, AX_OP_MOD, idx, size) : NULL;
+    ax_array_release(size);
+    return ax_np_wrap_take(in, r);
+}
+
 static ax_value *bi_take(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {"a", "indices", "axis", "mode", NULL};
-    ax_value *v[4];
+    static const char *const names[] = {
+        "a",          "indices", "axis", "out", "mode", "unique_indices", "indices_are_sorted",
+        "fill_value", NULL};
+    ax_value *v[8];
     const char *f = self->builtin->name;
     int axis;
-    if (!ax_bi_parse(in, args, f, names, 3, v) || !ax_bi_required(in, v[0], f, "a") ||
-        !ax_bi_required(in, v[1], f, "indices"))
+    bool wrap;
+    ax_index_mode mode;
+    if (!ax_bi_parse(in, args, f, names, 5, v) || !ax_bi_required(in, v[0], f, "a") ||
+        !ax_bi_required(in, v[1], f, "indices") || !read_take_mode(in, v[4], &wrap, &mode))
         return NULL;
-    ax_array *a = ax_np_asarray(in, v[0], f);
+    if (v[3] && v[3]->kind != AX_V_NONE)
+        return ax_error(in->cx, AX_ERR_TYPE, "take: out= is not supported (arrays are immutable)");
+    ax_array *a = ax_np_asarray(in, v[0], f), *fill = NULL;
     if (!a) return NULL;
+    if (v[7] && v[7]->kind != AX_V_NONE && !(fill = ax_np_asarray(in, v[7], "fill_value"))) {
+        ax_array_release(a);
+        return NULL;
+    }
+    if (fill && mode == AX_INDEX_CHECK && !wrap) mode = AX_INDEX_FILL;
     ax_array *r = NULL;
     if (ax_bi_axis(in, v[2], a->ndim ? a->ndim : 1, AX_BI_NO_AXIS, true, &axis)) {
         ax_array *src = axis < 0 ? ax_np_ravel(in->cx, a) : ax_array_retain(a);
-        ax_value *iv = v[1]->kind == AX_V_ARRAY ? ax_value_retain(v[1])
-                                                : ax_np_wrap_take(in, ax_np_asarray(in, v[1], f));
-        r = src && iv ? take_along(in, src, iv, axis < 0 ? 0 : axis) : NULL;
+        ax_array *ia = src ? ax_np_asarray(in, v[1], f) : NULL;
+        ax_value *iv = !ia    ? NULL
+                       : wrap ? wrapped(in, ia, src->shape[axis < 0 ? 0 : axis])
+                              : ax_np_wrap_take(in, ax_array_retain(ia));
+        r = iv ? take_along(in, src, iv, axis < 0 ? 0 : axis, mode, fill) : NULL;
         if (iv) ax_value_release(iv);
+        ax_array_release(ia);
         ax_array_release(src);
     }
+    ax_array_release(fill);
     ax_array_release(a);
     return ax_np_wrap_take(in, r);
 }
 
 /* take_along_axis(arr, indices, axis): arr[..., indices[..., j, ...], ...] along axis, computed
  * as a gather from the flattened arr at row-major positions. */
-static ax_array *take_along_axis(ax_ctx *cx, ax_array *arr, ax_array *idx, int axis) {
+static ax_array *take_along_axis(ax_ctx *cx, ax_array *arr, ax_array *idx, int axis,
+                                 ax_index_mode mode, ax_array *fill) {
     if (idx->ndim != arr->ndim)
         return ax_error(cx, AX_ERR_VALUE,
                         "take_along_axis: indices and arr must have the same number of "
@@ -75,8 +107,19 @@ static ax_array *take_along_axis(ax_ctx *cx, ax_array *arr, ax_array *idx, int a
     ax_array *i = ax_scope_own(&s, ax_np_astype(cx, idx, t, false));
     /* normalise negative indices, then add every other coordinate times its stride */
     ax_array *n = ax_lax_scalar_like(&s, i, (double)arr->shape[axis]);
-    ax_array *neg = ax_lax_binary(&s, AX_P_LT, i, ax_lax_scalar_like(&s, i, 0));
+    ax_array *zero = ax_lax_scalar_like(&s, i, 0);
+    ax_array *neg = ax_lax_binary(&s, AX_P_LT, i, zero);
     i = ax_lax_select(&s, neg, ax_lax_add(&s, i, n), i);
+    ax_array *inside = NULL; /* mode="fill": where the index is in bounds */
+    if (mode == AX_INDEX_CLIP) {
+        ax_array *last = ax_lax_scalar_like(&s, i, (double)(arr->shape[axis] - 1));
+        i = ax_lax_binary(&s, AX_P_MAX, ax_lax_binary(&s, AX_P_MIN, i, last), zero);
+    } else if (mode == AX_INDEX_FILL) {
+        inside = ax_lax_binary(&s, AX_P_AND, ax_lax_binary(&s, AX_P_GE, i, zero),
+                               ax_lax_binary(&s, AX_P_LT, i, n));
+        i = ax_lax_select(&s, inside, i, zero);
+        inside = ax_scope_own(&s, ax_np_broadcast_to(cx, inside, arr->ndim, out));
+    }
     ax_array *flat = ax_scope_own(&s, ax_np_broadcast_to(cx, i, arr->ndim, out));
     flat = ax_lax_mul(&s, flat, ax_lax_scalar_like(&s, flat, (double)strides[axis]));
     for (int d = 0; d < arr->ndim && flat; d++) {
@@ -91,32 +134,61 @@ static ax_array *take_along_axis(ax_ctx *cx, ax_array *arr, ax_array *idx, int a
     ax_array *src = ax_lax_reshape(&s, arr, 1, &size);
     ax_array *gi = ax_lax_reshape(&s, flat, arr->ndim + 1, col);
     ax_params p = {.naxes = 1};
-    ax_array *r = ax_scope_keep(
-        &s, src && gi ? ax_lax_bind(&s, AX_P_GATHER, 2, (ax_array *[]){src, gi}, &p) : NULL);
+    ax_array *r = src && gi ? ax_lax_bind(&s, AX_P_GATHER, 2, (ax_array *[]){src, gi}, &p) : NULL;
+    if (r && mode == AX_INDEX_FILL) {
+        ax_array *f = fill ? ax_scope_own(&s, ax_np_astype(cx, fill, arr->dtype, arr->weak))
+                           : ax_scope_own(&s, ax_np_fill_default(cx, arr->dtype));
+        r = f ? ax_scope_own(&s, ax_np_where(cx, inside, r, f)) : NULL;
+    }
+    r = ax_scope_keep(&s, r);
     ax_scope_end(&s);
     return r;
 }
 
 static ax_value *bi_take_along_axis(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {"arr", "indices", "axis", NULL};
-    ax_value *v[3];
+    static const char *const names[] = {"arr", "indices", "axis", "mode", "fill_value", NULL};
+    ax_value *v[5];
     const char *f = self->builtin->name;
     int axis;
+    bool wrap;
+    ax_index_mode mode;
     if (!ax_bi_parse(in, args, f, names, 3, v) || !ax_bi_required(in, v[0], f, "arr") ||
-        !ax_bi_required(in, v[1], f, "indices") || !ax_bi_required(in, v[2], f, "axis"))
+        !ax_bi_required(in, v[1], f, "indices") || !ax_bi_required(in, v[2], f, "axis") ||
+        !read_take_mode(in, v[3], &wrap, &mode))
         return NULL;
     ax_array *a = ax_np_asarray(in, v[0], f), *i = a ? ax_np_asarray(in, v[1], f) : NULL;
-    ax_array *r = NULL;
-    if (i && !ax_dtype_is_int(i->dtype))
+    ax_array *r = NULL, *fill = NULL;
+    if (v[4] && v[4]->kind != AX_V_NONE) {
+        if (!(fill = ax_np_asarray(in, v[4], "fill_value"))) goto done;
+        if (mode == AX_INDEX_CHECK && !wrap) mode = AX_INDEX_FILL;
+    }
+    if (i && !ax_dtype_is_int(i->dtype)) {
         ax_error(in->cx, AX_ERR_TYPE, "take_along_axis: indices must be integers");
-    else if (i && v[2]->kind == AX_V_NONE) {
+    } else if (i && v[2]->kind == AX_V_NONE) {
         ax_array *fa = ax_np_ravel(in->cx, a), *fi = ax_np_ravel(in->cx, i);
-        r = fa && fi ? take_along_axis(in->cx, fa, fi, 0) : NULL;
+        if (fi && wrap) {
+            ax_value *w = wrapped(in, fi, fa ? fa->size : 1);
+            ax_array_release(fi);
+            fi = w ? ax_array_retain(w->arr) : NULL;
+            if (w) ax_value_release(w);
+        }
+        r = fa && fi ? take_along_axis(in->cx, fa, fi, 0, mode, fill) : NULL;
         ax_array_release(fa);
         ax_array_release(fi);
     } else if (i && ax_bi_axis(in, v[2], a->ndim, 0, false, &axis)) {
-        r = take_along_axis(in->cx, a, i, axis);
+        ax_array *wi = i;
+        if (wrap) {
+            ax_value *w = wrapped(in, i, a->shape[axis]);
+            wi = w ? ax_array_retain(w->arr) : NULL;
+            if (w) ax_value_release(w);
+        } else {
+            ax_array_retain(wi);
+        }
+        r = wi ? take_along_axis(in->cx, a, wi, axis, mode, fill) : NULL;
+        ax_array_release(wi);
     }
+done:
+    ax_array_release(fill);
     ax_array_release(a);
     ax_array_release(i);
     return ax_np_wrap_take(in, r);
@@ -275,9 +347,14 @@ static ax_value *bi_median(ax_interp *in, ax_value *self, const ax_args *args) {
 #define NP AX_BI_NP
 
 const ax_builtin_def ax_builtins_index[] = {
-    {"take", bi_take, "take(a, indices, axis=None): elements of a at indices along axis", NP},
+    {"take", bi_take,
+     "take(a, indices, axis=None, mode=None, fill_value=None): elements of a at indices along "
+     "axis",
+     NP},
     {"take_along_axis", bi_take_along_axis,
-     "take_along_axis(arr, indices, axis): elements picked along axis by matching indices", NP},
+     "take_along_axis(arr, indices, axis, mode=None, fill_value=None): elements picked along "
+     "axis by matching indices",
+     NP},
     {"sort", bi_sort, "sort(a, axis=-1, descending=False): sorted copy (stable, nan last)", NP},
     {"argsort", bi_argsort, "argsort(a, axis=-1, descending=False): indices that sort a", NP},
     {"one_hot", bi_one_hot, "one_hot(x, num_classes, dtype=f32): one-hot encoding of integers", NP},

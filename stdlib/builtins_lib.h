@@ -30,6 +30,8 @@ extern const ax_builtin_def ax_builtins_einsum[];  /* einsum */
 extern const ax_builtin_def ax_builtins_compare[]; /* isclose, allclose, array_equal, ... */
 extern const ax_builtin_def ax_builtins_time[];    /* timeit */
 extern const ax_builtin_def ax_builtins_lax[];     /* cond, switch, while_loop, scan */
+extern const ax_builtin_def ax_builtins_conv[];    /* conv_general_dilated, reduce_window, ... */
+extern const ax_builtin_def ax_builtins_io[];      /* loadtxt */
 
 /* The array builtin called `name`, or NULL (used for method sugar). */
 const ax_builtin_def *ax_builtin_find(const char *name);

@@ -1,6 +1,8 @@
 /* Products and diagonals: dot, matmul, vdot, inner, outer, tensordot, diagonal, trace, diag. */
 #include "builtins_lib.h"
 
+#include "../compiler/linalg_rules.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -272,75 +274,6 @@ static ax_value *bi_diag(ax_interp *in, ax_value *self, const ax_args *args) {
 
 /* ---------------------------------------------------------------- jnp.linalg */
 
-/* sum(|x| ** ord) ** (1 / ord) over axes, with the special orders of NumPy's vector norm. */
-static ax_array *vector_norm(ax_ctx *cx, ax_array *x, double ord, int naxes, const int *axes,
-                             bool keepdims) {
-    ax_scope s;
-    ax_scope_begin(&s, cx);
-    ax_array *a =
-        ax_scope_own(&s, ax_np_unary(cx, AX_P_ABS, ax_scope_own(&s, ax_np_to_inexact(cx, x))));
-    ax_array *r = NULL;
-    if (isinf(ord)) {
-        r = ax_np_extremum(cx, ord > 0 ? AX_P_REDUCE_MAX : AX_P_REDUCE_MIN, a, naxes, axes,
-                           keepdims);
-    } else if (ord == 0) {
-        ax_array *nz = a ? ax_lax_binary(&s, AX_P_NE, a, ax_lax_scalar_like(&s, a, 0)) : NULL;
-        r = ax_np_sum(cx, AX_P_REDUCE_SUM, ax_lax_convert(&s, nz, a ? a->dtype : AX_F32), naxes,
-                      axes, keepdims, -1);
-    } else if (ord == 1) {
-        r = ax_np_sum(cx, AX_P_REDUCE_SUM, a, naxes, axes, keepdims, -1);
-    } else if (ord == 2) {
-        ax_array *sq =
-            ax_scope_own(&s, ax_np_sum(cx, AX_P_REDUCE_SUM, ax_lax_unary(&s, AX_P_SQUARE, a), naxes,
-                                       axes, keepdims, -1));
-        r = ax_np_unary(cx, AX_P_SQRT, sq);
-    } else {
-        ax_array *p = a ? ax_lax_bind(&s, AX_P_POW, 2,
-                                      (ax_array *[]){a, ax_lax_scalar_like(&s, a, ord)}, NULL)
-                        : NULL;
-        ax_array *sum =
-            ax_scope_own(&s, ax_np_sum(cx, AX_P_REDUCE_SUM, p, naxes, axes, keepdims, -1));
-        ax_array *inv = sum ? ax_lax_scalar_like(&s, sum, 1.0 / ord) : NULL;
-        r = sum && inv ? ax_bind1(cx, AX_P_POW, 2, (ax_array *[]){sum, inv}, &(ax_params){0})
-                       : NULL;
-    }
-    ax_scope_end(&s);
-    return r;
-}
-
-/* norm(x, ord=None, axis=None, keepdims=False): vector norms, and the Frobenius norm. */
-static ax_value *bi_norm(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {"x", "ord", "axis", "keepdims", NULL};
-    ax_value *v[4];
-    const char *f = self->builtin->name;
-    bool keepdims;
-    if (!ax_bi_parse(in, args, f, names, 4, v) || !ax_bi_required(in, v[0], f, "x") ||
-        !ax_bi_bool(in, v[3], "keepdims", false, &keepdims))
-        return NULL;
-    ax_ctx *cx = in->cx;
-    bool fro = v[1] && v[1]->kind == AX_V_STR && !strcmp(v[1]->str, "fro");
-    double ord = 2;
-    if (v[1] && !fro && !ax_bi_double(in, v[1], "ord", 2, &ord)) return NULL;
-    ax_array *x = ax_np_asarray(in, v[0], f);
-    int naxes, axes[AX_MAX_RANK];
-    if (!x || !ax_bi_axes(in, v[2], x->ndim, &naxes, axes)) {
-        ax_array_release(x);
-        return NULL;
-    }
-    bool matrix = naxes == 2 && (v[2] || x->ndim == 2);
-    ax_array *r = NULL;
-    if (matrix && !fro && v[1] && v[1]->kind != AX_V_NONE)
-        ax_error(cx, AX_ERR_VALUE, "norm: only the Frobenius norm of matrices is supported");
-    else if (!matrix && fro)
-        ax_error(cx, AX_ERR_VALUE, "norm: 'fro' needs two axes");
-    else if (!matrix && naxes > 1 && v[1] && v[1]->kind != AX_V_NONE)
-        ax_error(cx, AX_ERR_VALUE, "norm: an order needs one axis (or a matrix)");
-    else
-        r = vector_norm(cx, x, matrix ? 2 : ord, naxes, axes, keepdims);
-    ax_array_release(x);
-    return ax_np_wrap_take(in, r);
-}
-
 /* x with its last two axes swapped. */
 static ax_array *swap_last_axes(ax_ctx *cx, ax_array *x) {
     ax_params p = {.naxes = x->ndim};
@@ -364,19 +297,27 @@ static ax_array *symmetrized(ax_ctx *cx, ax_array *a) {
     return r;
 }
 
+/* cholesky(a, *, upper=False, symmetrize_input=True), as jnp.linalg.cholesky: the lower factor
+ * (its transpose when upper) of (a + a^T) / 2, or of a's lower triangle without symmetrizing. */
 static ax_value *bi_cholesky(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {"a", NULL};
-    ax_value *v[1];
+    static const char *const names[] = {"a", "upper", "symmetrize_input", NULL};
+    ax_value *v[3];
     const char *f = self->builtin->name;
-    if (!ax_bi_parse(in, args, f, names, 1, v) || !ax_bi_required(in, v[0], f, "a")) return NULL;
+    bool upper, sym_input;
+    if (!ax_bi_parse(in, args, f, names, 1, v) || !ax_bi_required(in, v[0], f, "a") ||
+        !ax_bi_bool(in, v[1], "upper", false, &upper) ||
+        !ax_bi_bool(in, v[2], "symmetrize_input", true, &sym_input))
+        return NULL;
     ax_array *a = ax_np_asarray(in, v[0], f);
     ax_array *fa = ax_np_to_inexact(in->cx, a);
-    ax_array *sym = fa ? symmetrized(in->cx, fa) : NULL;
+    ax_array *sym = fa ? (sym_input ? symmetrized(in->cx, fa) : ax_array_retain(fa)) : NULL;
     ax_array *r = sym ? ax_bind_unary(in->cx, AX_P_CHOLESKY, sym) : NULL;
+    ax_array *t = r && upper ? swap_last_axes(in->cx, r) : NULL;
     ax_array_release(a);
     ax_array_release(fa);
     ax_array_release(sym);
-    return ax_np_wrap_take(in, r);
+    if (upper) ax_array_release(r);
+    return ax_np_wrap_take(in, upper ? t : r);
 }
 
 /* scipy's trans: 0 or 'N' solves a x = b, 1 or 'T' a^T x = b, and 2 or 'C' a^H x = b, the
@@ -444,6 +385,85 @@ static ax_value *bi_solve_triangular(ax_interp *in, ax_value *self, const ax_arg
     return ax_np_wrap_take(in, x);
 }
 
+/* ---------------------------------------------------------------- factorisations */
+/* The private builtins stdlib/linalg.ax is written on, one per primitive (lax.linalg's lu,
+ * eigh, svd, qr): each binds its primitive on `a` made inexact and returns the outputs as a
+ * tuple, in the primitive's order. Their boolean options are flag bits of the primitive. */
+
+typedef struct factorization {
+    ax_prim prim;
+    const char *const names[4]; /* "a", then the options */
+    int bits[3];
+    bool defaults[3];
+} factorization;
+
+static const factorization factorizations[] = {
+    {AX_P_LU, {"a", NULL}, {0}, {0}},
+    {AX_P_EIGH, {"a", "lower", NULL}, {AX_EIGH_LOWER}, {true}},
+    {AX_P_SVD,
+     {"a", "full_matrices", "compute_uv", NULL},
+     {AX_SVD_FULL_MATRICES, AX_SVD_COMPUTE_UV},
+     {true, true}},
+    {AX_P_QR, {"a", "full_matrices", NULL}, {AX_QR_FULL_MATRICES}, {false}},
+};
+
+static ax_value *factorize(ax_interp *in, ax_value *self, const ax_args *args, ax_prim prim) {
+    const factorization *fz = NULL;
+    for (size_t i = 0; i < sizeof factorizations / sizeof *factorizations; i++)
+        if (factorizations[i].prim == prim) fz = &factorizations[i];
+    ax_value *v[4];
+    const char *f = self->builtin->name;
+    int nopt = 0;
+    while (fz->names[nopt + 1]) nopt++;
+    if (!ax_bi_parse(in, args, f, fz->names, 1 + nopt, v) || !ax_bi_required(in, v[0], f, "a"))
+        return NULL;
+    ax_params p = {0};
+    for (int i = 0; i < nopt; i++) {
+        bool on;
+        if (!ax_bi_bool(in, v[1 + i], fz->names[1 + i], fz->defaults[i], &on)) return NULL;
+        if (on) p.flag |= fz->bits[i];
+    }
+    ax_array *a = ax_np_asarray(in, v[0], f);
+    ax_array *fa = a ? ax_np_to_inexact(in->cx, a) : NULL;
+    ax_array *out[3] = {0};
+    int n = ax_prim_nout(prim, &p);
+    int rc = fa ? ax_bind(in->cx, prim, 1, &fa, &p, out) : -1;
+    ax_array_release(a);
+    ax_array_release(fa);
+    if (rc) return NULL;
+    ax_value *items[3];
+    bool ok = true;
+    for (int i = 0; i < n; i++) ok &= (items[i] = ax_value_array(out[i])) != NULL;
+    if (!ok) {
+        for (int i = 0; i < n; i++)
+            if (items[i]) ax_value_release(items[i]);
+        return ax_error_oom(in->cx);
+    }
+    ax_value *t = ax_value_tuple(n, items);
+    return t ? t : ax_error_oom(in->cx);
+}
+
+static ax_value *bi_lu(ax_interp *in, ax_value *self, const ax_args *args) {
+    return factorize(in, self, args, AX_P_LU);
+}
+static ax_value *bi_eigh(ax_interp *in, ax_value *self, const ax_args *args) {
+    return factorize(in, self, args, AX_P_EIGH);
+}
+static ax_value *bi_svd(ax_interp *in, ax_value *self, const ax_args *args) {
+    return factorize(in, self, args, AX_P_SVD);
+}
+static ax_value *bi_qr(ax_interp *in, ax_value *self, const ax_args *args) {
+    return factorize(in, self, args, AX_P_QR);
+}
+
+/* _shape_error(message): a ShapeError, for the checks of modules written in ax. */
+static ax_value *bi_shape_error(ax_interp *in, ax_value *self, const ax_args *args) {
+    (void)self;
+    return ax_error(in->cx, AX_ERR_SHAPE, "%s",
+                    args->n == 1 && args->pos[0]->kind == AX_V_STR ? args->pos[0]->str
+                                                                   : "bad shape");
+}
+
 #define NP AX_BI_NP
 
 const ax_builtin_def ax_builtins_linalg[] = {
@@ -458,13 +478,22 @@ const ax_builtin_def ax_builtins_linalg[] = {
     {"diagonal", bi_diagonal, "diagonal(a, offset=0, axis1=0, axis2=1): a diagonal of a", NP},
     {"trace", bi_trace, "trace(a, offset=0, axis1=0, axis2=1): sum along a diagonal", NP},
     {"diag", bi_diag, "diag(v, k=0): the diagonal of a matrix, or a diagonal matrix from v", NP},
-    {"norm", bi_norm,
-     "linalg.norm(x, ord=None, axis=None, keepdims=False): vector or Frobenius norm", AX_BI_LINALG},
-    {"cholesky", bi_cholesky, "linalg.cholesky(a): lower Cholesky factor of positive-definite a",
+    {"cholesky", bi_cholesky,
+     "linalg.cholesky(a, upper=False, symmetrize_input=True): the Cholesky factor of "
+     "positive-definite a",
      AX_BI_LINALG},
     {"solve_triangular", bi_solve_triangular,
      "linalg.solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False): x with a x = b "
      "(a^T x = b when trans) for triangular a",
      AX_BI_LINALG},
+    {"_linalg_lu", bi_lu, "_linalg_lu(a): (lu, pivots, permutation), the lu primitive", 0},
+    {"_linalg_eigh", bi_eigh,
+     "_linalg_eigh(a, lower=True): (eigenvectors, eigenvalues), the eigh primitive", 0},
+    {"_linalg_svd", bi_svd,
+     "_linalg_svd(a, full_matrices=True, compute_uv=True): (s, u, vt) or (s,), the svd "
+     "primitive",
+     0},
+    {"_linalg_qr", bi_qr, "_linalg_qr(a, full_matrices=False): (q, r), the qr primitive", 0},
+    {"_shape_error", bi_shape_error, "_shape_error(message): raises a ShapeError", 0},
     {NULL, NULL, NULL, 0},
 };

@@ -1,6 +1,9 @@
-/* timeit(f, *args): the median time per call, in seconds. */
+/* timeit(f, *args): the median time per call, in seconds; and Python's time module. */
 #include "builtins_lib.h"
+#include "libs.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -75,3 +78,89 @@ const ax_builtin_def ax_builtins_time[] = {
      "timeit(f, *args, number=auto, repeat=5): median seconds per call of f(*args)", 0},
     {NULL, NULL, NULL, 0},
 };
+
+/* ---------------------------------------------------------------- the time module */
+
+static double clock_seconds(clockid_t clock) {
+    struct timespec t;
+    clock_gettime(clock, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int64_t clock_ns(clockid_t clock) {
+    struct timespec t;
+    clock_gettime(clock, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Seconds as a float64 scalar: a float32 cannot tell apart two instants of today's clock. */
+static ax_value *seconds_value(ax_interp *in, double s) {
+    ax_array *a = ax_array_scalar(in->cx, AX_F64, s);
+    return a ? ax_value_array(a) : NULL;
+}
+
+static ax_value *time_clock(ax_interp *in, ax_value *self, const ax_args *a, clockid_t clock,
+                            bool ns) {
+    if (!ax_args_check(in, a, self->builtin->name, 0, (const char *[]){NULL})) return NULL;
+    if (!ns) return seconds_value(in, clock_seconds(clock));
+    ax_array *r = ax_array_scalar_i64(in->cx, AX_I64, clock_ns(clock));
+    return r ? ax_value_array(r) : NULL;
+}
+
+static ax_value *bi_time(ax_interp *in, ax_value *self, const ax_args *a) {
+    return time_clock(in, self, a, CLOCK_REALTIME, false);
+}
+static ax_value *bi_time_ns(ax_interp *in, ax_value *self, const ax_args *a) {
+    return time_clock(in, self, a, CLOCK_REALTIME, true);
+}
+static ax_value *bi_perf_counter(ax_interp *in, ax_value *self, const ax_args *a) {
+    return time_clock(in, self, a, CLOCK_MONOTONIC, false);
+}
+static ax_value *bi_perf_counter_ns(ax_interp *in, ax_value *self, const ax_args *a) {
+    return time_clock(in, self, a, CLOCK_MONOTONIC, true);
+}
+static ax_value *bi_process_time(ax_interp *in, ax_value *self, const ax_args *a) {
+    return time_clock(in, self, a, CLOCK_PROCESS_CPUTIME_ID, false);
+}
+
+/* sleep(seconds), in slices so that Ctrl-C stops it. */
+static ax_value *bi_sleep(ax_interp *in, ax_value *self, const ax_args *a) {
+    double secs;
+    if (!ax_args_check(in, a, "sleep", 1, (const char *[]){"secs", NULL})) return NULL;
+    ax_value *v = ax_arg(a, 0, "secs");
+    if (!ax_bi_required(in, v, "sleep", "secs") || !ax_bi_double(in, v, "secs", 0, &secs))
+        return NULL;
+    if (!(secs >= 0) || isinf(secs))
+        return ax_error(in->cx, AX_ERR_VALUE, "sleep length must be a finite number >= 0");
+    (void)self;
+    double end = clock_seconds(CLOCK_MONOTONIC) + secs;
+    for (double left = secs; left > 0; left = end - clock_seconds(CLOCK_MONOTONIC)) {
+        if (ax_ctx_check_interrupt(in->cx)) return NULL;
+        double step = left < 0.05 ? left : 0.05;
+        struct timespec t = {(time_t)step, (long)((step - (double)(time_t)step) * 1e9)};
+        while (nanosleep(&t, &t) != 0 && errno == EINTR)
+            if (ax_ctx_check_interrupt(in->cx)) return NULL;
+    }
+    return ax_none();
+}
+
+ax_value *ax_lib_open_time(ax_interp *in, const ax_lib *lib) {
+    static const ax_builtin_def fns[] = {
+        {"time", bi_time, "time(): seconds since the epoch (float64)", 0},
+        {"time_ns", bi_time_ns, "time_ns(): nanoseconds since the epoch (int64)", 0},
+        {"perf_counter", bi_perf_counter, "perf_counter(): a monotonic clock, in seconds", 0},
+        {"perf_counter_ns", bi_perf_counter_ns, "perf_counter_ns(): perf_counter in ns", 0},
+        {"monotonic", bi_perf_counter, "monotonic(): a monotonic clock, in seconds", 0},
+        {"process_time", bi_process_time, "process_time(): CPU seconds of this process", 0},
+        {"sleep", bi_sleep, "sleep(secs): waits secs seconds (Ctrl-C stops it)", 0},
+    };
+    ax_module *m = ax_interp_new_module(in, lib->name);
+    if (!m) return NULL;
+    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
+        ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
+        if (!v) return ax_error_oom(in->cx);
+        ax_module_define(m, fns[i].name, v);
+    }
+    ax_value *v = ax_value_module(m);
+    return v ? v : ax_error_oom(in->cx);
+}

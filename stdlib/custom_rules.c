@@ -21,13 +21,20 @@
 #include "../compiler/ad.h"
 #include "../compiler/vmap.h"
 #include "flat_call.h"
+#include "np.h"
+#include "transforms.h"
 #include "pytree.h"
 
 typedef struct custom_fn {
     bool is_vjp;
+    /* custom_gradient: fwd is the user's function, returning (out, vjp); vjp(ct) gives the
+     * cotangents, and is kept as a value instead of flattened residuals */
+    bool vjp_residual;
     ax_value *fn;
     ax_value *jvp;       /* custom_jvp: rule(primals, tangents) -> (out, tangent_out) */
     ax_value *fwd, *bwd; /* custom_vjp: fwd(*args) -> (out, residuals); bwd(residuals, ct) */
+    int nnondiff;
+    int *nondiff; /* nondiff_argnums: arguments the rules get first, not differentiated */
     char name[64];
 } custom_fn;
 
@@ -36,6 +43,7 @@ static void custom_free(void *p) {
     ax_value *vals[] = {c->fn, c->jvp, c->fwd, c->bwd};
     for (int i = 0; i < 4; i++)
         if (vals[i]) ax_value_release(vals[i]);
+    free(c->nondiff);
     free(c);
 }
 
@@ -47,7 +55,8 @@ static void custom_format(ax_strbuf *out, void *p) {
 /* Zeros for absent tangents (a copy of `primals` shape by shape). */
 static ax_array **tangents_or_zeros(ax_ctx *cx, int n, ax_array **primals, ax_array **tangents) {
     ax_array **t = calloc((size_t)n + 1, sizeof *t);
-    for (int i = 0; t && i < n; i++) {
+    if (!t) return ax_error_oom(cx);
+    for (int i = 0; i < n; i++) {
         t[i] = tangents[i]
                    ? ax_array_retain(tangents[i])
                    : ax_array_zeros(cx, primals[i]->dtype, primals[i]->ndim, primals[i]->shape);
@@ -70,7 +79,7 @@ static int flatten_arrays(ax_interp *in, ax_value *tree, const char *what, ax_ar
     ax_value **leaves;
     if (ax_tree_flatten(in, tree, &leaves, n, def)) return -1;
     *out = calloc((size_t)*n + 1, sizeof **out);
-    int rc = *out ? 0 : -1;
+    int rc = *out ? 0 : (ax_error_oom(in->cx), -1);
     for (int i = 0; i < *n && !rc; i++) {
         if (leaves[i]->kind != AX_V_ARRAY) {
             ax_error(in->cx, AX_ERR_TYPE, "%s must return arrays (or pytrees of arrays)", what);
@@ -84,6 +93,7 @@ static int flatten_arrays(ax_interp *in, ax_value *tree, const char *what, ax_ar
         ax_flat_release_arrays(*out, *n);
         ax_value_release(*def);
         *out = NULL;
+        *def = NULL;
     }
     return rc;
 }
@@ -92,7 +102,7 @@ static int flatten_arrays(ax_interp *in, ax_value *tree, const char *what, ax_ar
 static ax_value *wrap_outputs_take(ax_interp *in, ax_trace *t, ax_value *def, int n,
                                    ax_array **outs, ax_array **touts) {
     ax_array **w = calloc((size_t)n + 1, sizeof *w);
-    int rc = w ? 0 : -1;
+    int rc = w ? 0 : (ax_error_oom(in->cx), -1);
     for (int j = 0; j < n; j++) {
         if (!rc && !(w[j] = ax_jvp_tracer_new(in->cx, t, outs[j], touts ? touts[j] : NULL)))
             rc = -1;
@@ -254,6 +264,9 @@ fail:
 typedef struct vjp_data {
     ax_interp *in;
     ax_value *bwd, *res_def, *out_def; /* the residuals are custom_linear's leading operands */
+    /* custom_gradient: its vjp as an IR of (residuals, cotangents), and its result's structure */
+    ax_ir *vjp_body;
+    ax_value *ct_def;
     int nout;
     ax_aval *out_types;
     arg_layout args;
@@ -262,12 +275,95 @@ typedef struct vjp_data {
 
 static void vjp_data_free(void *p) {
     vjp_data *d = p;
-    ax_value_release(d->bwd);
-    ax_value_release(d->res_def);
+    if (d->bwd) ax_value_release(d->bwd);
+    if (d->res_def) ax_value_release(d->res_def);
+    if (d->ct_def) ax_value_release(d->ct_def);
+    ax_ir_release(d->vjp_body);
     ax_value_release(d->out_def);
     free(d->out_types);
     layout_free(&d->args);
     free(d);
+}
+
+/* ---- custom_gradient's vjp, closure-converted as JAX does: traced to an IR of the
+ * cotangents once the forward pass has made it; the tracers it closes over become the IR's
+ * leading inputs (the residual operands), so transformations around the call see them. */
+
+typedef struct vjp_trace {
+    ax_interp *in;
+    ax_value *vjp, *out_def;
+    ax_value *ct_def; /* the structure of vjp's result, set by the trace */
+    int nargs;
+} vjp_trace;
+
+/* vjp(ct) flattened; a single argument's cotangent may come without its tuple. */
+static int vjp_flat(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout, ax_array ***out) {
+    vjp_trace *v = closure;
+    ax_value **vals = ax_flat_wrap_arrays(cx, nin, in);
+    ax_value *ct = vals ? ax_tree_unflatten(v->in, v->out_def, vals, nin) : NULL;
+    if (vals) ax_values_release(vals, nin);
+    ax_value *r = ct ? ax_call1(v->in, v->vjp, ct) : NULL;
+    if (ct) ax_value_release(ct);
+    if (r && r->kind != AX_V_TUPLE && v->nargs == 1) {
+        ax_value *one[1] = {r};
+        if (!(r = ax_value_tuple(1, one))) ax_error_oom(cx);
+    }
+    if (!r) return -1;
+    ax_value *def = NULL;
+    int rc = flatten_arrays(v->in, r, "the vjp of a custom_gradient function", out, nout, &def);
+    ax_value_release(r);
+    if (rc) return -1;
+    if (v->ct_def) ax_value_release(v->ct_def);
+    v->ct_def = def;
+    return 0;
+}
+
+static ax_ir *convert_traced_consts(ax_ctx *cx, ax_ir *body, int *nconsts, ax_array ***consts);
+
+/* The vjp's IR (new reference) and its captured tracers (*res, new references). */
+static ax_ir *trace_vjp(ax_interp *in, ax_value *vjp, ax_value *out_def, int nout, ax_array **outs,
+                        int nargs, ax_value **ct_def, int *nres, ax_array ***res) {
+    vjp_trace v = {.in = in, .vjp = vjp, .out_def = out_def, .nargs = nargs};
+    ax_aval *types = calloc((size_t)nout + 1, sizeof *types);
+    if (!types) return ax_error_oom(in->cx);
+    for (int j = 0; j < nout; j++) ax_aval_of(&types[j], outs[j]);
+    int nct = 0;
+    ax_ir *ir = ax_trace_to_ir(in->cx, vjp_flat, &v, nout, types, &nct);
+    free(types);
+    ax_ir *body = ir ? convert_traced_consts(in->cx, ir, nres, res) : NULL;
+    ax_ir_release(ir);
+    if (!body && v.ct_def) ax_value_release(v.ct_def);
+    *ct_def = body ? v.ct_def : NULL;
+    return body;
+}
+
+/* The vjp's result for these residual operands and cotangent tree. */
+static ax_value *eval_vjp_body(vjp_data *d, int nres, ax_array **res, ax_value *ct_tree) {
+    ax_ctx *cx = d->in->cx;
+    ax_array **cts = NULL, **args = NULL, **outs = NULL;
+    ax_value *def = NULL, *r = NULL;
+    int nct = 0, nout = d->vjp_body->nout;
+    if (flatten_arrays(d->in, ct_tree, "a cotangent", &cts, &nct, &def)) return NULL;
+    args = calloc((size_t)(nres + nct) + 1, sizeof *args);
+    outs = calloc((size_t)nout + 1, sizeof *outs);
+    if (args && outs) {
+        memcpy(args, res, (size_t)nres * sizeof *args);
+        memcpy(args + nres, cts, (size_t)nct * sizeof *args);
+        if (!ax_ir_eval(cx, d->vjp_body, args, outs)) {
+            ax_value **vals = ax_flat_wrap_arrays(cx, nout, outs);
+            r = vals ? ax_tree_unflatten(d->in, d->ct_def, vals, nout) : NULL;
+            if (vals) ax_values_release(vals, nout);
+            ax_flat_release_arrays(outs, nout);
+            outs = NULL;
+        }
+    } else {
+        ax_error_oom(cx);
+    }
+    free(outs);
+    free(args);
+    ax_flat_release_arrays(cts, nct);
+    ax_value_release(def);
+    return r;
 }
 
 static int vjp_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nres, ax_array **res,
@@ -286,14 +382,19 @@ static int vjp_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nres, 
     if (vals) ax_values_release(vals, d->nout);
     ax_flat_release_arrays(cts, d->nout);
     if (!ct_tree) return -1;
-    ax_value **rv = ax_flat_wrap_arrays(cx, nres, res);
-    ax_value *res_tree = rv ? ax_tree_unflatten(d->in, d->res_def, rv, nres) : NULL;
-    if (rv) ax_values_release(rv, nres);
-    ax_value *args[2] = {res_tree, ct_tree};
-    ax_args a = {.n = 2, .pos = args};
-    ax_value *r = res_tree ? ax_call(d->in, d->bwd, &a) : NULL;
+    ax_value *r = NULL;
+    if (d->vjp_body) {
+        r = eval_vjp_body(d, nres, res, ct_tree);
+    } else {
+        ax_value **rv = ax_flat_wrap_arrays(cx, nres, res);
+        ax_value *res_tree = rv ? ax_tree_unflatten(d->in, d->res_def, rv, nres) : NULL;
+        if (rv) ax_values_release(rv, nres);
+        ax_value *args[2] = {res_tree, ct_tree};
+        ax_args a = {.n = 2, .pos = args};
+        r = res_tree ? ax_call(d->in, d->bwd, &a) : NULL;
+        if (res_tree) ax_value_release(res_tree);
+    }
     ax_value_release(ct_tree);
-    if (res_tree) ax_value_release(res_tree);
     if (!r) return -1;
     (void)nin; /* = d->args.nin: the tangents of the arguments */
     rc = bwd_cotangents(d->in, d->name, r, &d->args, ct_in);
@@ -319,15 +420,21 @@ static int run_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **p
         return -1;
     }
     ax_array **outs = NULL, **tz = NULL, **touts = NULL, **res = NULL, **ops = NULL;
-    ax_value *def = NULL, *res_def = NULL;
+    ax_value *def = NULL, *res_def = NULL, *ct_def = NULL;
+    ax_ir *vjp_body = NULL;
     int rc = -1, nres = 0;
     vjp_data *d = NULL;
     ax_callback *cb = NULL;
     *n = 0;
     if (flatten_arrays(in, r->items[0], "a custom_vjp forward function", &outs, n, &def)) goto done;
-    if (flatten_arrays(in, r->items[1], "a custom_vjp forward function's residuals", &res, &nres,
-                       &res_def))
+    if (c->vjp_residual) {
+        if (!(vjp_body =
+                  trace_vjp(in, r->items[1], def, *n, outs, fc->ntraced, &ct_def, &nres, &res)))
+            goto done;
+    } else if (flatten_arrays(in, r->items[1], "a custom_vjp forward function's residuals", &res,
+                              &nres, &res_def)) {
         goto done;
+    }
     tz = tangents_or_zeros(in->cx, fc->nflat, prim, tan);
     ops = calloc((size_t)nres + (size_t)fc->nflat + 1, sizeof *ops);
     if (!ops) {
@@ -344,11 +451,14 @@ static int run_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **p
         goto done;
     }
     *d = (vjp_data){.in = in,
-                    .bwd = ax_value_retain(c->bwd),
-                    .res_def = ax_value_retain(res_def),
+                    .bwd = c->bwd ? ax_value_retain(c->bwd) : NULL,
+                    .vjp_body = vjp_body,
+                    .ct_def = ct_def,
+                    .res_def = res_def ? ax_value_retain(res_def) : NULL,
                     .out_def = ax_value_retain(def),
                     .nout = *n,
                     .out_types = calloc((size_t)*n + 1, sizeof(ax_aval))};
+    vjp_body = NULL, ct_def = NULL; /* d holds them now */
     snprintf(d->name, sizeof d->name, "%s", c->name);
     *cb = (ax_callback){
         .refs = 1, .name = d->name, .transpose = vjp_transpose, .free = vjp_data_free, .data = d};
@@ -373,6 +483,8 @@ static int run_vjp_rule(ax_interp *in, custom_fn *c, flat_call *fc, ax_array **p
     rc = 0;
 done:
     ax_callback_release(cb);
+    ax_ir_release(vjp_body);
+    if (ct_def) ax_value_release(ct_def);
     ax_flat_release_arrays(outs, *n);
     ax_flat_release_arrays(touts, *n);
     ax_flat_release_arrays(tz, fc->nflat);
@@ -458,6 +570,7 @@ static int call_jvp(ax_ctx *cx, void *data, int k, int nin, ax_array **prim, ax_
 typedef struct vmapped_vjp {
     ax_interp *in;
     custom_fn *c;
+    vjp_data vjp;     /* custom_gradient: its vjp's IR (vjp_body, ct_def), traced per example */
     flat_call *shape; /* the argument structure */
     arg_layout args;  /* one example's arguments */
     int nout;         /* outputs of fwd (flat) */
@@ -470,6 +583,8 @@ typedef struct vmapped_vjp {
 
 static void vmapped_vjp_free(void *p) {
     vmapped_vjp *v = p;
+    ax_ir_release(v->vjp.vjp_body);
+    if (v->vjp.ct_def) ax_value_release(v->vjp.ct_def);
     if (v->out_def) ax_value_release(v->out_def);
     if (v->res_def) ax_value_release(v->res_def);
     free(v->out_types);
@@ -493,8 +608,16 @@ static int fwd_example(ax_ctx *cx, void *closure, int nin, ax_array **in, int *n
     int no = 0, nr = 0, rc = -1;
     if (r->kind != AX_V_TUPLE || r->n != 2)
         ax_error(cx, AX_ERR_TYPE, "the forward function of %s must return a pair", v->c->name);
-    else if (!flatten_arrays(v->in, r->items[0], "a custom_vjp forward function", &o, &no, &od) &&
-             !flatten_arrays(v->in, r->items[1], "custom_vjp residuals", &res, &nr, &rd))
+    else if (flatten_arrays(v->in, r->items[0], "a custom_vjp forward function", &o, &no, &od))
+        ;
+    else if (v->c->vjp_residual) { /* the vjp's IR; what it closes over are the residuals */
+        ax_ir_release(v->vjp.vjp_body);
+        if (v->vjp.ct_def) ax_value_release(v->vjp.ct_def);
+        v->vjp.ct_def = NULL;
+        v->vjp.vjp_body =
+            trace_vjp(v->in, r->items[1], od, no, o, v->shape->ntraced, &v->vjp.ct_def, &nr, &res);
+        rc = v->vjp.vjp_body ? 0 : -1;
+    } else if (!flatten_arrays(v->in, r->items[1], "custom_vjp residuals", &res, &nr, &rd))
         rc = 0;
     if (!rc && (*out = calloc((size_t)(no + nr) + 1, sizeof **out))) {
         for (int j = 0; j < no; j++) (*out)[j] = ax_array_retain(o[j]);
@@ -546,10 +669,17 @@ static int bwd_example(ax_ctx *cx, void *closure, int nin, ax_array **in, int *n
                        ax_array ***out) {
     bwd_closure *b = closure;
     vmapped_vjp *v = b->v;
-    ax_value **rv = ax_flat_wrap_arrays(cx, v->nres, in);
-    ax_value *res = rv ? ax_tree_unflatten(v->in, v->res_def, rv, v->nres) : NULL;
-    if (rv) ax_values_release(rv, v->nres);
-    ax_value *ct = res ? example_ct_tree(cx, v, b->k, in[nin - 1]) : NULL, *r = NULL;
+    ax_value *res = NULL, *ct = NULL, *r = NULL;
+    if (v->vjp.vjp_body) {
+        v->vjp.in = v->in;
+        if ((ct = example_ct_tree(cx, v, b->k, in[nin - 1])))
+            r = eval_vjp_body(&v->vjp, v->nres, in, ct);
+    } else {
+        ax_value **rv = ax_flat_wrap_arrays(cx, v->nres, in);
+        res = rv ? ax_tree_unflatten(v->in, v->res_def, rv, v->nres) : NULL;
+        if (rv) ax_values_release(rv, v->nres);
+        ct = res ? example_ct_tree(cx, v, b->k, in[nin - 1]) : NULL;
+    }
     if (res && ct) {
         ax_value *args[2] = {res, ct};
         ax_args a = {.n = 2, .pos = args};
@@ -574,8 +704,8 @@ static int bwd_example(ax_ctx *cx, void *closure, int nin, ax_array **in, int *n
     return rc;
 }
 
-static int vmapped_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nres,
-                             ax_array **res, int nin, ax_array **ct_in) {
+static int vmapped_transpose(ax_ctx *cx, void *data, int k, ax_array *ct, int nres, ax_array **res,
+                             int nin, ax_array **ct_in) {
     vmapped_vjp *v = data;
     int n = nres + 1, nout = 0, *bdims = NULL;
     ax_array **args = calloc((size_t)n + 1, sizeof *args), **outs = NULL;
@@ -809,8 +939,131 @@ done:
 
 /* ---------------------------------------------------------------- the objects */
 
+static const ax_object_type custom_type;
+static ax_value *custom_call(ax_interp *in, ax_value *self, const ax_args *a);
+
+/* ---- nondiff_argnums: those arguments are fixed for the call, and the rules get them first.
+ * The call becomes a call of a custom function of the other arguments whose function and rules
+ * are these bound forms (data: a tuple (fn, values of the fixed arguments, their positions)). */
+
+/* fn with the fixed arguments put back at their positions among the given ones. */
+static ax_value *merged_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    ax_value *d = self->builtin->data, *vals = d->items[1], *at = d->items[2];
+    int n = a->n + vals->n;
+    ax_value **all = calloc((size_t)n + 1, sizeof *all);
+    if (!all) return ax_error_oom(in->cx);
+    for (int k = 0; k < vals->n; k++) {
+        int64_t pos;
+        ax_value_to_int(in, at->items[k], "a position", &pos);
+        all[pos] = vals->items[k];
+    }
+    for (int i = 0, next = 0; i < n; i++)
+        if (!all[i]) all[i] = a->pos[next++];
+    ax_args call = {.n = n, .pos = all, .nkw = a->nkw, .kwnames = a->kwnames, .kwvals = a->kwvals};
+    ax_value *r = ax_call(in, d->items[0], &call);
+    free(all);
+    return r;
+}
+
+/* rule(*fixed, *args): how custom_jvp's rule and custom_vjp's bwd get the fixed arguments. */
+static ax_value *prefixed_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    ax_value *d = self->builtin->data, *vals = d->items[1];
+    int n = a->n + vals->n;
+    ax_value **all = calloc((size_t)n + 1, sizeof *all);
+    if (!all) return ax_error_oom(in->cx);
+    memcpy(all, vals->items, (size_t)vals->n * sizeof *all);
+    memcpy(all + vals->n, a->pos, (size_t)a->n * sizeof *all);
+    ax_args call = {.n = n, .pos = all};
+    ax_value *r = ax_call(in, d->items[0], &call);
+    free(all);
+    return r;
+}
+
+/* A builtin binding fn (NULL stays NULL) to the fixed arguments; *failed on error. */
+static ax_value *bound(ax_interp *in, ax_value *fn, ax_value *fixed, ax_builtin_fn call,
+                       bool *failed) {
+    if (!fn || *failed) return NULL;
+    ax_value *items[3] = {ax_value_retain(fn), ax_value_retain(fixed->items[0]),
+                          ax_value_retain(fixed->items[1])};
+    ax_value *data = ax_value_tuple(3, items);
+    ax_value *b =
+        data ? ax_value_builtin("bound", "a function with fixed arguments", call, data) : NULL;
+    if (!b) {
+        *failed = true;
+        ax_error_oom(in->cx);
+    }
+    return b;
+}
+
+static ax_value *call_nondiff(ax_interp *in, ax_value *self, const ax_args *a) {
+    custom_fn *c = self->obj.payload;
+    ax_value **vals = calloc((size_t)c->nnondiff + 1, sizeof *vals);
+    ax_value **at = calloc((size_t)c->nnondiff + 1, sizeof *at);
+    ax_value **rest = calloc((size_t)a->n + 1, sizeof *rest);
+    ax_value *fixed = NULL, *obj = NULL, *result = NULL;
+    int nrest = 0, nvals = 0;
+    if (!vals || !at || !rest) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
+    for (int i = 0; i < a->n; i++) {
+        bool is_fixed = false;
+        for (int k = 0; k < c->nnondiff; k++) is_fixed |= c->nondiff[k] == i;
+        if (!is_fixed) {
+            rest[nrest++] = a->pos[i];
+            continue;
+        }
+        if (!(at[nvals] = ax_value_int(in, i))) goto done;
+        vals[nvals++] = ax_value_retain(a->pos[i]);
+    }
+    if (nvals != c->nnondiff) {
+        ax_error(in->cx, AX_ERR_TYPE,
+                 "%s: nondiff_argnums names argument %d but the call gives %d positional "
+                 "arguments",
+                 c->name, c->nondiff[c->nnondiff - 1], a->n);
+        goto done;
+    }
+    ax_value *pair[2] = {ax_value_tuple(nvals, vals), ax_value_tuple(nvals, at)};
+    free(vals), free(at); /* the tuples took the references */
+    vals = at = NULL;
+    if (!pair[0] || !pair[1]) {
+        if (pair[0]) ax_value_release(pair[0]);
+        if (pair[1]) ax_value_release(pair[1]);
+        ax_error_oom(in->cx);
+        goto done;
+    }
+    if (!(fixed = ax_value_tuple(2, pair))) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
+    custom_fn *b = calloc(1, sizeof *b);
+    if (!b) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
+    bool failed = false;
+    *b = (custom_fn){.is_vjp = c->is_vjp,
+                     .vjp_residual = c->vjp_residual,
+                     .fn = bound(in, c->fn, fixed, merged_call, &failed),
+                     .jvp = bound(in, c->jvp, fixed, prefixed_call, &failed),
+                     .fwd = bound(in, c->fwd, fixed, merged_call, &failed),
+                     .bwd = bound(in, c->bwd, fixed, prefixed_call, &failed)};
+    memcpy(b->name, c->name, sizeof b->name);
+    if (!(obj = ax_value_object(&custom_type, b)) || failed) goto done;
+    ax_args call = {.n = nrest, .pos = rest};
+    result = custom_call(in, obj, &call);
+done:
+    if (vals) ax_values_release(vals, c->nnondiff); /* entries past the filled ones are NULL */
+    if (at) ax_values_release(at, c->nnondiff);
+    if (fixed) ax_value_release(fixed);
+    if (obj) ax_value_release(obj);
+    free(rest);
+    return result;
+}
+
 static ax_value *custom_call(ax_interp *in, ax_value *self, const ax_args *a) {
     custom_fn *c = self->obj.payload;
+    if (c->nnondiff && !a->nkw) return call_nondiff(in, self, a);
     if ((!c->is_vjp && !c->jvp) || (c->is_vjp && !c->fwd)) return ax_call(in, c->fn, a);
     flat_call fc;
     memset(&fc, 0, sizeof fc);
@@ -826,7 +1079,10 @@ static ax_value *custom_call(ax_interp *in, ax_value *self, const ax_args *a) {
     if (ax_flat_call_init(&fc, in, c->name, c->fn, a, 0, NULL, false)) goto done;
     prim = calloc((size_t)fc.nflat + 1, sizeof *prim);
     tan = calloc((size_t)fc.nflat + 1, sizeof *tan);
-    if (!prim || !tan) goto done;
+    if (!prim || !tan) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
     ax_trace *t = ax_jvp_trace_of(in->cx, fc.nflat, fc.flat, prim, tan), *any = NULL;
     if (ax_error_pending(in->cx)) goto done;
     if (t) { /* differentiation is innermost: the rule, now */
@@ -866,14 +1122,114 @@ static ax_value *define_rule(ax_interp *in, ax_value *self, const ax_args *a) {
     return ax_value_retain(a->pos[0]);
 }
 
+/* a + b leaf by leaf, for two trees of arrays of one structure (new reference or NULL). */
+static ax_value *tree_add(ax_interp *in, ax_value *a, ax_value *b) {
+    ax_array **x = NULL, **y = NULL;
+    ax_value *dx = NULL, *dy = NULL, *r = NULL, **sums = NULL;
+    int nx = 0, ny = 0, made = 0;
+    if (flatten_arrays(in, a, "a defjvps rule", &x, &nx, &dx) ||
+        flatten_arrays(in, b, "a defjvps rule", &y, &ny, &dy))
+        goto done;
+    if (!ax_treedef_equal(dx, dy)) {
+        ax_error(in->cx, AX_ERR_VALUE, "defjvps: the rules' tangents differ in structure");
+        goto done;
+    }
+    if (!(sums = calloc((size_t)nx + 1, sizeof *sums))) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
+    for (; made < nx; made++) {
+        ax_array *s = ax_np_binop(in->cx, AX_OP_ADD, x[made], y[made]);
+        if (!s || !(sums[made] = ax_value_array(s))) break;
+    }
+    if (made == nx) r = ax_tree_unflatten(in, dx, sums, nx);
+done:
+    if (sums) ax_values_release(sums, made);
+    ax_flat_release_arrays(x, nx);
+    ax_flat_release_arrays(y, ny);
+    if (dx) ax_value_release(dx);
+    if (dy) ax_value_release(dy);
+    return r;
+}
+
+/* The rule f.defjvps(*jvps) makes: the output's tangent is the sum over the arguments of
+ * jvp_i(tangent_i, out, *primals) (None: argument i contributes nothing). data: (fn, jvps). */
+static ax_value *jvps_rule(ax_interp *in, ax_value *self, const ax_args *a) {
+    ax_value *fn = self->builtin->data->items[0], *jvps = self->builtin->data->items[1];
+    ax_value *primals = a->n == 2 ? a->pos[0] : NULL, *tangents = a->n == 2 ? a->pos[1] : NULL;
+    if (!primals || primals->kind != AX_V_TUPLE || tangents->kind != AX_V_TUPLE ||
+        tangents->n != primals->n || jvps->n != primals->n)
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "defjvps: give one rule (or None) per argument of the function");
+    ax_args call = {.n = primals->n, .pos = primals->items};
+    ax_value *out = ax_call(in, fn, &call), *sum = NULL;
+    ax_value **args = out ? calloc((size_t)primals->n + 2, sizeof *args) : NULL;
+    if (out && !args) ax_error_oom(in->cx);
+    for (int i = 0; args && i < jvps->n; i++) {
+        if (jvps->items[i]->kind == AX_V_NONE) continue;
+        args[0] = tangents->items[i];
+        args[1] = out;
+        memcpy(args + 2, primals->items, (size_t)primals->n * sizeof *args);
+        ax_args rc = {.n = primals->n + 2, .pos = args};
+        ax_value *term = ax_call(in, jvps->items[i], &rc);
+        ax_value *next = !term ? NULL : !sum ? ax_value_retain(term) : tree_add(in, sum, term);
+        if (term) ax_value_release(term);
+        if (sum) ax_value_release(sum);
+        sum = next;
+        if (!sum) break;
+    }
+    free(args);
+    if (out && !sum && !ax_error_pending(in->cx)) { /* every rule None: a zero tangent */
+        ax_value *zeros = ax_interp_lookup(in, "zeros_like");
+        sum = zeros ? ax_call1(in, zeros, out) : NULL;
+        if (!zeros) ax_error(in->cx, AX_ERR_RUNTIME, "defjvps: zeros_like is not defined");
+    }
+    if (!sum) {
+        if (out) ax_value_release(out);
+        return NULL;
+    }
+    return ax_flat_pair_take(in->cx, out, sum);
+}
+
+/* f.defjvps(*jvps): the rule as one term per argument. */
+static ax_value *define_jvps(ax_interp *in, ax_value *self, const ax_args *a) {
+    custom_fn *c = self->builtin->data->obj.payload;
+    if (c->nnondiff) return ax_error(in->cx, AX_ERR_TYPE, "can't use defjvps with nondiff_argnums");
+    if (a->nkw) return ax_error(in->cx, AX_ERR_TYPE, "defjvps takes the rules positionally");
+    ax_value **jv = calloc((size_t)a->n + 1, sizeof *jv);
+    if (!jv) return ax_error_oom(in->cx);
+    for (int i = 0; i < a->n; i++) jv[i] = ax_value_retain(a->pos[i]);
+    ax_value *jvps = ax_value_tuple(a->n, jv);
+    free(jv);
+    ax_value *items[2] = {ax_value_retain(c->fn), jvps};
+    ax_value *data = jvps ? ax_value_tuple(2, items) : NULL;
+    if (!jvps) ax_value_release(items[0]);
+    ax_value *rule = data ? ax_value_builtin("defjvps rule", "f's JVP rule, one term per argument",
+                                             jvps_rule, data)
+                          : NULL;
+    if (!rule) return ax_error_oom(in->cx);
+    if (c->jvp) ax_value_release(c->jvp);
+    c->jvp = rule;
+    return ax_none();
+}
+
 static ax_value *custom_getattr(ax_interp *in, ax_value *self, const char *name) {
     custom_fn *c = self->obj.payload;
-    (void)in;
+    if (!c->is_vjp && strcmp(name, "defjvps") == 0) {
+        ax_value *m = ax_value_builtin(name, "f.defjvps(*jvps): f's rule, one term per argument",
+                                       define_jvps, ax_value_retain(self));
+        return m ? m : ax_error_oom(in->cx);
+    }
+    if (strcmp(name, "__name__") == 0) {
+        ax_value *v = ax_value_str(c->name);
+        return v ? v : ax_error_oom(in->cx);
+    }
     if (strcmp(name, c->is_vjp ? "defvjp" : "defjvp")) return NULL;
-    return ax_value_builtin(name,
-                            c->is_vjp ? "f.defvjp(fwd, bwd): the reverse-mode rule of f"
-                                      : "f.defjvp(rule): the forward-mode rule of f",
-                            define_rule, ax_value_retain(self));
+    return ax_value_or_oom(in, ax_value_builtin(name,
+                                                c->is_vjp
+                                                    ? "f.defvjp(fwd, bwd): the reverse-mode rule of f"
+                                                    : "f.defjvp(rule): the forward-mode rule of f",
+                                                define_rule, ax_value_retain(self)));
 }
 
 static const ax_object_type custom_type = {.name = "custom derivative function",
@@ -882,16 +1238,48 @@ static const ax_object_type custom_type = {.name = "custom derivative function",
                                            .getattr = custom_getattr,
                                            .call = custom_call};
 
+/* custom_jvp(f, nondiff_argnums=()) / custom_vjp(f, nondiff_argnums=()); as a decorator with
+ * only nondiff_argnums, the function comes next (@partial(custom_jvp, nondiff_argnums=(0,))
+ * also works). */
+static ax_value *make_custom(ax_interp *in, const ax_args *a, bool is_vjp);
+
+static ax_value *custom_decorator_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    if (a->n != 1 || a->nkw)
+        return ax_error(in->cx, AX_ERR_TYPE, "this decorator takes the function");
+    ax_value *d = self->builtin->data; /* (is_vjp, nondiff_argnums) */
+    bool is_vjp;
+    if (!ax_value_truthy(in, d->items[0], &is_vjp)) return NULL;
+    const char *kw[1] = {"nondiff_argnums"};
+    ax_args full = {.n = 1, .pos = a->pos, .nkw = 1, .kwnames = kw, .kwvals = &d->items[1]};
+    return make_custom(in, &full, is_vjp);
+}
+
 static ax_value *make_custom(ax_interp *in, const ax_args *a, bool is_vjp) {
     const char *what = is_vjp ? "custom_vjp" : "custom_jvp";
-    if (a->n != 1 || a->nkw) return ax_error(in->cx, AX_ERR_TYPE, "%s(f) takes one function", what);
+    if (!ax_args_check(in, a, what, 2, (const char *[]){"fun", "nondiff_argnums", NULL}))
+        return NULL;
+    ax_value *fn = ax_arg(a, 0, "fun"), *nd = ax_arg(a, 1, "nondiff_argnums");
+    if (!fn && nd) {
+        ax_value *items[2] = {ax_value_bool(in, is_vjp), ax_value_retain(nd)};
+        ax_value *data = items[0] ? ax_value_tuple(2, items) : NULL;
+        if (!items[0]) ax_value_release(items[1]);
+        ax_value *dec =
+            data ? ax_value_builtin(what, "a decorator", custom_decorator_call, data) : NULL;
+        return dec ? dec : ax_error_oom(in->cx);
+    }
+    if (!fn) return ax_error(in->cx, AX_ERR_TYPE, "%s(f) takes one function", what);
     custom_fn *c = calloc(1, sizeof *c);
     if (!c) return ax_error_oom(in->cx);
     c->is_vjp = is_vjp;
-    c->fn = ax_value_retain(a->pos[0]);
-    const ax_value *f = a->pos[0];
+    c->fn = ax_value_retain(fn);
     snprintf(c->name, sizeof c->name, "%s",
-             f->kind == AX_V_FUNC && f->fn->name ? f->fn->name : what);
+             fn->kind == AX_V_FUNC && fn->fn->name ? fn->fn->name : what);
+    bool as_tuple;
+    if (nd && nd->kind != AX_V_NONE &&
+        ax_read_argnums(in, what, nd, &c->nondiff, &c->nnondiff, &as_tuple)) {
+        custom_free(c);
+        return NULL;
+    }
     return ax_value_or_oom(in, ax_value_object(&custom_type, c)); /* frees c on failure */
 }
 
@@ -905,6 +1293,41 @@ static ax_value *b_custom_vjp(ax_interp *in, ax_value *self, const ax_args *a) {
     return make_custom(in, a, true);
 }
 
+/* fun(*args)[0]: custom_gradient's function without its vjp. */
+static ax_value *value_of_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    ax_value *r = ax_call(in, self->builtin->data, a);
+    if (!r) return NULL;
+    if (r->kind != AX_V_TUPLE || r->n != 2) {
+        ax_value_release(r);
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "a custom_gradient function must return a pair (value, vjp)");
+    }
+    ax_value *v = ax_value_retain(r->items[0]);
+    ax_value_release(r);
+    return v;
+}
+
+/* custom_gradient(fun): fun(*args) returns (value, vjp) with vjp(g) the tuple of cotangents,
+ * one per argument. A custom_vjp whose forward function is fun and whose residual is vjp. */
+static ax_value *b_custom_gradient(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    if (!ax_args_check(in, a, "custom_gradient", 1, (const char *[]){"fun", NULL})) return NULL;
+    ax_value *fn = ax_arg(a, 0, "fun");
+    if (!fn) return ax_error(in->cx, AX_ERR_TYPE, "custom_gradient(fun) takes one function");
+    custom_fn *c = calloc(1, sizeof *c);
+    if (!c) return ax_error_oom(in->cx);
+    *c = (custom_fn){.is_vjp = true, .vjp_residual = true, .fwd = ax_value_retain(fn)};
+    snprintf(c->name, sizeof c->name, "%s",
+             fn->kind == AX_V_FUNC && fn->fn->name ? fn->fn->name : "custom_gradient");
+    c->fn = ax_value_builtin(c->name, "the value of a custom_gradient function", value_of_call,
+                             ax_value_retain(fn));
+    if (!c->fn) {
+        custom_free(c);
+        return ax_error_oom(in->cx);
+    }
+    return ax_value_or_oom(in, ax_value_object(&custom_type, c)); /* frees c on failure */
+}
+
 int ax_custom_rules_register(ax_interp *in) {
     ax_value *j = ax_value_builtin("custom_jvp",
                                    "custom_jvp(f): f with a forward-mode rule "
@@ -914,12 +1337,18 @@ int ax_custom_rules_register(ax_interp *in) {
                                    "custom_vjp(f): f with a reverse-mode rule set "
                                    "by f.defvjp(fwd, bwd)",
                                    b_custom_vjp, NULL);
-    if (!j || !v) {
+    ax_value *g = ax_value_builtin("custom_gradient",
+                                   "custom_gradient(f): f returns (value, vjp), and vjp(g) gives "
+                                   "its cotangents",
+                                   b_custom_gradient, NULL);
+    if (!j || !v || !g) {
         ax_value_release(j);
         ax_value_release(v);
+        ax_value_release(g);
         return -1;
     }
     ax_interp_define_builtin(in, "custom_jvp", j);
     ax_interp_define_builtin(in, "custom_vjp", v);
+    ax_interp_define_builtin(in, "custom_gradient", g);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* Where pictures go. In a notebook (lang/notebook.c) the interpreter has a display that
+/* Where pictures go. In a notebook (cli/notebook.c) the interpreter has a display that
  * collects the pictures a block draws (plots, computation graphs), each with the position in
  * the block's output where it was shown; elsewhere a picture is written to a temporary file
  * whose path is printed. */

@@ -25,30 +25,88 @@ typedef struct jit_entry {
     size_t keylen;
     char *types;   /* the traced leaves' types, ";"-separated (for the log) */
     char *statics; /* the static arguments' values */
-    ax_ir *ir; /* its native program is built on the first concrete call (compiler/call.h) */
+    ax_ir *ir;     /* its native program is built on the first concrete call (compiler/call.h) */
     ax_value *out_def;
     int nmain;
 } jit_entry;
 
+static void entries_free(jit_entry **entries, int n) {
+    for (int i = 0; i < n; i++) {
+        free(entries[i]->key);
+        free(entries[i]->types);
+        free(entries[i]->statics);
+        ax_ir_release(entries[i]->ir);
+        ax_value_release(entries[i]->out_def);
+        free(entries[i]);
+    }
+    free(entries);
+}
+
+/* The traces of one function under one static configuration. Every jit of a function that
+ * the language made (a closure) shares them, as JAX keys its cache on the function: jit(f)(4.)
+ * and a later jit(f)(5.) run one trace. They are kept on the function (ax_closure.cache) and
+ * freed with it; a jit of anything else keeps its own. */
+typedef struct jit_traces {
+    int refs;
+    char *config;        /* the static configuration they were traced under */
+    jit_entry **entries; /* each allocated on its own: a call keeps its entry while a nested
+                            call of the same function may add others */
+    int nentries, cap;
+    struct jit_traces *next; /* the same function's other configurations */
+} jit_traces;
+
+static void traces_release(jit_traces *t) {
+    if (!t || --t->refs > 0) return;
+    entries_free(t->entries, t->nentries);
+    free(t->config);
+    free(t);
+}
+
+static void closure_cache_free(void *cache) {
+    for (jit_traces *t = cache, *next; t; t = next) {
+        next = t->next;
+        traces_release(t);
+    }
+}
+
+/* The traces of fn under `config` (a new reference): shared through the function when it is
+ * a closure, new otherwise. NULL + error on out of memory. */
+static jit_traces *traces_for(ax_interp *in, ax_value *fn, const char *config) {
+    ax_closure *c = fn->kind == AX_V_FUNC ? fn->fn : NULL;
+    if (c && c->cache_free && c->cache_free != closure_cache_free) c = NULL; /* another's */
+    for (jit_traces *t = c ? c->cache : NULL; t; t = t->next)
+        if (strcmp(t->config, config) == 0) return t->refs++, t;
+    jit_traces *t = calloc(1, sizeof *t);
+    if (!t || !(t->config = strdup(config))) {
+        free(t);
+        return ax_error_oom(in->cx);
+    }
+    t->refs = 1;
+    if (c) { /* the function holds a reference too */
+        t->refs++;
+        t->next = c->cache;
+        c->cache = t;
+        c->cache_free = closure_cache_free;
+    }
+    return t;
+}
+
+/* A jit-compiled function: what it calls, which arguments are static, and its traces. */
 typedef struct jit_state {
     ax_value *fn;
     int nstatic;
-    int *statics; /* static_argnums */
-    jit_entry *entries;
-    int nentries, cap;
+    int *statics; /* static_argnums, and the positions of static_argnames */
+    int nnames;
+    char **static_names; /* static_argnames (static also when passed by keyword) */
+    jit_traces *tr;
 } jit_state;
 
 static void jit_state_free(void *p) {
     jit_state *s = p;
     ax_value_release(s->fn);
-    for (int i = 0; i < s->nentries; i++) {
-        free(s->entries[i].key);
-        free(s->entries[i].types);
-        free(s->entries[i].statics);
-        ax_ir_release(s->entries[i].ir);
-        ax_value_release(s->entries[i].out_def);
-    }
-    free(s->entries);
+    traces_release(s->tr);
+    for (int i = 0; i < s->nnames; i++) free(s->static_names[i]);
+    free(s->static_names);
     free(s->statics);
     free(s);
 }
@@ -196,11 +254,11 @@ static char *statics_exact_key(ax_interp *in, const jit_state *s, const ax_args 
 /* Why a call missed the cache, for AX_LOG_COMPILES: what differs from the last entry. */
 static void miss_reason(const jit_state *s, const char *types, const char *statics, char *out,
                         size_t n) {
-    if (!s->nentries) {
+    if (!s->tr->nentries) {
         snprintf(out, n, "first call");
         return;
     }
-    const jit_entry *last = &s->entries[s->nentries - 1];
+    const jit_entry *last = s->tr->entries[s->tr->nentries - 1];
     if (strcmp(last->statics, statics)) {
         snprintf(out, n, "new static argument: %s (was %s)", statics, last->statics);
         return;
@@ -263,9 +321,9 @@ static unsigned char *signature_key(ax_interp *in, const jit_state *s, const ax_
 }
 
 static jit_entry *find_entry(jit_state *s, const unsigned char *key, size_t len) {
-    for (int i = s->nentries - 1; i >= 0; i--)
-        if (s->entries[i].keylen == len && !memcmp(s->entries[i].key, key, len))
-            return &s->entries[i];
+    for (int i = s->tr->nentries - 1; i >= 0; i--)
+        if (s->tr->entries[i]->keylen == len && !memcmp(s->tr->entries[i]->key, key, len))
+            return s->tr->entries[i];
     return NULL;
 }
 
@@ -298,21 +356,25 @@ static jit_entry *add_entry(ax_interp *in, jit_state *s, const ax_args *a, flat_
         free(types), free(statics);
         return NULL;
     }
-    if (s->nentries == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 4;
-        jit_entry *grown = realloc(s->entries, (size_t)cap * sizeof *grown);
-        if (!grown) {
-            ax_ir_release(ir);
-            free(types), free(statics);
-            return ax_error_oom(in->cx);
+    jit_entry *e = malloc(sizeof *e);
+    if (e && s->tr->nentries == s->tr->cap) {
+        int cap = s->tr->cap ? 2 * s->tr->cap : 4;
+        jit_entry **grown = realloc(s->tr->entries, (size_t)cap * sizeof *grown);
+        if (grown) {
+            s->tr->entries = grown;
+            s->tr->cap = cap;
         }
-        s->entries = grown;
-        s->cap = cap;
+    }
+    if (!e || s->tr->nentries == s->tr->cap) {
+        free(e);
+        ax_ir_release(ir);
+        free(types), free(statics);
+        return ax_error_oom(in->cx);
     }
     if (log)
         fprintf(stderr, "ax: jit: traced %s in %.2f ms (%s): %d equations\n", fn_name(s->fn),
                 now_ms() - t0, why, ir->neqns);
-    jit_entry *e = &s->entries[s->nentries++];
+    s->tr->entries[s->tr->nentries++] = e;
     *e = (jit_entry){.key = *key,
                      .keylen = keylen,
                      .types = types,
@@ -373,8 +435,10 @@ static int check_call(ax_interp *in, const jit_state *s, const ax_args *a) {
                             "pass arrays to a jit-compiled function positionally (keyword '%s')",
                             a->kwnames[i]),
                    -1;
+    const ax_node *def = s->fn->kind == AX_V_FUNC ? s->fn->fn->def : NULL;
     for (int i = 0; i < s->nstatic; i++)
-        if (s->statics[i] >= a->n)
+        if (s->statics[i] >= a->n && /* a parameter left to its default is fine */
+            !(def && s->statics[i] < def->nparams && def->params[s->statics[i]].default_value))
             return ax_error(in->cx, AX_ERR_VALUE,
                             "jit: static_argnums names argument %d but only %d were given",
                             s->statics[i], a->n),
@@ -402,12 +466,58 @@ static jit_entry *entry_for(ax_interp *in, jit_state *s, const ax_args *a, flat_
     return e;
 }
 
-static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
+/* The call with keyword arguments that name the function's next parameters moved to their
+ * positions (f(x, n=3) is f(x, 3)), so that static_argnums and static_argnames see one
+ * form. n->pos and n->kwnames/kwvals are malloc'd (borrowed values); free with call_free. */
+static int normalize_call(ax_interp *in, const jit_state *s, const ax_args *a, ax_args *n) {
+    *n = (ax_args){0};
+    n->pos = malloc((size_t)(a->n + a->nkw + 1) * sizeof *n->pos);
+    n->kwnames = malloc((size_t)(a->nkw + 1) * sizeof *n->kwnames);
+    n->kwvals = malloc((size_t)(a->nkw + 1) * sizeof *n->kwvals);
+    bool *moved = calloc((size_t)a->nkw + 1, sizeof *moved);
+    if (!n->pos || !n->kwnames || !n->kwvals || !moved) {
+        free(moved);
+        return ax_error_oom(in->cx), -1;
+    }
+    if (a->n) memcpy(n->pos, a->pos, (size_t)a->n * sizeof *n->pos);
+    n->n = a->n;
+    const ax_node *def = s->fn->kind == AX_V_FUNC ? s->fn->fn->def : NULL;
+    for (bool found = true; def && found && n->n < def->nparams;) {
+        const ax_param *p = &def->params[n->n];
+        found = false;
+        if (p->star || p->star2 || p->kwonly) break;
+        for (int k = 0; k < a->nkw && !found; k++)
+            if (!moved[k] && strcmp(a->kwnames[k], p->name) == 0) {
+                moved[k] = found = true;
+                n->pos[n->n++] = a->kwvals[k];
+            }
+    }
+    for (int k = 0; k < a->nkw; k++)
+        if (!moved[k]) {
+            n->kwnames[n->nkw] = a->kwnames[k];
+            n->kwvals[n->nkw++] = a->kwvals[k];
+        }
+    free(moved);
+    return 0;
+}
+
+static void call_free(ax_args *n) {
+    free(n->pos);
+    free((void *)n->kwnames);
+    free(n->kwvals);
+}
+
+static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *call) {
     jit_state *s = self->builtin->data->obj.payload;
-    if (check_call(in, s, a)) return NULL;
-    flat_call fc;
+    ax_args args, *a = &args;
+    if (normalize_call(in, s, call, &args)) {
+        call_free(&args);
+        return NULL;
+    }
+    flat_call fc = {0};
     ax_value *result = NULL;
     ax_array **outs = NULL;
+    if (check_call(in, s, a)) goto done;
     jit_entry *e = entry_for(in, s, a, &fc);
     if (!e) goto done;
     outs = calloc((size_t)e->ir->nout + 1, sizeof *outs);
@@ -432,24 +542,125 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
 done:
     free(outs);
     ax_flat_call_free(&fc);
+    call_free(&args);
     return result;
 }
 
+/* static_argnames: a string or a sequence of strings (copied into *names). */
+static int read_argnames(ax_interp *in, ax_value *v, char ***names, int *n) {
+    *names = NULL;
+    *n = 0;
+    if (!v || v->kind == AX_V_NONE) return 0;
+    bool one = v->kind == AX_V_STR;
+    int count = one ? 1 : v->kind == AX_V_TUPLE || v->kind == AX_V_LIST ? v->n : -1;
+    for (int i = 0; !one && i < count; i++)
+        if (v->items[i]->kind != AX_V_STR) count = -1;
+    if (count < 0)
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "jit: static_argnames must be a string or a tuple of strings"),
+               -1;
+    if (!(*names = calloc((size_t)count + 1, sizeof **names))) return ax_error_oom(in->cx), -1;
+    for (int i = 0; i < count; i++, (*n)++)
+        if (!((*names)[i] = strdup(one ? v->str : v->items[i]->str)))
+            return ax_error_oom(in->cx), -1;
+    return 0;
+}
+
+/* Adds the positions of the parameters named static to s->statics, and writes the static
+ * configuration ("positions|names") to *config. */
+static int static_config(ax_interp *in, jit_state *s, char **config) {
+    const ax_node *def = s->fn->kind == AX_V_FUNC ? s->fn->fn->def : NULL;
+    int *grown = realloc(s->statics, (size_t)(s->nstatic + s->nnames + 1) * sizeof *grown);
+    if (!grown) return ax_error_oom(in->cx), -1;
+    s->statics = grown;
+    for (int k = 0; def && k < s->nnames; k++)
+        for (int i = 0; i < def->nparams; i++)
+            if (!def->params[i].star && !def->params[i].star2 && !def->params[i].kwonly &&
+                strcmp(def->params[i].name, s->static_names[k]) == 0 && !is_static(s, i))
+                s->statics[s->nstatic++] = i;
+    ax_strbuf c;
+    ax_strbuf_init(&c);
+    for (int i = 0; i < s->nstatic; i++) ax_strbuf_appendf(&c, "%d,", s->statics[i]);
+    ax_strbuf_append(&c, "|");
+    for (int k = 0; k < s->nnames; k++) ax_strbuf_appendf(&c, "%s,", s->static_names[k]);
+    *config = c.data;
+    return c.data ? 0 : (ax_error_oom(in->cx), -1);
+}
+
+static const char *const jit_params[] = {
+    "fun",         "static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
+    "keep_unused", "inline",         "device",          "backend",        NULL};
+
+static ax_value *b_jit(ax_interp *in, ax_value *self, const ax_args *a);
+
+/* @jit(static_argnames=...): the options wait for the function. */
+static ax_value *jit_decorator_call(ax_interp *in, ax_value *self, const ax_args *a) {
+    ax_value *opts = self->builtin->data; /* a dict of the options */
+    if (a->n != 1 || a->nkw)
+        return ax_error(in->cx, AX_ERR_TYPE, "jit(...) with options takes the function to compile");
+    const char **names = malloc((size_t)(opts->n + 1) * sizeof *names);
+    if (!names) return ax_error_oom(in->cx);
+    for (int i = 0; i < opts->n; i++) names[i] = opts->keys[i]->str;
+    ax_args full = {.n = 1, .pos = a->pos, .nkw = opts->n, .kwnames = names, .kwvals = opts->items};
+    ax_value *r = b_jit(in, NULL, &full);
+    free(names);
+    return r;
+}
+
+static ax_value *jit_decorator(ax_interp *in, const ax_args *a) {
+    ax_value **keys = calloc((size_t)a->nkw + 1, sizeof *keys);
+    ax_value **vals = calloc((size_t)a->nkw + 1, sizeof *vals);
+    if (!keys || !vals) {
+        free(keys), free(vals);
+        return ax_error_oom(in->cx);
+    }
+    int n = 0;
+    for (; n < a->nkw; n++) {
+        if (!(keys[n] = ax_value_str(a->kwnames[n]))) break;
+        vals[n] = ax_value_retain(a->kwvals[n]);
+    }
+    if (n < a->nkw) {
+        ax_values_release(keys, n);
+        ax_values_release(vals, n);
+        return ax_error_oom(in->cx);
+    }
+    ax_value *opts = ax_value_dict(n, keys, vals);
+    free(keys), free(vals);
+    if (!opts) return ax_error_oom(in->cx);
+    ax_value *d = ax_value_builtin("jit", "jit with options, waiting for the function",
+                                   jit_decorator_call, opts);
+    return d ? d : ax_error_oom(in->cx);
+}
+
+/* jit(fun, static_argnums=None, static_argnames=None, donate_argnums=None, ...): donation and
+ * the placement options are accepted and change nothing (there is one device, and arrays
+ * are never overwritten). Without fun, the options wait for it (@jit(static_argnums=...)). */
 static ax_value *b_jit(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
-    if (!ax_args_check(in, a, "jit", 2, (const char *[]){"fun", "static_argnums", NULL}))
-        return NULL;
+    if (!ax_args_check(in, a, "jit", 2, jit_params)) return NULL;
     ax_value *fn = ax_arg(a, 0, "fun"), *statics = ax_arg(a, 1, "static_argnums");
-    if (!fn) return ax_error(in->cx, AX_ERR_TYPE, "jit() missing the function to compile");
+    if (!fn) return jit_decorator(in, a);
+    int *donated = NULL, ndonated = 0;
+    bool as_tuple;
+    ax_value *donate = ax_arg(a, 3, "donate_argnums");
+    if (donate && donate->kind != AX_V_NONE &&
+        ax_read_argnums(in, "jit", donate, &donated, &ndonated, &as_tuple))
+        return NULL;
+    free(donated);
     jit_state *s = calloc(1, sizeof *s);
     if (!s) return ax_error_oom(in->cx);
     s->fn = ax_value_retain(fn);
-    if (statics && statics->kind != AX_V_NONE) {
-        bool as_tuple;
-        if (ax_read_argnums(in, "jit", statics, &s->statics, &s->nstatic, &as_tuple)) {
-            jit_state_free(s);
-            return NULL;
-        }
+    char *config = NULL;
+    int rc = 0;
+    if (statics && statics->kind != AX_V_NONE)
+        rc = ax_read_argnums(in, "jit", statics, &s->statics, &s->nstatic, &as_tuple);
+    if (!rc) rc = read_argnames(in, ax_arg(a, 2, "static_argnames"), &s->static_names, &s->nnames);
+    if (!rc) rc = static_config(in, s, &config);
+    if (!rc && !(s->tr = traces_for(in, fn, config))) rc = -1;
+    free(config);
+    if (rc) {
+        jit_state_free(s);
+        return NULL;
     }
     ax_value *state = ax_value_object(&jit_state_type, s); /* frees s on failure */
     if (!state) return ax_error_oom(in->cx);
@@ -473,8 +684,9 @@ ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool wan
     jit_state *s = fn->builtin->data->obj.payload;
     flat_call fc;
     ax_value *text = NULL;
-    bool checked = !check_call(in, s, a);
-    jit_entry *e = checked ? entry_for(in, s, a, &fc) : NULL;
+    ax_args call;
+    bool checked = !normalize_call(in, s, a, &call) && !check_call(in, s, &call);
+    jit_entry *e = checked ? entry_for(in, s, &call, &fc) : NULL;
     ax_strbuf out;
     ax_strbuf_init(&out);
     ax_jit_program *prog = e ? program_of(in, e) : NULL;
@@ -490,6 +702,7 @@ ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool wan
     }
     free(out.data);
     if (checked) ax_flat_call_free(&fc);
+    call_free(&call);
     if (text && text->kind == AX_V_STR) { /* no final newline: print adds one */
         size_t n = strlen(text->str);
         while (n && text->str[n - 1] == '\n') text->str[--n] = 0;

@@ -1,19 +1,12 @@
-/* The NumPy layer: what `x + y`, `x[i]`, `x.shape`, `sum(x, axis=0)` mean. It applies NumPy's
- * and JAX's rules (type promotion with weak types, broadcasting, negative axes, keepdims) and
- * then binds primitives (compiler/primitive.h), so that every transformation sees only
- * primitives. Arguments are borrowed; results are new references, or NULL with an error. */
+/* Arrays as values of the language: `x[i]`, `x.shape`, `x.sum(0)`, `f32(x)`, with NumPy's
+ * rules; the standard library installs them as the interpreter's array class
+ * (ax_np_array_class, lang/interp.h). The operators on arrays are numpy/np.h's. Arguments are
+ * borrowed; results are new references, or NULL with an error. */
 #ifndef AX_NP_H
 #define AX_NP_H
 
-#include "../compiler/primitive.h"
 #include "../lang/interp.h"
-
-/* Operators of the language on arrays: + - * / // % ** @ & | ^ << >> */
-ax_array *ax_np_binop(ax_ctx *cx, ax_binop op, ax_array *a, ax_array *b);
-/* - + ~ */
-ax_array *ax_np_unop(ax_ctx *cx, ax_unop op, ax_array *a);
-/* < <= > >= == != (elementwise, bool result) */
-ax_array *ax_np_compare(ax_ctx *cx, ax_cmpop op, ax_array *a, ax_array *b);
+#include "../numpy/np.h"
 
 /* x[index] with NumPy's rules: `index` is one entry or a tuple of entries (ints, slices,
  * None, Ellipsis, integer arrays, bool masks). Basic indexing gives views; integer arrays
@@ -31,5 +24,8 @@ ax_value *ax_np_call_dtype(ax_interp *in, ax_dtype dtype, const ax_args *args);
 
 /* Names for completion of `x.` */
 void ax_np_each_attr(void (*fn)(void *arg, const char *name), void *arg);
+
+/* The four above, as the interpreter's array class. */
+extern const ax_array_class ax_np_array_class;
 
 #endif

@@ -242,3 +242,10 @@ void ax_np_each_attr(void (*fn)(void *arg, const char *name), void *arg) {
     for (size_t i = 0; i < COUNT(own_methods); i++) fn(arg, own_methods[i].name);
     for (size_t i = 0; i < COUNT(builtin_methods); i++) fn(arg, builtin_methods[i].method);
 }
+
+const ax_array_class ax_np_array_class = {
+    .getitem = ax_np_getitem,
+    .getattr = ax_np_getattr,
+    .each_attr = ax_np_each_attr,
+    .call_dtype = ax_np_call_dtype,
+};

@@ -8,6 +8,10 @@
  * otherwise. */
 #include "np_lib.h"
 
+#include "../compiler/trace.h"
+
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -465,23 +469,26 @@ static ax_array *advanced_index(ax_ctx *cx, ax_array *x, ax_array *y, const ix_l
     return g;
 }
 
-static ax_array *index_array(ax_interp *in, ax_array *x, ax_value *index) {
-    ax_ctx *cx = in->cx;
-    ix_list l = {.n = 0};
-    ax_array *r = NULL;
-    if (!parse_index(in, index, &l) || !expand_ellipsis(cx, &l, x->ndim) ||
-        !expand_masks(cx, &l, x))
-        goto done;
+/* x indexed by a parsed index (ellipsis and masks expanded). */
+static ax_array *index_list(ax_ctx *cx, ax_array *x, const ix_list *l) {
     bool advanced = false;
-    for (int i = 0; i < l.n; i++) advanced |= l.e[i].kind == IX_ARRAY;
-    ax_array *y = basic_index(cx, x, &l);
-    if (!advanced || !y) {
-        r = y;
-        goto done;
-    }
-    r = advanced_index(cx, x, y, &l);
+    for (int i = 0; i < l->n; i++) advanced |= l->e[i].kind == IX_ARRAY;
+    ax_array *y = basic_index(cx, x, l);
+    if (!advanced || !y) return y;
+    ax_array *r = advanced_index(cx, x, y, l);
     ax_array_release(y);
-done:
+    return r;
+}
+
+/* Parses an index for x; false with an error. */
+static bool parse_full(ax_interp *in, const ax_array *x, ax_value *index, ix_list *l) {
+    return parse_index(in, index, l) && expand_ellipsis(in->cx, l, x->ndim) &&
+           expand_masks(in->cx, l, x);
+}
+
+static ax_array *index_array(ax_interp *in, ax_array *x, ax_value *index) {
+    ix_list l = {.n = 0};
+    ax_array *r = parse_full(in, x, index, &l) ? index_list(in->cx, x, &l) : NULL;
     ix_free(&l);
     return r;
 }
@@ -570,45 +577,233 @@ static ax_array *addressed_positions(ax_interp *in, ax_array *x, ax_value *index
     return sel;
 }
 
+/* ---- JAX's out-of-bounds modes (mode= of .at[] methods, take, take_along_axis, put):
+ * "clip" clamps each index into its dimension; "fill" (for gets) and "drop" (for updates) make
+ * an out-of-bounds element read the fill value and an out-of-bounds update disappear;
+ * "promise_in_bounds" clips gets and drops updates, as XLA does. Negative indices count from
+ * the end first. Without a mode, out of bounds is an IndexError. */
+
+bool ax_np_parse_mode(ax_interp *in, ax_value *v, bool update, ax_index_mode *mode) {
+    *mode = AX_INDEX_CHECK;
+    if (!v || v->kind == AX_V_NONE) return true;
+    if (v->kind == AX_V_STR) {
+        if (!strcmp(v->str, "clip"))
+            *mode = AX_INDEX_CLIP;
+        else if (!strcmp(v->str, "fill") || !strcmp(v->str, "drop"))
+            *mode = AX_INDEX_FILL;
+        else if (!strcmp(v->str, "promise_in_bounds"))
+            *mode = update ? AX_INDEX_FILL : AX_INDEX_CLIP;
+        else if (!strcmp(v->str, "raise"))
+            *mode = AX_INDEX_CHECK;
+        else
+            v = NULL;
+        if (v) return true;
+    }
+    ax_error(in->cx, AX_ERR_VALUE,
+             "mode must be one of 'promise_in_bounds', 'clip', 'drop', 'fill' (or None)");
+    return false;
+}
+
+/* An index array for a dimension of size n under the mode: clipped into [0, n), or with n
+ * (one past the end) where it is out of bounds. Owned by s. */
+static ax_array *mode_index(ax_scope *s, ax_array *idx, int64_t n, ax_index_mode mode, ax_dtype t) {
+    ax_array *i = ax_scope_own(s, ax_np_astype(s->cx, idx, t, false));
+    if (!i) return NULL;
+    ax_array *zero = ax_lax_scalar_like(s, i, 0), *size = ax_lax_scalar_like(s, i, (double)n);
+    if (ax_dtype_is_signed(i->dtype))
+        i = ax_lax_select(s, ax_lax_binary(s, AX_P_LT, i, zero), ax_lax_add(s, i, size), i);
+    if (mode == AX_INDEX_CLIP) {
+        ax_array *last = ax_lax_scalar_like(s, i, (double)(n > 0 ? n - 1 : 0));
+        return ax_lax_binary(s, AX_P_MAX, ax_lax_binary(s, AX_P_MIN, i, last), zero);
+    }
+    ax_array *inside = ax_lax_binary(s, AX_P_AND, ax_lax_binary(s, AX_P_GE, i, zero),
+                                     ax_lax_binary(s, AX_P_LT, i, size));
+    return ax_lax_select(s, inside, i, size);
+}
+
+/* The flat positions of the elements x[index] addresses under a mode, in the shape of
+ * x[index]; with AX_INDEX_FILL an out-of-bounds element's position is x->size. The positions
+ * are an iota in x's shape indexed like x, its dimensions that an int or an array indexes
+ * extended by one element holding x->size, where "fill" indices point when out of bounds. */
+static ax_array *mode_positions(ax_interp *in, ax_array *x, ax_value *index, ax_index_mode mode) {
+    if (mode == AX_INDEX_CHECK) return addressed_positions(in, x, index);
+    ax_ctx *cx = in->cx;
+    ix_list l = {.n = 0};
+    ax_array *r = NULL;
+    if (!parse_full(in, x, index, &l)) goto done;
+    ax_dtype t = x->size >= INT32_MAX ? AX_I64 : AX_I32;
+    int64_t n = x->size;
+    ax_params pad = {.ndim = x->ndim};
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    for (int i = 0, dim = 0; i < l.n; i++) {
+        ix_entry *e = &l.e[i];
+        if (!takes_dim(e->kind)) continue;
+        if (e->kind == IX_INT) { /* a 0-d index array addresses what the int did */
+            e->arr = ax_array_scalar_i64(cx, AX_I64, e->i);
+            e->kind = IX_ARRAY;
+        }
+        if (e->kind == IX_ARRAY) {
+            ax_array *m = e->arr ? mode_index(&s, e->arr, x->shape[dim], mode, t) : NULL;
+            ax_array_release(e->arr);
+            e->arr = ax_scope_keep(&s, m);
+            if (!e->arr) {
+                ax_scope_end(&s);
+                goto done;
+            }
+            pad.hi[dim] = mode == AX_INDEX_FILL;
+        }
+        dim++;
+    }
+    ax_array *iota = ax_scope_own(&s, ax_np_iota(cx, t, 1, &n, 0));
+    ax_array *pos = ax_scope_own(&s, ax_np_reshape(cx, iota, x->ndim, x->shape));
+    ax_array *ext = ax_lax_scalar_like(&s, pos ? pos : x, (double)n);
+    if (pos && ext) pos = ax_lax_bind(&s, AX_P_PAD, 2, (ax_array *[]){pos, ext}, &pad);
+    r = pos ? index_list(cx, pos, &l) : NULL;
+    ax_scope_end(&s);
+done:
+    ix_free(&l);
+    return r;
+}
+
+ax_array *ax_np_fill_default(ax_ctx *cx, ax_dtype dtype) {
+    switch (dtype) {
+    case AX_BOOL:
+        return ax_array_scalar_i64(cx, dtype, 1);
+    case AX_I32:
+        return ax_array_scalar_i64(cx, dtype, INT32_MIN);
+    case AX_I64:
+        return ax_array_scalar_i64(cx, dtype, INT64_MIN);
+    case AX_U32:
+        return ax_array_scalar_i64(cx, dtype, UINT32_MAX);
+    case AX_U8:
+        return ax_array_scalar_i64(cx, dtype, UINT8_MAX);
+    default:
+        return ax_array_scalar(cx, dtype, NAN);
+    }
+}
+
+/* The elements of x at flat positions `sel` (any shape), reading fill_value (absent: JAX's
+ * default, NaN for floats) at position x->size. */
+static ax_array *gather_positions(ax_ctx *cx, ax_array *x, ax_array *sel, ax_index_mode mode,
+                                  ax_array *fill_value) {
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    int64_t n = x->size, shape[AX_MAX_RANK + 1];
+    ax_array *flat = ax_lax_reshape(&s, x, 1, &n);
+    if (flat && mode == AX_INDEX_FILL) {
+        ax_array *f = fill_value ? ax_scope_own(&s, ax_np_astype(cx, fill_value, x->dtype, x->weak))
+                                 : ax_scope_own(&s, ax_np_fill_default(cx, x->dtype));
+        int64_t one = 1;
+        f = ax_lax_reshape(&s, f, 1, &one);
+        flat = f ? ax_scope_own(&s, ax_np_concatenate(cx, 2, (ax_array *[]){flat, f}, 0)) : NULL;
+    }
+    memcpy(shape, sel->shape, (size_t)sel->ndim * sizeof *shape);
+    shape[sel->ndim] = 1;
+    ax_array *idx = ax_lax_reshape(&s, sel, sel->ndim + 1, shape);
+    ax_params p = {.naxes = 1};
+    ax_array *r =
+        flat && idx ? ax_lax_bind(&s, AX_P_GATHER, 2, (ax_array *[]){flat, idx}, &p) : NULL;
+    r = ax_scope_keep(&s, r);
+    ax_scope_end(&s);
+    return r;
+}
+
+ax_array *ax_np_index_mode(ax_interp *in, ax_array *x, ax_value *index, ax_index_mode mode,
+                           ax_array *fill_value) {
+    if (mode == AX_INDEX_CHECK) return index_array(in, x, index);
+    ax_array *sel = mode_positions(in, x, index, mode);
+    ax_array *r = sel ? gather_positions(in->cx, x, sel, mode, fill_value) : NULL;
+    ax_array_release(sel);
+    return r;
+}
+
 /* x with the addressed elements combined with `values` by a scatter of the given mode: the
  * flat positions of x[index] index a scatter into the flattened x, which handles every kind of
  * index (and repeated positions) the same way. */
 static ax_array *at_scatter(ax_interp *in, ax_array *x, ax_value *index, ax_array *values,
-                            ax_scatter_mode mode) {
+                            ax_scatter_mode mode, ax_index_mode imode) {
     ax_ctx *cx = in->cx;
     ax_scope s;
     ax_scope_begin(&s, cx);
-    ax_array *sel = ax_scope_own(&s, addressed_positions(in, x, index));
+    ax_array *sel = ax_scope_own(&s, mode_positions(in, x, index, imode));
     ax_array *r = NULL;
     if (sel) {
-        int64_t n = x->size, idx_shape[AX_MAX_RANK + 1];
+        /* dropped updates go to one extra element past the end, cut off after */
+        int64_t n = x->size, ext = n + (imode == AX_INDEX_FILL), idx_shape[AX_MAX_RANK + 1];
         memcpy(idx_shape, sel->shape, (size_t)sel->ndim * sizeof *idx_shape);
         idx_shape[sel->ndim] = 1;
         ax_array *v = ax_scope_own(&s, ax_np_astype(cx, values, x->dtype, x->weak));
         v = ax_scope_own(&s, ax_np_broadcast_to(cx, v, sel->ndim, sel->shape));
         ax_array *idx = ax_lax_reshape(&s, sel, sel->ndim + 1, idx_shape);
         ax_array *flat = ax_lax_reshape(&s, x, 1, &n);
+        if (flat && ext > n) {
+            ax_params grow = {.ndim = 1};
+            grow.hi[0] = 1;
+            ax_array *zero = ax_lax_scalar_like(&s, flat, 0);
+            flat = ax_lax_bind(&s, AX_P_PAD, 2, (ax_array *[]){flat, zero}, &grow);
+        }
         ax_params p = {.naxes = 1, .flag = (int)mode};
         ax_array *out = v && idx && flat
                             ? ax_lax_bind(&s, AX_P_SCATTER, 3, (ax_array *[]){flat, idx, v}, &p)
                             : NULL;
+        if (out && ext > n) {
+            ax_params cut = {.ndim = 1};
+            cut.hi[0] = n;
+            cut.step[0] = 1;
+            out = ax_lax_bind(&s, AX_P_SLICE, 1, &out, &cut);
+        }
         r = ax_scope_keep(&s, ax_lax_reshape(&s, out, x->ndim, x->shape));
     }
     ax_scope_end(&s);
     return r;
 }
 
+/* The options every .at[] method takes: mode= (JAX's out-of-bounds modes) and the hints
+ * indices_are_sorted= and unique_indices= (accepted; they change nothing here). */
+static const char *const update_params[] = {"values", "indices_are_sorted", "unique_indices",
+                                            "mode", NULL};
+
+/* Reads the arguments of a method: names[0..nnames), the first npos positionally. */
+static bool read_args(ax_interp *in, const ax_args *args, const char *name,
+                      const char *const *names, int npos, ax_value **v) {
+    if (!ax_args_check(in, args, name, npos, names)) return false;
+    for (int i = 0; names[i]; i++) v[i] = ax_arg(args, i < npos ? i : -1, names[i]);
+    return true;
+}
+
+/* The hints: accepted as JAX takes them (bools), and changing nothing. */
+static bool read_hints(ax_interp *in, ax_value *sorted, ax_value *unique) {
+    bool b;
+    return (!sorted || ax_value_truthy(in, sorted, &b)) &&
+           (!unique || ax_value_truthy(in, unique, &b));
+}
+
+static bool read_update(ax_interp *in, const ax_args *args, const char *name, ax_value **values,
+                        ax_index_mode *imode) {
+    ax_value *v[4];
+    if (!read_args(in, args, name, update_params, 1, v)) return false;
+    if (!(*values = v[0]))
+        return ax_error(in->cx, AX_ERR_TYPE, "%s() missing the values argument", name), false;
+    return read_hints(in, v[1], v[2]) && ax_np_parse_mode(in, v[3], true, imode);
+}
+
+static ax_array *at_update(ax_interp *in, ax_value *self, const ax_args *args, ax_scatter_mode mode,
+                           const char *name, ax_array *base) {
+    at_state *st = self->builtin->data->obj.payload;
+    ax_value *v;
+    ax_index_mode imode;
+    if (!read_update(in, args, name, &v, &imode)) return NULL;
+    ax_array *values = ax_np_asarray(in, v, name);
+    ax_array *r =
+        values ? at_scatter(in, base ? base : st->x->arr, st->index, values, mode, imode) : NULL;
+    ax_array_release(values);
+    return r;
+}
+
 static ax_value *at_method(ax_interp *in, ax_value *self, const ax_args *args, ax_scatter_mode mode,
                            const char *name) {
-    at_state *st = self->builtin->data->obj.payload;
-    static const char *const names[] = {"values", NULL};
-    if (!ax_args_check(in, args, name, 1, names)) return NULL;
-    ax_value *v = ax_arg(args, 0, "values");
-    if (!v) return ax_error(in->cx, AX_ERR_TYPE, "%s() missing the values argument", name);
-    ax_array *values = ax_np_asarray(in, v, name);
-    ax_array *r = values ? at_scatter(in, st->x->arr, st->index, values, mode) : NULL;
-    ax_array_release(values);
-    return ax_np_wrap_take(in, r);
+    return ax_np_wrap_take(in, at_update(in, self, args, mode, name, NULL));
 }
 
 static ax_value *at_set(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -626,24 +821,131 @@ static ax_value *at_min(ax_interp *in, ax_value *self, const ax_args *args) {
 static ax_value *at_max(ax_interp *in, ax_value *self, const ax_args *args) {
     return at_method(in, self, args, AX_SCATTER_MAX, "max");
 }
+
+/* x.at[i].subtract(v): x[i] -= v, as an add of -v. */
+static ax_value *at_subtract(ax_interp *in, ax_value *self, const ax_args *args) {
+    ax_value *v;
+    ax_index_mode imode;
+    if (!read_update(in, args, "subtract", &v, &imode)) return NULL;
+    at_state *st = self->builtin->data->obj.payload;
+    ax_array *values = ax_np_asarray(in, v, "subtract");
+    ax_array *neg = values ? ax_np_unop(in->cx, AX_OP_NEG, values) : NULL;
+    ax_array *r = neg ? at_scatter(in, st->x->arr, st->index, neg, AX_SCATTER_ADD, imode) : NULL;
+    ax_array_release(values);
+    ax_array_release(neg);
+    return ax_np_wrap_take(in, r);
+}
+
+/* divide and power, as JAX computes them: x / ones.at[i].multiply(v) and
+ * x ** ones.at[i].multiply(v) (so an int x divides to floats, as x / y does). */
+static ax_value *at_divide_or_power(ax_interp *in, ax_value *self, const ax_args *args, ax_binop op,
+                                    const char *name) {
+    at_state *st = self->builtin->data->obj.payload;
+    ax_array *x = st->x->arr;
+    ax_array *ones = ax_array_scalar(in->cx, x->dtype, 1.0), *base = NULL;
+    if (ones) {
+        ones->weak = x->weak;
+        base = ax_np_broadcast_to(in->cx, ones, x->ndim, x->shape);
+    }
+    ax_array *by = base ? at_update(in, self, args, AX_SCATTER_MUL, name, base) : NULL;
+    ax_array *r = by ? ax_np_binop(in->cx, op, x, by) : NULL;
+    ax_array_release(ones);
+    ax_array_release(base);
+    ax_array_release(by);
+    return ax_np_wrap_take(in, r);
+}
+static ax_value *at_divide(ax_interp *in, ax_value *self, const ax_args *args) {
+    return at_divide_or_power(in, self, args, AX_OP_DIV, "divide");
+}
+static ax_value *at_power(ax_interp *in, ax_value *self, const ax_args *args) {
+    return at_divide_or_power(in, self, args, AX_OP_POW, "power");
+}
+
+/* x.at[i].apply(f): f applied to the addressed elements, once per time an element is
+ * addressed (repeated indices apply it again, as JAX's scatter_apply). */
+static ax_value *at_apply(ax_interp *in, ax_value *self, const ax_args *args) {
+    static const char *const names[] = {"func", "indices_are_sorted", "unique_indices", "mode",
+                                        NULL};
+    ax_value *v[4];
+    ax_index_mode imode;
+    if (!read_args(in, args, "apply", names, 1, v) || !read_hints(in, v[1], v[2]) ||
+        !ax_np_parse_mode(in, v[3], true, &imode))
+        return NULL;
+    if (!v[0]) return ax_error(in->cx, AX_ERR_TYPE, "apply() missing the function to apply");
+    at_state *st = self->builtin->data->obj.payload;
+    ax_array *x = st->x->arr;
+    /* how many times each element is addressed */
+    ax_array *zero = ax_array_scalar(in->cx, AX_I32, 0.0),
+             *one = ax_array_scalar(in->cx, AX_I32, 1.0);
+    ax_array *zeros = zero ? ax_np_broadcast_to(in->cx, zero, x->ndim, x->shape) : NULL;
+    ax_array *counts =
+        zeros && one ? at_scatter(in, zeros, st->index, one, AX_SCATTER_ADD, imode) : NULL;
+    ax_array_release(zero), ax_array_release(one), ax_array_release(zeros);
+    if (!counts) return NULL;
+    int64_t times = 1;
+    ax_array *c = ax_concrete_value(in->cx, counts);
+    if (c && c->buf) {
+        times = 0;
+        for (int64_t k = 0; k < c->size; k++)
+            if (ax_array_get_i64(c, k) > times) times = ax_array_get_i64(c, k);
+    }
+    ax_value *y = ax_value_retain(st->x);
+    for (int64_t k = 0; k < times && y; k++) {
+        ax_value *fy = ax_call1(in, v[0], y);
+        ax_array *fa = fy ? ax_np_asarray(in, fy, "apply") : NULL;
+        ax_array *step = ax_array_scalar(in->cx, AX_I32, (double)k);
+        ax_array *more = step ? ax_np_compare(in->cx, AX_CMP_GT, counts, step) : NULL;
+        ax_array *next = fa && more ? ax_np_where(in->cx, more, fa, y->arr) : NULL;
+        if (fy) ax_value_release(fy);
+        ax_array_release(fa), ax_array_release(step), ax_array_release(more);
+        ax_value_release(y);
+        y = next ? ax_np_wrap_take(in, ax_np_astype(in->cx, next, x->dtype, x->weak)) : NULL;
+        ax_array_release(next);
+    }
+    ax_array_release(counts);
+    return y;
+}
+
 static ax_value *at_get(ax_interp *in, ax_value *self, const ax_args *args) {
     at_state *st = self->builtin->data->obj.payload;
-    if (!ax_args_check(in, args, "get", 0, (const char *const[]){NULL})) return NULL;
-    return ax_np_getitem(in, st->x, st->index);
+    static const char *const names[] = {"indices_are_sorted", "unique_indices", "mode",
+                                        "fill_value", NULL};
+    ax_value *v[4];
+    ax_index_mode imode;
+    if (!read_args(in, args, "get", names, 0, v) || !read_hints(in, v[0], v[1]) ||
+        !ax_np_parse_mode(in, v[2], false, &imode))
+        return NULL;
+    ax_array *fill = NULL;
+    if (v[3] && v[3]->kind != AX_V_NONE) {
+        if (imode == AX_INDEX_CHECK) imode = AX_INDEX_FILL; /* a fill value asks for "fill" */
+        if (!(fill = ax_np_asarray(in, v[3], "fill_value"))) return NULL;
+    }
+    if (imode == AX_INDEX_CHECK) return ax_np_getitem(in, st->x, st->index);
+    ax_array *r = ax_np_index_mode(in, st->x->arr, st->index, imode, fill);
+    ax_array_release(fill);
+    return ax_np_wrap_take(in, r);
 }
 
 static const struct {
     const char *name, *doc;
     ax_builtin_fn fn;
 } at_methods[] = {
-    {"set", "x.at[i].set(v): a copy of x with x[i] replaced by v", at_set},
-    {"add", "x.at[i].add(v): a copy of x with v added at x[i] (repeated indices accumulate)",
+    {"set", "x.at[i].set(v, mode=None): a copy of x with x[i] replaced by v", at_set},
+    {"add", "x.at[i].add(v, mode=None): a copy of x with v added at x[i] (repeats accumulate)",
      at_add},
-    {"mul", "x.at[i].mul(v): a copy of x with x[i] multiplied by v", at_mul},
-    {"multiply", "x.at[i].multiply(v): a copy of x with x[i] multiplied by v", at_mul},
-    {"min", "x.at[i].min(v): a copy of x with x[i] replaced by minimum(x[i], v)", at_min},
-    {"max", "x.at[i].max(v): a copy of x with x[i] replaced by maximum(x[i], v)", at_max},
-    {"get", "x.at[i].get(): the same as x[i]", at_get},
+    {"subtract", "x.at[i].subtract(v, mode=None): a copy of x with v subtracted at x[i]",
+     at_subtract},
+    {"mul", "x.at[i].mul(v, mode=None): a copy of x with x[i] multiplied by v", at_mul},
+    {"multiply", "x.at[i].multiply(v, mode=None): a copy of x with x[i] multiplied by v", at_mul},
+    {"divide", "x.at[i].divide(v, mode=None): a copy of x with x[i] divided by v", at_divide},
+    {"power", "x.at[i].power(v, mode=None): a copy of x with x[i] raised to the power v", at_power},
+    {"min", "x.at[i].min(v, mode=None): a copy of x with x[i] replaced by minimum(x[i], v)",
+     at_min},
+    {"max", "x.at[i].max(v, mode=None): a copy of x with x[i] replaced by maximum(x[i], v)",
+     at_max},
+    {"apply", "x.at[i].apply(f, mode=None): a copy of x with f applied at x[i]", at_apply},
+    {"get", "x.at[i].get(mode=None, fill_value=None): x[i], with JAX's out-of-bounds modes",
+     at_get},
 };
 
 static ax_value *at_getattr(ax_interp *in, ax_value *self, const char *name) {

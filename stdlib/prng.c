@@ -221,6 +221,11 @@ static ax_value *b_x64(ax_interp *in, ax_value *self, const ax_args *a) {
     return ax_value_bool(in, in->cx->x64);
 }
 
+static ax_value *b_partitionable(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self, (void)a;
+    return ax_value_bool(in, !in->threefry_unpartitioned);
+}
+
 /* ---------------------------------------------------------------- key reuse */
 
 typedef struct key_use {
@@ -343,6 +348,8 @@ int ax_prng_register(ax_interp *in) {
         {"_value_error", "raises a ValueError with the given message", b_value_error},
         {"_is_sequence", "whether a value is a tuple or a list", b_is_sequence},
         {"_x64", "whether 64-bit mode (--x64) is on", b_x64},
+        {"_partitionable", "whether jax_threefry_partitionable is on (the default)",
+         b_partitionable},
         {"_key_data", "the uint32 data (..., 2) of a typed or raw PRNG key", b_key_data},
         {"_wrap_key_data", "a typed PRNG key around uint32 data of shape (..., 2)",
          b_wrap_key_data},

@@ -8,11 +8,11 @@
 
 #include "../compiler/ad.h"
 #include "../compiler/lax.h"
-#include "../compiler/simplify.h"
 #include "../compiler/vmap.h"
 #include "../runtime/creation.h"
 #include "../runtime/elementwise.h"
 #include "../runtime/shape_ops.h"
+#include "eval_shape.h"
 #include "flat_call.h"
 #include "np_lib.h"
 #include "pytree.h"
@@ -618,15 +618,8 @@ static void jaxpr_format(ax_strbuf *out, void *p) {
 static const ax_object_type jaxpr_type = {
     .name = "jaxpr", .free = jaxpr_free, .format = jaxpr_format};
 
-/* The simplified form of ir (takes the reference). */
-static ax_ir *simplified_take(ax_ctx *cx, ax_ir *ir) {
-    if (!ir) return NULL;
-    ax_ir *s = ax_simplify(cx, ir);
-    ax_ir_release(ir);
-    return s;
-}
-
-/* Traces fn abstractly on the types of the call's arguments. */
+/* Traces fn abstractly on the types of the call's arguments: the IR as recorded, unsimplified
+ * (make_jaxpr shows what tracing saw, as JAX does; jit simplifies before compiling). */
 static ax_ir *trace_call(ax_interp *in, flat_call *fc, const char *what, ax_value *fn,
                          const ax_args *a, int ntraced, const int *traced, int *nout) {
     if (ax_flat_call_init(fc, in, what, fn, a, ntraced, traced, false)) return NULL;
@@ -635,23 +628,50 @@ static ax_ir *trace_call(ax_interp *in, flat_call *fc, const char *what, ax_valu
     for (int i = 0; i < fc->nflat; i++) ax_aval_of(&types[i], fc->flat[i]);
     ax_ir *ir = ax_trace_to_ir(in->cx, ax_flat_call_fn, fc, fc->nflat, types, nout);
     free(types);
-    return simplified_take(in->cx, ir);
+    return ir;
 }
 
+/* make_jaxpr(f, static_argnums)(*args): the arguments not named static are traced. */
 static ax_value *jaxpr_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_value *state = self->builtin->data;
-    int nout = 0;
+    int nout = 0, *statics = NULL, nstatic = 0, ntraced = 0;
+    bool as_tuple;
+    ax_value *spec = state->items[1];
+    if (spec->kind != AX_V_NONE &&
+        ax_read_argnums(in, "make_jaxpr", spec, &statics, &nstatic, &as_tuple))
+        return NULL;
+    int *traced = malloc((size_t)(a->n + 1) * sizeof *traced);
+    if (!traced) {
+        free(statics);
+        return ax_error_oom(in->cx);
+    }
+    for (int i = 0; i < a->n; i++) {
+        bool is_static = false;
+        for (int k = 0; k < nstatic; k++) is_static |= statics[k] == i;
+        if (!is_static) traced[ntraced++] = i;
+    }
+    free(statics);
     flat_call fc;
-    ax_ir *ir = trace_call(in, &fc, "make_jaxpr", state->items[0], a, 0, NULL, &nout);
-    ax_flat_call_free(&fc);
+    ax_args args; /* ShapeDtypeStructs stand for arrays */
+    ax_ir *ir = NULL;
+    if (!ax_shape_args(in, a, &args)) {
+        ir = trace_call(in, &fc, "make_jaxpr", state->items[0], &args, ntraced, traced, &nout);
+        ax_flat_call_free(&fc);
+        ax_shape_args_free(&args);
+    }
+    free(traced);
     if (!ir) return NULL;
     return ax_value_or_oom(in, ax_value_object(&jaxpr_type, ir)); /* releases ir on failure */
 }
 
 static ax_value *b_make_jaxpr(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
-    return make_transform(in, a, "make_jaxpr", "the typed IR of a function for given arguments",
-                          jaxpr_fn_call, NULL);
+    if (!ax_args_check(in, a, "make_jaxpr", 2, (const char *[]){"fun", "static_argnums", NULL}))
+        return NULL;
+    ax_value *fn = ax_arg(a, 0, "fun");
+    if (!fn) return ax_error(in->cx, AX_ERR_TYPE, "make_jaxpr() missing the function to trace");
+    return transformed(in, "make_jaxpr", "the typed IR of a function for given arguments",
+                       jaxpr_fn_call, fn, ax_arg(a, 1, "static_argnums"), NULL);
 }
 
 /* ---------------------------------------------------------------- vmap */

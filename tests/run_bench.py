@@ -4,8 +4,8 @@
   tests/bench/bench_*.c   built by make into BUILD/bench/bench_*; run as they are (they print
                           their own measurements). Arguments for one: a comment line
                           `// bench-args: ...` in its source.
-  tests/bench/*_compare.py  run with /usr/bin/python3 --ax BUILD/ax (jit against NumPy and
-                          PyTorch side by side; jit.ax is its ax side).
+  tests/bench/*_compare.py  run with /usr/bin/python3 --ax BUILD/ax (ax against NumPy and
+                          PyTorch side by side; NAME.ax beside NAME_compare.py is its ax side).
   tests/bench/*.ax        run with BUILD/ax, best wall time of --repeat runs (start-up
                           included), followed by what the program printed last.
 Usage: tests/run_bench.py [--build build] [--repeat 3] [NAME ...]   (NAME filters by substring)

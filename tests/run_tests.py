@@ -5,9 +5,9 @@ when some tests could not run here (a skipped test is not counted as passed).
 Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
                           [-v] [FILE ...]
 
-Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,fuzz,fault):
+Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,io,fuzz,fault):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
-  lang         tests/lang/*.ax
+  lang         tests/lang/*.ax, examples/*.ax, and the landed ../shared/conformance/next programs
   conformance  ../shared/conformance/*.ax, when ../shared exists
   docs         the code blocks of docs/*.md and README.md (see "Executable docs" below)
   repl         tests/repl_test.py (one count per check)
@@ -16,6 +16,7 @@ Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,fuzz,fault):
                tests/notebook_test.py: the notebook runner, plots, show_graph, the page in
                Chromium (one per check; a check whose tool is missing is counted as skipped)
   robust       tests/robustness_test.py: extreme integers at every builtin (one per check)
+  io           tests/io_test.py: array I/O against NumPy, corrupt files, atomic saves (per check)
   fuzz         BUILD/fuzz/fuzz_ax on tests/fuzz/corpus and tests/lang, then a fixed number of
                seeded mutations of them (the same inputs every run; docs/testing.md)
   fault        tests/fault/faultinject.py --slice: tests/fault/slice.ax with its N-th allocation
@@ -56,6 +57,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 NPROC = os.cpu_count() or 2
 SKIPPED_CASE = re.compile(r"^\[ +SKIPPED +\] (?!\d+ test)", re.M)  # a cmocka case's skip
+# ../shared/conformance/next programs whose feature has landed: run with the lang suite
+NEXT_CONFORMANCE = ["18_lax_control_flow.ax", "19_nn_optim.ax"]
 SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|"
                               r"SUMMARY: UndefinedBehaviorSanitizer")
 
@@ -480,7 +483,8 @@ def main():
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
     suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl",
-                                                    "jit", "notebook", "robust", "fuzz", "fault"}
+                                                    "jit", "notebook", "robust", "io",
+                                                    "fuzz", "fault"}
 
     if a.build_failed:
         res.fail("build", "make did not build every target (its errors are above)")
@@ -516,6 +520,11 @@ def main():
     jobs = []
     if "lang" in suites:
         jobs += program_jobs(ctx, ax_files(os.path.join(ROOT, "tests", "lang")), "lang")
+        # the examples carry their own expectations; conformance programs of features that landed
+        jobs += program_jobs(ctx, ax_files(os.path.join(ROOT, "examples")), "lang")
+        jobs += program_jobs(ctx, [p for p in (os.path.join(SHARED, "conformance", "next", n)
+                                               for n in NEXT_CONFORMANCE) if os.path.exists(p)],
+                             "lang")
     if "conformance" in suites:
         jobs += program_jobs(ctx, ax_files(os.path.join(SHARED, "conformance")), "conformance")
     if "docs" in suites:
@@ -532,6 +541,8 @@ def main():
         run_script_checks(ctx, res, "notebook_test.py")
     if "robust" in suites:
         run_script_checks(ctx, res, "robustness_test.py")
+    if "io" in suites:
+        run_script_checks(ctx, res, "io_test.py")
     if "fuzz" in suites:
         run_fuzz(ctx, res, a.sanitized)
     if "fault" in suites:

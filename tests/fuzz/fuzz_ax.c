@@ -27,6 +27,7 @@
 #include "../../lang/interp.h"
 #include "../../runtime/context.h"
 #include "../../runtime/format.h"
+#include "../../stdlib/libs.h"
 #include "../fault/fault_alloc.h"
 
 enum {
@@ -71,7 +72,7 @@ static void run_program(const char *src, size_t len) {
     cx->threads = 1; /* a pool per input would cost more than the input */
     cx->x64 = strstr(src, "#% --x64") != NULL;
     ax_interp *in = ax_interp_new(cx, NULL);
-    if (!in) fail("the interpreter did not start", cx);
+    if (!in || ax_libs_open(in) < 0) fail("the interpreter did not start", cx);
     in->allow_key_reuse = strstr(src, "--allow-key-reuse") != NULL;
     cx->step_budget = STEP_BUDGET;
     ax_fault_limit_arm(MAX_ONE_ALLOCATION, MAX_INPUT_ALLOCATION);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "../../lang/interp.h"
+#include "../../stdlib/libs.h"
 
 typedef struct {
     ax_ctx *cx;
@@ -17,6 +18,10 @@ static int setup(void **state) {
     fixture *fx = calloc(1, sizeof *fx);
     fx->cx = ax_ctx_new();
     fx->in = ax_interp_new(fx->cx, NULL);
+    if (fx->in && ax_libs_open(fx->in) < 0) {
+        ax_interp_free(fx->in);
+        fx->in = NULL;
+    }
     if (!fx->in) {
         ax_error_print(fx->cx, stderr);
         return -1;

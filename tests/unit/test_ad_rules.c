@@ -16,12 +16,14 @@
 
 #include "../../compiler/ad.h"
 #include "../../compiler/ad_rules.h"
+#include "window_case.h"
+#include "../../compiler/linalg_rules.h"
 
 typedef struct spec {
     ax_prim prim;
     int nin;
     int ndim[4];
-    int64_t shape[4][3];
+    int64_t shape[4][5];
     double lo, hi; /* the domain values are drawn from */
     ax_params p;
     bool int_index; /* input 1 is an index array (gather) */
@@ -168,11 +170,84 @@ static const spec specs[] = {
               AX_TRSOLVE_UNIT_DIAGONAL}, false},
 };
 
+/* Convolutions and windowed reductions (window_case.h). */
+static const window_case window_cases[] = {
+    /* 1-d NCW: strided, padded, rhs-dilated */
+    {AX_P_CONV_GENERAL_DILATED, 2, 3, {{2, 2, 5}, {3, 2, 2}}, {{0, 1, 2}, {0, 1, 2}, {0, 1, 2}},
+     {2}, {1}, {0}, {1}, {2}, {0}, 1, 1, 0},
+    /* 2-d NHWC / HWIO with lhs dilation and uneven padding */
+    {AX_P_CONV_GENERAL_DILATED, 2, 4, {{1, 4, 3, 2}, {2, 2, 2, 3}},
+     {{0, 3, 1, 2}, {3, 2, 0, 1}, {0, 3, 1, 2}}, {1, 2}, {1, 0}, {1, 1}, {2, 1}, {1, 1}, {0}, 1, 1,
+     0},
+    /* feature groups, batch groups */
+    {AX_P_CONV_GENERAL_DILATED, 2, 3, {{1, 4, 4}, {4, 2, 3}}, {{0, 1, 2}, {0, 1, 2}, {0, 1, 2}},
+     {1}, {1}, {1}, {1}, {1}, {0}, 2, 1, 0},
+    {AX_P_CONV_GENERAL_DILATED, 2, 3, {{4, 2, 4}, {4, 2, 2}}, {{0, 1, 2}, {0, 1, 2}, {0, 1, 2}},
+     {1}, {0}, {0}, {1}, {1}, {0}, 1, 2, 0},
+    /* 3-d, negative padding */
+    {AX_P_CONV_GENERAL_DILATED, 2, 5, {{1, 1, 3, 4, 3}, {2, 1, 2, 2, 2}},
+     {{0, 1, 2, 3, 4}, {0, 1, 2, 3, 4}, {0, 1, 4, 3, 2}}, {1, 2, 1}, {0, -1, 1}, {1, 0, 0},
+     {1, 1, 1}, {1, 1, 1}, {0}, 1, 1, 0},
+    {AX_P_REDUCE_WINDOW_SUM, 1, 2, {{3, 4}}, {{0}}, {1, 2}, {1, 0}, {0, 1}, {2, 1}, {1, 1}, {2, 2},
+     1, 1, 0},
+    {AX_P_REDUCE_WINDOW_MAX, 1, 2, {{4, 5}}, {{0}}, {2, 1}, {0, 1}, {1, 0}, {1, 1}, {1, 2}, {2, 3},
+     1, 1, 0},
+    {AX_P_REDUCE_WINDOW_MIN, 1, 2, {{4, 5}}, {{0}}, {1, 2}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, {2, 2},
+     1, 1, 0},
+    {AX_P_SELECT_AND_GATHER_ADD, 2, 2, {{4, 5}, {4, 5}}, {{0}}, {2, 1}, {1, 0}, {0, 1}, {1, 1},
+     {1, 1}, {2, 2}, 1, 1, AX_SELECT_GE},
+    {AX_P_SELECT_AND_SCATTER_ADD, 2, 2, {{2, 5}, {4, 5}}, {{0}}, {2, 1}, {1, 0}, {0, 1}, {1, 1},
+     {1, 1}, {2, 2}, 1, 1, AX_SELECT_LE},
+};
+
+/* The spec of a window case. */
+static spec window_spec(const window_case *w) {
+    spec s = {.prim = w->prim, .nin = w->nin, .lo = -2, .hi = 2, .p = window_case_params(w)};
+    for (int i = 0; i < w->nin; i++) {
+        s.ndim[i] = w->ndim;
+        memcpy(s.shape[i], w->shape[i], sizeof w->shape[i]);
+    }
+    return s;
+}
+
+/* The factorisations, each output of square, tall, wide and batched operands. */
+typedef struct out_spec {
+    spec s;
+    int out; /* the output checked */
+} out_spec;
+
+static const out_spec out_specs[] = {
+    {{AX_P_LU, 1, {2}, {{3, 3}}, -2, 2, {0}, false}, 0},
+    {{AX_P_LU, 1, {3}, {{2, 4, 3}}, -2, 2, {0}, false}, 0},
+    {{AX_P_LU, 1, {2}, {{2, 4}}, -2, 2, {0}, false}, 0},
+    {{AX_P_EIGH, 1, {2}, {{3, 3}}, -2, 2, {.flag = AX_EIGH_LOWER}, false}, 0},
+    {{AX_P_EIGH, 1, {2}, {{3, 3}}, -2, 2, {.flag = AX_EIGH_LOWER}, false}, 1},
+    {{AX_P_EIGH, 1, {3}, {{2, 3, 3}}, -2, 2, {0}, false}, 0},
+    {{AX_P_EIGH, 1, {3}, {{2, 3, 3}}, -2, 2, {0}, false}, 1},
+    {{AX_P_SVD, 1, {2}, {{4, 3}}, -2, 2, {.flag = AX_SVD_COMPUTE_UV}, false}, 0},
+    {{AX_P_SVD, 1, {2}, {{4, 3}}, -2, 2, {.flag = AX_SVD_COMPUTE_UV}, false}, 1},
+    {{AX_P_SVD, 1, {2}, {{4, 3}}, -2, 2, {.flag = AX_SVD_COMPUTE_UV}, false}, 2},
+    {{AX_P_SVD, 1, {2}, {{2, 3}}, -2, 2, {.flag = AX_SVD_COMPUTE_UV}, false}, 1},
+    {{AX_P_SVD, 1, {2}, {{2, 3}}, -2, 2, {.flag = AX_SVD_COMPUTE_UV}, false}, 2},
+    {{AX_P_SVD, 1, {3}, {{2, 3, 3}}, -2, 2, {.flag = AX_SVD_COMPUTE_UV | AX_SVD_FULL_MATRICES},
+      false},
+     2},
+    {{AX_P_SVD, 1, {2}, {{3, 4}}, -2, 2, {0}, false}, 0},
+    {{AX_P_QR, 1, {2}, {{4, 3}}, -2, 2, {0}, false}, 0},
+    {{AX_P_QR, 1, {2}, {{4, 3}}, -2, 2, {0}, false}, 1},
+    {{AX_P_QR, 1, {2}, {{4, 2}}, -2, 2, {.flag = AX_QR_FULL_MATRICES}, false}, 0},
+    {{AX_P_QR, 1, {2}, {{4, 2}}, -2, 2, {.flag = AX_QR_FULL_MATRICES}, false}, 1},
+    {{AX_P_QR, 1, {2}, {{2, 4}}, -2, 2, {0}, false}, 0},
+    {{AX_P_QR, 1, {3}, {{2, 2, 3}}, -2, 2, {.flag = AX_QR_FULL_MATRICES}, false}, 1},
+    {{AX_P_QR, 1, {3}, {{2, 3, 3}}, -2, 2, {.flag = AX_QR_FULL_MATRICES}, false}, 0},
+};
+
 /* ---- a function of flat inputs that binds one primitive (the non-differentiated inputs,
  * e.g. gather's indices and select's predicate, are fixed) ---- */
 
 typedef struct prim_fn {
     const spec *s;
+    int out;            /* the output of s->prim the function returns */
     ax_array *fixed[4]; /* inputs that are not differentiated (NULL: differentiated) */
 } prim_fn;
 
@@ -182,9 +257,18 @@ static int apply_prim(ax_ctx *cx, void *closure, int nin, ax_array **in, int *no
     ax_array *args[4];
     for (int i = 0, k = 0; i < f->s->nin; i++) args[i] = f->fixed[i] ? f->fixed[i] : in[k++];
     (void)nin;
+    ax_array *all[4] = {0};
+    int n = ax_prim_nout(f->s->prim, &f->s->p);
     *out = calloc(1, sizeof **out);
     *nout = 1;
-    return ax_bind(cx, f->s->prim, f->s->nin, args, &f->s->p, *out);
+    if (ax_bind(cx, f->s->prim, f->s->nin, args, &f->s->p, all)) return -1;
+    for (int k = 0; k < n; k++) {
+        if (k == f->out)
+            (*out)[0] = all[k];
+        else
+            ax_array_release(all[k]);
+    }
+    return 0;
 }
 
 /* The tangent of `inner` at x along a fixed v: a function of x, for second order. */
@@ -305,8 +389,8 @@ static void condition(ax_array *x) {
     }
 }
 
-static void check_spec(ax_ctx *cx, const spec *s) {
-    prim_fn f = {.s = s};
+static void check_spec(ax_ctx *cx, const spec *s, int out) {
+    prim_fn f = {.s = s, .out = out};
     ax_array *x[4], *v[4], *u[4];
     int n = 0;
     const char *name = ax_prim_get(s->prim)->name;
@@ -353,7 +437,16 @@ static void check_spec(ax_ctx *cx, const spec *s) {
 static void test_rules_match_finite_differences(void **state) {
     ax_ctx *cx = *state;
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
-        check_spec(cx, &specs[i]);
+        check_spec(cx, &specs[i], 0);
+        assert_false(ax_error_pending(cx));
+    }
+    for (size_t i = 0; i < sizeof out_specs / sizeof *out_specs; i++) {
+        check_spec(cx, &out_specs[i].s, out_specs[i].out);
+        assert_false(ax_error_pending(cx));
+    }
+    for (size_t i = 0; i < sizeof window_cases / sizeof *window_cases; i++) {
+        spec s = window_spec(&window_cases[i]);
+        check_spec(cx, &s, 0);
         assert_false(ax_error_pending(cx));
     }
 }
@@ -374,11 +467,17 @@ static void test_table_has_every_rule(void **state) {
         bool tested = false;
         for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)
             tested |= specs[i].prim == (ax_prim)p;
+        for (size_t i = 0; i < sizeof window_cases / sizeof *window_cases; i++)
+            tested |= window_cases[i].prim == (ax_prim)p;
+        for (size_t i = 0; i < sizeof out_specs / sizeof *out_specs; i++)
+            tested |= out_specs[i].s.prim == (ax_prim)p;
         if (!tested && p != AX_P_DYNAMIC_SLICE &&
             p != AX_P_DYNAMIC_UPDATE_SLICE && p != AX_P_NEXTAFTER &&
             p != AX_P_STOP_GRADIENT && p != AX_P_CUSTOM_LINEAR &&
             /* carries a user's function and rule: tests/lang/custom_rules_transforms.ax */
             p != AX_P_CUSTOM_CALL &&
+            /* an effect with no outputs: tests/unit/test_debug_callback.c */
+            p != AX_P_DEBUG_CALLBACK &&
             /* sub-programs: tests/unit/test_control_flow.c checks them by finite differences */
             !(p == AX_P_COND || p == AX_P_WHILE || p == AX_P_SCAN || p == AX_P_CALL))
             fail_msg("%s has no finite-difference check in this test", info->name);

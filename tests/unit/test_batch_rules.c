@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "window_case.h"
+#include "../../compiler/linalg_rules.h"
 #include "../../compiler/vmap.h"
 #include "../../runtime/shape_ops.h"
 
@@ -20,7 +22,7 @@ typedef struct spec {
     ax_prim prim;
     int nin;
     int ndim[4];
-    int64_t shape[4][3];
+    int64_t shape[4][5];
     ax_dtype dtype[4];
     double lo[4], hi[4]; /* value ranges (ints: [lo, hi] inclusive) */
     ax_params p;
@@ -210,11 +212,45 @@ static const spec specs[] = {
      {.flag = AX_TRSOLVE_LOWER}},
     {AX_P_TRIANGULAR_SOLVE, 2, {3, 3}, {{2, 2, 2}, {2, 3, 2}}, {F, F}, {0, -2}, {0, 2},
      {.flag = AX_TRSOLVE_RIGHT_SIDE | AX_TRSOLVE_TRANSPOSE_A | AX_TRSOLVE_UNIT_DIAGONAL}},
+    {AX_P_LU, 1, {2}, {{3, 2}}, {F}, {-2}, {2}, {0}},
+    {AX_P_EIGH, 1, {2}, {{3, 3}}, {F}, {-2}, {2}, {.flag = AX_EIGH_LOWER}},
+    {AX_P_SVD, 1, {2}, {{3, 2}}, {F}, {-2}, {2}, {.flag = AX_SVD_COMPUTE_UV}},
+    {AX_P_QR, 1, {2}, {{2, 3}}, {F}, {-2}, {2}, {.flag = AX_QR_FULL_MATRICES}},
     {AX_P_SORT, 1, {2}, {{2, 3}}, {F}, {-2}, {2}, {.naxes = 1, .axes = {1}}},
     {AX_P_THREEFRY2X32, 4, {0, 0, 1, 1}, {{0}, {0}, {3}, {3}}, {AX_U32, AX_U32, AX_U32, AX_U32},
      {0, 0, 0, 0}, {9, 9, 9, 9}, {0}},
     {AX_P_ARGSORT, 1, {2}, {{2, 3}}, {F}, {-2}, {2}, {.naxes = 1, .axes = {0}, .dtype = AX_I32}},
 };
+
+/* Convolutions (plain, feature- and batch-grouped, NHWC) and windowed reductions
+ * (window_case.h). */
+static const window_case window_cases[] = {
+    {AX_P_CONV_GENERAL_DILATED, 2, 4, {{1, 4, 3, 3, 0}, {4, 2, 2, 2}},
+     {{0, 1, 2, 3, 0}, {0, 1, 2, 3, 0}, {0, 1, 2, 3}}, {1, 1}, {1, 0}, {0, 1}, {0}, {0}, {0}, 2, 1, 0},
+    {AX_P_CONV_GENERAL_DILATED, 2, 4, {{4, 2, 3, 3, 0}, {4, 2, 2, 2}},
+     {{0, 1, 2, 3, 0}, {0, 1, 2, 3, 0}, {0, 1, 2, 3}}, {1, 2}, {0, 1}, {0, 0}, {0}, {0}, {0}, 1, 2, 0},
+    {AX_P_CONV_GENERAL_DILATED, 2, 4, {{2, 3, 3, 2, 0}, {2, 2, 2, 3}},
+     {{0, 3, 1, 2, 0}, {3, 2, 0, 1, 0}, {0, 3, 1, 2}}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}, {0}, 1, 1, 0},
+    {AX_P_REDUCE_WINDOW_SUM, 1, 2, {{4, 5}}, {{0}}, {1, 2}, {1, 0}, {0, 1}, {0}, {0}, {2, 2}, 1, 1, 0},
+    {AX_P_REDUCE_WINDOW_MAX, 1, 2, {{4, 5}}, {{0}}, {2, 1}, {0, 1}, {1, 0}, {0}, {0}, {2, 3}, 1, 1, 0},
+    {AX_P_REDUCE_WINDOW_MIN, 1, 2, {{4, 5}}, {{0}}, {1, 1}, {0, 0}, {0, 0}, {0}, {0}, {3, 2}, 1, 1, 0},
+    {AX_P_SELECT_AND_GATHER_ADD, 2, 2, {{4, 5}, {4, 5}}, {{0}}, {2, 1}, {1, 0}, {0, 1}, {0}, {0},
+     {2, 2}, 1, 1, 0},
+    {AX_P_SELECT_AND_SCATTER_ADD, 2, 2, {{2, 5}, {4, 5}}, {{0}}, {2, 1}, {1, 0}, {0, 1}, {0}, {0},
+     {2, 2}, 1, 1, 0},
+};
+
+static spec window_spec(const window_case *w) {
+    spec s = {.prim = w->prim, .nin = w->nin, .p = window_case_params(w)};
+    for (int i = 0; i < w->nin; i++) {
+        s.ndim[i] = w->ndim;
+        memcpy(s.shape[i], w->shape[i], sizeof w->shape[i]);
+        s.dtype[i] = F;
+        s.lo[i] = -2;
+        s.hi[i] = 2;
+    }
+    return s;
+}
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 static double uniform(double lo, double hi) {
@@ -224,7 +260,7 @@ static double uniform(double lo, double hi) {
 
 /* An input of one example's shape with the batch dimension inserted at bdim (-1: none). */
 static ax_array *make_input(ax_ctx *cx, const spec *s, int i, int bdim) {
-    int64_t shape[4];
+    int64_t shape[AX_MAX_RANK];
     int n = 0;
     for (int d = 0; d <= s->ndim[i]; d++) {
         if (d == bdim) shape[n++] = NB;
@@ -245,7 +281,8 @@ static ax_array *make_input(ax_ctx *cx, const spec *s, int i, int bdim) {
 
 /* Example b of x along `axis`. */
 static ax_array *example(ax_ctx *cx, ax_array *x, int axis, int b) {
-    int64_t start[4] = {0}, limit[4], step[4] = {1, 1, 1, 1};
+    int64_t start[AX_MAX_RANK] = {0}, limit[AX_MAX_RANK], step[AX_MAX_RANK];
+    for (int d = 0; d < x->ndim; d++) step[d] = 1;
     for (int d = 0; d < x->ndim; d++) limit[d] = x->shape[d];
     start[axis] = b, limit[axis] = b + 1;
     ax_array *sl = ax_slice(cx, x, start, limit, step);
@@ -258,7 +295,7 @@ static int apply_prim(ax_ctx *cx, void *closure, int nin, ax_array **in, int *no
                       ax_array ***out) {
     const spec *s = closure;
     (void)nin;
-    *nout = ax_prim_get(s->prim)->nout;
+    *nout = ax_prim_nout(s->prim, &s->p);
     *out = calloc(4, sizeof **out);
     return ax_bind(cx, s->prim, s->nin, in, &s->p, *out);
 }
@@ -311,6 +348,11 @@ static void test_rules_match_loops(void **state) {
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)
         for (unsigned mask = 1; mask < (1u << specs[i].nin); mask++)
             for (int last = 0; last < 2; last++) check_case(cx, &specs[i], mask, last);
+    for (size_t i = 0; i < sizeof window_cases / sizeof *window_cases; i++) {
+        spec s = window_spec(&window_cases[i]);
+        for (unsigned mask = 1; mask < (1u << s.nin); mask++)
+            for (int last = 0; last < 2; last++) check_case(cx, &s, mask, last);
+    }
 }
 
 /* Every primitive with operands has a case above. */
@@ -322,11 +364,14 @@ static void test_every_primitive_is_checked(void **state) {
         if (p == AX_P_CUSTOM_LINEAR) continue; /* reverse mode's linear IR only */
         /* a user's function and rule: tests/lang/custom_rules_transforms.ax */
         if (p == AX_P_CUSTOM_CALL) continue;
+        if (p == AX_P_DEBUG_CALLBACK) continue; /* an effect: tests/unit/test_debug_callback.c */
         /* sub-programs: tests/unit/test_control_flow.c checks them against loops */
         if (p == AX_P_COND || p == AX_P_WHILE || p == AX_P_SCAN || p == AX_P_CALL) continue;
         bool found = false;
         for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)
             found |= specs[i].prim == (ax_prim)p;
+        for (size_t i = 0; i < sizeof window_cases / sizeof *window_cases; i++)
+            found |= window_cases[i].prim == (ax_prim)p;
         if (!found) fail_msg("%s has no batching check", info->name);
     }
 }

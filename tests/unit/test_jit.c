@@ -33,6 +33,7 @@
 
 #include <cmocka.h>
 
+#include "../../compiler/linalg_rules.h"
 #include "../../compiler/trace_ir.h"
 #include "jit_test_util.h"
 
@@ -376,6 +377,10 @@ static const pcase other_cases[] = {
      0,
      0,
      FLOATS},
+    {AX_P_LU, 1, {2}, {{4, 3}}, {0}, {D_SMALL}, 0, 0, 0, FLOATS},
+    {AX_P_EIGH, 1, {3}, {{2, 3, 3}}, {.flag = AX_EIGH_LOWER}, {D_SMALL}, 0, 0, 0, FLOATS},
+    {AX_P_SVD, 1, {2}, {{3, 4}}, {.flag = AX_SVD_COMPUTE_UV}, {D_SMALL}, 0, 0, 0, FLOATS},
+    {AX_P_QR, 1, {2}, {{4, 3}}, {.flag = AX_QR_FULL_MATRICES}, {D_SMALL}, 0, 0, 0, FLOATS},
     {AX_P_SORT, 1, {1}, {{9}}, {.naxes = 1, .axes = {0}}, {0}, 0, 0, 0, 0},
     {AX_P_SORT, 1, {2}, {{4, 9}}, {.naxes = 1, .axes = {0}, .flag = 1}, {0}, 0, 0, 0, 0},
     {AX_P_ARGSORT, 1, {1}, {{9}}, {.naxes = 1, .axes = {0}, .dtype = AX_I32}, {0}, 0, 0, 0, 0},
@@ -391,6 +396,33 @@ static const pcase other_cases[] = {
      0},
     {AX_P_THREEFRY2X32, 4, {0, 0, 1, 1}, {{0}, {0}, {9}, {9}}, {0}, {0}, 0, 0, 0, 1u << AX_U32},
     {AX_P_THREEFRY2X32, 4, {1, 1, 1, 1}, {{37}, {37}, {37}, {37}}, {0}, {0}, 0, 0, 0, 1u << AX_U32},
+    /* eager steps between the loops */
+    {AX_P_CONV_GENERAL_DILATED, 2, {3, 3}, {{2, 3, 7}, {4, 3, 3}},
+     {.ndim = 3, .step = {2}, .lo = {1}, .hi = {0},
+      .conv = {.lhs_spec = {0, 1, 2}, .rhs_spec = {0, 1, 2}, .out_spec = {0, 2, 1},
+               .lhs_dilation = {1}, .rhs_dilation = {1}, .feature_group_count = 1,
+               .batch_group_count = 1}},
+     {0}, 0, 0, 0, 0},
+    {AX_P_REDUCE_WINDOW_SUM, 1, {2}, {{5, 7}},
+     {.ndim = 2, .shape = {2, 2}, .step = {1, 2}, .lo = {1, 0}, .hi = {0, 1},
+      .conv = {.lhs_dilation = {1, 1}, .rhs_dilation = {1, 1}}},
+     {0}, 0, 0, 0, 0},
+    {AX_P_REDUCE_WINDOW_MAX, 1, {2}, {{5, 7}},
+     {.ndim = 2, .shape = {2, 3}, .step = {2, 1},
+      .conv = {.lhs_dilation = {1, 1}, .rhs_dilation = {1, 1}}},
+     {0}, 0, 0, 0, 0},
+    {AX_P_REDUCE_WINDOW_MIN, 1, {2}, {{5, 7}},
+     {.ndim = 2, .shape = {3, 1}, .step = {1, 1},
+      .conv = {.lhs_dilation = {1, 2}, .rhs_dilation = {1, 1}}},
+     {0}, 0, 0, 0, 0},
+    {AX_P_SELECT_AND_GATHER_ADD, 2, {2, 2}, {{5, 7}, {5, 7}},
+     {.ndim = 2, .shape = {2, 2}, .step = {2, 2},
+      .conv = {.lhs_dilation = {1, 1}, .rhs_dilation = {1, 1}}},
+     {0}, 0, 0, 0, FLOATS},
+    {AX_P_SELECT_AND_SCATTER_ADD, 2, {2, 2}, {{2, 3}, {5, 7}},
+     {.ndim = 2, .shape = {2, 2}, .step = {2, 2},
+      .conv = {.lhs_dilation = {1, 1}, .rhs_dilation = {1, 1}}},
+     {0}, 0, 0, 0, FLOATS},
 };
 
 /* Everything Part 1 adds to one IR. Cases are added in chunks: each chunk's inputs first pass
@@ -514,7 +546,7 @@ static void flush(batch *bt) {
     }
     for (int k = 0; k < bt->npending; k++) {
         pending *pc = &bt->pend[k];
-        int nout = ax_prim_get(pc->c.prim)->nout, vars[4];
+        int nout = ax_prim_nout(pc->c.prim, &pc->c.p), vars[4];
         assert_int_equal(ax_ir_add_eqn(bt->b, pc->c.prim, &pc->c.p, pc->c.nin, atoms[k], nout,
                                        pc->out, vars, 0, NULL),
                          0);
@@ -788,6 +820,7 @@ static void test_every_primitive(void **state) {
      * primitives with sub-programs run eagerly and under jit in tests/unit/test_control_flow.c */
     cases[AX_P_CUSTOM_LINEAR]++;
     cases[AX_P_COND]++, cases[AX_P_WHILE]++, cases[AX_P_SCAN]++, cases[AX_P_CALL]++;
+    cases[AX_P_DEBUG_CALLBACK]++; /* an effect: tests/unit/test_debug_callback.c runs it in jit */
     for (int p = 0; p < AX_P_NPRIMS; p++)
         if (!cases[p]) fail_msg("primitive %s has no case here", ax_prim_get((ax_prim)p)->name);
     if (c.mismatches) fail_msg("%d elements differ between eager and jit", c.mismatches);

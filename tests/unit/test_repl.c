@@ -10,7 +10,8 @@
 
 #include <cmocka.h>
 
-#include "../../lang/repl.h"
+#include "../../cli/repl.h"
+#include "../../stdlib/libs.h"
 #include "../../runtime/context.h"
 
 static void test_block_headers(void **state) {
@@ -75,6 +76,10 @@ static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
     f->cx = ax_ctx_new();
     f->in = f->cx ? ax_interp_new(f->cx, NULL) : NULL;
+    if (f->in && ax_libs_open(f->in) < 0) {
+        ax_interp_free(f->in);
+        f->in = NULL;
+    }
     if (!f->in) {
         ax_ctx_free(f->cx);
         free(f);

@@ -1,0 +1,83 @@
+/* The standard library's modules by name (see libs.h). Adding a module is one line here:
+ * a file of stdlib/ (its dots as directories), another name for a module, a builtin value that
+ * stands for one, a package of submodules, or a module built in C. */
+#include "libs.h"
+
+#include "builtins.h"
+#include "np.h"
+#include "records.h"
+
+ax_value *ax_lib_open_file(ax_interp *in, const ax_lib *lib) {
+    ax_module *m = ax_interp_load_stdlib(in, lib->name);
+    ax_value *v = m ? ax_value_module(m) : NULL;
+    return v || !m ? v : ax_error_oom(in->cx);
+}
+
+ax_value *ax_lib_open_alias(ax_interp *in, const ax_lib *lib) {
+    return ax_interp_import_value(in, lib->arg);
+}
+
+ax_value *ax_lib_open_builtin(ax_interp *in, const ax_lib *lib) {
+    ax_value *v = ax_module_lookup(in->builtins, lib->arg);
+    if (!v) return ax_error(in->cx, AX_ERR_IMPORT, "no module named '%s'", lib->name);
+    return ax_value_retain(v);
+}
+
+ax_value *ax_lib_open_package(ax_interp *in, const ax_lib *lib) {
+    ax_module *m = ax_interp_new_module(in, lib->name);
+    ax_value *v = m ? ax_value_module(m) : NULL;
+    return v || !m ? v : ax_error_oom(in->cx);
+}
+
+const ax_lib ax_stdlib_libs[] = {
+    /* JAX's namespaces */
+    {"jax", ax_lib_open_file, NULL},
+    {"jax.numpy", ax_lib_open_builtin, "jnp"},
+    {"jax.lax", ax_lib_open_alias, "lax"},
+    {"jax.random", ax_lib_open_alias, "random"},
+    {"jax.nn", ax_lib_open_alias, "nn"},
+    {"jax.tree_util", ax_lib_open_file, NULL},
+    {"jax.tree", ax_lib_open_file, NULL},
+    {"jax.scipy", ax_lib_open_package, NULL},
+    {"jax.scipy.special", ax_lib_open_file, NULL},
+    {"jax.scipy.stats", ax_lib_open_package, NULL},
+    {"jax.scipy.stats.norm", ax_lib_open_file, NULL},
+    {"jax.scipy.linalg", ax_lib_open_alias, "scipy_linalg"},
+    {"jax.numpy.linalg", ax_lib_open_builtin, "linalg"},
+    {"jax.debug", ax_lib_open_file, NULL},
+    {"jax.test_util", ax_lib_open_file, NULL},
+    /* ax's own modules */
+    {"lax", ax_lib_open_file, NULL},
+    {"random", ax_lib_open_file, NULL},
+    {"plot", ax_lib_open_file, NULL},
+    {"nn", ax_lib_open_file, NULL},
+    {"optim", ax_lib_open_file, NULL},
+    {"scipy_linalg", ax_lib_open_file, NULL},
+    /* Flax's and Optax's names for nn and optim (stdlib/flax.ax serves `from flax import
+     * linen`) */
+    {"flax", ax_lib_open_file, NULL},
+    {"flax.linen", ax_lib_open_alias, "nn"},
+    {"optax", ax_lib_open_alias, "optim"},
+    /* NumPy's name: one array namespace (np is jnp; np.random says how keys work) */
+    {"numpy", ax_lib_open_builtin, "jnp"},
+    {"numpy.linalg", ax_lib_open_builtin, "linalg"},
+    {"matplotlib", ax_lib_open_package, NULL},
+    {"matplotlib.pyplot", ax_lib_open_alias, "plot"},
+    /* Python's */
+    {"collections", ax_lib_open_collections, NULL},
+    {"functools", ax_lib_open_file, NULL},
+    {"math", ax_lib_open_file, NULL},
+    {"time", ax_lib_open_time, NULL},
+    {NULL, NULL, NULL},
+};
+
+int ax_libs_open(ax_interp *in) {
+    in->arrays = &ax_np_array_class;
+    ax_interp_offer_libs(in, ax_stdlib_libs);
+    if (ax_builtins_register(in) < 0 || ax_error_pending(in->cx) ||
+        ax_interp_run_stdlib(in, in->builtins, "prelude.ax") < 0) {
+        if (!ax_error_pending(in->cx)) ax_error_oom(in->cx);
+        return -1;
+    }
+    return 0;
+}
