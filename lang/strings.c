@@ -7,12 +7,6 @@
 
 #include "eval.h"
 
-static ax_value *str_result(ax_interp *in, ax_strbuf *s) {
-    ax_value *v = s->failed ? NULL : ax_value_str(s->data ? s->data : "");
-    ax_strbuf_free(s);
-    return v ? v : ax_error_oom(in->cx);
-}
-
 static bool is_number(const ax_value *v) {
     return v->kind == AX_V_ARRAY && v->arr->size == 1;
 }
@@ -112,7 +106,7 @@ ax_value *ax_string_percent(ax_interp *in, const char *fmt, ax_value *args) {
         return ax_error(in->cx, AX_ERR_TYPE,
                         "not all arguments converted during string formatting");
     }
-    return str_result(in, &out);
+    return ax_value_str_take_buf(in, &out);
 }
 
 /* ---- str.format ---- */
@@ -291,7 +285,7 @@ static ax_value *str_format(ax_interp *in, const char *fmt, const ax_args *args)
         }
         p = end;
     }
-    return str_result(in, &out);
+    return ax_value_str_take_buf(in, &out);
 }
 
 /* ---- methods ---- */
@@ -321,7 +315,7 @@ static ax_value *join(ax_interp *in, const char *sep, ax_value *seq) {
         ax_strbuf_append(&out, item->str);
         ax_value_release(item);
     }
-    return str_result(in, &out);
+    return ax_value_str_take_buf(in, &out);
 }
 
 /* Python's split: on runs of whitespace (ends trimmed) without a separator, else exactly on
@@ -386,7 +380,7 @@ static ax_value *replace(ax_interp *in, const char *s, const char *old, const ch
         ax_strbuf_appendf(&out, "%.*s%s", (int)(hit - p), p, new);
         p = hit + ol;
     }
-    return str_result(in, &out);
+    return ax_value_str_take_buf(in, &out);
 }
 
 static ax_value *strip(ax_interp *in, const char *s, const char *m) {

@@ -186,13 +186,6 @@ static ax_value *bi_print(ax_interp *in, ax_value *self, const ax_args *args) {
     return ok ? ax_none() : NULL;
 }
 
-/* The text of `s` as a str value (MemoryError if building it failed); frees s. */
-static ax_value *strbuf_value(ax_interp *in, ax_strbuf *s) {
-    ax_value *r = s->failed ? NULL : ax_value_str(s->data ? s->data : "");
-    ax_strbuf_free(s);
-    return r ? r : ax_error_oom(in->cx);
-}
-
 static ax_value *bi_str(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {"object", NULL};
     ax_value *v[1];
@@ -205,7 +198,7 @@ static ax_value *bi_str(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_strbuf_free(&s);
         return NULL;
     }
-    return strbuf_value(in, &s);
+    return ax_value_str_take_buf(in, &s);
 }
 
 static ax_value *bi_repr(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -236,7 +229,7 @@ static ax_value *bi_repr(ax_interp *in, ax_value *self, const ax_args *args) {
             s.failed = true;
         }
     }
-    return strbuf_value(in, &s);
+    return ax_value_str_take_buf(in, &s);
 }
 
 /* ---------------------------------------------------------------- len, range */

@@ -1225,11 +1225,11 @@ static ax_value *custom_getattr(ax_interp *in, ax_value *self, const char *name)
         return v ? v : ax_error_oom(in->cx);
     }
     if (strcmp(name, c->is_vjp ? "defvjp" : "defjvp")) return NULL;
-    return ax_value_or_oom(in, ax_value_builtin(name,
-                                                c->is_vjp
-                                                    ? "f.defvjp(fwd, bwd): the reverse-mode rule of f"
-                                                    : "f.defjvp(rule): the forward-mode rule of f",
-                                                define_rule, ax_value_retain(self)));
+    return ax_value_or_oom(
+        in, ax_value_builtin(name,
+                             c->is_vjp ? "f.defvjp(fwd, bwd): the reverse-mode rule of f"
+                                       : "f.defjvp(rule): the forward-mode rule of f",
+                             define_rule, ax_value_retain(self)));
 }
 
 static const ax_object_type custom_type = {.name = "custom derivative function",

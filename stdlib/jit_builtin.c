@@ -695,12 +695,12 @@ ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool wan
             ax_ir_format(&out, e->ir);
             ax_strbuf_appendf(&out, "\n-- fused into:\n");
             ax_jit_format_plan(&out, prog);
-            text = ax_value_str(out.data ? out.data : "");
+            text = ax_value_str_take_buf(in, &out);
         } else if (!ax_jit_dump_c(in->cx, prog, &out)) {
-            text = ax_value_str(out.data ? out.data : "");
+            text = ax_value_str_take_buf(in, &out);
         }
     }
-    free(out.data);
+    ax_strbuf_free(&out);
     if (checked) ax_flat_call_free(&fc);
     call_free(&call);
     if (text && text->kind == AX_V_STR) { /* no final newline: print adds one */
