@@ -44,17 +44,21 @@ void ax_ctx_free(ax_ctx *cx);
  *                               from any thread (a pool worker, a compile thread): the loop stops
  *                               early and lets the thread that owns cx report it. A kernel polls it
  *                               between chunks of work (every ~1 ms of work is plenty).
- *   ax_ctx_check_interrupt(cx)  on the owning thread: when a Ctrl-C is pending, records
+ *   ax_ctx_take_interrupt(cx)   on the owning thread: when a Ctrl-C is pending, records
  *                               KeyboardInterrupt (AX_ERR_INTERRUPT), clears the flag and returns
- *                               true, so `if (ax_ctx_check_interrupt(cx)) return NULL;`. It
- *                               also spends cx->step_budget when one is set: RuntimeError
- *                               (and true) once it is spent.
+ *                               true, so `if (ax_ctx_take_interrupt(cx)) return NULL;`.
+ *   ax_ctx_check_interrupt(cx)  the same for a step of a loop or a call: it also spends
+ *                               cx->step_budget when one is set, RuntimeError (and true) once it
+ *                               is spent.
  *
  * A typical kernel: `for (chunk...) { if (ax_ctx_interrupted(cx)) break; ... }` and then, on the
- * owning thread, `if (ax_ctx_check_interrupt(cx)) { release the output; return NULL; }`. */
+ * owning thread, `if (ax_ctx_take_interrupt(cx)) { release the output; return NULL; }`. Every
+ * eager primitive also takes a pending Ctrl-C before and after its kernel (ax_bind), so a chain
+ * of operations stops at the next one, and one whose kernel did not poll drops its result. */
 static inline bool ax_ctx_interrupted(const ax_ctx *cx) {
     return cx && cx->interrupt;
 }
+bool ax_ctx_take_interrupt(ax_ctx *cx);
 bool ax_ctx_check_interrupt(ax_ctx *cx);
 
 #endif

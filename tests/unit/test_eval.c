@@ -598,6 +598,13 @@ static void test_interrupt_in_c_loops(void **state) {
         "xs = [0] * 10000\n(press_ctrl_c(), 7 in xs)",       /* membership */
         "xs = [0] * 10000\n(press_ctrl_c(), xs)[1]",         /* the REPL echo of a big value */
         "xs = ['a'] * 10000\n(press_ctrl_c(), ''.join(xs))", /* join */
+        /* eager structured loops, and an operation (bind takes a pending Ctrl-C) */
+        "(press_ctrl_c(), while_loop(lambda c: True, lambda c: c + 1, 0))",
+        "(press_ctrl_c(), fori_loop(0, 10**9, lambda i, x: x + 1, 0))",
+        "(press_ctrl_c(), scan(lambda c, x: (c + 1, c), 0, None, length=10**6))",
+        "x = ones((4, 4))\n(press_ctrl_c(), x @ x)",
+        "x = ones((4, 4))\n(press_ctrl_c(), sort(x))",
+        "x = ones((4, 4))\ny = (press_ctrl_c(), x * 2 + x)",
     };
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; i++) {
         char *out = run(fx, programs[i]);
