@@ -16,19 +16,18 @@
 #include <string.h>
 #include <unistd.h>
 
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t count, size_t size);
-void *__real_realloc(void *p, size_t n);
-char *__real_strdup(const char *s);
-char *__real_strndup(const char *s, size_t n);
-void *__real_aligned_alloc(size_t align, size_t n);
-
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t count, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-char *__wrap_strdup(const char *s);
-char *__wrap_strndup(const char *s, size_t n);
-void *__wrap_aligned_alloc(size_t align, size_t n);
+/* Each wrapped function: the linker's --wrap sends calls to __wrap_NAME, which calls the C
+ * library's through __real_NAME. */
+#define WRAPPED(ret, name, ...)                                                                    \
+    ret __real_##name(__VA_ARGS__);                                                                \
+    ret __wrap_##name(__VA_ARGS__);
+WRAPPED(void *, malloc, size_t n)
+WRAPPED(void *, calloc, size_t count, size_t size)
+WRAPPED(void *, realloc, void *p, size_t n)
+WRAPPED(char *, strdup, const char *s)
+WRAPPED(char *, strndup, const char *s, size_t n)
+WRAPPED(void *, aligned_alloc, size_t align, size_t n)
+#undef WRAPPED
 
 /* Where the executable is loaded: return addresses minus this are what addr2line reads. */
 extern char __executable_start;
