@@ -114,7 +114,7 @@ static void define_argv(ax_interp *in, const options *o, bool from_stdin) {
     }
     ax_value *list = ax_value_list(n, items);
     free(items);
-    if (list) ax_interp_define_builtin(in, "argv", list);
+    if (list) ax_interp_define_builtin_take(in, "argv", list);
     ax_error_clear(in->cx);
 }
 

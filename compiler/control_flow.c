@@ -73,7 +73,7 @@ static ax_array *zeros_of(ax_ctx *cx, const ax_aval *t) {
  * `broadcast` (else returned as it is). A new reference. */
 static ax_array *batch_at(ax_ctx *cx, ax_array *x, int bdim, int to, int64_t size, bool broadcast) {
     if (bdim < 0 && !broadcast) return ax_array_retain(x);
-    return ax_vmap_place(cx, ax_array_retain(x), bdim, size, to);
+    return ax_vmap_place_take(cx, ax_array_retain(x), bdim, size, to);
 }
 
 /* The concrete integer in a rank-0 array, clamped into [0, n). */
@@ -757,7 +757,7 @@ static int while_batch_any(ax_ctx *cx, const ax_params *p, int nin, ax_array **x
     for (int j = 0; j < n && !rc; j++) { /* the carry, all batched */
         ax_array *c = x[nc + nb + j];
         if (!bm[nc + nb + j]) {
-            x[nc + nb + j] = ax_vmap_place(cx, c, -1, size, 0);
+            x[nc + nb + j] = ax_vmap_place_take(cx, c, -1, size, 0);
             if (!x[nc + nb + j]) rc = -1;
         }
     }
@@ -820,7 +820,7 @@ static int while_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax
         for (int j = 0; j < n && !rc && subs[1]; j++) {
             if (!mask[nb + j] || bm[nc + nb + j]) continue;
             ax_array *c = x[nc + nb + j];
-            if (!(x[nc + nb + j] = ax_vmap_place(cx, c, -1, size, 0))) rc = -1;
+            if (!(x[nc + nb + j] = ax_vmap_place_take(cx, c, -1, size, 0))) rc = -1;
         }
         if (!subs[1]) rc = -1;
         if (!rc) {

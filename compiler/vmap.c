@@ -87,15 +87,15 @@ static int vmap_process(ax_ctx *cx, ax_trace *trace, ax_prim p, int nin, ax_arra
 int ax_vmap_place_first(ax_ctx *cx, int n, ax_array **out, int *bdims, int64_t size) {
     int rc = 0;
     for (int j = 0; j < n; j++) {
-        out[j] =
-            rc ? (ax_array_release(out[j]), NULL) : ax_vmap_place(cx, out[j], bdims[j], size, 0);
+        out[j] = rc ? (ax_array_release(out[j]), NULL)
+                    : ax_vmap_place_take(cx, out[j], bdims[j], size, 0);
         if (!out[j]) rc = -1;
     }
     free(bdims);
     return rc;
 }
 
-ax_array *ax_vmap_place(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axis) {
+ax_array *ax_vmap_place_take(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axis) {
     if (!x) return NULL;
     ax_array *r;
     if (bdim < 0) {

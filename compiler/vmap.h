@@ -39,7 +39,7 @@ int ax_vmap(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array **in, co
             int64_t size, int *nout, ax_array ***out, int **out_bdims);
 /* Puts an output's batch dimension (bdim, -1: none) at `axis` of the result, broadcasting an
  * unbatched output to `size` examples. Consumes x. */
-ax_array *ax_vmap_place(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axis);
+ax_array *ax_vmap_place_take(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axis);
 
 /* The outputs of ax_vmap with every batch dimension at 0 (unbatched ones broadcast): replaces
  * out[0..n) in place and frees bdims. 0, or -1 (the failed outputs are NULL). */

@@ -90,7 +90,7 @@ static ax_value *name_error(frame *f, const char *name) {
 
 /* Binds a name in the innermost scope (takes v). */
 static int bind_name(frame *f, const char *name, ax_value *v) {
-    int rc = f->env ? ax_env_set(f->env, name, v) : ax_module_set(f->module, name, v);
+    int rc = f->env ? ax_env_set_take(f->env, name, v) : ax_module_set_take(f->module, name, v);
     if (rc < 0) ax_error_oom(f->in->cx);
     return rc;
 }
@@ -696,13 +696,13 @@ ax_value *ax_call_closure(ax_interp *in, ax_value *fnval, const ax_args *args) {
     /* A local function sees itself through the call, not through its snapshot: recursion
      * without a reference cycle. Top-level functions find themselves in their module. */
     if (c->captured && def->kind == AX_N_DEF &&
-        ax_env_set(env, c->name, ax_value_retain(fnval)) < 0) {
+        ax_env_set_take(env, c->name, ax_value_retain(fnval)) < 0) {
         ax_error_oom(in->cx);
         goto done;
     }
     if (bind_args(in, c, args, slots) < 0) goto done;
     for (int i = 0; i < def->nparams; i++) {
-        if (ax_env_set(env, def->params[i].name, slots[i]) < 0) {
+        if (ax_env_set_take(env, def->params[i].name, slots[i]) < 0) {
             slots[i] = NULL;
             ax_error_oom(in->cx);
             goto done;

@@ -159,7 +159,7 @@ ax_value *ax_lib_open_time(ax_interp *in, const ax_lib *lib) {
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
         ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
         if (!v) return ax_error_oom(in->cx);
-        ax_module_define(m, fns[i].name, v);
+        ax_module_define_take(m, fns[i].name, v);
     }
     ax_value *v = ax_value_module(m);
     return v ? v : ax_error_oom(in->cx);

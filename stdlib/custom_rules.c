@@ -1347,8 +1347,8 @@ int ax_custom_rules_register(ax_interp *in) {
         ax_value_release(g);
         return -1;
     }
-    ax_interp_define_builtin(in, "custom_jvp", j);
-    ax_interp_define_builtin(in, "custom_vjp", v);
-    ax_interp_define_builtin(in, "custom_gradient", g);
+    ax_interp_define_builtin_take(in, "custom_jvp", j);
+    ax_interp_define_builtin_take(in, "custom_vjp", v);
+    ax_interp_define_builtin_take(in, "custom_gradient", g);
     return 0;
 }

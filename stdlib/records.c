@@ -403,7 +403,7 @@ ax_value *ax_lib_open_collections(ax_interp *in, const ax_lib *lib) {
                                    "records with named fields",
                                    b_namedtuple, NULL);
     if (!f) return ax_error_oom(in->cx);
-    ax_module_define(m, "namedtuple", f);
+    ax_module_define_take(m, "namedtuple", f);
     ax_value *v = ax_value_module(m);
     return v ? v : ax_error_oom(in->cx);
 }

@@ -213,7 +213,7 @@ int ax_support_register(ax_interp *in) {
             ax_value_release(sv);
             return -1;
         }
-        ax_interp_define_builtin(in, fns[i].name, v);
+        ax_interp_define_builtin_take(in, fns[i].name, v);
     }
     ax_value_release(sv);
     return 0;

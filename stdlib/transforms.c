@@ -511,7 +511,7 @@ static int jacobian_blocks(ax_ctx *cx, ax_linear *lin, int nmain, bool forward, 
     lin_closure lc = {.lin = lin, .forward = forward};
     if (ax_vmap(cx, apply_linear, &lc, nbasis, basis, axes, n, &nres, &res, &bdims)) goto done;
     for (int r = 0; r < nres; r++)
-        res[r] = ax_scope_own(&s, ax_vmap_place(cx, res[r], bdims[r], n, 0));
+        res[r] = ax_scope_own(&s, ax_vmap_place_take(cx, res[r], bdims[r], n, 0));
     /* forward: res[j] stacks output j over input basis vectors; reverse: res[i] stacks input i
      * over output basis vectors */
     for (int j = 0; j < nmain; j++) {
@@ -880,7 +880,7 @@ static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
                      oaxes[j], nd - 1);
             goto done;
         }
-        ax_array *placed = ax_vmap_place(in->cx, outs[j], bdims[j], size, ax);
+        ax_array *placed = ax_vmap_place_take(in->cx, outs[j], bdims[j], size, ax);
         outs[j] = placed;
         if (!placed) goto done;
     }
@@ -1166,7 +1166,7 @@ int ax_transforms_register(ax_interp *in) {
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
         ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
         if (!v) return -1;
-        ax_interp_define_builtin(in, fns[i].name, v);
+        ax_interp_define_builtin_take(in, fns[i].name, v);
     }
     return 0;
 }

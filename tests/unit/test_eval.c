@@ -559,8 +559,8 @@ static ax_value *bi_to_array(ax_interp *in, ax_value *self, const ax_args *a) {
 
 static void test_to_array_traced(void **state) {
     fixture *fx = *state;
-    ax_interp_define_builtin(fx->in, "to_array",
-                             ax_value_builtin("to_array", "test", bi_to_array, NULL));
+    ax_interp_define_builtin_take(fx->in, "to_array",
+                                  ax_value_builtin("to_array", "test", bi_to_array, NULL));
     static const eval_case cases[] = {
         {"to_array([[1, 2.5], [3, 4]])", "[[1.  2.5]\n [3.  4. ]] : f32[2,2]\n"},
         {"to_array([[True], [False]])", "[[ True]\n [False]] : bool[2,1]\n"},
@@ -589,8 +589,8 @@ static ax_value *bi_press_ctrl_c(ax_interp *in, ax_value *self, const ax_args *a
 
 static void test_interrupt_in_c_loops(void **state) {
     fixture *fx = *state;
-    ax_interp_define_builtin(fx->in, "press_ctrl_c",
-                             ax_value_builtin("press_ctrl_c", "test", bi_press_ctrl_c, NULL));
+    ax_interp_define_builtin_take(fx->in, "press_ctrl_c",
+                                  ax_value_builtin("press_ctrl_c", "test", bi_press_ctrl_c, NULL));
     static const char *const programs[] = {
         "xs = (press_ctrl_c(), [*range(1000000)])",          /* a display's *range */
         "a, *b = (press_ctrl_c(), range(1000000))[1]",       /* starred unpacking */
