@@ -38,8 +38,11 @@ endif
 
 # `make fuzz` (LIBFUZZER=1, with SANITIZE=1 and clang): coverage for libFuzzer everywhere.
 ifeq ($(LIBFUZZER),1)
-CFLAGS      += -fsanitize=fuzzer-no-link -I$(BUILD)/gccjit
+CFLAGS      += -fsanitize=fuzzer-no-link
 FUZZ_CFLAGS := -fsanitize=fuzzer -DAX_LIBFUZZER
+endif
+ifneq ($(findstring clang,$(CC)),)
+CFLAGS += -I$(BUILD)/gccjit
 endif
 
 # `make asan` (SANITIZE=1): every report is fatal, leaks included; a failed allocation returns
@@ -103,7 +106,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBOBJS)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS) -lcmocka
 
 # libgccjit.h lives in gcc's own include directory, whose other headers clang must not see.
-ifeq ($(LIBFUZZER),1)
+ifneq ($(findstring clang,$(CC)),)
 $(OBJS): | $(BUILD)/gccjit/libgccjit.h
 $(BUILD)/gccjit/libgccjit.h:
 	@mkdir -p $(dir $@)
@@ -167,10 +170,14 @@ fuzz: deps
 	    ../corpus ../../tests/fuzz/corpus ../../tests/lang
 
 # Fault injection (tests/fault/faultinject.py: every allocation of a dozen tests/lang programs
-# failed in turn), on the ASan build.
+# failed in turn), on the ASan build; FAULT_CC=clang-14 builds it with clang (build-asan-clang),
+# whose UBSan also reports arithmetic on the NULL of a failed allocation (gcc 12's does not).
+FAULT_CC    ?= $(CC)
+FAULT_BUILD := build-asan$(if $(findstring clang,$(FAULT_CC)),-clang)
 faultinject:
-	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 -j$(NPROC) build-asan/ax-fault
-	$(PYTHON) tests/fault/faultinject.py --ax build-asan/ax-fault --sanitized $(FAULT_FLAGS)
+	@$(MAKE) --no-print-directory BUILD=$(FAULT_BUILD) CC=$(FAULT_CC) SANITIZE=1 -j$(NPROC) \
+	    $(FAULT_BUILD)/ax-fault
+	$(PYTHON) tests/fault/faultinject.py --ax $(FAULT_BUILD)/ax-fault --sanitized $(FAULT_FLAGS)
 
 # The shared conformance programs alone (make test runs them too, among every suite).
 conformance: all
@@ -208,7 +215,7 @@ deps:
 	fi
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-asan-clang build-fuzz
 
 FORCE:
 

@@ -71,7 +71,7 @@ int ax_ir_trace_record(ax_ir_trace *t, ax_prim p, int nin, ax_array **in,
     int *vars = calloc((size_t)nout + 1, sizeof *vars);
     int rc = types && atoms && vars ? 0 : -1;
     if (rc) ax_error_oom(cx);
-    ax_aval *in_types = types, *out_types = types + nin;
+    ax_aval *in_types = types, *out_types = types ? types + nin : NULL; /* NULL + n is UB */
     for (int i = 0; i < nin && !rc; i++) {
         ax_aval_of(&in_types[i], in[i]);
         rc = atom_of(t, in[i], &atoms[i]);

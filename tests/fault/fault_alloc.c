@@ -116,6 +116,7 @@ static bool should_fail(size_t n, void *caller) {
     if (atomic_load_explicit(&hook.armed, memory_order_relaxed)) {
         size_t before = atomic_fetch_add(&hook.total, n);
         if ((hook.max_one && n > hook.max_one) || (hook.max_total && before + n > hook.max_total)) {
+            if (before <= hook.max_total) log_failure(k, caller); /* where the total ran out */
             errno = ENOMEM;
             return true;
         }
