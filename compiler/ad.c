@@ -121,7 +121,7 @@ static int run_jvp(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array *
     jvp_trace_init(&trace);
     if (ax_trace_push(cx, &trace)) return -1;
     ax_array **in = calloc((size_t)(nin ? nin : 1), sizeof *in), **out = NULL;
-    int rc = in ? 0 : -1;
+    int rc = in ? 0 : (ax_error_oom(cx), -1);
     for (int i = 0; i < nin && !rc; i++) {
         in[i] = tangents[i] ? jvp_tracer(cx, &trace, ax_array_retain(primals[i]),
                                          ax_array_retain(tangents[i]))
@@ -147,6 +147,7 @@ static int run_jvp(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array *
     if (!*pout || !*tout) {
         free(*pout);
         free(*tout);
+        *pout = *tout = NULL; /* the caller releases what they hold */
         return ax_error_oom(cx), -1;
     }
     return 0;

@@ -759,7 +759,7 @@ static int batch_own(ax_ctx *cx, ax_prim prim, const ax_params *p, ax_array *x, 
         ax_params q = {.dtype = AX_I32, .ndim = 1, .shape = {size}, .naxes = 1};
         x = ax_lax_bind(&s, AX_P_IOTA, 0, NULL, &q);
     } else {
-        x = ax_scope_own(&s, bdim < 0 ? ax_vmap_place(cx, ax_array_retain(x), -1, size, 0)
+        x = ax_scope_own(&s, bdim < 0 ? ax_vmap_place_take(cx, ax_array_retain(x), -1, size, 0)
                                       : ax_moveaxis(cx, x, bdim, 0));
     }
     int axes0[1] = {0}, d = p->axes[0];

@@ -285,12 +285,13 @@ ax_ir *ax_ir_rewire(const ax_ir *ir, int nin, const int *in_src, const ax_aval *
     return r;
 }
 
-void ax_ir_dependencies(const ax_ir *ir, const bool *in_mask, bool *out_mask) {
+bool ax_ir_dependencies(const ax_ir *ir, const bool *in_mask, bool *out_mask) {
     bool *dep = calloc((size_t)ir->nvars + 1, sizeof *dep);
     if (!dep) { /* conservative: everything depends on everything */
         for (int j = 0; j < ir->nout; j++) out_mask[j] = true;
-        return;
+        return false;
     }
+    bool exact = true;
     for (int i = 0; i < ir->nin; i++) dep[ir->invars[i]] = in_mask[i];
     for (int k = 0; k < ir->neqns; k++) {
         const ax_ir_eqn *e = &ir->eqns[k];
@@ -306,10 +307,12 @@ void ax_ir_dependencies(const ax_ir *ir, const bool *in_mask, bool *out_mask) {
             free(in);
             continue;
         }
+        exact = exact && !(any && info->dependencies); /* out of memory: every output, then */
         for (int i = 0; i < e->nout; i++) dep[e->out[i]] = any;
     }
     for (int j = 0; j < ir->nout; j++) out_mask[j] = ir->outs[j].var >= 0 && dep[ir->outs[j].var];
     free(dep);
+    return exact;
 }
 
 bool ax_ir_uses_input(const ax_ir *ir, int i) {
@@ -378,6 +381,7 @@ static void format_atom(printer *pr, ir_names *n, const ax_ir_atom *a) {
     ax_strbuf_init(&tmp);
     ax_format_array(&tmp, a->lit);
     ax_strbuf_append(pr->s, tmp.data ? tmp.data : "?");
+    pr->s->failed |= tmp.failed;
     ax_strbuf_free(&tmp);
     ax_strbuf_append(pr->s, ":");
     ax_aval t;
@@ -694,6 +698,7 @@ static void format_ir(printer *pr, const ax_ir *ir) {
         ax_strbuf_append(&one, " ");
         format_outs(pr, &n);
         pr->s = out;
+        out->failed |= one.failed; /* then nothing more is appended to out */
         bool fits = one.data && one.len + 2 * (size_t)pr->depth <= 80;
         if (fits) ax_strbuf_append(out, one.data);
         ax_strbuf_free(&one);
@@ -718,6 +723,7 @@ static void format_ir(printer *pr, const ax_ir *ir) {
 void ax_ir_format(ax_strbuf *out, const ax_ir *ir) {
     printer pr = {.s = out};
     format_ir(&pr, ir);
+    out->failed |= pr.failed;
 }
 
 /* ---------------------------------------------------------------- verifying */

@@ -85,8 +85,9 @@ ax_ir *ax_ir_lift_consts(const ax_ir *ir, const bool *lift);
  * Inputs of ir left out must be unused. NULL when out of memory. */
 ax_ir *ax_ir_rewire(const ax_ir *ir, int nin, const int *in_src, const ax_aval *new_types,
                     int nout, const int *out_src);
-/* Which outputs depend on the inputs marked in_mask (through any chain of equations). */
-void ax_ir_dependencies(const ax_ir *ir, const bool *in_mask, bool *out_mask);
+/* Which outputs depend on the inputs marked in_mask (through any chain of equations). False
+ * when memory ran out: out_mask is then conservative (more outputs marked than depend). */
+bool ax_ir_dependencies(const ax_ir *ir, const bool *in_mask, bool *out_mask);
 /* Whether ir's input i is used by an equation or an output. */
 bool ax_ir_uses_input(const ax_ir *ir, int i);
 

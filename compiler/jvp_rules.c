@@ -14,8 +14,8 @@ static int primal(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_arra
 /* Finishes a single-output rule: broadcasts the tangent to the output's shape. */
 static int finish1(ax_scope *s, ax_array *t, ax_array *out, ax_array **tout) {
     if (t) t = ax_lax_broadcast_to(s, t, out->ndim, out->shape);
-    *tout = t ? ax_scope_keep(s, t) : NULL;
-    bool failed = ax_error_pending(s->cx);
+    bool failed = ax_error_pending(s->cx); /* a term of t may have failed, leaving it partial */
+    *tout = t && !failed ? ax_scope_keep(s, t) : NULL;
     ax_scope_end(s);
     return failed ? -1 : 0;
 }

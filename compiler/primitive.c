@@ -567,6 +567,7 @@ static int bind_eager(ax_ctx *cx, ax_prim p, int nin, ax_array **in, const ax_pa
                       ax_array **out) {
     const ax_prim_info *info = table[p];
     int nout = ax_prim_nout(p, params);
+    if (ax_ctx_take_interrupt(cx)) return -1; /* a Ctrl-C stops a chain of operations here */
     ax_aval small[8], want_small[4];
     small[0].ndim = 0; /* defined memory even for a primitive without inputs (iota) */
     ax_aval *avals = avals_of(cx, nin, in, small, 8);
@@ -576,6 +577,7 @@ static int bind_eager(ax_ctx *cx, ax_prim p, int nin, ax_array **in, const ax_pa
     if (rc == 0) rc = infer(cx, p, nin, avals, params, want);
     if (avals && avals != small) free(avals);
     if (rc == 0) rc = info->eager(cx, nin, in, params, out);
+    if (rc == 0 && ax_ctx_take_interrupt(cx)) rc = -1; /* the kernel did not stop: drop it */
     if (rc == 0) rc = finish_outputs(cx, info, nout, want, out);
     if (rc != 0) release_outputs(nout, out);
     if (want && want != want_small) free(want);

@@ -44,7 +44,7 @@ int ax_vmap_named(ax_ctx *cx, const char *axis, ax_flat_fn fn, void *closure, in
                   int **out_bdims);
 /* Puts an output's batch dimension (bdim, -1: none) at `axis` of the result, broadcasting an
  * unbatched output to `size` examples. Consumes x. */
-ax_array *ax_vmap_place(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axis);
+ax_array *ax_vmap_place_take(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axis);
 
 /* The outputs of ax_vmap with every batch dimension at 0 (unbatched ones broadcast): replaces
  * out[0..n) in place and frees bdims. 0, or -1 (the failed outputs are NULL). */

@@ -90,7 +90,7 @@ static ax_value *name_error(frame *f, const char *name) {
 
 /* Binds a name in the innermost scope (takes v). */
 static int bind_name(frame *f, const char *name, ax_value *v) {
-    int rc = f->env ? ax_env_set(f->env, name, v) : ax_module_set(f->module, name, v);
+    int rc = f->env ? ax_env_set_take(f->env, name, v) : ax_module_set_take(f->module, name, v);
     if (rc < 0) ax_error_oom(f->in->cx);
     return rc;
 }
@@ -762,13 +762,13 @@ ax_value *ax_call_closure(ax_interp *in, ax_value *fnval, const ax_args *args) {
     /* A local function sees itself through the call, not through its snapshot: recursion
      * without a reference cycle. Top-level functions find themselves in their module. */
     if (c->captured && def->kind == AX_N_DEF &&
-        ax_env_set(env, c->name, ax_value_retain(fnval)) < 0) {
+        ax_env_set_take(env, c->name, ax_value_retain(fnval)) < 0) {
         ax_error_oom(in->cx);
         goto done;
     }
     if (bind_args(in, c, args, slots) < 0) goto done;
     for (int i = 0; i < def->nparams; i++) {
-        if (ax_env_set(env, def->params[i].name, slots[i]) < 0) {
+        if (ax_env_set_take(env, def->params[i].name, slots[i]) < 0) {
             slots[i] = NULL;
             ax_error_oom(in->cx);
             goto done;
@@ -1198,6 +1198,7 @@ static exec_status exec_assert(frame *f, const ax_node *n) {
         ax_strbuf s;
         ax_strbuf_init(&s);
         ax_value_format(&s, m);
+        if (s.failed) ax_error_oom(f->in->cx);
         ax_error(f->in->cx, AX_ERR_ASSERTION, "%s", s.data ? s.data : "");
         ax_strbuf_free(&s);
         ax_value_release(m);
@@ -1383,7 +1384,10 @@ int ax_eval_program(ax_interp *in, struct ax_program_ref *prog, ax_module *modul
             ax_strbuf_init(&s);
             ax_value_format_repl(&s, v, in->cx);
             ax_strbuf_append(&s, "\n");
-            if (!ax_write_checked(in, echo, s.data, s.len)) rc = -1;
+            if (s.failed)
+                rc = -1, ax_error_oom(in->cx);
+            else if (!ax_write_checked(in, echo, s.data, s.len))
+                rc = -1;
             fflush(echo);
             ax_strbuf_free(&s);
         }

@@ -31,7 +31,7 @@ struct ax_env {
 ax_env *ax_env_new(ax_env *parent);
 void ax_env_free(ax_env *env);
 ax_value *ax_env_get(const ax_env *env, const char *name);  /* borrowed, NULL if absent */
-int ax_env_set(ax_env *env, const char *name, ax_value *v); /* takes v; -1 on OOM */
+int ax_env_set_take(ax_env *env, const char *name, ax_value *v); /* takes v; -1 on OOM */
 /* A flat copy of everything visible through env and its parents (innermost wins). */
 ax_env *ax_env_snapshot(const ax_env *env);
 
@@ -52,7 +52,7 @@ struct ax_module {
 ax_module *ax_module_new(const char *name);
 void ax_module_free(ax_module *m);
 void ax_module_clear(ax_module *m);
-int ax_module_set(ax_module *m, const char *name, ax_value *v); /* takes v; -1 on OOM */
+int ax_module_set_take(ax_module *m, const char *name, ax_value *v); /* takes v; -1 on OOM */
 
 /* The interpreter's private part: the public struct comes first. */
 typedef struct ax_interp_impl {

@@ -7,12 +7,6 @@
 
 #include "eval.h"
 
-static ax_value *str_result(ax_interp *in, ax_strbuf *s) {
-    ax_value *v = ax_value_str(s->data ? s->data : "");
-    ax_strbuf_free(s);
-    return v ? v : ax_error_oom(in->cx);
-}
-
 static bool is_number(const ax_value *v) {
     return v->kind == AX_V_ARRAY && v->arr->size == 1;
 }
@@ -43,6 +37,7 @@ static bool percent_one(ax_interp *in, ax_strbuf *out, const char *flags, int wi
             ax_strbuf_append(out, big);
         }
         free(big);
+        out->failed |= text.failed;
         ax_strbuf_free(&text);
         return big ? true : (ax_error_oom(in->cx), false);
     }
@@ -111,7 +106,7 @@ ax_value *ax_string_percent(ax_interp *in, const char *fmt, ax_value *args) {
         return ax_error(in->cx, AX_ERR_TYPE,
                         "not all arguments converted during string formatting");
     }
-    return str_result(in, &out);
+    return ax_value_str_take_buf(in, &out);
 }
 
 /* ---- str.format ---- */
@@ -173,6 +168,7 @@ static bool format_field(ax_interp *in, ax_strbuf *out, ax_value *v, const char 
         const char *t = text.data ? text.data : "";
         if (fs.prec >= 0 && (int)strlen(t) > fs.prec) text.data[fs.prec] = 0;
         pad(out, text.data ? text.data : "", &fs, false);
+        out->failed |= text.failed;
         ax_strbuf_free(&text);
         return true;
     }
@@ -289,7 +285,7 @@ static ax_value *str_format(ax_interp *in, const char *fmt, const ax_args *args)
         }
         p = end;
     }
-    return str_result(in, &out);
+    return ax_value_str_take_buf(in, &out);
 }
 
 /* ---- methods ---- */
@@ -319,7 +315,7 @@ static ax_value *join(ax_interp *in, const char *sep, ax_value *seq) {
         ax_strbuf_append(&out, item->str);
         ax_value_release(item);
     }
-    return str_result(in, &out);
+    return ax_value_str_take_buf(in, &out);
 }
 
 /* Python's split: on runs of whitespace (ends trimmed) without a separator, else exactly on
@@ -384,7 +380,7 @@ static ax_value *replace(ax_interp *in, const char *s, const char *old, const ch
         ax_strbuf_appendf(&out, "%.*s%s", (int)(hit - p), p, new);
         p = hit + ol;
     }
-    return str_result(in, &out);
+    return ax_value_str_take_buf(in, &out);
 }
 
 static ax_value *strip(ax_interp *in, const char *s, const char *m) {
@@ -503,7 +499,7 @@ static ax_value *string_pad(ax_interp *in, const char *m, const char *s, const a
     for (int64_t i = 0; i < left; i++) ax_strbuf_append(&out, fill);
     ax_strbuf_append(&out, s);
     for (int64_t i = left; i < pad; i++) ax_strbuf_append(&out, fill);
-    return str_result(in, &out);
+    return ax_value_str_take_buf(in, &out);
 }
 
 /* partition / rpartition(sep): (head, sep, tail). */

@@ -779,6 +779,7 @@ void ax_value_format(ax_strbuf *out, const ax_value *v) {
 
 bool ax_value_format_checked(ax_interp *in, ax_strbuf *out, const ax_value *v) {
     if (v) format_value(out, v, 0, in->cx);
+    if (out->failed) return ax_error_oom(in->cx), false;
     return !ax_ctx_check_interrupt(in->cx);
 }
 

@@ -184,7 +184,8 @@ void ax_format_string_repr(ax_strbuf *out, const char *s);
 /* The REPL echo: "0.4199743 : f32[]" for arrays, str for the rest. A Ctrl-C pending in cx (may
  * be NULL) cuts the text short. */
 void ax_value_format_repl(ax_strbuf *out, const ax_value *v, const ax_ctx *cx);
-/* ax_value_format that Ctrl-C stops: false with KeyboardInterrupt recorded (the text is cut). */
+/* ax_value_format that Ctrl-C stops: false with KeyboardInterrupt recorded (the text is cut),
+ * or with MemoryError when the text could not grow (out->failed). */
 bool ax_value_format_checked(struct ax_interp *in, ax_strbuf *out, const ax_value *v);
 /* Writes len bytes to f in pieces, false with KeyboardInterrupt recorded when Ctrl-C stops it. */
 bool ax_write_checked(struct ax_interp *in, FILE *f, const char *data, size_t len);

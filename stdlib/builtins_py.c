@@ -31,7 +31,7 @@ static bool string_items(ax_interp *in, const char *s, int *n, ax_value ***out) 
         memcpy(buf, s + i, j - i < 7 ? j - i : 7);
         if (!(items[count++] = ax_value_str(buf))) {
             release_items(count, items);
-            return false;
+            return ax_error_oom(in->cx), false;
         }
         i = j;
     }
@@ -78,10 +78,8 @@ static bool items_up_to(ax_interp *in, ax_value *v, const char *fname, int64_t l
         if (!ax_bi_arrays(in, v, fname, n, &rows)) return false;
         ax_value **items = calloc((size_t)(*n ? *n : 1), sizeof *items);
         bool ok = items != NULL;
-        for (int i = 0; i < *n; i++) {
-            items[i] = ok ? ax_np_wrap_take(in, ax_array_retain(rows[i])) : NULL;
-            ok = ok && items[i];
-        }
+        for (int i = 0; ok && i < *n; i++)
+            ok = (items[i] = ax_np_wrap_take(in, ax_array_retain(rows[i]))) != NULL;
         ax_bi_free_arrays(*n, rows);
         if (!ok) {
             release_items(*n, items);
@@ -115,7 +113,7 @@ static ax_value *make_seq_take(ax_interp *in, bool tuple, int n, ax_value **item
     (void)in;
     ax_value *r = tuple ? ax_value_tuple(n, items) : ax_value_list(n, items);
     free(items); /* the constructor took the references */
-    return r;
+    return ax_value_or_oom(in, r);
 }
 
 /* Python truthiness, with NumPy's rule for arrays (size 1 only). */
@@ -184,6 +182,7 @@ static ax_value *bi_print(ax_interp *in, ax_value *self, const ax_args *args) {
         ok = ax_value_format_checked(in, &s, args->pos[i]);
     }
     ax_strbuf_append(&s, end);
+    if (ok && s.failed) ok = false, ax_error_oom(in->cx);
     if (ok && s.data) ok = ax_write_checked(in, stdout, s.data, s.len);
     ax_strbuf_free(&s);
     return ok ? ax_none() : NULL;
@@ -193,13 +192,15 @@ static ax_value *bi_str(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {"object", NULL};
     ax_value *v[1];
     if (!ax_bi_parse(in, args, self->builtin->name, names, 1, v)) return NULL;
-    if (!v[0]) return ax_value_str("");
+    if (!v[0]) return ax_value_or_oom(in, ax_value_str(""));
     if (v[0]->kind == AX_V_STR) return ax_value_retain(v[0]);
     ax_strbuf s;
     ax_strbuf_init(&s);
-    ax_value *r = ax_value_format_checked(in, &s, v[0]) ? ax_value_str(s.data ? s.data : "") : NULL;
-    ax_strbuf_free(&s);
-    return r;
+    if (!ax_value_format_checked(in, &s, v[0])) {
+        ax_strbuf_free(&s);
+        return NULL;
+    }
+    return ax_value_str_take_buf(in, &s);
 }
 
 static ax_value *bi_repr(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -223,13 +224,14 @@ static ax_value *bi_repr(ax_interp *in, ax_value *self, const ax_args *args) {
                 tmp.data[tmp.len - 1] = 0;
                 ax_strbuf_append(&s, tmp.data + 1);
             }
+            s.failed |= tmp.failed;
             ax_strbuf_free(&tmp);
             ax_value_release(wrap);
+        } else {
+            s.failed = true;
         }
     }
-    ax_value *r = ax_value_str(s.data ? s.data : "");
-    ax_strbuf_free(&s);
-    return r;
+    return ax_value_str_take_buf(in, &s);
 }
 
 /* ---------------------------------------------------------------- len, range */
@@ -313,7 +315,7 @@ static ax_value *bi_zip(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_error_oom(in->cx);
     }
     release_items(n > 0 ? n : 0, rows);
-    for (int j = 0; cols && j < k; j++) release_items(lens[j], cols[j]);
+    for (int j = 0; cols && lens && j < k; j++) release_items(lens[j], cols[j]);
     free(cols);
     free(lens);
     return r;
@@ -336,13 +338,15 @@ static ax_value *bi_enumerate(ax_interp *in, ax_value *self, const ax_args *args
     }
     for (int i = 0; i < n; i++) {
         ax_value *idx = ax_bi_int_value(in, start + i);
-        ax_value *pair = idx ? ax_value_tuple(2, (ax_value *[]){idx, items[i]}) : NULL;
-        if (!pair) {
-            if (idx) ax_value_release(idx);
+        if (!idx) {
             release_items(n, items);
             return NULL;
         }
-        items[i] = pair;
+        /* the pair takes both references, and releases them when it cannot be made */
+        if (!(items[i] = ax_value_tuple(2, (ax_value *[]){idx, items[i]}))) {
+            release_items(n, items);
+            return ax_error_oom(in->cx);
+        }
     }
     return make_seq_take(in, false, n, items);
 }
@@ -353,7 +357,7 @@ static ax_value *to_seq(ax_interp *in, ax_value *self, const ax_args *args, bool
     int n;
     const char *f = self->builtin->name;
     if (!ax_bi_parse(in, args, f, names, 1, v)) return NULL;
-    if (!v[0]) return tuple ? ax_value_tuple(0, NULL) : ax_value_list(0, NULL);
+    if (!v[0]) return ax_value_or_oom(in, tuple ? ax_value_tuple(0, NULL) : ax_value_list(0, NULL));
     if (!items_of(in, v[0], f, &n, &items)) return NULL;
     return make_seq_take(in, tuple, n, items);
 }
@@ -451,7 +455,7 @@ static ax_value *bi_dict(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_value **keys = NULL, **vals = NULL;
     bool ok = args->n == 0 || dict_from(in, args->pos[0], &n, &keys, &vals, &cap);
     for (int k = 0; k < args->nkw && ok; k++) {
-        ax_value *key = ax_value_str(args->kwnames[k]);
+        ax_value *key = ax_value_or_oom(in, ax_value_str(args->kwnames[k]));
         ok =
             key && dict_put_take(in, &n, &keys, &vals, &cap, key, ax_value_retain(args->kwvals[k]));
     }
@@ -463,7 +467,7 @@ static ax_value *bi_dict(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_value *r = ax_value_dict_merged(n, keys, vals);
     free(keys);
     free(vals);
-    return r ? r : ax_error_oom(in->cx);
+    return ax_value_or_oom(in, r);
 }
 
 /* ---------------------------------------------------------------- int, float, bool */

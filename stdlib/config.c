@@ -138,6 +138,6 @@ int ax_config_register(ax_interp *in) {
     }
     ax_value *v = ax_value_object(&config_type, c);
     if (!v) return -1;
-    ax_interp_define_builtin(in, "_jax_config", v);
+    ax_interp_define_builtin_take(in, "_jax_config", v);
     return 0;
 }

@@ -676,7 +676,7 @@ static ax_value *b_show_graph(ax_interp *in, ax_value *self, const ax_args *a) {
     } else {
         char alt[300];
         snprintf(alt, sizeof alt, "graph of %s", title);
-        rc = ax_display_show(in, "graph", format, data, len, alt);
+        rc = ax_display_show_take(in, "graph", format, data, len, alt);
     }
     return rc == 0 ? ax_none() : NULL;
 }

@@ -39,7 +39,7 @@ ax_value *ax_lib_module_of(ax_interp *in, const ax_lib *lib, const ax_builtin_de
     for (const ax_builtin_def *d = fns; d->name; d++) {
         ax_value *v = ax_value_builtin(d->name, d->doc, d->fn, NULL);
         if (!v) return ax_error_oom(in->cx);
-        ax_module_define(m, d->name, v);
+        ax_module_define_take(m, d->name, v);
     }
     ax_value *v = ax_value_module(m);
     return v ? v : ax_error_oom(in->cx);

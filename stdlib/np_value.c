@@ -12,7 +12,8 @@ ax_array *ax_np_value_array(ax_value *v) {
 ax_value *ax_np_wrap_take(ax_interp *in, ax_array *a) {
     (void)in;
     if (!a) return NULL;
-    return ax_value_array(a);
+    ax_value *v = ax_value_array(a);
+    return v ? v : ax_error_oom(in->cx);
 }
 
 /* The leaves of a nested list, checked to form a regular (rectangular) array. */

@@ -1295,7 +1295,7 @@ static int show_figure(ax_interp *in, const plot_figure *f, bool notebook) {
     if (plot_render(in->cx, f, format, &data, &len) < 0) return -1;
     char alt[256];
     figure_alt(f, alt, sizeof alt);
-    return ax_display_show(in, "figure", format, data, len, alt);
+    return ax_display_show_take(in, "figure", format, data, len, alt);
 }
 
 static int show_all(ax_interp *in, plot_state *st) {
@@ -1731,6 +1731,6 @@ int ax_plot_register(ax_interp *in) {
     st->current = -1;
     ax_value *v = ax_value_object(&state_type, st);
     if (!v) return ax_error_oom(in->cx), -1;
-    ax_interp_define_builtin(in, STATE_NAME, v);
+    ax_interp_define_builtin_take(in, STATE_NAME, v);
     return 0;
 }

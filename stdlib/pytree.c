@@ -278,7 +278,7 @@ static ax_value *flatten_seq(walk *w, ax_value *t, int depth) {
     }
     ax_value *r = t->kind == AX_V_TUPLE ? ax_value_tuple(t->n, items) : ax_value_list(t->n, items);
     free(items);
-    return r;
+    return ax_value_or_oom(w->in, r);
 }
 
 static ax_value *flatten_dict(walk *w, ax_value *t, int depth) {
@@ -306,7 +306,7 @@ static ax_value *flatten_dict(walk *w, ax_value *t, int depth) {
     ax_value *r = ax_value_dict(t->n, keys, vals);
     free(keys);
     free(vals);
-    return r;
+    return ax_value_or_oom(w->in, r);
 }
 
 /* A record's children (a new tuple or list) and aux data (a new reference; NULL for a
@@ -609,7 +609,7 @@ static ax_value *rebuild(ax_interp *in, const ax_value *s, ax_value **leaves, in
                                           : ax_value_list(s->n, items);
     free(items);
     free(keys);
-    return r;
+    return ax_value_or_oom(in, r);
 }
 
 ax_value *ax_tree_unflatten(ax_interp *in, ax_value *treedef, ax_value **leaves, int nleaves) {
@@ -933,9 +933,7 @@ static ax_value *b_keystr(ax_interp *in, ax_value *self, const ax_args *a) {
         if (i && sep) ax_strbuf_append(&out, sep->str);
         key_text(&out, keys->items[i], simple);
     }
-    ax_value *r = ax_value_str(out.data ? out.data : "");
-    ax_strbuf_free(&out);
-    return r ? r : ax_error_oom(in->cx);
+    return ax_value_str_take_buf(in, &out);
 }
 
 static ax_value *make_key(ax_interp *in, const ax_args *a, key_kind kind) {
@@ -1049,7 +1047,7 @@ int ax_pytree_register(ax_interp *in) {
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
         ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
         if (!v) return -1;
-        ax_interp_define_builtin(in, fns[i].name, v);
+        ax_interp_define_builtin_take(in, fns[i].name, v);
     }
     return 0;
 }

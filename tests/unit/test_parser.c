@@ -578,7 +578,7 @@ static void test_error_display(void **state) {
     assert_int_equal(cx->err.kind, AX_ERR_SYNTAX);
     assert_string_equal(cx->err.message, "invalid syntax. Perhaps you forgot a comma?");
     assert_string_equal(cx->err.file, "prog.ax");
-    assert_non_null(cx->err.source);
+    assert_true(cx->err.has_source);
     assert_string_equal(cx->err.source, "     3 3)");
     assert_int_equal(cx->err.span.col, 8);
     free_ctx(cx);
