@@ -69,8 +69,40 @@ static bool range_items(ax_interp *in, ax_value *r, const char *fname, int64_t l
 /* The elements of an iterable (list, tuple, dict keys, range, array rows, string characters),
  * as new references in a new array of values: the first `limit` of a range (all when
  * limit < 0). */
+/* The items of an object that iterates by integer indexing (an array of PRNG keys), at most
+ * `limit` of them when limit >= 0. */
+static bool object_items(ax_interp *in, ax_value *v, int64_t limit, int *n, ax_value ***out) {
+    ax_value_iter it;
+    if (ax_value_iter_begin(in, v, &it) < 0) return false;
+    int count = 0, cap = 0;
+    ax_value **items = NULL, *item = NULL;
+    int rc = 0;
+    while ((limit < 0 || count < limit) && (rc = ax_value_iter_next(in, &it, &item)) == 1) {
+        if (count == cap) {
+            int grown = cap ? 2 * cap : 16;
+            ax_value **more = grown > 0 ? realloc(items, (size_t)grown * sizeof *items) : NULL;
+            if (!more) {
+                ax_value_release(item);
+                rc = -1;
+                ax_error_oom(in->cx);
+                break;
+            }
+            items = more, cap = grown;
+        }
+        items[count++] = item;
+    }
+    if (rc < 0) {
+        release_items(count, items);
+        return false;
+    }
+    *n = count;
+    *out = items ? items : calloc(1, sizeof *items);
+    return *out ? true : (ax_error_oom(in->cx), false);
+}
+
 static bool items_up_to(ax_interp *in, ax_value *v, const char *fname, int64_t limit, int *n,
                         ax_value ***out) {
+    if (v->kind == AX_V_OBJECT) return object_items(in, v, limit, n, out);
     if (v->kind == AX_V_STR) return string_items(in, v->str, n, out);
     if (v->kind == AX_V_RANGE) return range_items(in, v, fname, limit, n, out);
     if (v->kind == AX_V_ARRAY) {
