@@ -6,18 +6,7 @@
 
 #include "lax.h"
 
-/* JVP: given the primal inputs `in` and their tangents `tin` (NULL = a symbolic zero), compute
- * the primal outputs `out` and their tangents `tout` (NULL = zero). New references. */
-typedef int (*ax_jvp_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                           ax_array **tin, ax_array **out, ax_array **tout);
-
-/* Transpose of a primitive linear in the inputs marked `lin`: given the cotangents `cts` of
- * its outputs (one per output; an entry NULL = zero, at least one is not) and the values of the non-linear inputs (in[i] for !lin[i]; in[i] is NULL for linear
- * ones, whose types are in_types[i]), fill ct_in[i] for each linear input (new references;
- * NULL = zero). */
-typedef int (*ax_transpose_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin,
-                                 ax_array **in, const bool *lin, const ax_aval *in_types,
-                                 ax_array *const *cts, ax_array **ct_in);
+/* The rule types (ax_jvp_rule, ax_transpose_rule) are in compiler/primitive.h. */
 
 /* The rule families (one function serves a family, switching on `prim`). */
 int ax_jvp_unary(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,

@@ -342,16 +342,23 @@ static void call_dependencies(const ax_params *p, int nin, const bool *in, bool 
     ax_ir_dependencies(p->sub[0], in, out);
 }
 
+static void call_format(ax_ir_printer *pr, const ax_params *p) {
+    const ax_ir *body = p->sub[0];
+    ax_strbuf_appendf(ax_ir_print_param(pr), "name=%s", body->name ? body->name : "<lambda>");
+    ax_ir_print_sub(pr, "jaxpr", body);
+}
+
 const ax_prim_info ax_call_info = {
     .name = "pjit",
     .nin = -1,
     .nout = -1,
     .shape = call_shape,
     .eager = call_eager,
-    .jvp = (void *)call_jvp,
-    .transpose = (void *)call_transpose,
-    .batch = (void *)call_batch,
+    .jvp = call_jvp,
+    .transpose = call_transpose,
+    .batch = call_batch,
     .partial_eval = call_partial_eval,
     .nout_of = call_nout,
     .dependencies = call_dependencies,
+    .format_subs = call_format,
 };

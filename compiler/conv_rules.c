@@ -775,18 +775,14 @@ static void format_conv(ax_strbuf *s, const ax_params *p) {
     ax_strbuf_append(s, "]");
 }
 
-void ax_conv_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
-    if (prim == AX_P_CONV_GENERAL_DILATED) {
-        format_conv(s, p);
-        return;
-    }
+/* The windowed reductions' parameters; `select`: select_and_{gather,scatter}_add's too. */
+static void format_window(ax_strbuf *s, const ax_params *p, bool select) {
     int n = p->ndim;
     ax_strbuf_append(s, "[base_dilation=");
     append_tuple(s, n, p->conv.lhs_dilation);
     ax_strbuf_append(s, " padding=");
     append_padding(s, n, p->lo, p->hi);
-    if (prim == AX_P_SELECT_AND_GATHER_ADD || prim == AX_P_SELECT_AND_SCATTER_ADD)
-        ax_strbuf_appendf(s, " select_prim=%s", p->flag == AX_SELECT_LE ? "le" : "ge");
+    if (select) ax_strbuf_appendf(s, " select_prim=%s", p->flag == AX_SELECT_LE ? "le" : "ge");
     ax_strbuf_append(s, " window_dilation=");
     append_tuple(s, n, p->conv.rhs_dilation);
     ax_strbuf_append(s, " window_dimensions=");
@@ -796,13 +792,19 @@ void ax_conv_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
     ax_strbuf_append(s, "]");
 }
 
+static void format_reduce_window(ax_strbuf *s, const ax_params *p) {
+    format_window(s, p, false);
+}
+
+static void format_select_window(ax_strbuf *s, const ax_params *p) {
+    format_window(s, p, true);
+}
+
 /* ---------------------------------------------------------------- the table's rows */
 
 enum { LIN = AX_PRIM_LINEAR };
 
-/* The slots are void pointers: `1 ? f : (type)0` makes the compiler check each rule's type. */
-#define TYPED(type, f) (void *)(1 ? (f) : (type)0)
-#define WINDOW_ROW(NAME, NIN, FLAGS, BATCH)                                                        \
+#define WINDOW_ROW(NAME, NIN, FLAGS, BATCH, FORMAT)                                                \
     const ax_prim_info ax_##NAME##_info = {                                                        \
         .name = #NAME,                                                                             \
         .nin = NIN,                                                                                \
@@ -810,16 +812,17 @@ enum { LIN = AX_PRIM_LINEAR };
         .flags = FLAGS,                                                                            \
         .shape = shape_##NAME,                                                                     \
         .eager = eager_##NAME,                                                                     \
-        .jvp = TYPED(ax_jvp_rule, jvp_window),                                                     \
-        .transpose = (FLAGS)&LIN ? TYPED(ax_transpose_rule, transpose_window) : NULL,              \
-        .batch = TYPED(ax_batch_rule, BATCH),                                                      \
+        .jvp = jvp_window,                                                                         \
+        .transpose = (FLAGS)&LIN ? transpose_window : NULL,                                        \
+        .batch = BATCH,                                                                            \
+        .format_params = FORMAT,                                                                   \
     }
 
 /* bilinear: transposes in either operand */
-WINDOW_ROW(conv_general_dilated, 2, LIN, batch_conv);
-WINDOW_ROW(reduce_window_sum, 1, LIN, batch_window);
-WINDOW_ROW(reduce_window_max, 1, 0, batch_window);
-WINDOW_ROW(reduce_window_min, 1, 0, batch_window);
+WINDOW_ROW(conv_general_dilated, 2, LIN, batch_conv, format_conv);
+WINDOW_ROW(reduce_window_sum, 1, LIN, batch_window, format_reduce_window);
+WINDOW_ROW(reduce_window_max, 1, 0, batch_window, format_reduce_window);
+WINDOW_ROW(reduce_window_min, 1, 0, batch_window, format_reduce_window);
 /* linear in operand 0 (tangents / source); operand 1 only picks positions */
-WINDOW_ROW(select_and_gather_add, 2, LIN, batch_window);
-WINDOW_ROW(select_and_scatter_add, 2, LIN, batch_window);
+WINDOW_ROW(select_and_gather_add, 2, LIN, batch_window, format_select_window);
+WINDOW_ROW(select_and_scatter_add, 2, LIN, batch_window, format_select_window);

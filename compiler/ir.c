@@ -1,9 +1,6 @@
 /* The typed IR: builder, printer, verifier, evaluator. */
 #include "ir.h"
 
-#include "conv_rules.h"
-#include "linalg_rules.h"
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -344,7 +341,7 @@ static void format_type(ax_strbuf *s, const ax_aval *t) {
 
 /* Printing state: variables are named in the order they are printed, across nested sub-IRs
  * too, as JAX names them (names[v] = -1 until v is first printed). */
-typedef struct printer {
+typedef struct ax_ir_printer {
     ax_strbuf *s;
     int next;     /* the next name */
     int depth;    /* nesting of sub-IRs: their indentation */
@@ -403,15 +400,12 @@ static const char *scatter_mode_name(int mode) {
 }
 
 void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
+    const ax_prim_info *info = ax_prim_get(prim);
+    if (info && info->format_params) {
+        info->format_params(s, p);
+        return;
+    }
     switch (prim) {
-    case AX_P_CONV_GENERAL_DILATED:
-    case AX_P_REDUCE_WINDOW_SUM:
-    case AX_P_REDUCE_WINDOW_MAX:
-    case AX_P_REDUCE_WINDOW_MIN:
-    case AX_P_SELECT_AND_GATHER_ADD:
-    case AX_P_SELECT_AND_SCATTER_ADD:
-        ax_conv_format_params(s, prim, p);
-        break;
     case AX_P_INTEGER_POW:
         ax_strbuf_appendf(s, "[y=%lld]", (long long)p->k);
         break;
@@ -442,11 +436,6 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
                           p->flag & AX_TRSOLVE_LOWER ? "True" : "False",
                           p->flag & AX_TRSOLVE_TRANSPOSE_A ? "True" : "False",
                           p->flag & AX_TRSOLVE_UNIT_DIAGONAL ? "True" : "False");
-        break;
-    case AX_P_EIGH:
-    case AX_P_SVD:
-    case AX_P_QR:
-        ax_linalg_format_params(s, prim, p);
         break;
     case AX_P_CUMSUM:
     case AX_P_CUMPROD:
@@ -544,9 +533,6 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
     case AX_P_CUSTOM_LINEAR:
         ax_strbuf_appendf(s, "[fn=%s output=%lld]", p->cb ? p->cb->name : "?", (long long)p->k);
         break;
-    case AX_P_DEBUG_CALLBACK:
-        ax_strbuf_appendf(s, "[callback=%s effect=Debug]", p->cb ? p->cb->name : "?");
-        break;
     default:
         break;
     }
@@ -567,56 +553,37 @@ static void format_sub_param(printer *pr, const char *name, const ax_ir *sub) {
     pr->depth -= 3;
 }
 
-/* The parameters of a higher-order primitive, one per line as JAX prints them. */
-static void format_sub_params(printer *pr, const ax_ir_eqn *e) {
-    const ax_params *p = &e->params;
-    ax_strbuf *s = pr->s;
-    ax_strbuf_append(s, "[");
-    switch (e->prim) {
-    case AX_P_COND:
-        newline(pr, 6);
-        ax_strbuf_append(s, "branches=(");
-        pr->depth += 4;
-        for (int i = 0; i < e->nsub; i++) {
-            newline(pr, 0);
-            format_ir(pr, e->sub[i]);
-        }
-        pr->depth -= 4;
-        newline(pr, 6);
-        ax_strbuf_append(s, ")");
-        break;
-    case AX_P_WHILE:
-        format_sub_param(pr, "body_jaxpr", e->sub[1]);
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "body_nconsts=%d", p->nconsts2);
-        format_sub_param(pr, "cond_jaxpr", e->sub[0]);
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "cond_nconsts=%d", p->nconsts);
-        break;
-    case AX_P_SCAN:
-        format_sub_param(pr, "jaxpr", e->sub[0]);
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "length=%lld", (long long)p->length);
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "num_carry=%d", p->ncarry);
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "num_consts=%d", p->nconsts);
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "reverse=%s", p->reverse ? "True" : "False");
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "unroll=%d", p->unroll);
-        break;
-    case AX_P_CALL:
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "name=%s", e->sub[0]->name ? e->sub[0]->name : "<lambda>");
-        format_sub_param(pr, "jaxpr", e->sub[0]);
-        break;
-    default:
-        for (int i = 0; i < e->nsub; i++) format_sub_param(pr, "jaxpr", e->sub[i]);
-        break;
+ax_strbuf *ax_ir_print_param(ax_ir_printer *pr) {
+    newline(pr, 6);
+    return pr->s;
+}
+
+void ax_ir_print_sub(ax_ir_printer *pr, const char *name, const ax_ir *sub) {
+    format_sub_param(pr, name, sub);
+}
+
+void ax_ir_print_subs(ax_ir_printer *pr, const char *name, int n, ax_ir *const *subs) {
+    ax_strbuf_appendf(ax_ir_print_param(pr), "%s=(", name);
+    pr->depth += 4;
+    for (int i = 0; i < n; i++) {
+        newline(pr, 0);
+        format_ir(pr, subs[i]);
     }
+    pr->depth -= 4;
+    ax_strbuf_append(ax_ir_print_param(pr), ")");
+}
+
+/* The parameters of a higher-order primitive, one per line as JAX prints them: by its row, or
+ * each sub-program as jaxpr=. */
+static void format_sub_params(printer *pr, const ax_ir_eqn *e) {
+    ax_strbuf_append(pr->s, "[");
+    const ax_prim_info *info = ax_prim_get(e->prim);
+    if (info->format_subs)
+        info->format_subs(pr, &e->params);
+    else
+        for (int i = 0; i < e->nsub; i++) format_sub_param(pr, "jaxpr", e->sub[i]);
     newline(pr, 4);
-    ax_strbuf_append(s, "]");
+    ax_strbuf_append(pr->s, "]");
 }
 
 static void format_eqn(printer *pr, ir_names *n, const ax_ir_eqn *e) {

@@ -472,44 +472,50 @@ static int batch_leading(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, 
 
 /* ---------------------------------------------------------------- printing and the rows */
 
-void ax_linalg_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
 #define TF(bit) ((p->flag & (bit)) ? "True" : "False")
-    if (prim == AX_P_EIGH)
-        ax_strbuf_appendf(s, "[lower=%s sort_eigenvalues=True]", TF(AX_EIGH_LOWER));
-    else if (prim == AX_P_SVD)
-        ax_strbuf_appendf(s, "[compute_uv=%s full_matrices=%s]", TF(AX_SVD_COMPUTE_UV),
-                          TF(AX_SVD_FULL_MATRICES));
-    else if (prim == AX_P_QR)
-        ax_strbuf_appendf(s, "[full_matrices=%s pivoting=False]", TF(AX_QR_FULL_MATRICES));
-#undef TF
+static void eigh_format(ax_strbuf *s, const ax_params *p) {
+    ax_strbuf_appendf(s, "[lower=%s sort_eigenvalues=True]", TF(AX_EIGH_LOWER));
 }
+
+static void svd_format(ax_strbuf *s, const ax_params *p) {
+    ax_strbuf_appendf(s, "[compute_uv=%s full_matrices=%s]", TF(AX_SVD_COMPUTE_UV),
+                      TF(AX_SVD_FULL_MATRICES));
+}
+
+static void qr_format(ax_strbuf *s, const ax_params *p) {
+    ax_strbuf_appendf(s, "[full_matrices=%s pivoting=False]", TF(AX_QR_FULL_MATRICES));
+}
+#undef TF
 
 const ax_prim_info ax_lu_info = {.name = "lu",
                                  .nin = 1,
                                  .nout = 3,
                                  .shape = lu_shape,
                                  .eager = lu_eager,
-                                 .jvp = (void *)lu_jvp,
-                                 .batch = (void *)batch_leading};
+                                 .jvp = lu_jvp,
+                                 .batch = batch_leading};
 const ax_prim_info ax_eigh_info = {.name = "eigh",
                                    .nin = 1,
                                    .nout = 2,
                                    .shape = eigh_shape,
                                    .eager = eigh_eager,
-                                   .jvp = (void *)eigh_jvp,
-                                   .batch = (void *)batch_leading};
+                                   .jvp = eigh_jvp,
+                                   .batch = batch_leading,
+                                   .format_params = eigh_format};
 const ax_prim_info ax_svd_info = {.name = "svd",
                                   .nin = 1,
                                   .nout = -1,
                                   .shape = svd_shape,
                                   .eager = svd_eager,
-                                  .jvp = (void *)svd_jvp,
-                                  .batch = (void *)batch_leading,
-                                  .nout_of = svd_nout};
+                                  .jvp = svd_jvp,
+                                  .batch = batch_leading,
+                                  .nout_of = svd_nout,
+                                  .format_params = svd_format};
 const ax_prim_info ax_qr_info = {.name = "qr",
                                  .nin = 1,
                                  .nout = 2,
                                  .shape = qr_shape,
                                  .eager = qr_eager,
-                                 .jvp = (void *)qr_jvp,
-                                 .batch = (void *)batch_leading};
+                                 .jvp = qr_jvp,
+                                 .batch = batch_leading,
+                                 .format_params = qr_format};

@@ -281,14 +281,12 @@ enum {
     ND = AX_PRIM_NONDIFF,
 };
 
-/* One single-output row. The jvp/transpose/batch/codegen slots are filled by the passes that
- * define them (compiler/ad.c and friends); their tests check that every row has what it needs. */
+/* One single-output row (the rules' types are checked by the compiler). */
 #define ROW(P, PRINTED, NIN, FLAGS, RULE, JVP, BATCH)                                              \
     [P] = &(const ax_prim_info) {                                                                  \
         .name = PRINTED, .nin = NIN, .nout = 1, .flags = FLAGS, .shape = ax_shape_##RULE,          \
-        .eager = eager_##RULE, .jvp = (void *)(JVP),                                               \
-        .transpose = ((FLAGS) & AX_PRIM_LINEAR) ? (void *)ax_transpose_linear : NULL,              \
-        .batch = (void *)(BATCH)                                                                   \
+        .eager = eager_##RULE, .jvp = JVP,                                                         \
+        .transpose = ((FLAGS) & AX_PRIM_LINEAR) ? ax_transpose_linear : NULL, .batch = BATCH       \
     }
 
 /* Flags follow JAX: LIN marks primitives with a transpose rule (linear in their float operands:
@@ -411,7 +409,7 @@ static const ax_prim_info *const table[AX_P_NPRIMS] = {
     [AX_P_THREEFRY2X32] = &(const ax_prim_info){.name = "threefry2x32", .nin = 4, .nout = 2,
                                                 .flags = EW | ND, .shape = ax_shape_threefry2x32,
                                                 .eager = eager_threefry2x32,
-                                                .batch = (void *)ax_batch_elementwise},
+                                                .batch = ax_batch_elementwise},
     [AX_P_DEBUG_CALLBACK] = &ax_debug_callback_info,
     /* higher-order primitives: their rows sit with their rules */
     [AX_P_COND] = &ax_cond_info,

@@ -8,6 +8,7 @@
 
 #include "../runtime/array.h"
 #include "../runtime/elementwise.h"
+#include "../runtime/format.h"
 #include "../runtime/index.h"
 #include "../runtime/linalg.h"
 #include "../runtime/reduce.h"
@@ -204,6 +205,63 @@ typedef int (*ax_partial_eval_rule)(ax_ctx *cx, struct ax_ir_trace *t, ax_prim p
                                     const ax_params *p, int nin, ax_array **in,
                                     const bool *unknown, ax_array **out);
 
+/* JVP (forward mode, compiler/ad.c): given the primal inputs `in` and their tangents `tin`
+ * (NULL = a symbolic zero), compute the primal outputs `out` and their tangents `tout` (NULL =
+ * zero). New references. Rules bind primitives (compiler/lax.h), so they work at any level of
+ * nesting: the same rule serves eager grad, grad of grad and jit. */
+typedef int (*ax_jvp_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                           ax_array **tin, ax_array **out, ax_array **tout);
+
+/* Transpose of a primitive linear in the inputs marked `lin` (reverse mode): given the
+ * cotangents `cts` of its outputs (one per output; an entry NULL = zero, at least one is not)
+ * and the values of the non-linear inputs (in[i] for !lin[i]; in[i] is NULL for linear ones,
+ * whose types are in_types[i]), fill ct_in[i] for each linear input (new references; NULL =
+ * zero). */
+typedef int (*ax_transpose_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin,
+                                 ax_array **in, const bool *lin, const ax_aval *in_types,
+                                 ax_array *const *cts, ax_array **ct_in);
+
+/* Batching (vmap, compiler/vmap.c): inputs in[i] with batch dimension bdim[i] (-1 when not
+ * batched), batch size `size`; fills out (new references) and out_bdim (-1 when an output is
+ * not batched). */
+typedef int (*ax_batch_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                             const int *bdim, int64_t size, ax_array **out, int *out_bdim);
+
+struct ax_ir_atom;
+struct ax_ir_printer;
+
+/* How compiled loops compute a primitive: the operation of the neutral kernel IR (the code of
+ * compiler/fuse.h) that an equation of it lowers to. A backend's renderer (compiler/codegen.c
+ * for libgccjit) implements every operation, exhaustively; a row names its operation and needs
+ * no code of its own there. The scalar operations are the eager kernels' (runtime/elementwise.h,
+ * runtime/reduce.h), so jit and eager compute the same thing by construction. */
+typedef enum {
+    AX_KOP_NONE,        /* never in a loop: the equation runs on its eager kernel */
+    AX_KOP_UNARY,       /* an elementwise node computing op (an ax_unary_op) */
+    AX_KOP_BINARY,      /* op: an ax_binary_op (operands of one dtype) */
+    AX_KOP_INTEGER_POW, /* x ** params.k */
+    AX_KOP_COPY,        /* the operand itself (stop_gradient) */
+    AX_KOP_SELECT,      /* (pred, on_true, on_false) */
+    AX_KOP_CLAMP,       /* (lo, x, hi): min(max(x, lo), hi) */
+    AX_KOP_CONVERT,     /* to the output's dtype, as ax_convert */
+    AX_KOP_REDUCE,      /* op: an ax_reduce_op over params.axes */
+    AX_KOP_INDEX,       /* the index along params.axes[0] (iota) */
+    AX_KOP_BROADCAST,   /* views, folded into the strides of their readers: broadcast_in_dim */
+    AX_KOP_TRANSPOSE,   /* transpose by params.axes */
+    AX_KOP_RESHAPE,     /* reshape, squeeze, expand_dims (of contiguous data) */
+    AX_KOP_COND,        /* control flow over sub-programs fused into plans of their own */
+    AX_KOP_WHILE,
+    AX_KOP_SCAN,
+} ax_kop;
+
+typedef struct ax_lowering {
+    ax_kop kind;
+    int op; /* UNARY, BINARY, REDUCE: the operation */
+} ax_lowering;
+
+/* One row of the table: a primitive and every rule about it. Rows are defined beside their
+ * rules, one file per family (compiler/prims_*.c, control_flow.c, conv_rules.c, ...); how to
+ * add one is in docs/primitives.md. */
 typedef struct ax_prim_info {
     const char *name; /* as the IR prints it: "add", "reduce_sum", "broadcast_in_dim" */
     int nin;          /* -1: variadic */
@@ -211,15 +269,23 @@ typedef struct ax_prim_info {
     unsigned flags;
     ax_shape_rule shape;
     ax_eager_rule eager;
-    void *jvp;        /* compiler/jvp_rules.c fills these (typed there) */
-    void *transpose;
-    void *batch;
-    void *codegen;
+    ax_jvp_rule jvp;             /* NULL: not differentiable (zero tangents when NONDIFF) */
+    ax_transpose_rule transpose; /* the LINEAR ones */
+    ax_batch_rule batch;         /* NULL: vmap reports that it has none */
     ax_partial_eval_rule partial_eval;
     int (*nout_of)(const ax_params *p); /* the number of outputs, when nout is -1 */
     /* Which outputs depend on the inputs marked in `in` (what partial evaluation and the loop
      * fixpoints ask); without it every output depends on every input. */
     void (*dependencies)(const ax_params *p, int nin, const bool *in, bool *out);
+    /* The parameters as the IR prints them after the name ("[axes=(0,)]"); NULL: none. */
+    void (*format_params)(ax_strbuf *s, const ax_params *p);
+    /* Higher-order primitives: their parameters and sub-programs, one per line (through
+     * ax_ir_print_param / ax_ir_print_sub, compiler/ir.h); NULL: each sub-program as jaxpr=. */
+    void (*format_subs)(struct ax_ir_printer *pr, const ax_params *p);
+    /* simplify: the operand an equation with these operands computes (when it has the
+     * result's type), or -1; NULL: none (see compiler/simplify.h for the helpers). */
+    int (*identity)(const ax_params *p, const struct ax_ir_atom *in);
+    ax_lowering lower; /* zero: AX_KOP_NONE */
 } ax_prim_info;
 
 const ax_prim_info *ax_prim_get(ax_prim p);

@@ -8,10 +8,7 @@
 
 struct ax_scope;
 
-/* A batching rule: inputs in[i] with batch dimension bdim[i] (-1 when not batched), batch size
- * `size`; fills out (new references) and out_bdim (-1 when an output is not batched). */
-typedef int (*ax_batch_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                             const int *bdim, int64_t size, ax_array **out, int *out_bdim);
+/* The rule type (ax_batch_rule) is in compiler/primitive.h. */
 
 /* The rule families (one function per family, switching on prim). */
 int ax_batch_elementwise(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
