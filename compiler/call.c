@@ -361,4 +361,5 @@ const ax_prim_info ax_call_info = {
     .nout_of = call_nout,
     .dependencies = call_dependencies,
     .format_subs = call_format,
+    .lower = AX_LOWER_EAGER,
 };

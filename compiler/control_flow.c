@@ -476,6 +476,7 @@ const ax_prim_info ax_cond_info = {
     .nout_of = cond_nout,
     .dependencies = cond_dependencies,
     .format_subs = cond_format,
+    .lower = {.kop = AX_KOP_COND},
 };
 
 /* ================================================================ while */
@@ -867,6 +868,7 @@ const ax_prim_info ax_while_info = {
     .nout_of = while_nout,
     .dependencies = while_dependencies,
     .format_subs = while_format,
+    .lower = {.kop = AX_KOP_WHILE},
 };
 
 /* ================================================================ scan */
@@ -1341,4 +1343,5 @@ const ax_prim_info ax_scan_info = {
     .nout_of = scan_nout,
     .dependencies = scan_dependencies,
     .format_subs = scan_format,
+    .lower = {.kop = AX_KOP_SCAN},
 };

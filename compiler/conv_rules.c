@@ -816,6 +816,7 @@ enum { LIN = AX_PRIM_LINEAR };
         .transpose = (FLAGS)&LIN ? transpose_window : NULL,                                        \
         .batch = BATCH,                                                                            \
         .format_params = FORMAT,                                                                   \
+        .lower = AX_LOWER_EAGER,                                                                   \
     }
 
 /* bilinear: transposes in either operand */

@@ -92,4 +92,5 @@ const ax_prim_info ax_debug_callback_info = {
     .batch = debug_batch,
     .dependencies = debug_dependencies,
     .format_params = debug_format,
+    .lower = AX_LOWER_EAGER,
 };

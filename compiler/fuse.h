@@ -110,6 +110,9 @@ typedef struct ax_plan {
     ax_step *steps;
     ax_code code;  /* the steps lowered for code generation */
     int *slot_var; /* per buffer slot of `code`: the variable bound to it when running */
+    /* a primitive whose row declares no lowering (AX_KOP_NONE: a bug in the row), here or in a
+     * sub-program: jit refuses the program with an internal error; NULL: none */
+    const char *unlowered;
 } ax_plan;
 
 /* The steps for `ir`, with their code; NULL when out of memory. */

@@ -493,7 +493,8 @@ const ax_prim_info ax_lu_info = {.name = "lu",
                                  .shape = lu_shape,
                                  .eager = lu_eager,
                                  .jvp = lu_jvp,
-                                 .batch = batch_leading};
+                                 .batch = batch_leading,
+                                 .lower = AX_LOWER_EAGER};
 const ax_prim_info ax_eigh_info = {.name = "eigh",
                                    .nin = 1,
                                    .nout = 2,
@@ -501,7 +502,8 @@ const ax_prim_info ax_eigh_info = {.name = "eigh",
                                    .eager = eigh_eager,
                                    .jvp = eigh_jvp,
                                    .batch = batch_leading,
-                                   .format_params = eigh_format};
+                                   .format_params = eigh_format,
+                                   .lower = AX_LOWER_EAGER};
 const ax_prim_info ax_svd_info = {.name = "svd",
                                   .nin = 1,
                                   .nout = -1,
@@ -510,7 +512,8 @@ const ax_prim_info ax_svd_info = {.name = "svd",
                                   .jvp = svd_jvp,
                                   .batch = batch_leading,
                                   .nout_of = svd_nout,
-                                  .format_params = svd_format};
+                                  .format_params = svd_format,
+                                  .lower = AX_LOWER_EAGER};
 const ax_prim_info ax_qr_info = {.name = "qr",
                                  .nin = 1,
                                  .nout = 2,
@@ -518,4 +521,5 @@ const ax_prim_info ax_qr_info = {.name = "qr",
                                  .eager = qr_eager,
                                  .jvp = qr_jvp,
                                  .batch = batch_leading,
-                                 .format_params = qr_format};
+                                 .format_params = qr_format,
+                                 .lower = AX_LOWER_EAGER};

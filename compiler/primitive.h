@@ -230,34 +230,119 @@ typedef int (*ax_batch_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int n
 struct ax_ir_atom;
 struct ax_ir_printer;
 
-/* How compiled loops compute a primitive: the operation of the neutral kernel IR (the code of
- * compiler/fuse.h) that an equation of it lowers to. A backend's renderer (compiler/codegen.c
- * for libgccjit) implements every operation, exhaustively; a row names its operation and needs
- * no code of its own there. The scalar operations are the eager kernels' (runtime/elementwise.h,
- * runtime/reduce.h), so jit and eager compute the same thing by construction. */
+/* Operand dtypes as a mask (1u << dtype), for rows that list the dtypes a rule applies to. */
+#define AX_DT(t)     (1u << (t))
+#define AX_DT_FLOAT  (AX_DT(AX_F32) | AX_DT(AX_F64))
+#define AX_DT_INT    (AX_DT(AX_U8) | AX_DT(AX_I32) | AX_DT(AX_U32) | AX_DT(AX_I64))
+#define AX_DT_BOOL   AX_DT(AX_BOOL)
+#define AX_DT_ALL    (AX_DT_FLOAT | AX_DT_INT | AX_DT_BOOL)
+#define AX_DT_NUMBER (AX_DT_FLOAT | AX_DT_INT)
+
+/* How jit computes a primitive: an operation of the neutral kernel IR that compiled loops are
+ * made of (compiler/fuse.h), or an eager step. A backend's renderer (compiler/codegen.c for
+ * libgccjit) implements each operation once, for every row naming it; what differs between
+ * rows of one operation (a libm function's name, the dtypes) is data in the row. The scalar
+ * semantics are the eager kernels' (runtime/elementwise.h, runtime/reduce.h), operation for
+ * operation, so that jit and eager give the same bits. A row must say which: AX_KOP_NONE (a
+ * row that says nothing) makes jit refuse the program with an internal error. */
 typedef enum {
-    AX_KOP_NONE,        /* never in a loop: the equation runs on its eager kernel */
-    AX_KOP_UNARY,       /* an elementwise node computing op (an ax_unary_op) */
-    AX_KOP_BINARY,      /* op: an ax_binary_op (operands of one dtype) */
-    AX_KOP_INTEGER_POW, /* x ** params.k */
-    AX_KOP_COPY,        /* the operand itself (stop_gradient) */
-    AX_KOP_SELECT,      /* (pred, on_true, on_false) */
-    AX_KOP_CLAMP,       /* (lo, x, hi): min(max(x, lo), hi) */
-    AX_KOP_CONVERT,     /* to the output's dtype, as ax_convert */
-    AX_KOP_REDUCE,      /* op: an ax_reduce_op over params.axes */
-    AX_KOP_INDEX,       /* the index along params.axes[0] (iota) */
-    AX_KOP_BROADCAST,   /* views, folded into the strides of their readers: broadcast_in_dim */
-    AX_KOP_TRANSPOSE,   /* transpose by params.axes */
-    AX_KOP_RESHAPE,     /* reshape, squeeze, expand_dims (of contiguous data) */
-    AX_KOP_COND,        /* control flow over sub-programs fused into plans of their own */
+    AX_KOP_NONE,  /* not declared: a bug in the row, refused */
+    AX_KOP_EAGER, /* an eager step: the equation runs on its eager kernel between the loops */
+    /* elementwise, on operands of one dtype (their dtype: ax_lowering.dtypes) */
+    AX_KOP_COPY,        /* the operand (stop_gradient) */
+    AX_KOP_NEG,         /* floats: the sign flipped; integers: 0 - x, wrapping */
+    AX_KOP_ABS,         /* floats: fabs; integers: x < 0 ? 0 - x : x */
+    AX_KOP_SIGN,        /* XLA's sign: -1, 0, 1 (floats keep zeros and NaN) */
+    AX_KOP_NOT,         /* logical (bool) or bitwise not */
+    AX_KOP_SQUARE,      /* x * x */
+    AX_KOP_RSQRT,       /* 1 / sqrt(x) */
+    AX_KOP_IS_FINITE,   /* the exponent bits are not all ones */
+    AX_KOP_INTEGER_POW, /* x ** params.k by the eager kernel's products (|k| <= 64) */
+    AX_KOP_BUILTIN,     /* fn: a C function the compiler expands inline (sqrt, floor, rint) */
+    AX_KOP_LIBM,        /* fn: libm's function of one or two floats; f32 through f64, or with
+                           AVX-512 libmvec's f32 function when vec_f32 (as the eager kernels) */
+    AX_KOP_AXFN,        /* fn_slot: ax's own scalar function through the fns table (AX_FN_*) */
+    AX_KOP_LOGISTIC,    /* 1 / (1 + exp(-x)) as the eager kernel computes it */
+    AX_KOP_ADD,         /* + - *: integers wrap */
+    AX_KOP_SUB,
+    AX_KOP_MUL,
+    AX_KOP_DIV,
+    AX_KOP_MAX, /* NaN propagates, as lax.max */
+    AX_KOP_MIN,
+    AX_KOP_AND, /* bitwise (bool: logical) */
+    AX_KOP_OR,
+    AX_KOP_XOR,
+    AX_KOP_SHL, /* shifts by an amount >= the width give 0 (arithmetic: the sign) */
+    AX_KOP_SHR_LOGICAL,
+    AX_KOP_SHR_ARITH,
+    AX_KOP_EQ, /* comparisons: bool results */
+    AX_KOP_NE,
+    AX_KOP_LT,
+    AX_KOP_LE,
+    AX_KOP_GT,
+    AX_KOP_GE,
+    AX_KOP_SELECT,  /* (pred, on_true, on_false) */
+    AX_KOP_CLAMP,   /* (lo, x, hi): min(max(x, lo), hi) */
+    AX_KOP_CONVERT, /* to the output's dtype, as ax_convert (float -> integer: eager) */
+    /* reductions over params.axes, in the eager kernels' order (runtime/reduce.h) */
+    AX_KOP_REDUCE_SUM,
+    AX_KOP_REDUCE_PROD,
+    AX_KOP_REDUCE_MAX,
+    AX_KOP_REDUCE_MIN,
+    AX_KOP_REDUCE_AND,
+    AX_KOP_REDUCE_OR,
+    AX_KOP_INDEX, /* iota: the index along params.axes[0] */
+    /* views, folded into the strides of the loops that read them */
+    AX_KOP_BROADCAST, /* broadcast_in_dim */
+    AX_KOP_TRANSPOSE, /* by params.axes */
+    AX_KOP_RESHAPE,   /* reshape, squeeze, expand_dims (of contiguous data) */
+    /* control flow: loops over the steps of the sub-programs' own plans (compiler/jit_loops.c) */
+    AX_KOP_COND,
     AX_KOP_WHILE,
     AX_KOP_SCAN,
 } ax_kop;
 
+/* Functions generated code calls through its `fns` table (AX_KOP_AXFN): ax's own scalar
+ * special functions, the f64 version in the slot after the f32 one. */
+enum {
+    AX_FN_ERF_INV_F32,
+    AX_FN_ERF_INV_F64,
+    AX_FN_LGAMMA_F32,
+    AX_FN_LGAMMA_F64,
+    AX_FN_DIGAMMA_F32,
+    AX_FN_DIGAMMA_F64,
+    AX_FN_COUNT
+};
+
 typedef struct ax_lowering {
-    ax_kop kind;
-    int op; /* UNARY, BINARY, REDUCE: the operation */
+    ax_kop kop;
+    /* elementwise operations, reductions, iota: the dtypes of operand 0 (of the output for
+     * iota) that loops compute; on the others the equation is an eager step */
+    unsigned dtypes;
+    const char *fn; /* BUILTIN, LIBM: the C function ("exp"; "expf" is its f32 name) */
+    bool vec_f32;   /* LIBM: libmvec's f32 function is called directly (with AVX-512) */
+    int fn_slot;    /* AXFN: the f32 function's AX_FN_* slot */
 } ax_lowering;
+
+static inline bool ax_kop_is_reduction(ax_kop k) {
+    return k >= AX_KOP_REDUCE_SUM && k <= AX_KOP_REDUCE_OR;
+}
+/* Operations that are views: folded into the strides of their readers. */
+static inline bool ax_kop_is_view(ax_kop k) {
+    return k == AX_KOP_BROADCAST || k == AX_KOP_TRANSPOSE || k == AX_KOP_RESHAPE;
+}
+/* cond, while, scan: loops over sub-programs. */
+static inline bool ax_kop_is_control(ax_kop k) {
+    return k == AX_KOP_COND || k == AX_KOP_WHILE || k == AX_KOP_SCAN;
+}
+
+/* The rows' lowerings, spelled alike. */
+#define AX_LOWER(kop_, dtypes_) {.kop = (kop_), .dtypes = (dtypes_)}
+#define AX_LOWER_EAGER          {.kop = AX_KOP_EAGER}
+#define AX_LOWER_LIBM(name, vec)                                                                   \
+    {.kop = AX_KOP_LIBM, .dtypes = AX_DT_FLOAT, .fn = (name), .vec_f32 = (vec)}
+#define AX_LOWER_BUILTIN(name) {.kop = AX_KOP_BUILTIN, .dtypes = AX_DT_FLOAT, .fn = (name)}
+#define AX_LOWER_AXFN(slot)    {.kop = AX_KOP_AXFN, .dtypes = AX_DT_FLOAT, .fn_slot = (slot)}
 
 /* One row of the table: a primitive and every rule about it. Rows are defined beside their
  * rules, one file per family (compiler/prims_*.c, control_flow.c, conv_rules.c, ...); how to
@@ -285,7 +370,8 @@ typedef struct ax_prim_info {
     /* simplify: the operand an equation with these operands computes (when it has the
      * result's type), or -1; NULL: none (see compiler/simplify.h for the helpers). */
     int (*identity)(const ax_params *p, const struct ax_ir_atom *in);
-    ax_lowering lower; /* zero: AX_KOP_NONE */
+    /* How jit computes it: a loop operation or an eager step (never left zero). */
+    ax_lowering lower;
 } ax_prim_info;
 
 const ax_prim_info *ax_prim_get(ax_prim p);
@@ -298,9 +384,9 @@ int ax_prim_nout(ax_prim p, const ax_params *params);
  * it either way. */
 void *ax_scratch(ax_ctx *cx, void *small, int cap, int n, size_t size);
 void ax_scratch_free(void *p, const void *small);
-/* reduce_sum ... reduce_or: the reductions over axes with one output. */
+/* reduce_sum ... reduce_or: the reductions over axes with one output (whose loops reduce). */
 static inline bool ax_prim_is_reduction(ax_prim p) {
-    return p >= AX_P_REDUCE_SUM && p <= AX_P_REDUCE_OR;
+    return ax_kop_is_reduction(ax_prim_get(p)->lower.kop);
 }
 /* Finds a primitive by its printed name; -1 if none. */
 int ax_prim_lookup(const char *name);
