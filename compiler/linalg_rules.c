@@ -1,4 +1,5 @@
-/* lu, eigh, svd and qr: their rules and table rows (see linalg_rules.h).
+/* Linear algebra: dot_general, cholesky, triangular_solve and the factorisations lu, eigh,
+ * svd and qr: their rows and every rule about them (see linalg_rules.h).
  *
  * The JVP rules follow JAX's (jax/_src/lax/linalg.py), written for leading batch dimensions:
  * - lu: De Hoog, Anderssen & Lukas: with P A = L U, inv(L) P dA inv(U) = inv(L) dL + dU inv(U),
@@ -19,9 +20,7 @@
 #include <string.h>
 
 #include "../runtime/lapack.h"
-#include "ad_rules.h"
-#include "lax.h"
-#include "vmap.h"
+#include "prim_rows.h"
 
 /* ---------------------------------------------------------------- shape rules */
 
@@ -110,6 +109,22 @@ static int qr_shape(ax_ctx *cx, int nin, const ax_aval *in, const ax_params *p, 
 }
 
 /* ---------------------------------------------------------------- eager kernels */
+
+AX_EAGER(dot_general) {
+    (void)nin;
+    return ax_eager_one(ax_dot_general(cx, in[0], in[1], &p->dot), out);
+}
+
+AX_EAGER(cholesky) {
+    (void)nin, (void)p;
+    return ax_eager_one(ax_cholesky(cx, in[0]), out);
+}
+
+AX_EAGER(triangular_solve) {
+    (void)nin;
+    return ax_eager_one(ax_triangular_solve(cx, in[0], in[1], p->flag), out);
+}
+
 
 static int lu_eager(ax_ctx *cx, int nin, ax_array **in, const ax_params *p, ax_array **out) {
     (void)nin, (void)p;
@@ -523,3 +538,41 @@ const ax_prim_info ax_qr_info = {.name = "qr",
                                  .batch = batch_leading,
                                  .format_params = qr_format,
                                  .lower = AX_LOWER_EAGER};
+
+const ax_prim_info ax_dot_general_info = {
+    .name = "dot_general",
+    .nin = 2,
+    .nout = 1,
+    .flags = LIN,
+    .shape = ax_shape_dot_general,
+    .eager = eager_dot_general,
+    .jvp = ax_jvp_special,
+    .transpose = ax_transpose_linear,
+    .batch = ax_batch_dot_general,
+    .lower = AX_LOWER_EAGER,
+};
+
+const ax_prim_info ax_cholesky_info = {
+    .name = "cholesky",
+    .nin = 1,
+    .nout = 1,
+    .flags = 0,
+    .shape = ax_shape_cholesky,
+    .eager = eager_cholesky,
+    .jvp = ax_jvp_special,
+    .batch = ax_batch_axes,
+    .lower = AX_LOWER_EAGER,
+};
+
+const ax_prim_info ax_triangular_solve_info = {
+    .name = "triangular_solve",
+    .nin = 2,
+    .nout = 1,
+    .flags = LIN,
+    .shape = ax_shape_triangular_solve,
+    .eager = eager_triangular_solve,
+    .jvp = ax_jvp_special,
+    .transpose = ax_transpose_linear,
+    .batch = ax_batch_triangular_solve,
+    .lower = AX_LOWER_EAGER,
+};

@@ -13,90 +13,12 @@
 #include "../runtime/linalg.h"
 #include "../runtime/reduce.h"
 
+/* The primitives, in the order of compiler/primitives.def (which says where each one's row
+ * and rules are, and which parameters it reads). */
 typedef enum {
-    /* elementwise unary: params none (integer_pow: k) */
-    AX_P_NEG, AX_P_ABS, AX_P_SIGN, AX_P_EXP, AX_P_EXP2, AX_P_LOG, AX_P_LOG1P, AX_P_EXPM1,
-    AX_P_SIN, AX_P_COS, AX_P_TAN, AX_P_ASIN, AX_P_ACOS, AX_P_ATAN, AX_P_SINH, AX_P_COSH,
-    AX_P_TANH, AX_P_ASINH, AX_P_ACOSH, AX_P_ATANH, AX_P_LOGISTIC, AX_P_SQRT, AX_P_RSQRT,
-    AX_P_CBRT, AX_P_FLOOR, AX_P_CEIL, AX_P_ROUND, AX_P_ERF, AX_P_ERFC, AX_P_ERF_INV,
-    AX_P_LGAMMA, AX_P_DIGAMMA, AX_P_IS_FINITE, AX_P_NOT, AX_P_SQUARE, AX_P_INTEGER_POW,
-    /* elementwise binary: operands of one dtype, equal shapes or one of them rank 0 */
-    AX_P_ADD, AX_P_SUB, AX_P_MUL, AX_P_DIV, AX_P_FLOOR_DIV, AX_P_REM, AX_P_MOD, AX_P_POW,
-    AX_P_MAX, AX_P_MIN, AX_P_ATAN2, AX_P_NEXTAFTER, AX_P_EQ, AX_P_NE, AX_P_LT, AX_P_LE,
-    AX_P_GT, AX_P_GE, AX_P_AND, AX_P_OR, AX_P_XOR, AX_P_SHL, AX_P_SHR_LOGICAL, AX_P_SHR_ARITH,
-    /* elementwise others */
-    AX_P_SELECT,  /* (pred, on_true, on_false) */
-    AX_P_CLAMP,   /* (lo, x, hi) */
-    AX_P_CONVERT, /* params: dtype, weak */
-    AX_P_BITCAST, /* params: dtype */
-    AX_P_STOP_GRADIENT,
-    /* reductions: params axes */
-    AX_P_REDUCE_SUM, AX_P_REDUCE_PROD, AX_P_REDUCE_MAX, AX_P_REDUCE_MIN, AX_P_REDUCE_AND,
-    AX_P_REDUCE_OR,
-    AX_P_ARGMAX, AX_P_ARGMIN, /* params: axes[0], dtype (index dtype) */
-    AX_P_CUMSUM, AX_P_CUMPROD, AX_P_CUMMAX, AX_P_CUMMIN, /* params: axes[0], flag = reverse */
-    /* shapes */
-    AX_P_RESHAPE,          /* params: shape */
-    AX_P_TRANSPOSE,        /* params: axes = permutation */
-    AX_P_BROADCAST_IN_DIM, /* params: shape, axes = broadcast_dimensions */
-    AX_P_CONCATENATE,      /* variadic; params: axes[0] */
-    AX_P_SLICE,            /* params: lo = start, hi = limit, step = strides */
-    AX_P_PAD,              /* (x, padding value); params: lo, hi, step = interior */
-    AX_P_SQUEEZE,          /* params: axes */
-    AX_P_EXPAND_DIMS,      /* params: axes */
-    AX_P_REV,              /* params: axes */
-    /* indexing */
-    AX_P_GATHER,           /* (x, idx); params: axes */
-    AX_P_SCATTER,          /* (x, idx, updates); params: axes, flag = ax_scatter_mode */
-    AX_P_DYNAMIC_SLICE,    /* (x, start_0, ..., start_{n-1}); params: shape = slice sizes;
-                              starts are clamped into range, as lax.dynamic_slice */
-    AX_P_DYNAMIC_UPDATE_SLICE, /* (x, update, start_0, ...) */
-    /* creation */
-    AX_P_IOTA,             /* no inputs; params: dtype, shape, axes[0] = dimension */
-    /* linear algebra */
-    AX_P_DOT_GENERAL,      /* params: dot */
-    AX_P_CHOLESKY,
-    AX_P_TRIANGULAR_SOLVE, /* (a, b): x with op(a) x = b (or x op(a) = b), a (..., n, n)
-                              triangular; params: flag = AX_TRSOLVE_* bits (runtime/linalg.h):
-                              lower, transpose_a, unit_diagonal, right side (left_side=False) */
-    /* factorisations of (..., m, n) matrices, rules in compiler/linalg_rules.c; params: flag =
-     * the AX_EIGH_* / AX_SVD_* / AX_QR_* bits of compiler/linalg_rules.h */
-    AX_P_LU,   /* a -> (lu, pivots, permutation) */
-    AX_P_EIGH, /* a -> (eigenvectors, eigenvalues) */
-    AX_P_SVD,  /* a -> (s, u, vt), or (s,) without compute_uv */
-    AX_P_QR,   /* a -> (q, r) */
-    /* sorting */
-    AX_P_SORT,             /* params: axes[0], flag = descending */
-    AX_P_ARGSORT,          /* params: axes[0], flag = descending, dtype = index dtype */
-    /* a user-defined linear map (the tangent of a custom_vjp function): (residuals, tangents),
-     * one output of type (dtype, shape), linear in the tangents; params: cb (its transpose),
-     * k = output index, nconsts = the number of residuals */
-    AX_P_CUSTOM_LINEAR,
-    /* a function with a custom derivative (custom_jvp / custom_vjp) met by jit, vmap or
-     * make_jaxpr: variadic inputs (its flattened arguments), output k of the function;
-     * params: cb (body = the function traced, jvp = its rule), k */
-    AX_P_CUSTOM_CALL,
-    /* the PRNG's hash: (k0, k1, x0, x1) u32, shapes equal or rank 0 -> (y0, y1) */
-    AX_P_THREEFRY2X32,
-    /* an effect (jax.debug.print, jax.debug.callback): no outputs; params: cb, whose `effect`
-     * runs on the concrete operands when the equation runs (compiler/debug_callback.h) */
-    AX_P_DEBUG_CALLBACK,
-    /* higher-order primitives: closed sub-programs in params.sub (compiler/control_flow.h,
-     * compiler/call.h); any number of outputs */
-    AX_P_COND,  /* (index, operands...): branch sub[clamp(index)] applied to the operands */
-    AX_P_WHILE, /* (cond consts, body consts, carry...): sub[0] = cond, sub[1] = body */
-    AX_P_SCAN,  /* (consts, carry, xs...): sub[0] = body; length, reverse, unroll */
-    AX_P_CALL,  /* (args...): sub[0] applied to the arguments (what jit leaves in a trace) */
-    /* convolution and windowed reductions (compiler/conv_rules.c has all their rules) */
-    AX_P_CONV_GENERAL_DILATED, /* (lhs, rhs); params: conv, ndim = rank, step = window
-                                  strides, lo/hi = padding (spatial dims, rhs_spec order) */
-    AX_P_REDUCE_WINDOW_SUM,    /* (x); params: ndim = rank, shape = window_dimensions, step =
-                                  window_strides, lo/hi = padding, conv.lhs_dilation = base
-                                  dilation, conv.rhs_dilation = window dilation */
-    AX_P_REDUCE_WINDOW_MAX, AX_P_REDUCE_WINDOW_MIN, /* the same */
-    AX_P_SELECT_AND_GATHER_ADD,  /* (tangents, operand) -> window shape; the same params, flag =
-                                    AX_SELECT_GE (max) / AX_SELECT_LE (min) */
-    AX_P_SELECT_AND_SCATTER_ADD, /* (source, operand) -> operand's shape; the same params */
+#define AX_PRIM(NAME, row) AX_P_##NAME,
+#include "primitives.def"
+#undef AX_PRIM
     AX_P_NPRIMS
 } ax_prim;
 
@@ -112,7 +34,7 @@ typedef struct ax_conv_dims {
 /* select_and_gather_add / select_and_scatter_add: which element of a window is selected. */
 enum { AX_SELECT_GE = 0, AX_SELECT_LE = 1 };
 
-/* Static parameters. Which fields a primitive reads is listed in the enum above. */
+/* Static parameters. Which fields a primitive reads is listed in compiler/primitives.def. */
 typedef struct ax_params {
     ax_dtype dtype;
     bool weak;
@@ -192,6 +114,7 @@ enum {
     AX_PRIM_ELEMENTWISE = 2,  /* fusable pointwise op */
     AX_PRIM_NONDIFF = 4,      /* not differentiable (integer/bool results, comparisons, iota) */
     AX_PRIM_EFFECT = 8,       /* has an effect: never dropped, merged or folded by a pass */
+    AX_PRIM_COMMUTATIVE = 16, /* f(a, b) = f(b, a) (graphs draw its operands unnumbered) */
 };
 
 struct ax_ir_trace;
