@@ -44,6 +44,18 @@ static int done1(ax_scope *s, ax_array *r, ax_array **out, int *out_bdim) {
     return out[0] ? 0 : -1;
 }
 
+int ax_batch_done(ax_scope *s, ax_array *r, ax_array **out, int *out_bdim) {
+    return done1(s, r, out, out_bdim);
+}
+
+int ax_batch_one(ax_ctx *cx, ax_prim prim, const ax_params *q, ax_array **in, const int *bdim,
+                 int64_t size, ax_array **out, int *out_bdim) {
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    ax_array *x = batch_first(&s, in[0], bdim[0], size);
+    return done1(&s, ax_lax_bind(&s, prim, 1, &x, q), out, out_bdim);
+}
+
 static void shift_axes(int *axes, int n) {
     for (int i = 0; i < n; i++) axes[i]++;
 }
@@ -86,17 +98,27 @@ fail:
     return -1;
 }
 
-/* Primitives with axis parameters: reductions, arg-reductions, scans, sorts, cholesky. */
-int ax_batch_axes(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                  const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
-    (void)nin;
+/* One operand, its batch dimension first and the first n of params.axes shifted past it. */
+static int batch_shifting(ax_ctx *cx, ax_prim prim, const ax_params *p, ax_array **in,
+                          const int *bdim, int64_t size, int n, ax_array **out, int *out_bdim) {
     ax_scope s;
     ax_scope_begin(&s, cx);
     ax_array *x = batch_first(&s, in[0], bdim[0], size);
     ax_params q = *p;
-    if (prim != AX_P_CHOLESKY)
-        shift_axes(q.axes, prim >= AX_P_REDUCE_SUM && prim <= AX_P_REDUCE_OR ? q.naxes : 1);
+    shift_axes(q.axes, n);
     return done1(&s, ax_lax_bind(&s, prim, 1, &x, &q), out, out_bdim);
+}
+
+int ax_batch_axes(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                  const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+    (void)nin;
+    return batch_shifting(cx, prim, p, in, bdim, size, p->naxes, out, out_bdim);
+}
+
+int ax_batch_axis(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                  const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+    (void)nin;
+    return batch_shifting(cx, prim, p, in, bdim, size, 1, out, out_bdim);
 }
 
 /* One matrix a for a batch of b: the examples become more right-hand sides of a single solve,
@@ -137,85 +159,6 @@ int ax_batch_triangular_solve(ax_ctx *cx, ax_prim prim, const ax_params *p, int 
     ax_array *ab[2] = {batch_first(&s, in[0], bdim[0], size),
                        batch_first(&s, in[1], bdim[1], size)};
     return done1(&s, ax_lax_bind(&s, prim, 2, ab, p), out, out_bdim);
-}
-
-static ax_array *batched_pad(ax_scope *s, const ax_params *p, ax_array **in, const int *bdim,
-                             int64_t size) {
-    ax_params q = *p;
-    q.ndim = p->ndim + 1;
-    memmove(q.lo + 1, p->lo, (size_t)p->ndim * sizeof *q.lo);
-    memmove(q.hi + 1, p->hi, (size_t)p->ndim * sizeof *q.hi);
-    memmove(q.step + 1, p->step, (size_t)p->ndim * sizeof *q.step);
-    q.lo[0] = q.hi[0] = q.step[0] = 0;
-    ax_array *x = batch_first(s, in[0], bdim[0], size);
-    if (bdim[1] < 0) return ax_lax_bind(s, AX_P_PAD, 2, (ax_array *[]){x, in[1]}, &q);
-    /* A batched padding value: pad with zeros, then select the value where padding went. */
-    ax_array *zero = ax_lax_scalar_like(s, in[1], 0.0);
-    ax_array *padded = ax_lax_bind(s, AX_P_PAD, 2, (ax_array *[]){x, zero}, &q);
-    ax_array *ones = ax_lax_ones_like(s, x);
-    ax_array *mask = ax_lax_binary(
-        s, AX_P_NE, ax_lax_bind(s, AX_P_PAD, 2, (ax_array *[]){ones, zero}, &q), zero);
-    if (!padded || !mask) return NULL;
-    ax_array *v = ax_lax_broadcast_in_dim(s, batch_first(s, in[1], bdim[1], size), padded->ndim,
-                                          padded->shape, (int[]){0});
-    return ax_lax_select(s, mask, padded, v);
-}
-
-static ax_array *batched_concatenate(ax_scope *s, const ax_params *p, int nin, ax_array **in,
-                                     const int *bdim, int64_t size) {
-    ax_array *small[8], **args = ax_scratch(s->cx, small, 8, nin, sizeof *args);
-    if (!args) return NULL;
-    for (int i = 0; i < nin; i++) args[i] = batch_first(s, in[i], bdim[i], size);
-    ax_params q = *p;
-    q.axes[0]++;
-    ax_array *r = ax_lax_bind(s, AX_P_CONCATENATE, nin, args, &q);
-    ax_scratch_free(args, small);
-    return r;
-}
-
-/* Shape primitives: the batch dimension goes first and the parameters shift by one. */
-int ax_batch_shape(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                   const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
-    ax_scope s;
-    ax_scope_begin(&s, cx);
-    if (prim == AX_P_PAD) return done1(&s, batched_pad(&s, p, in, bdim, size), out, out_bdim);
-    if (prim == AX_P_CONCATENATE)
-        return done1(&s, batched_concatenate(&s, p, nin, in, bdim, size), out, out_bdim);
-    ax_array *x = batch_first(&s, in[0], bdim[0], size);
-    ax_params q = *p;
-    switch (prim) {
-    case AX_P_RESHAPE:
-        memmove(q.shape + 1, p->shape, (size_t)p->ndim * sizeof *q.shape);
-        q.shape[0] = size, q.ndim = p->ndim + 1;
-        break;
-    case AX_P_TRANSPOSE:
-        for (int i = 0; i < p->naxes; i++) q.axes[i + 1] = p->axes[i] + 1;
-        q.axes[0] = 0, q.naxes = p->naxes + 1;
-        break;
-    case AX_P_BROADCAST_IN_DIM:
-        memmove(q.shape + 1, p->shape, (size_t)p->ndim * sizeof *q.shape);
-        q.shape[0] = size, q.ndim = p->ndim + 1;
-        for (int i = 0; i < p->naxes; i++) q.axes[i + 1] = p->axes[i] + 1;
-        q.axes[0] = 0, q.naxes = p->naxes + 1;
-        break;
-    case AX_P_SLICE:
-        memmove(q.lo + 1, p->lo, (size_t)p->ndim * sizeof *q.lo);
-        memmove(q.hi + 1, p->hi, (size_t)p->ndim * sizeof *q.hi);
-        memmove(q.step + 1, p->step, (size_t)p->ndim * sizeof *q.step);
-        q.lo[0] = 0, q.hi[0] = size, q.step[0] = 1, q.ndim = p->ndim + 1;
-        break;
-    case AX_P_SQUEEZE:
-    case AX_P_EXPAND_DIMS:
-    case AX_P_REV:
-        shift_axes(q.axes, q.naxes);
-        break;
-    default:
-        ax_scope_end(&s);
-        return ax_error(cx, AX_ERR_RUNTIME, "vmap: no batching rule for %s",
-                        ax_prim_get(prim)->name),
-               -1;
-    }
-    return done1(&s, ax_lax_bind(&s, prim, 1, &x, &q), out, out_bdim);
 }
 
 int ax_batch_dot_general(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,

@@ -382,13 +382,13 @@ static void format_atom(printer *pr, ir_names *n, const ax_ir_atom *a) {
     format_type(pr->s, &t);
 }
 
-static void format_ints(ax_strbuf *s, int n, const int *v) {
+void ax_ir_format_ints(ax_strbuf *s, int n, const int *v) {
     ax_strbuf_append(s, "(");
     for (int i = 0; i < n; i++) ax_strbuf_appendf(s, i ? ", %d" : "%d", v[i]);
     ax_strbuf_append(s, n == 1 ? ",)" : ")");
 }
 
-static void format_i64s(ax_strbuf *s, int n, const int64_t *v) {
+void ax_ir_format_i64s(ax_strbuf *s, int n, const int64_t *v) {
     ax_strbuf_append(s, "(");
     for (int i = 0; i < n; i++) ax_strbuf_appendf(s, i ? ", %lld" : "%lld", (long long)v[i]);
     ax_strbuf_append(s, n == 1 ? ",)" : ")");
@@ -406,30 +406,6 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
         return;
     }
     switch (prim) {
-    case AX_P_INTEGER_POW:
-        ax_strbuf_appendf(s, "[y=%lld]", (long long)p->k);
-        break;
-    case AX_P_CONVERT:
-        ax_strbuf_appendf(s, "[new_dtype=%s weak_type=%s]", ax_dtype_name(p->dtype),
-                          p->weak ? "True" : "False");
-        break;
-    case AX_P_BITCAST:
-        ax_strbuf_appendf(s, "[new_dtype=%s]", ax_dtype_name(p->dtype));
-        break;
-    case AX_P_REDUCE_SUM:
-    case AX_P_REDUCE_PROD:
-    case AX_P_REDUCE_MAX:
-    case AX_P_REDUCE_MIN:
-    case AX_P_REDUCE_AND:
-    case AX_P_REDUCE_OR:
-        ax_strbuf_append(s, "[axes=");
-        format_ints(s, p->naxes, p->axes);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_ARGMAX:
-    case AX_P_ARGMIN:
-        ax_strbuf_appendf(s, "[axes=(%d,) index_dtype=%s]", p->axes[0], ax_dtype_name(p->dtype));
-        break;
     case AX_P_TRIANGULAR_SOLVE:
         ax_strbuf_appendf(s, "[left_side=%s lower=%s transpose_a=%s unit_diagonal=%s]",
                           p->flag & AX_TRSOLVE_RIGHT_SIDE ? "False" : "True",
@@ -437,96 +413,34 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
                           p->flag & AX_TRSOLVE_TRANSPOSE_A ? "True" : "False",
                           p->flag & AX_TRSOLVE_UNIT_DIAGONAL ? "True" : "False");
         break;
-    case AX_P_CUMSUM:
-    case AX_P_CUMPROD:
-    case AX_P_CUMMAX:
-    case AX_P_CUMMIN:
-        ax_strbuf_appendf(s, "[axis=%d reverse=%s]", p->axes[0], p->flag ? "True" : "False");
-        break;
-    case AX_P_RESHAPE:
-        ax_strbuf_append(s, "[new_sizes=");
-        format_i64s(s, p->ndim, p->shape);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_TRANSPOSE:
-        ax_strbuf_append(s, "[permutation=");
-        format_ints(s, p->naxes, p->axes);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_BROADCAST_IN_DIM:
-        ax_strbuf_append(s, "[broadcast_dimensions=");
-        format_ints(s, p->naxes, p->axes);
-        ax_strbuf_append(s, " shape=");
-        format_i64s(s, p->ndim, p->shape);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_CONCATENATE:
-        ax_strbuf_appendf(s, "[dimension=%d]", p->axes[0]);
-        break;
-    case AX_P_SLICE:
-        ax_strbuf_append(s, "[start_indices=");
-        format_i64s(s, p->ndim, p->lo);
-        ax_strbuf_append(s, " limit_indices=");
-        format_i64s(s, p->ndim, p->hi);
-        ax_strbuf_append(s, " strides=");
-        format_i64s(s, p->ndim, p->step);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_PAD:
-        ax_strbuf_append(s, "[padding_config=(");
-        for (int i = 0; i < p->ndim; i++)
-            ax_strbuf_appendf(s, "%s(%lld, %lld, %lld)", i ? ", " : "", (long long)p->lo[i],
-                              (long long)p->hi[i], (long long)p->step[i]);
-        ax_strbuf_append(s, p->ndim == 1 ? ",)]" : ")]");
-        break;
-    case AX_P_SQUEEZE:
-    case AX_P_EXPAND_DIMS:
-    case AX_P_REV:
-        ax_strbuf_append(s, "[dimensions=");
-        format_ints(s, p->naxes, p->axes);
-        ax_strbuf_append(s, "]");
-        break;
     case AX_P_GATHER:
         ax_strbuf_append(s, "[axes=");
-        format_ints(s, p->naxes, p->axes);
+        ax_ir_format_ints(s, p->naxes, p->axes);
         ax_strbuf_append(s, "]");
         break;
     case AX_P_SCATTER:
         ax_strbuf_append(s, "[axes=");
-        format_ints(s, p->naxes, p->axes);
+        ax_ir_format_ints(s, p->naxes, p->axes);
         ax_strbuf_appendf(s, " mode=%s]", scatter_mode_name(p->flag));
         break;
     case AX_P_DYNAMIC_SLICE:
         ax_strbuf_append(s, "[slice_sizes=");
-        format_i64s(s, p->ndim, p->shape);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_IOTA:
-        ax_strbuf_appendf(s, "[dimension=%d dtype=%s shape=", p->axes[0], ax_dtype_name(p->dtype));
-        format_i64s(s, p->ndim, p->shape);
+        ax_ir_format_i64s(s, p->ndim, p->shape);
         ax_strbuf_append(s, "]");
         break;
     case AX_P_DOT_GENERAL: {
         const ax_dot_dims *d = &p->dot;
         ax_strbuf_append(s, "[dimension_numbers=((");
-        format_ints(s, d->ncontract, d->lhs_contract);
+        ax_ir_format_ints(s, d->ncontract, d->lhs_contract);
         ax_strbuf_append(s, ", ");
-        format_ints(s, d->ncontract, d->rhs_contract);
+        ax_ir_format_ints(s, d->ncontract, d->rhs_contract);
         ax_strbuf_append(s, "), (");
-        format_ints(s, d->nbatch, d->lhs_batch);
+        ax_ir_format_ints(s, d->nbatch, d->lhs_batch);
         ax_strbuf_append(s, ", ");
-        format_ints(s, d->nbatch, d->rhs_batch);
+        ax_ir_format_ints(s, d->nbatch, d->rhs_batch);
         ax_strbuf_append(s, "))]");
         break;
     }
-    case AX_P_SORT:
-        ax_strbuf_appendf(s, "[dimension=%d descending=%s]", p->axes[0],
-                          p->flag ? "True" : "False");
-        break;
-    case AX_P_ARGSORT:
-        ax_strbuf_appendf(s, "[dimension=%d descending=%s index_dtype=%s]", p->axes[0],
-                          p->flag ? "True" : "False", ax_dtype_name(p->dtype));
-        break;
     case AX_P_CUSTOM_CALL:
         ax_strbuf_appendf(s, "[fn=%s output=%lld]", p->cb ? p->cb->name : "?", (long long)p->k);
         break;

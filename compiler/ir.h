@@ -95,6 +95,9 @@ bool ax_ir_uses_input(const ax_ir *ir, int i);
 void ax_ir_format(ax_strbuf *out, const ax_ir *ir);
 /* "[axes=(0,)]" or "" — the static parameters of an equation as the printer shows them. */
 void ax_ir_format_params(ax_strbuf *out, ax_prim prim, const ax_params *p);
+/* For the rows' format_params: a tuple as Python prints it, "(1, 2)", "(0,)" or "()". */
+void ax_ir_format_ints(ax_strbuf *s, int n, const int *v);
+void ax_ir_format_i64s(ax_strbuf *s, int n, const int64_t *v);
 /* For the rows of higher-order primitives (ax_prim_info.format_subs): their parameters one per
  * line, as JAX prints them. ax_ir_print_param starts a line and returns the text to write it
  * to; ax_ir_print_sub writes "name=" and a sub-program, ax_ir_print_subs "name=(" and each of

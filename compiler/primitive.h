@@ -152,6 +152,26 @@ typedef int (*ax_batch_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int n
 
 struct ax_ir_atom;
 struct ax_ir_printer;
+struct ax_scope;
+
+/* The per-primitive parts of the shared rules: a row names a family rule (ax_jvp_unary,
+ * ax_jvp_tangent, ax_transpose_linear, compiler/ad_rules.h) and gives what differs. They bind
+ * primitives in scope s (compiler/lax.h) and return NULL (or -1) with an error pending on
+ * failure. */
+/* dy/dx of an elementwise primitive of one operand, from x and y = f(x): rank 0 or x's shape
+ * (.jvp = ax_jvp_unary multiplies the tangent by it). */
+typedef ax_array *(*ax_derivative_rule)(struct ax_scope *s, const ax_params *p, ax_array *x,
+                                        ax_array *y);
+/* The tangent of the single output from the primal inputs, their tangents `tin` (NULL: zero;
+ * not all NULL) and the primal output `out` (.jvp = ax_jvp_tangent); NULL without an error
+ * pending: a zero tangent. */
+typedef ax_array *(*ax_tangent_rule)(struct ax_scope *s, const ax_params *p, ax_array **in,
+                                     ax_array **tin, ax_array *out);
+/* The cotangents r[i] of the inputs marked lin[i] (the others stay NULL; NULL is zero) from the
+ * cotangent `ct` of the single output (.transpose = ax_transpose_linear): in[i] holds the
+ * inputs that are not linear, ty[i] every input's type. 0, or -1 with an error. */
+typedef int (*ax_cotangent_rule)(struct ax_scope *s, const ax_params *p, int nin, ax_array **in,
+                                 const bool *lin, const ax_aval *ty, ax_array *ct, ax_array **r);
 
 /* Operand dtypes as a mask (1u << dtype), for rows that list the dtypes a rule applies to. */
 #define AX_DT(t)     (1u << (t))
@@ -267,6 +287,45 @@ static inline bool ax_kop_is_control(ax_kop k) {
 #define AX_LOWER_BUILTIN(name) {.kop = AX_KOP_BUILTIN, .dtypes = AX_DT_FLOAT, .fn = (name)}
 #define AX_LOWER_AXFN(slot)    {.kop = AX_KOP_AXFN, .dtypes = AX_DT_FLOAT, .fn_slot = (slot)}
 
+#define AX_LINEAR_ALL 0xffffffffu
+
+/* Examples: the cases tests/unit/test_prim_table.c runs every rule of a row on (derivatives
+ * against finite differences, transposition against the JVP, batching against a loop over
+ * examples, jit against eager), so that a new row is tested by being added. */
+typedef enum {
+    AX_ARG_FLOAT, /* floats in [lo, hi] (f64 for the derivatives, f32 and f64 under jit) */
+    AX_ARG_INT,   /* integers of `dtype` in [lo, hi]: indices, bit patterns (not differentiated) */
+    AX_ARG_BOOL,  /* booleans (not differentiated) */
+    AX_ARG_SPD,   /* floats: (..., n, n) symmetric positive definite matrices with a strong
+                     diagonal, to factor and solve with */
+} ax_arg_kind;
+
+typedef struct ax_example_arg {
+    ax_arg_kind kind;
+    int ndim;
+    int64_t shape[5];
+    double lo, hi;
+    ax_dtype dtype; /* INT */
+} ax_example_arg;
+
+enum {
+    /* the derivative is a convention, not the function's (stop_gradient, nextafter): not
+     * compared with finite differences */
+    AX_EXAMPLE_NO_FD = 1,
+};
+
+typedef struct ax_prim_example {
+    int nin;
+    ax_example_arg in[5];
+    ax_params p;
+    unsigned skip; /* AX_EXAMPLE_* */
+} ax_prim_example;
+
+/* A row's examples: .examples = ..., .nexamples = ... from a list of ax_prim_example. */
+#define AX_EXAMPLES(...)                                                                           \
+    .examples = (const ax_prim_example[]){__VA_ARGS__},                                           \
+    .nexamples = (int)(sizeof((const ax_prim_example[]){__VA_ARGS__}) / sizeof(ax_prim_example))
+
 /* One row of the table: a primitive and every rule about it. Rows are defined beside their
  * rules, one file per family (compiler/prims_*.c, control_flow.c, conv_rules.c, ...); how to
  * add one is in docs/primitives.md. */
@@ -280,6 +339,14 @@ typedef struct ax_prim_info {
     ax_jvp_rule jvp;             /* NULL: not differentiable (zero tangents when NONDIFF) */
     ax_transpose_rule transpose; /* the LINEAR ones */
     ax_batch_rule batch;         /* NULL: vmap reports that it has none */
+    /* what the family rules read (see ax_derivative_rule and the others above) */
+    ax_derivative_rule derivative; /* .jvp = ax_jvp_unary */
+    ax_tangent_rule tangent;       /* .jvp = ax_jvp_tangent */
+    ax_cotangent_rule cotangent;   /* .transpose = ax_transpose_linear */
+    /* The operands that carry tangents (.jvp = ax_jvp_linear: the tangent is the primitive of
+     * the tangents, the other operands as they are): bit i for operand i, bit 31 for the
+     * operands from 31 on (AX_LINEAR_ALL: every one). */
+    unsigned linear_in;
     ax_partial_eval_rule partial_eval;
     int (*nout_of)(const ax_params *p); /* the number of outputs, when nout is -1 */
     /* Which outputs depend on the inputs marked in `in` (what partial evaluation and the loop
@@ -295,6 +362,11 @@ typedef struct ax_prim_info {
     int (*identity)(const ax_params *p, const struct ax_ir_atom *in);
     /* How jit computes it: a loop operation or an eager step (never left zero). */
     ax_lowering lower;
+    /* What the table's tests run its rules on; a row without examples names the tests that
+     * check it instead (sub-programs and callbacks are no static data). */
+    const ax_prim_example *examples;
+    int nexamples;
+    const char *tested_by;
 } ax_prim_info;
 
 const ax_prim_info *ax_prim_get(ax_prim p);

@@ -20,15 +20,13 @@ typedef struct rewriter {
     int nseen; /* its size (a power of two, at least twice the equations) */
 } rewriter;
 
-static bool literal_is(const ax_ir_atom *a, double v) {
+bool ax_ir_atom_is(const ax_ir_atom *a, double v) {
     if (a->var >= 0 || !a->lit || a->lit->ndim != 0 || !a->lit->buf) return false;
     return ax_array_get_f64(a->lit, 0) == v;
 }
 
-/* A zero literal that is the identity of addition: for floats the one with the sign bit
- * `negative` (integers: any zero). */
-static bool literal_is_zero(const ax_ir_atom *a, bool negative) {
-    if (!literal_is(a, 0.0)) return false;
+bool ax_ir_atom_is_zero(const ax_ir_atom *a, bool negative) {
+    if (!ax_ir_atom_is(a, 0.0)) return false;
     return !ax_dtype_is_float(a->lit->dtype) || signbit(ax_array_get_f64(a->lit, 0)) == negative;
 }
 
@@ -51,43 +49,11 @@ static bool type_equal(const ax_aval *a, const ax_aval *b) {
 /* The operand an identity reduces the equation to, or NULL. */
 static const ax_ir_atom *identity_of(const rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in,
                                      const ax_aval *out) {
+    const ax_prim_info *info = ax_prim_get(e->prim);
     const ax_ir_atom *keep = NULL;
-    switch (e->prim) {
-    case AX_P_MUL:
-        if (literal_is(&in[1], 1.0))
-            keep = &in[0];
-        else if (literal_is(&in[0], 1.0))
-            keep = &in[1];
-        break;
-    case AX_P_ADD: /* for floats only -0.0 is the identity: -0.0 + 0.0 is +0.0 */
-        if (literal_is_zero(&in[1], true))
-            keep = &in[0];
-        else if (literal_is_zero(&in[0], true))
-            keep = &in[1];
-        break;
-    case AX_P_SUB: /* x - 0.0 is x, x - -0.0 is not (for x = -0.0) */
-        if (literal_is_zero(&in[1], false)) keep = &in[0];
-        break;
-    case AX_P_DIV:
-        if (literal_is(&in[1], 1.0)) keep = &in[0];
-        break;
-    case AX_P_INTEGER_POW:
-        if (e->params.k == 1) keep = &in[0];
-        break;
-    case AX_P_CONVERT:
-    case AX_P_RESHAPE:
-    case AX_P_BROADCAST_IN_DIM:
-    case AX_P_TRANSPOSE:
-    case AX_P_SQUEEZE:
-    case AX_P_EXPAND_DIMS: {
-        keep = &in[0];
-        if (e->prim == AX_P_TRANSPOSE)
-            for (int i = 0; i < e->params.naxes; i++)
-                if (e->params.axes[i] != i) keep = NULL;
-        break;
-    }
-    default:
-        break;
+    if (info->identity) {
+        int k = info->identity(&e->params, in);
+        keep = k >= 0 ? &in[k] : NULL;
     }
     if (!keep) return NULL;
     ax_aval t;

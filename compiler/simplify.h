@@ -7,6 +7,12 @@
 
 #include "ir.h"
 
+/* For the rows' identities (ax_prim_info.identity): whether an operand is the rank-0 literal
+ * v; whether it is a zero that is the identity of addition (for floats, the one with the sign
+ * bit `negative`; integers: any zero). */
+bool ax_ir_atom_is(const ax_ir_atom *a, double v);
+bool ax_ir_atom_is_zero(const ax_ir_atom *a, bool negative);
+
 /* A simplified copy of ir (new reference), or NULL with an error. */
 ax_ir *ax_simplify(ax_ctx *cx, const ax_ir *ir);
 
