@@ -18,20 +18,16 @@ int ax_jvp_tangent(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_arr
                    ax_array **tin, ax_array **out, ax_array **tout);
 /* For tangent rules: a + b (NULL: zero) broadcast to z's shape; NULL when both are. */
 ax_array *ax_tangent_sum(ax_scope *s, ax_array *a, ax_array *b, const ax_array *z);
-/* Linear primitives: the tangent is the primitive applied to the tangents (zeros filled in). */
+/* Linear primitives: the tangent is the primitive applied to the tangents (zeros filled in)
+ * of the operands in the row's linear_in, the others as they are. */
 int ax_jvp_linear(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                   ax_array **tin, ax_array **out, ax_array **tout);
+/* The same with the operands from `first` on linear (custom_linear: after its residuals). */
+int ax_jvp_linear_from(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                       ax_array **tin, ax_array **out, ax_array **tout, int first);
 /* Zero derivative (floor, sign, round, stop_gradient, ...): tangent is zero. */
 int ax_jvp_zero(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                 ax_array **tin, ax_array **out, ax_array **tout);
-/* Everything else, one case per primitive (select, clamp, reductions, dot_general, ...). */
-int ax_jvp_special(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                   ax_array **tin, ax_array **out, ax_array **tout);
-
-/* Whether input i of a primitive carries a tangent / cotangent (indices, predicates and start
- * positions do not). */
-bool ax_prim_input_is_linear(ax_prim prim, const ax_params *p, int i);
-
 /* The row's cotangent rule (ax_cotangent_rule) on the cotangent of the single output. */
 int ax_transpose_linear(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                         const bool *lin, const ax_aval *in_types, ax_array *const *cts,

@@ -394,62 +394,9 @@ void ax_ir_format_i64s(ax_strbuf *s, int n, const int64_t *v) {
     ax_strbuf_append(s, n == 1 ? ",)" : ")");
 }
 
-static const char *scatter_mode_name(int mode) {
-    static const char *const names[] = {"set", "add", "mul", "min", "max"};
-    return mode >= 0 && mode < 5 ? names[mode] : "?";
-}
-
 void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
     const ax_prim_info *info = ax_prim_get(prim);
-    if (info && info->format_params) {
-        info->format_params(s, p);
-        return;
-    }
-    switch (prim) {
-    case AX_P_TRIANGULAR_SOLVE:
-        ax_strbuf_appendf(s, "[left_side=%s lower=%s transpose_a=%s unit_diagonal=%s]",
-                          p->flag & AX_TRSOLVE_RIGHT_SIDE ? "False" : "True",
-                          p->flag & AX_TRSOLVE_LOWER ? "True" : "False",
-                          p->flag & AX_TRSOLVE_TRANSPOSE_A ? "True" : "False",
-                          p->flag & AX_TRSOLVE_UNIT_DIAGONAL ? "True" : "False");
-        break;
-    case AX_P_GATHER:
-        ax_strbuf_append(s, "[axes=");
-        ax_ir_format_ints(s, p->naxes, p->axes);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_SCATTER:
-        ax_strbuf_append(s, "[axes=");
-        ax_ir_format_ints(s, p->naxes, p->axes);
-        ax_strbuf_appendf(s, " mode=%s]", scatter_mode_name(p->flag));
-        break;
-    case AX_P_DYNAMIC_SLICE:
-        ax_strbuf_append(s, "[slice_sizes=");
-        ax_ir_format_i64s(s, p->ndim, p->shape);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_DOT_GENERAL: {
-        const ax_dot_dims *d = &p->dot;
-        ax_strbuf_append(s, "[dimension_numbers=((");
-        ax_ir_format_ints(s, d->ncontract, d->lhs_contract);
-        ax_strbuf_append(s, ", ");
-        ax_ir_format_ints(s, d->ncontract, d->rhs_contract);
-        ax_strbuf_append(s, "), (");
-        ax_ir_format_ints(s, d->nbatch, d->lhs_batch);
-        ax_strbuf_append(s, ", ");
-        ax_ir_format_ints(s, d->nbatch, d->rhs_batch);
-        ax_strbuf_append(s, "))]");
-        break;
-    }
-    case AX_P_CUSTOM_CALL:
-        ax_strbuf_appendf(s, "[fn=%s output=%lld]", p->cb ? p->cb->name : "?", (long long)p->k);
-        break;
-    case AX_P_CUSTOM_LINEAR:
-        ax_strbuf_appendf(s, "[fn=%s output=%lld]", p->cb ? p->cb->name : "?", (long long)p->k);
-        break;
-    default:
-        break;
-    }
+    if (info && info->format_params) info->format_params(s, p);
 }
 
 static void format_ir(printer *pr, const ax_ir *ir);

@@ -19,17 +19,6 @@ int ax_batch_axes(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_arra
 /* One operand whose params.axes[0] names a dimension: argmax, cumulative sums, sorts. */
 int ax_batch_axis(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                   const int *bdim, int64_t size, ax_array **out, int *out_bdim);
-int ax_batch_dot_general(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                         const int *bdim, int64_t size, ax_array **out, int *out_bdim);
-int ax_batch_triangular_solve(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin,
-                              ax_array **in, const int *bdim, int64_t size, ax_array **out,
-                              int *out_bdim);
-int ax_batch_indexing(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                      const int *bdim, int64_t size, ax_array **out, int *out_bdim);
-/* custom_call: a custom_call of the vmapped function, whose rule runs per example;
- * custom_linear: batched tangents of a custom_vjp function are forward mode, an error. */
-int ax_batch_custom_call(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                         const int *bdim, int64_t size, ax_array **out, int *out_bdim);
 
 /* Runs fn with input i batched along in_axes[i] (-1: not batched, the same for every example)
  * over `size` examples. Output j comes back with its batch dimension at (*out_bdims)[j], or -1
