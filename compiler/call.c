@@ -362,4 +362,5 @@ const ax_prim_info ax_call_info = {
     .dependencies = call_dependencies,
     .format_subs = call_format,
     .lower = AX_LOWER_EAGER,
+    .tested_by = "tests/unit/test_control_flow.c, tests/lang/lax_transforms.ax",
 };

@@ -477,6 +477,7 @@ const ax_prim_info ax_cond_info = {
     .dependencies = cond_dependencies,
     .format_subs = cond_format,
     .lower = {.kop = AX_KOP_COND},
+    .tested_by = "tests/unit/test_control_flow.c, tests/lang/control_flow.ax",
 };
 
 /* ================================================================ while */
@@ -869,6 +870,7 @@ const ax_prim_info ax_while_info = {
     .dependencies = while_dependencies,
     .format_subs = while_format,
     .lower = {.kop = AX_KOP_WHILE},
+    .tested_by = "tests/unit/test_control_flow.c, tests/lang/control_flow.ax",
 };
 
 /* ================================================================ scan */
@@ -1344,4 +1346,5 @@ const ax_prim_info ax_scan_info = {
     .dependencies = scan_dependencies,
     .format_subs = scan_format,
     .lower = {.kop = AX_KOP_SCAN},
+    .tested_by = "tests/unit/test_control_flow.c, tests/lang/control_flow.ax",
 };

@@ -863,6 +863,11 @@ WINDOW_ROW(conv_general_dilated, 2, LIN, batch_conv, format_conv, LINEAR(conv_ge
                {.nin = 2,
                 .in = {AX_FLOATS(-2, 2, 4, 2, 4), AX_FLOATS(-2, 2, 4, 2, 2)},
                 .p = CONV_PARAMS(3, NCW, NCW, NCW, (1, 2), (1), (0), (0), (1), (1))},
+               /* 2-d NCHW, feature groups */
+               {.nin = 2,
+                .in = {AX_FLOATS(-2, 2, 1, 4, 3, 3), AX_FLOATS(-2, 2, 4, 2, 2, 2)},
+                .p = CONV_PARAMS(4, (0, 1, 2, 3), (0, 1, 2, 3), (0, 1, 2, 3), (2, 1), (1, 1),
+                                 (1, 0), (0, 1), (1, 1), (1, 1))},
                /* 3-d, negative padding */
                {.nin = 2,
                 .in = {AX_FLOATS(-2, 2, 1, 1, 3, 4, 3), AX_FLOATS(-2, 2, 2, 1, 2, 2, 2)},

@@ -93,4 +93,5 @@ const ax_prim_info ax_debug_callback_info = {
     .dependencies = debug_dependencies,
     .format_params = debug_format,
     .lower = AX_LOWER_EAGER,
+    .tested_by = "tests/unit/test_debug_callback.c, tests/lang/jax_debug_print.ax",
 };

@@ -624,8 +624,22 @@ _Static_assert(sizeof(ax_code_header) % 8 == 0 &&
                    sizeof(ax_code) == sizeof(ax_code_header) + 3 * sizeof(void *),
                "a new member of ax_code must be hashed in ax_code_key");
 
+/* What the code generator reads from the primitive table besides the code: the rows'
+ * lowerings (compiler/primitive.h). Hashed into every key, so that a row whose lowering changes
+ * never meets the code compiled for the old one in the disk cache. */
+static uint64_t hash_lowerings(uint64_t h) {
+    for (int p = 0; p < AX_P_NPRIMS; p++) {
+        const ax_prim_info *info = ax_prim_get((ax_prim)p);
+        const ax_lowering *l = &info->lower;
+        int64_t v[5] = {l->kop, l->dtypes, l->vec_f32, l->fn_slot, info->nin};
+        h = ax_hash_bytes(h, v, sizeof v);
+        if (l->fn) h = ax_hash_bytes(h, l->fn, strlen(l->fn) + 1);
+    }
+    return h;
+}
+
 uint64_t ax_code_key(const ax_code *code) {
-    uint64_t h = ax_hash_bytes(AX_HASH_INIT, &code->h, sizeof code->h);
+    uint64_t h = hash_lowerings(ax_hash_bytes(AX_HASH_INIT, &code->h, sizeof code->h));
     h = ax_hash_bytes(h, code->steps, (size_t)code->h.nsteps * sizeof *code->steps);
     h = ax_hash_bytes(h, code->nodes, (size_t)code->h.nnodes * sizeof *code->nodes);
     return ax_hash_bytes(h, code->bufs, (size_t)code->h.nbufs * sizeof *code->bufs);

@@ -486,6 +486,12 @@ static int batch_leading(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, 
 
 /* ---------------------------------------------------------------- printing and the rows */
 
+/* An example: a float (..., m, n) operand and the flags. */
+#define MATRIX(flags, ...)                                                                         \
+    {                                                                                              \
+        .nin = 1, .in = {AX_FLOATS(-2, 2, __VA_ARGS__)}, .p = {.flag = (flags) }                   \
+    }
+
 #define TF(bit) ((p->flag & (bit)) ? "True" : "False")
 static void eigh_format(ax_strbuf *s, const ax_params *p) {
     ax_strbuf_appendf(s, "[lower=%s sort_eigenvalues=True]", TF(AX_EIGH_LOWER));
@@ -508,7 +514,8 @@ const ax_prim_info ax_lu_info = {.name = "lu",
                                  .eager = lu_eager,
                                  .jvp = lu_jvp,
                                  .batch = batch_leading,
-                                 .lower = AX_LOWER_EAGER};
+                                 .lower = AX_LOWER_EAGER,
+                                 AX_EXAMPLES(MATRIX(0, 3, 3), MATRIX(0, 2, 4, 3), MATRIX(0, 2, 4))};
 const ax_prim_info ax_eigh_info = {.name = "eigh",
                                    .nin = 1,
                                    .nout = 2,
@@ -517,17 +524,21 @@ const ax_prim_info ax_eigh_info = {.name = "eigh",
                                    .jvp = eigh_jvp,
                                    .batch = batch_leading,
                                    .format_params = eigh_format,
-                                   .lower = AX_LOWER_EAGER};
-const ax_prim_info ax_svd_info = {.name = "svd",
-                                  .nin = 1,
-                                  .nout = -1,
-                                  .shape = svd_shape,
-                                  .eager = svd_eager,
-                                  .jvp = svd_jvp,
-                                  .batch = batch_leading,
-                                  .nout_of = svd_nout,
-                                  .format_params = svd_format,
-                                  .lower = AX_LOWER_EAGER};
+                                   .lower = AX_LOWER_EAGER,
+                                   AX_EXAMPLES(MATRIX(AX_EIGH_LOWER, 3, 3), MATRIX(0, 2, 3, 3))};
+const ax_prim_info ax_svd_info = {
+    .name = "svd",
+    .nin = 1,
+    .nout = -1,
+    .shape = svd_shape,
+    .eager = svd_eager,
+    .jvp = svd_jvp,
+    .batch = batch_leading,
+    .nout_of = svd_nout,
+    .format_params = svd_format,
+    .lower = AX_LOWER_EAGER,
+    AX_EXAMPLES(MATRIX(AX_SVD_COMPUTE_UV, 4, 3), MATRIX(AX_SVD_COMPUTE_UV, 2, 3),
+                MATRIX(AX_SVD_COMPUTE_UV | AX_SVD_FULL_MATRICES, 2, 3, 3), MATRIX(0, 3, 4))};
 const ax_prim_info ax_qr_info = {.name = "qr",
                                  .nin = 1,
                                  .nout = 2,
@@ -536,7 +547,10 @@ const ax_prim_info ax_qr_info = {.name = "qr",
                                  .jvp = qr_jvp,
                                  .batch = batch_leading,
                                  .format_params = qr_format,
-                                 .lower = AX_LOWER_EAGER};
+                                 .lower = AX_LOWER_EAGER,
+                                 AX_EXAMPLES(MATRIX(0, 4, 3), MATRIX(AX_QR_FULL_MATRICES, 4, 2),
+                                             MATRIX(0, 2, 4), MATRIX(AX_QR_FULL_MATRICES, 2, 2, 3),
+                                             MATRIX(AX_QR_FULL_MATRICES, 2, 3, 3))};
 
 /* ---------------------------------------------------------------- dot_general */
 
