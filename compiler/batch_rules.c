@@ -1,6 +1,7 @@
-/* Batching rules: how each primitive applies to a batch of examples at once. Batched inputs
- * get their batch dimension moved to the front; unbatched ones are broadcast only where the
- * primitive needs equal shapes; the primitive then runs once with adjusted parameters. */
+/* The shared batching rules and their helpers (the rows of the primitive table name them, or
+ * rules of their own beside the row). Batched inputs get their batch dimension moved to the
+ * front; unbatched ones are broadcast only where the primitive needs equal shapes; the
+ * primitive then runs once with adjusted parameters. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

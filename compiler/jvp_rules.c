@@ -1,5 +1,6 @@
-/* JVP rules (forward-mode derivatives) of the primitives. Each computes the primal outputs by
- * binding the primitive itself, then the tangents from them. */
+/* The shared JVP rules (forward-mode derivatives): the rows of the primitive table name one
+ * and give what differs (a derivative, a tangent rule, the linear operands; see ad_rules.h).
+ * Each computes the primal outputs by binding the primitive itself, then the tangents. */
 #include <math.h>
 #include <string.h>
 

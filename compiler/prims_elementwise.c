@@ -13,6 +13,11 @@
 /* A row of an elementwise primitive of one operand (`name`, the kernel op `op`) and its eager
  * rule; the rest of the row follows. */
 #define UNARY(name_, op_, flags_, ...)                                                             \
+    static int shape_##name_(ax_ctx *cx, int nin, const ax_aval *in, const ax_params *p,           \
+                             ax_aval *out) {                                                       \
+        (void)nin, (void)p;                                                                        \
+        return ax_shape_unary_op(cx, #name_, op_, &in[0], out);                                    \
+    }                                                                                              \
     AX_EAGER(name_) {                                                                              \
         (void)nin, (void)p;                                                                        \
         return ax_eager_one(ax_unary(cx, op_, in[0]), out);                                        \
@@ -21,13 +26,18 @@
                                             .nin = 1,                                              \
                                             .nout = 1,                                             \
                                             .flags = EW | (flags_),                                \
-                                            .shape = ax_shape_##name_,                             \
+                                            .shape = shape_##name_,                                \
                                             .eager = eager_##name_,                                \
                                             .batch = ax_batch_elementwise,                         \
                                             __VA_ARGS__}
 
 /* The same for two operands. */
 #define BINARY(name_, printed, op_, flags_, ...)                                                   \
+    static int shape_##name_(ax_ctx *cx, int nin, const ax_aval *in, const ax_params *p,           \
+                             ax_aval *out) {                                                       \
+        (void)nin, (void)p;                                                                        \
+        return ax_shape_binary_op(cx, printed, op_, &in[0], &in[1], out);                          \
+    }                                                                                              \
     AX_EAGER(name_) {                                                                              \
         (void)nin, (void)p;                                                                        \
         return ax_eager_one(ax_binary(cx, op_, in[0], in[1]), out);                                \
@@ -36,7 +46,7 @@
                                             .nin = 2,                                              \
                                             .nout = 1,                                             \
                                             .flags = EW | (flags_),                                \
-                                            .shape = ax_shape_##name_,                             \
+                                            .shape = shape_##name_,                                \
                                             .eager = eager_##name_,                                \
                                             .batch = ax_batch_elementwise,                         \
                                             __VA_ARGS__}

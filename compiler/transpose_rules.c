@@ -1,5 +1,6 @@
-/* Transpose rules of the linear primitives: from the cotangent of the output, the cotangents
- * of the linear inputs. Reverse mode (compiler/ad.c) applies them equation by equation. */
+/* The shared transpose rule of the linear primitives: from the cotangent of the output, the
+ * cotangents of the linear inputs by the row's cotangent rule, in a scope. Reverse mode
+ * (compiler/ad.c) applies them equation by equation. */
 #include <stdlib.h>
 #include <string.h>
 

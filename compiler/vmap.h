@@ -10,7 +10,8 @@ struct ax_scope;
 
 /* The rule type (ax_batch_rule) is in compiler/primitive.h. */
 
-/* The rule families (one function per family, switching on prim). */
+/* Shared batching rules that rows name. Elementwise: batch dimensions first, rank-0 and
+ * unbatched operands broadcast where the shapes must agree. */
 int ax_batch_elementwise(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                          const int *bdim, int64_t size, ax_array **out, int *out_bdim);
 /* One operand whose params.axes (all naxes of them) name its dimensions: reductions. */
