@@ -612,98 +612,6 @@ static gcc_jit_rvalue *scalar_math(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue 
     return cast(g, r, ft);
 }
 
-/* The elementwise operations of one operand. */
-static gcc_jit_rvalue *unary_value(cg *g, const ax_code_node *e, ax_dtype t, gcc_jit_rvalue *v) {
-    gcc_jit_type *ty = g->st[t];
-    const ax_lowering *l = lowering(e->prim);
-    switch (l->kop) {
-    case AX_KOP_NEG: /* floats: a sign flip (0 - x would give +0 for +0) */
-        if (is_float(t))
-            return GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, ty, v);
-        return wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), v);
-    case AX_KOP_COPY:
-        return v;
-    case AX_KOP_ABS:
-        if (is_float(t)) return fbuiltin(g, "fabs", t, v);
-        return sel(g, t, cmp(g, GCC_JIT_COMPARISON_LT, v, GJ(gcc_jit_context_zero)(g->c, ty)),
-                   wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), v),
-                   v);
-    case AX_KOP_SIGN:
-        if (is_float(t)) return float_sign(g, t, v);
-        return cast(
-            g,
-            bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_int,
-                cast(g, cmp(g, GCC_JIT_COMPARISON_GT, v, GJ(gcc_jit_context_zero)(g->c, ty)),
-                     g->t_int),
-                cast(g, cmp(g, GCC_JIT_COMPARISON_LT, v, GJ(gcc_jit_context_zero)(g->c, ty)),
-                     g->t_int)),
-            ty);
-    case AX_KOP_NOT:
-        if (t == AX_BOOL)
-            return bin(g, GCC_JIT_BINARY_OP_BITWISE_XOR, ty, v, GJ(gcc_jit_context_one)(g->c, ty));
-        return GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_BITWISE_NEGATE, ty, v);
-    case AX_KOP_BUILTIN:
-        return fbuiltin(g, l->fn, t, v);
-    case AX_KOP_RSQRT:
-        return bin(g, GCC_JIT_BINARY_OP_DIVIDE, ty, fconst(g, t, 1.0), fbuiltin(g, "sqrt", t, v));
-    case AX_KOP_SQUARE:
-        return wrap_arith(g, GCC_JIT_BINARY_OP_MULT, t, v, v);
-    case AX_KOP_IS_FINITE: {
-        gcc_jit_type *u = g->ut[t];
-        gcc_jit_rvalue *expo =
-            t == AX_F32 ? GJ(gcc_jit_context_new_rvalue_from_long)(g->c, u, 0x7f800000L)
-                        : GJ(gcc_jit_context_new_rvalue_from_long)(g->c, u, 0x7ff0000000000000L);
-        return to_bool_storage(
-            g, cmp(g, GCC_JIT_COMPARISON_NE,
-                   bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, u, bitcast(g, v, u), expo), expo));
-    }
-    case AX_KOP_INTEGER_POW:
-        return integer_pow(g, t, v, e->k);
-    case AX_KOP_LIBM:
-    case AX_KOP_AXFN:
-    case AX_KOP_LOGISTIC:
-        return scalar_math(g, e->prim, t, v, NULL);
-    case AX_KOP_NONE:
-    case AX_KOP_EAGER:
-    case AX_KOP_ADD:
-    case AX_KOP_SUB:
-    case AX_KOP_MUL:
-    case AX_KOP_DIV:
-    case AX_KOP_MAX:
-    case AX_KOP_MIN:
-    case AX_KOP_AND:
-    case AX_KOP_OR:
-    case AX_KOP_XOR:
-    case AX_KOP_SHL:
-    case AX_KOP_SHR_LOGICAL:
-    case AX_KOP_SHR_ARITH:
-    case AX_KOP_EQ:
-    case AX_KOP_NE:
-    case AX_KOP_LT:
-    case AX_KOP_LE:
-    case AX_KOP_GT:
-    case AX_KOP_GE:
-    case AX_KOP_SELECT:
-    case AX_KOP_CLAMP:
-    case AX_KOP_CONVERT:
-    case AX_KOP_REDUCE_SUM:
-    case AX_KOP_REDUCE_PROD:
-    case AX_KOP_REDUCE_MAX:
-    case AX_KOP_REDUCE_MIN:
-    case AX_KOP_REDUCE_AND:
-    case AX_KOP_REDUCE_OR:
-    case AX_KOP_INDEX:
-    case AX_KOP_BROADCAST:
-    case AX_KOP_TRANSPOSE:
-    case AX_KOP_RESHAPE:
-    case AX_KOP_COND:
-    case AX_KOP_WHILE:
-    case AX_KOP_SCAN:
-        break;
-    }
-    return refuse(g, e->prim, t, "an operation of one operand");
-}
-
 static gcc_jit_rvalue *shift(cg *g, ax_kop k, ax_dtype t, gcc_jit_rvalue *a, gcc_jit_rvalue *b) {
     gcc_jit_type *u = g->ut[t];
     int bits = (int)ax_dtype_size(t) * 8;
@@ -733,12 +641,62 @@ static gcc_jit_rvalue *compare(cg *g, enum gcc_jit_comparison op, gcc_jit_rvalue
     return to_bool_storage(g, cmp(g, op, a, b));
 }
 
-/* The elementwise operations of two operands (of dtype t). */
-static gcc_jit_rvalue *binary_value(cg *g, const ax_code_node *e, ax_dtype t, gcc_jit_rvalue *a,
-                                    gcc_jit_rvalue *b) {
+/* An elementwise operation of operand a (and b, of operations of two operands) of dtype t: the
+ * case of its row's kernel operation. */
+static gcc_jit_rvalue *elementwise_value(cg *g, const ax_code_node *e, ax_dtype t,
+                                         gcc_jit_rvalue *a, gcc_jit_rvalue *b) {
     gcc_jit_type *ty = g->st[t];
-    ax_kop k = lowering(e->prim)->kop;
-    switch (k) {
+    const ax_lowering *l = lowering(e->prim);
+    /* add ... ge, listed together in ax_kop, take two */
+    if (!b && l->kop >= AX_KOP_ADD && l->kop <= AX_KOP_GE)
+        return refuse(g, e->prim, t, "an operation of one operand");
+    switch (l->kop) {
+    case AX_KOP_NEG: /* floats: a sign flip (0 - x would give +0 for +0) */
+        if (is_float(t))
+            return GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, ty, a);
+        return wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), a);
+    case AX_KOP_COPY:
+        return a;
+    case AX_KOP_ABS:
+        if (is_float(t)) return fbuiltin(g, "fabs", t, a);
+        return sel(g, t, cmp(g, GCC_JIT_COMPARISON_LT, a, GJ(gcc_jit_context_zero)(g->c, ty)),
+                   wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), a),
+                   a);
+    case AX_KOP_SIGN:
+        if (is_float(t)) return float_sign(g, t, a);
+        return cast(
+            g,
+            bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_int,
+                cast(g, cmp(g, GCC_JIT_COMPARISON_GT, a, GJ(gcc_jit_context_zero)(g->c, ty)),
+                     g->t_int),
+                cast(g, cmp(g, GCC_JIT_COMPARISON_LT, a, GJ(gcc_jit_context_zero)(g->c, ty)),
+                     g->t_int)),
+            ty);
+    case AX_KOP_NOT:
+        if (t == AX_BOOL)
+            return bin(g, GCC_JIT_BINARY_OP_BITWISE_XOR, ty, a, GJ(gcc_jit_context_one)(g->c, ty));
+        return GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_BITWISE_NEGATE, ty, a);
+    case AX_KOP_BUILTIN:
+        return fbuiltin(g, l->fn, t, a);
+    case AX_KOP_RSQRT:
+        return bin(g, GCC_JIT_BINARY_OP_DIVIDE, ty, fconst(g, t, 1.0), fbuiltin(g, "sqrt", t, a));
+    case AX_KOP_SQUARE:
+        return wrap_arith(g, GCC_JIT_BINARY_OP_MULT, t, a, a);
+    case AX_KOP_IS_FINITE: {
+        gcc_jit_type *u = g->ut[t];
+        gcc_jit_rvalue *expo =
+            t == AX_F32 ? GJ(gcc_jit_context_new_rvalue_from_long)(g->c, u, 0x7f800000L)
+                        : GJ(gcc_jit_context_new_rvalue_from_long)(g->c, u, 0x7ff0000000000000L);
+        return to_bool_storage(
+            g, cmp(g, GCC_JIT_COMPARISON_NE,
+                   bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, u, bitcast(g, a, u), expo), expo));
+    }
+    case AX_KOP_INTEGER_POW:
+        return integer_pow(g, t, a, e->k);
+    case AX_KOP_LIBM: /* of one or two operands */
+    case AX_KOP_AXFN:
+    case AX_KOP_LOGISTIC:
+        return scalar_math(g, e->prim, t, a, b);
     case AX_KOP_ADD:
         return wrap_arith(g, GCC_JIT_BINARY_OP_PLUS, t, a, b);
     case AX_KOP_SUB:
@@ -760,9 +718,7 @@ static gcc_jit_rvalue *binary_value(cg *g, const ax_code_node *e, ax_dtype t, gc
     case AX_KOP_SHL:
     case AX_KOP_SHR_LOGICAL:
     case AX_KOP_SHR_ARITH:
-        return shift(g, k, t, a, b);
-    case AX_KOP_LIBM:
-        return scalar_math(g, e->prim, t, a, b);
+        return shift(g, l->kop, t, a, b);
     case AX_KOP_EQ:
         return compare(g, GCC_JIT_COMPARISON_EQ, a, b);
     case AX_KOP_NE:
@@ -775,20 +731,9 @@ static gcc_jit_rvalue *binary_value(cg *g, const ax_code_node *e, ax_dtype t, gc
         return compare(g, GCC_JIT_COMPARISON_GT, a, b);
     case AX_KOP_GE:
         return compare(g, GCC_JIT_COMPARISON_GE, a, b);
+    /* not elementwise operations of one or two operands */
     case AX_KOP_NONE:
     case AX_KOP_EAGER:
-    case AX_KOP_COPY:
-    case AX_KOP_NEG:
-    case AX_KOP_ABS:
-    case AX_KOP_SIGN:
-    case AX_KOP_NOT:
-    case AX_KOP_SQUARE:
-    case AX_KOP_RSQRT:
-    case AX_KOP_IS_FINITE:
-    case AX_KOP_INTEGER_POW:
-    case AX_KOP_BUILTIN:
-    case AX_KOP_AXFN:
-    case AX_KOP_LOGISTIC:
     case AX_KOP_SELECT:
     case AX_KOP_CLAMP:
     case AX_KOP_CONVERT:
@@ -807,7 +752,7 @@ static gcc_jit_rvalue *binary_value(cg *g, const ax_code_node *e, ax_dtype t, gc
     case AX_KOP_SCAN:
         break;
     }
-    return refuse(g, e->prim, t, "an operation of two operands");
+    return refuse(g, e->prim, t, "an elementwise operation");
 }
 
 static gcc_jit_rvalue *op_value(cg *g, int i) {
@@ -838,8 +783,8 @@ static gcc_jit_rvalue *op_value(cg *g, int i) {
     default:
         break;
     }
-    if (n->nin == 1) return unary_value(g, e, in_t, value(g, n->in[0]));
-    if (n->nin == 2) return binary_value(g, e, in_t, value(g, n->in[0]), value(g, n->in[1]));
+    if (n->nin == 1) return elementwise_value(g, e, in_t, value(g, n->in[0]), NULL);
+    if (n->nin == 2) return elementwise_value(g, e, in_t, value(g, n->in[0]), value(g, n->in[1]));
     return refuse(g, e->prim, n->dtype, "an elementwise operation");
 }
 

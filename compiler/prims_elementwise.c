@@ -51,6 +51,12 @@
                                             .batch = ax_batch_elementwise,                         \
                                             __VA_ARGS__}
 
+/* A unary primitive computed by libm's function of its name (libmvec's f32 one when vec), with
+ * the derivative name_derivative, tested on operands in [lo, hi]. */
+#define LIBM_UNARY(name, op, vec, lo, hi)                                                          \
+    UNARY(name, op, 0, .jvp = ax_jvp_unary, .derivative = name##_derivative,                       \
+          .lower = AX_LOWER_LIBM(#name, vec), AX_EXAMPLES(ONE(lo, hi)))
+
 /* A unary primitive's derivative (ax_derivative_rule), with the constants of x's dtype. */
 #define DERIVATIVE(name)                                                                           \
     static ax_array *name##_derivative(ax_scope *s, AX_UNUSED const ax_params *p, ax_array *x,     \
@@ -119,104 +125,87 @@ DERIVATIVE(exp) {
     (void)s, (void)x;
     return y;
 }
-UNARY(exp, AX_EXP, 0, .jvp = ax_jvp_unary, .derivative = exp_derivative,
-      .lower = AX_LOWER_LIBM("exp", false), AX_EXAMPLES(ONE(-2, 2)));
+LIBM_UNARY(exp, AX_EXP, false, -2, 2);
 
 DERIVATIVE(exp2) {
     return ax_lax_mul(s, y, C(M_LN2));
 }
-UNARY(exp2, AX_EXP2, 0, .jvp = ax_jvp_unary, .derivative = exp2_derivative,
-      .lower = AX_LOWER_LIBM("exp2", true), AX_EXAMPLES(ONE(-2, 2)));
+LIBM_UNARY(exp2, AX_EXP2, true, -2, 2);
 
 DERIVATIVE(log) {
     return ax_lax_div(s, C(1.0), x);
 }
-UNARY(log, AX_LOG, 0, .jvp = ax_jvp_unary, .derivative = log_derivative,
-      .lower = AX_LOWER_LIBM("log", false), AX_EXAMPLES(ONE(0.2, 3)));
+LIBM_UNARY(log, AX_LOG, false, 0.2, 3);
 
 DERIVATIVE(log1p) {
     return ax_lax_div(s, C(1.0), ax_lax_add(s, x, C(1.0)));
 }
-UNARY(log1p, AX_LOG1P, 0, .jvp = ax_jvp_unary, .derivative = log1p_derivative,
-      .lower = AX_LOWER_LIBM("log1p", true), AX_EXAMPLES(ONE(-0.5, 2)));
+LIBM_UNARY(log1p, AX_LOG1P, true, -0.5, 2);
 
 DERIVATIVE(expm1) {
     return ax_lax_add(s, y, C(1.0));
 }
-UNARY(expm1, AX_EXPM1, 0, .jvp = ax_jvp_unary, .derivative = expm1_derivative,
-      .lower = AX_LOWER_LIBM("expm1", false), AX_EXAMPLES(ONE(-2, 2)));
+LIBM_UNARY(expm1, AX_EXPM1, false, -2, 2);
 
 DERIVATIVE(sin) {
     return U(COS, x);
 }
-UNARY(sin, AX_SIN, 0, .jvp = ax_jvp_unary, .derivative = sin_derivative,
-      .lower = AX_LOWER_LIBM("sin", true), AX_EXAMPLES(ONE(-3, 3)));
+LIBM_UNARY(sin, AX_SIN, true, -3, 3);
 
 DERIVATIVE(cos) {
     return ax_lax_neg(s, U(SIN, x));
 }
-UNARY(cos, AX_COS, 0, .jvp = ax_jvp_unary, .derivative = cos_derivative,
-      .lower = AX_LOWER_LIBM("cos", true), AX_EXAMPLES(ONE(-3, 3)));
+LIBM_UNARY(cos, AX_COS, true, -3, 3);
 
 DERIVATIVE(tan) {
     return ax_lax_add(s, C(1.0), ax_lax_mul(s, y, y));
 }
-UNARY(tan, AX_TAN, 0, .jvp = ax_jvp_unary, .derivative = tan_derivative,
-      .lower = AX_LOWER_LIBM("tan", false), AX_EXAMPLES(ONE(-1, 1)));
+LIBM_UNARY(tan, AX_TAN, false, -1, 1);
 
 DERIVATIVE(asin) {
     return U(RSQRT, ax_lax_sub(s, C(1.0), ax_lax_mul(s, x, x)));
 }
-UNARY(asin, AX_ASIN, 0, .jvp = ax_jvp_unary, .derivative = asin_derivative,
-      .lower = AX_LOWER_LIBM("asin", false), AX_EXAMPLES(ONE(-0.8, 0.8)));
+LIBM_UNARY(asin, AX_ASIN, false, -0.8, 0.8);
 
 DERIVATIVE(acos) {
     return ax_lax_neg(s, U(RSQRT, ax_lax_sub(s, C(1.0), ax_lax_mul(s, x, x))));
 }
-UNARY(acos, AX_ACOS, 0, .jvp = ax_jvp_unary, .derivative = acos_derivative,
-      .lower = AX_LOWER_LIBM("acos", true), AX_EXAMPLES(ONE(-0.8, 0.8)));
+LIBM_UNARY(acos, AX_ACOS, true, -0.8, 0.8);
 
 DERIVATIVE(atan) {
     return ax_lax_div(s, C(1.0), ax_lax_add(s, C(1.0), ax_lax_mul(s, x, x)));
 }
-UNARY(atan, AX_ATAN, 0, .jvp = ax_jvp_unary, .derivative = atan_derivative,
-      .lower = AX_LOWER_LIBM("atan", false), AX_EXAMPLES(ONE(-3, 3)));
+LIBM_UNARY(atan, AX_ATAN, false, -3, 3);
 
 DERIVATIVE(sinh) {
     return U(COSH, x);
 }
-UNARY(sinh, AX_SINH, 0, .jvp = ax_jvp_unary, .derivative = sinh_derivative,
-      .lower = AX_LOWER_LIBM("sinh", true), AX_EXAMPLES(ONE(-2, 2)));
+LIBM_UNARY(sinh, AX_SINH, true, -2, 2);
 
 DERIVATIVE(cosh) {
     return U(SINH, x);
 }
-UNARY(cosh, AX_COSH, 0, .jvp = ax_jvp_unary, .derivative = cosh_derivative,
-      .lower = AX_LOWER_LIBM("cosh", false), AX_EXAMPLES(ONE(-2, 2)));
+LIBM_UNARY(cosh, AX_COSH, false, -2, 2);
 
 DERIVATIVE(tanh) {
     return ax_lax_sub(s, C(1.0), ax_lax_mul(s, y, y));
 }
-UNARY(tanh, AX_TANH, 0, .jvp = ax_jvp_unary, .derivative = tanh_derivative,
-      .lower = AX_LOWER_LIBM("tanh", true), AX_EXAMPLES(ONE(-2, 2)));
+LIBM_UNARY(tanh, AX_TANH, true, -2, 2);
 
 DERIVATIVE(asinh) {
     return U(RSQRT, ax_lax_add(s, ax_lax_mul(s, x, x), C(1.0)));
 }
-UNARY(asinh, AX_ASINH, 0, .jvp = ax_jvp_unary, .derivative = asinh_derivative,
-      .lower = AX_LOWER_LIBM("asinh", true), AX_EXAMPLES(ONE(-2, 2)));
+LIBM_UNARY(asinh, AX_ASINH, true, -2, 2);
 
 DERIVATIVE(acosh) {
     return U(RSQRT, ax_lax_mul(s, ax_lax_sub(s, x, C(1.0)), ax_lax_add(s, x, C(1.0))));
 }
-UNARY(acosh, AX_ACOSH, 0, .jvp = ax_jvp_unary, .derivative = acosh_derivative,
-      .lower = AX_LOWER_LIBM("acosh", true), AX_EXAMPLES(ONE(1.5, 3)));
+LIBM_UNARY(acosh, AX_ACOSH, true, 1.5, 3);
 
 DERIVATIVE(atanh) {
     return ax_lax_div(s, C(1.0), ax_lax_sub(s, C(1.0), ax_lax_mul(s, x, x)));
 }
-UNARY(atanh, AX_ATANH, 0, .jvp = ax_jvp_unary, .derivative = atanh_derivative,
-      .lower = AX_LOWER_LIBM("atanh", true), AX_EXAMPLES(ONE(-0.8, 0.8)));
+LIBM_UNARY(atanh, AX_ATANH, true, -0.8, 0.8);
 
 DERIVATIVE(logistic) {
     return ax_lax_mul(s, y, ax_lax_sub(s, C(1.0), y));
@@ -239,8 +228,7 @@ UNARY(rsqrt, AX_RSQRT, 0, .jvp = ax_jvp_unary, .derivative = rsqrt_derivative,
 DERIVATIVE(cbrt) {
     return ax_lax_div(s, C(1.0 / 3.0), ax_lax_mul(s, y, y));
 }
-UNARY(cbrt, AX_CBRT, 0, .jvp = ax_jvp_unary, .derivative = cbrt_derivative,
-      .lower = AX_LOWER_LIBM("cbrt", true), AX_EXAMPLES(ONE(0.3, 3)));
+LIBM_UNARY(cbrt, AX_CBRT, true, 0.3, 3);
 
 UNARY(floor, AX_FLOOR, 0, .jvp = ax_jvp_zero, .lower = AX_LOWER_BUILTIN("floor"),
       AX_EXAMPLES(ONE(0.2, 0.8)));
@@ -252,14 +240,12 @@ UNARY(round, AX_ROUND, 0, .jvp = ax_jvp_zero, .lower = AX_LOWER_BUILTIN("rint"),
 DERIVATIVE(erf) {
     return ax_lax_mul(s, C(M_2_SQRTPI), U(EXP, ax_lax_neg(s, ax_lax_mul(s, x, x))));
 }
-UNARY(erf, AX_ERF, 0, .jvp = ax_jvp_unary, .derivative = erf_derivative,
-      .lower = AX_LOWER_LIBM("erf", false), AX_EXAMPLES(ONE(-2, 2)));
+LIBM_UNARY(erf, AX_ERF, false, -2, 2);
 
 DERIVATIVE(erfc) {
     return ax_lax_neg(s, erf_derivative(s, p, x, y));
 }
-UNARY(erfc, AX_ERFC, 0, .jvp = ax_jvp_unary, .derivative = erfc_derivative,
-      .lower = AX_LOWER_LIBM("erfc", true), AX_EXAMPLES(ONE(-2, 2)));
+LIBM_UNARY(erfc, AX_ERFC, true, -2, 2);
 
 DERIVATIVE(erf_inv) {
     return ax_lax_mul(s, C(sqrt(M_PI) / 2.0), U(EXP, ax_lax_mul(s, y, y)));
@@ -616,10 +602,6 @@ AX_EAGER(convert) {
     (void)nin;
     return ax_eager_one(ax_convert(cx, in[0], p->dtype, p->weak), out);
 }
-static int convert_identity(const ax_params *p, const ax_ir_atom *in) {
-    (void)p, (void)in;
-    return 0; /* when the operand already has the result's type */
-}
 static void convert_format(ax_strbuf *s, const ax_params *p) {
     ax_strbuf_appendf(s, "[new_dtype=%s weak_type=%s]", ax_dtype_name(p->dtype),
                       p->weak ? "True" : "False");
@@ -641,7 +623,7 @@ const ax_prim_info ax_convert_info = {
     .transpose = ax_transpose_linear,
     .cotangent = convert_cotangent,
     .batch = ax_batch_elementwise,
-    .identity = convert_identity,
+    .identity = ax_identity_operand,
     .format_params = convert_format,
     .lower = AX_LOWER(AX_KOP_CONVERT, AX_DT_ALL),
     AX_EXAMPLES({.nin = 1, .in = {AX_FLOATS(-2, 2, 2, 3)}, .p = {.dtype = AX_F64}},

@@ -119,57 +119,76 @@ static ax_array *batched_dynamic_update(ax_scope *s, int nin, ax_array **in, con
     return ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){x, idx, u}, &g);
 }
 
-/* The indexing primitives' batching rule: the cases above by which operands are batched. */
-static int batch_indexing(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                          const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+/* Finishes a batching rule with r, batched at `where`. */
+static int batched(ax_scope *s, ax_array *r, int where, ax_array **out, int *out_bdim) {
+    out[0] = r ? ax_scope_keep(s, r) : NULL;
+    out_bdim[0] = where;
+    ax_scope_end(s);
+    return out[0] ? 0 : -1;
+}
+
+static bool any_batched(int from, int n, const int *bdim) {
+    for (int i = from; i < n; i++)
+        if (bdim[i] >= 0) return true;
+    return false;
+}
+
+/* A batching rule (ax_batch_rule) in scope s. */
+#define BATCH(name)                                                                                \
+    static int name##_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,  \
+                            const int *bdim, int64_t size, ax_array **out, int *out_bdim)
+
+BATCH(gather) {
+    (void)prim, (void)nin;
     ax_scope s;
     ax_scope_begin(&s, cx);
-    ax_array *r = NULL;
     int where = 0;
-    bool starts_batched = false;
-    int first_start = prim == AX_P_DYNAMIC_SLICE ? 1 : 2;
-    for (int i = first_start; i < nin; i++) starts_batched |= bdim[i] >= 0;
-    switch (prim) {
-    case AX_P_GATHER:
-        r = batched_gather(&s, p, in, bdim, size, &where);
-        break;
-    case AX_P_SCATTER:
-        r = batched_scatter(&s, p, in, bdim, size);
-        break;
-    case AX_P_DYNAMIC_SLICE:
-        if (!starts_batched) {
-            /* Only x batched: slice the whole batch dimension. */
-            ax_array *args[AX_MAX_RANK + 2];
-            args[0] = ax_batch_first(&s, in[0], bdim[0], size);
-            args[1] = ax_lax_scalar_like(&s, in[1], 0.0);
-            for (int i = 1; i < nin; i++) args[i + 1] = in[i];
-            ax_params q = *p;
-            memmove(q.shape + 1, p->shape, (size_t)p->ndim * sizeof *q.shape);
-            q.shape[0] = size, q.ndim = p->ndim + 1;
-            r = ax_lax_bind(&s, prim, nin + 1, args, &q);
-        } else {
-            r = batched_dynamic_slice(&s, p, nin, in, bdim, size);
-        }
-        break;
-    case AX_P_DYNAMIC_UPDATE_SLICE:
-        if (!starts_batched) {
-            ax_array *args[AX_MAX_RANK + 3];
-            args[0] = ax_batch_first(&s, in[0], bdim[0], size);
-            args[1] = ax_batch_first(&s, in[1], bdim[1], size);
-            args[2] = ax_lax_scalar_like(&s, in[2], 0.0);
-            for (int i = 2; i < nin; i++) args[i + 1] = in[i];
-            r = ax_lax_bind(&s, prim, nin + 1, args, p);
-        } else {
-            r = batched_dynamic_update(&s, nin, in, bdim, size);
-        }
-        break;
-    default: /* the rows name this rule for the four primitives above only */
-        ax_error(cx, AX_ERR_RUNTIME, "vmap: no batching rule for %s", ax_prim_get(prim)->name);
+    ax_array *r = batched_gather(&s, p, in, bdim, size, &where);
+    return batched(&s, r, where, out, out_bdim);
+}
+
+BATCH(scatter) {
+    (void)prim, (void)nin;
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    return batched(&s, batched_scatter(&s, p, in, bdim, size), 0, out, out_bdim);
+}
+
+BATCH(dynamic_slice) {
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    ax_array *r;
+    if (!any_batched(1, nin, bdim)) {
+        /* Only x batched: slice the whole batch dimension. */
+        ax_array *args[AX_MAX_RANK + 2];
+        args[0] = ax_batch_first(&s, in[0], bdim[0], size);
+        args[1] = ax_lax_scalar_like(&s, in[1], 0.0);
+        for (int i = 1; i < nin; i++) args[i + 1] = in[i];
+        ax_params q = *p;
+        memmove(q.shape + 1, p->shape, (size_t)p->ndim * sizeof *q.shape);
+        q.shape[0] = size, q.ndim = p->ndim + 1;
+        r = ax_lax_bind(&s, prim, nin + 1, args, &q);
+    } else {
+        r = batched_dynamic_slice(&s, p, nin, in, bdim, size);
     }
-    out[0] = r ? ax_scope_keep(&s, r) : NULL;
-    out_bdim[0] = where;
-    ax_scope_end(&s);
-    return out[0] ? 0 : -1;
+    return batched(&s, r, 0, out, out_bdim);
+}
+
+BATCH(dynamic_update_slice) {
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    ax_array *r;
+    if (!any_batched(2, nin, bdim)) {
+        ax_array *args[AX_MAX_RANK + 3];
+        args[0] = ax_batch_first(&s, in[0], bdim[0], size);
+        args[1] = ax_batch_first(&s, in[1], bdim[1], size);
+        args[2] = ax_lax_scalar_like(&s, in[2], 0.0);
+        for (int i = 2; i < nin; i++) args[i + 1] = in[i];
+        r = ax_lax_bind(&s, prim, nin + 1, args, p);
+    } else {
+        r = batched_dynamic_update(&s, nin, in, bdim, size);
+    }
+    return batched(&s, r, 0, out, out_bdim);
 }
 
 /* ---------------------------------------------------------------- gather */
@@ -201,7 +220,7 @@ const ax_prim_info ax_gather_info = {
     .linear_in = 1,
     .transpose = ax_transpose_linear,
     .cotangent = gather_cotangent,
-    .batch = batch_indexing,
+    .batch = gather_batch,
     .format_params = gather_format,
     .lower = AX_LOWER_EAGER,
     AX_EXAMPLES({.nin = 2,
@@ -310,7 +329,7 @@ const ax_prim_info ax_scatter_info = {
     .linear_in = 5, /* x and the updates, not the indices */
     .transpose = ax_transpose_linear,
     .cotangent = scatter_cotangent,
-    .batch = batch_indexing,
+    .batch = scatter_batch,
     .format_params = scatter_format,
     .lower = AX_LOWER_EAGER,
     /* set: one index, so that none repeats (its transpose assumes unique indices, as JAX's) */
@@ -362,7 +381,7 @@ const ax_prim_info ax_dynamic_slice_info = {
     .linear_in = 1,
     .transpose = ax_transpose_linear,
     .cotangent = dynamic_slice_cotangent,
-    .batch = batch_indexing,
+    .batch = dynamic_slice_batch,
     .format_params = dynamic_slice_format,
     .lower = AX_LOWER_EAGER,
     /* starts out of range too: they are clamped */
@@ -412,7 +431,7 @@ const ax_prim_info ax_dynamic_update_slice_info = {
     .linear_in = 3, /* x and the update, not the starts */
     .transpose = ax_transpose_linear,
     .cotangent = dynamic_update_slice_cotangent,
-    .batch = batch_indexing,
+    .batch = dynamic_update_slice_batch,
     .lower = AX_LOWER_EAGER,
     AX_EXAMPLES(
         {.nin = 3, .in = {AX_FLOATS(-2, 2, 5), AX_FLOATS(-2, 2, 2), AX_INT_SCALAR(AX_I32, -1, 4)}},

@@ -21,6 +21,16 @@
         .nin = 1, .in = {AX_FLOATS(lo, hi, AX_LIST dims)}, .p = { __VA_ARGS__ }                    \
     }
 
+/* A row of one operand and output: the rest follows. */
+#define ROW(name_, flags_, ...)                                                                    \
+    const ax_prim_info ax_##name_##_info = {.name = #name_,                                        \
+                                            .nin = 1,                                              \
+                                            .nout = 1,                                             \
+                                            .flags = (flags_),                                     \
+                                            .shape = ax_shape_##name_,                             \
+                                            .eager = eager_##name_,                                \
+                                            __VA_ARGS__}
+
 /* ---------------------------------------------------------------- reductions over axes */
 
 #define REDUCE_EAGER(name, op)                                                                     \
@@ -37,15 +47,7 @@ static void format_axes(ax_strbuf *s, const ax_params *p) {
 
 /* A reduction's row: the rest of it follows. */
 #define REDUCTION(name_, flags_, ...)                                                              \
-    const ax_prim_info ax_##name_##_info = {.name = #name_,                                        \
-                                            .nin = 1,                                              \
-                                            .nout = 1,                                             \
-                                            .flags = (flags_),                                     \
-                                            .shape = ax_shape_##name_,                             \
-                                            .eager = eager_##name_,                                \
-                                            .batch = ax_batch_axes,                                \
-                                            .format_params = format_axes,                          \
-                                            __VA_ARGS__}
+    ROW(name_, flags_, .batch = ax_batch_axes, .format_params = format_axes, __VA_ARGS__)
 
 static int reduce_sum_cotangent(ax_scope *s, const ax_params *p, int nin, ax_array **in,
                                 const bool *lin, const ax_aval *ty, ax_array *ct, ax_array **r) {
@@ -160,15 +162,7 @@ AX_EAGER(argmin) {
 
 /* A row of an operation along axes[0]: the rest follows. */
 #define ALONG_AXIS(name_, flags_, ...)                                                             \
-    const ax_prim_info ax_##name_##_info = {.name = #name_,                                        \
-                                            .nin = 1,                                              \
-                                            .nout = 1,                                             \
-                                            .flags = (flags_),                                     \
-                                            .shape = ax_shape_##name_,                             \
-                                            .eager = eager_##name_,                                \
-                                            .batch = ax_batch_axis,                                \
-                                            .lower = AX_LOWER_EAGER,                               \
-                                            __VA_ARGS__}
+    ROW(name_, flags_, .batch = ax_batch_axis, .lower = AX_LOWER_EAGER, __VA_ARGS__)
 
 ALONG_AXIS(argmax, ND, .format_params = format_arg_reduction,
            AX_EXAMPLES(EXAMPLE(-2, 2, (2, 3), .naxes = 1, .axes = {1}, .dtype = AX_I32)));

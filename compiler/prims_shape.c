@@ -61,10 +61,6 @@ AX_EAGER(reshape) {
     (void)nin;
     return ax_eager_one(ax_reshape(cx, in[0], p->ndim, p->shape), out);
 }
-static int reshape_identity(const ax_params *p, const ax_ir_atom *in) {
-    (void)p, (void)in;
-    return 0; /* when the operand already has the result's shape */
-}
 static void reshape_format(ax_strbuf *s, const ax_params *p) {
     ax_strbuf_append(s, "[new_sizes=");
     ax_ir_format_i64s(s, p->ndim, p->shape);
@@ -79,7 +75,7 @@ BATCH(reshape) {
     prepend_shape(&q, p, size);
     return ax_batch_one(cx, prim, &q, in, bdim, size, out, out_bdim);
 }
-SHAPE_ROW(reshape, 1, 1, .batch = reshape_batch, .identity = reshape_identity,
+SHAPE_ROW(reshape, 1, 1, .batch = reshape_batch, .identity = ax_identity_operand,
           .format_params = reshape_format, .lower = AX_LOWER(AX_KOP_RESHAPE, AX_DT_ALL),
           AX_EXAMPLES(EXAMPLE((2, 3), .ndim = 1, .shape = {6}),
                       EXAMPLE((2, 3), .ndim = 2, .shape = {3, 2})));
@@ -117,10 +113,6 @@ AX_EAGER(broadcast_in_dim) {
     (void)nin;
     return ax_eager_one(ax_broadcast_in_dim(cx, in[0], p->ndim, p->shape, p->axes), out);
 }
-static int broadcast_in_dim_identity(const ax_params *p, const ax_ir_atom *in) {
-    (void)p, (void)in;
-    return 0;
-}
 static void broadcast_in_dim_format(ax_strbuf *s, const ax_params *p) {
     ax_strbuf_append(s, "[broadcast_dimensions=");
     ax_ir_format_ints(s, p->naxes, p->axes);
@@ -147,19 +139,14 @@ BATCH(broadcast_in_dim) {
     prepend_axis(&q, p);
     return ax_batch_one(cx, prim, &q, in, bdim, size, out, out_bdim);
 }
-SHAPE_ROW(broadcast_in_dim, 1, 1, .batch = broadcast_in_dim_batch,
-          .identity = broadcast_in_dim_identity, .format_params = broadcast_in_dim_format,
-          .lower = AX_LOWER(AX_KOP_BROADCAST, AX_DT_ALL),
+SHAPE_ROW(broadcast_in_dim, 1, 1, .batch = broadcast_in_dim_batch, .identity = ax_identity_operand,
+          .format_params = broadcast_in_dim_format, .lower = AX_LOWER(AX_KOP_BROADCAST, AX_DT_ALL),
           AX_EXAMPLES(EXAMPLE((3), .ndim = 2, .shape = {2, 3}, .naxes = 1, .axes = {1}),
                       EXAMPLE((2, 1), .ndim = 3, .shape = {2, 2, 3}, .naxes = 2, .axes = {0, 1})));
 
 AX_EAGER(squeeze) {
     (void)nin;
     return ax_eager_one(ax_squeeze(cx, in[0], p->naxes, p->axes), out);
-}
-static int reshaping_identity(const ax_params *p, const ax_ir_atom *in) {
-    (void)p, (void)in;
-    return 0;
 }
 static void format_dimensions(ax_strbuf *s, const ax_params *p) {
     format_named_ints(s, "dimensions", p->naxes, p->axes);
@@ -168,7 +155,7 @@ COTANGENT(squeeze) {
     r[0] = ax_lax_reshape(s, ct, ty[0].ndim, ty[0].shape);
     return 0;
 }
-SHAPE_ROW(squeeze, 1, 1, .batch = ax_batch_axes, .identity = reshaping_identity,
+SHAPE_ROW(squeeze, 1, 1, .batch = ax_batch_axes, .identity = ax_identity_operand,
           .format_params = format_dimensions, .lower = AX_LOWER(AX_KOP_RESHAPE, AX_DT_ALL),
           AX_EXAMPLES(EXAMPLE((1, 3), .naxes = 1, .axes = {0}),
                       EXAMPLE((2, 1, 3, 1), .naxes = 2, .axes = {1, 3})));
@@ -181,7 +168,7 @@ COTANGENT(expand_dims) {
     r[0] = ax_lax_reshape(s, ct, ty[0].ndim, ty[0].shape);
     return 0;
 }
-SHAPE_ROW(expand_dims, 1, 1, .batch = ax_batch_axes, .identity = reshaping_identity,
+SHAPE_ROW(expand_dims, 1, 1, .batch = ax_batch_axes, .identity = ax_identity_operand,
           .format_params = format_dimensions, .lower = AX_LOWER(AX_KOP_RESHAPE, AX_DT_ALL),
           AX_EXAMPLES(EXAMPLE((3), .naxes = 1, .axes = {1}),
                       EXAMPLE((2, 3), .naxes = 2, .axes = {0, 2})));

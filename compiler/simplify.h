@@ -12,6 +12,8 @@
  * bit `negative`; integers: any zero). */
 bool ax_ir_atom_is(const ax_ir_atom *a, double v);
 bool ax_ir_atom_is_zero(const ax_ir_atom *a, bool negative);
+/* The identity of conversions and reshapes: the operand, when it has the result's type. */
+int ax_identity_operand(const ax_params *p, const ax_ir_atom *in);
 
 /* A simplified copy of ir (new reference), or NULL with an error. */
 ax_ir *ax_simplify(ax_ctx *cx, const ax_ir *ir);
