@@ -190,7 +190,9 @@ static unsigned unary_accepted(ax_unary_op op) {
 
 int ax_shape_unary_op(ax_ctx *cx, const char *name, ax_unary_op op, const ax_aval *x,
                       ax_aval *out) {
-    if (require_dtypes(cx, name, unary_accepted(op), x)) return -1;
+    /* the set of accepted dtypes only for the message: this runs at every bind */
+    if (!ax_unary_accepts(op, x->dtype) && require_dtypes(cx, name, unary_accepted(op), x))
+        return -1;
     *out = *x;
     if (op == AX_IS_FINITE) {
         out->dtype = AX_BOOL;
@@ -248,10 +250,9 @@ int ax_shape_binary_op(ax_ctx *cx, const char *name, ax_binary_op op, const ax_a
                  TYPE(a), TYPE(b));
         return -1;
     }
-    unsigned set = binary_accepted(op);
-    if (!(set & DT(a->dtype))) {
+    if (!ax_binary_accepts(op, a->dtype)) {
         ax_error(cx, AX_ERR_TYPE, "%s requires %s, got %s and %s", name,
-                 describe_accepted(set, true).s, TYPE(a), TYPE(b));
+                 describe_accepted(binary_accepted(op), true).s, TYPE(a), TYPE(b));
         return -1;
     }
     const ax_aval *shape = broadcast_pair(a, b);
