@@ -439,10 +439,12 @@ void ax_ir_print_subs(ax_ir_printer *pr, const char *name, int n, ax_ir *const *
 static void format_sub_params(printer *pr, const ax_ir_eqn *e) {
     ax_strbuf_append(pr->s, "[");
     const ax_prim_info *info = ax_prim_get(e->prim);
-    if (info->format_subs)
+    if (info->format_subs) {
         info->format_subs(pr, &e->params);
-    else
+    } else { /* its parameters on a line, then each sub-program as jaxpr= */
+        if (info->format_params) info->format_params(ax_ir_print_param(pr), &e->params);
         for (int i = 0; i < e->nsub; i++) format_sub_param(pr, "jaxpr", e->sub[i]);
+    }
     newline(pr, 4);
     ax_strbuf_append(pr->s, "]");
 }

@@ -199,6 +199,7 @@ static int compile_to(ax_ctx *cx, const ax_gccjit *api, const ax_plan *plan, con
                       char *why, size_t whylen) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC)) return compile_here(api, plan, path, why, whylen);
+    fflush(NULL); /* the child must not write the parent's buffered output again */
     pid_t parent = getpid(), pid = fork();
     if (pid == 0) { /* the child: compile, report, and leave without running exit handlers */
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* and die with ax, if ax is killed first */

@@ -653,6 +653,42 @@ static int dot_general_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int n
     return out[0] ? 0 : -1;
 }
 
+/* Renumbers an operand's batch and contracting dims through a transpose's permutation (its
+ * dim d is dim perm[d] of the transpose's operand): false when the permutation would reorder
+ * the operand's free dims, whose order is the result's. */
+static bool renumber_through(const int *perm, int ndim, int nb, int *batch, int nc, int *contract) {
+    bool named[AX_MAX_RANK] = {false};
+    for (int i = 0; i < nb; i++) named[batch[i]] = true;
+    for (int i = 0; i < nc; i++) named[contract[i]] = true;
+    for (int d = 0, last = -1; d < ndim; d++) {
+        if (named[d]) continue;
+        if (perm[d] < last) return false;
+        last = perm[d];
+    }
+    for (int i = 0; i < nb; i++) batch[i] = perm[batch[i]];
+    for (int i = 0; i < nc; i++) contract[i] = perm[contract[i]];
+    return true;
+}
+
+/* simplify: dot_general of a transpose reads the transpose's operand with renumbered dims, as
+ * it does eagerly, where a transpose is a view: jit makes the same BLAS call as eager (gemm's
+ * Trans flag instead of a copy), and x @ x.T becomes a product of x with itself, which the
+ * kernel runs as syrk (runtime/linalg.c). */
+static void dot_general_fold(const ax_simplify_view *v, ax_params *p, ax_ir_atom *in) {
+    for (int side = 0; side < 2; side++) {
+        const ax_ir_eqn *t = ax_simplify_producer(v, &in[side]);
+        if (!t || t->prim != AX_P_TRANSPOSE) continue;
+        ax_dot_dims d = p->dot;
+        bool ok = side == 0 ? renumber_through(t->params.axes, t->params.naxes, d.nbatch,
+                                               d.lhs_batch, d.ncontract, d.lhs_contract)
+                            : renumber_through(t->params.axes, t->params.naxes, d.nbatch,
+                                               d.rhs_batch, d.ncontract, d.rhs_contract);
+        if (!ok) continue;
+        p->dot = d;
+        in[side] = t->in[0];
+    }
+}
+
 static void dot_general_format(ax_strbuf *s, const ax_params *p) {
     const ax_dot_dims *d = &p->dot;
     ax_strbuf_append(s, "[dimension_numbers=((");
@@ -681,6 +717,7 @@ const ax_prim_info ax_dot_general_info = {
     .cotangent = dot_general_cotangent,
     .batch = dot_general_batch,
     .format_params = dot_general_format,
+    .fold = dot_general_fold,
     .lower = AX_LOWER_EAGER,
     AX_EXAMPLES({.nin = 2,
                  .in = {AX_FLOATS(-2, 2, 2, 3), AX_FLOATS(-2, 2, 3, 2)},

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives.h"
 #include "ir.h"
 #include "trace.h"
 
@@ -94,7 +95,7 @@ int ax_prim_infer(ax_ctx *cx, ax_prim p, int nin, const ax_aval *in, const ax_pa
 static int set_weak(ax_ctx *cx, ax_array **out, bool weak) {
     ax_array *a = *out;
     if (a->weak == weak) return 0;
-    if (a->refs == 1) {
+    if (ax_refs_load(&a->refs) == 1) {
         a->weak = weak;
         return 0;
     }
@@ -189,6 +190,8 @@ int ax_bind(ax_ctx *cx, ax_prim p, int nin, ax_array **in, const ax_params *para
     }
     ax_trace *trace;
     if (ax_trace_find(cx, nin, in, &trace)) return -1;
+    if (table[p]->flags & AX_PRIM_COLLECTIVE && ax_collective_route(cx, p, params, &trace))
+        return -1;
     if (trace) return trace->process_primitive(cx, trace, p, nin, in, params, out);
     return bind_eager(cx, p, nin, in, params, out);
 }

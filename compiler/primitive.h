@@ -13,6 +13,8 @@
 #include "../runtime/linalg.h"
 #include "../runtime/reduce.h"
 
+struct ax_axis_spec;
+
 /* The primitives, in the order of compiler/primitives.def (which says where each one's row
  * and rules are, and which parameters it reads). */
 typedef enum {
@@ -58,6 +60,8 @@ typedef struct ax_params {
     int64_t length;   /* scan: number of steps */
     int unroll;       /* scan: steps per iteration of the generated loop (a hint) */
     bool reverse;     /* scan: from the last element to the first */
+    /* pmap and collectives: the axis names (interned: compiler/collectives.h) */
+    const struct ax_axis_spec *axis;
 } ax_params;
 
 struct ax_ir;
@@ -114,7 +118,10 @@ enum {
     AX_PRIM_ELEMENTWISE = 2,  /* fusable pointwise op */
     AX_PRIM_NONDIFF = 4,      /* not differentiable (integer/bool results, comparisons, iota) */
     AX_PRIM_EFFECT = 8,       /* has an effect: never dropped, merged or folded by a pass */
-    AX_PRIM_COMMUTATIVE = 16, /* f(a, b) = f(b, a) (graphs draw its operands unnumbered) */
+    AX_PRIM_COLLECTIVE = 16,  /* names axes (params.axis): bind finds the trace that binds them */
+    AX_PRIM_MAPPED = 32,      /* operands and results carry a leading axis of params.length
+                                 that its sub-program does not see (pmap) */
+    AX_PRIM_COMMUTATIVE = 64, /* f(a, b) = f(b, a) (graphs draw its operands unnumbered) */
 };
 
 struct ax_ir_trace;
@@ -152,6 +159,7 @@ typedef int (*ax_batch_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int n
 
 struct ax_ir_atom;
 struct ax_ir_printer;
+struct ax_simplify_view;
 struct ax_scope;
 
 /* The per-primitive parts of the shared rules: a row names a family rule (ax_jvp_unary,
@@ -360,6 +368,10 @@ typedef struct ax_prim_info {
     /* simplify: the operand an equation with these operands computes (when it has the
      * result's type), or -1; NULL: none (see compiler/simplify.h for the helpers). */
     int (*identity)(const ax_params *p, const struct ax_ir_atom *in);
+    /* simplify: rewrites the operands in[] and parameters p of an equation to read what the
+     * equations making its operands read (compiler/simplify.h), when that is cheaper or what
+     * eager does; NULL: none. */
+    void (*fold)(const struct ax_simplify_view *v, ax_params *p, struct ax_ir_atom *in);
     /* How jit computes it: a loop operation or an eager step (never left zero). */
     ax_lowering lower;
     /* What the table's tests run its rules on; a row without examples names the tests that

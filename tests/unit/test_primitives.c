@@ -487,6 +487,8 @@ static void test_rules_agree_with_kernels(void **state) {
     covered[AX_P_DEBUG_CALLBACK] = true; /* an effect: tests/unit/test_debug_callback.c */
     /* sub-programs: tests/unit/test_control_flow.c */
     covered[AX_P_COND] = covered[AX_P_WHILE] = covered[AX_P_SCAN] = covered[AX_P_CALL] = true;
+    /* pmap and collectives, which run on devices: tests/unit/test_collectives.c */
+    for (int p = AX_P_PMAP; p <= AX_P_AXIS_INDEX; p++) covered[p] = true;
     for (int p = 0; p < AX_P_NPRIMS; p++)
         if (!covered[p]) fail_msg("no test case runs %s", ax_prim_get((ax_prim)p)->name);
 }
