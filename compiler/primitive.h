@@ -1,8 +1,10 @@
 /* The one table of primitives, and bind: the single entry point of every array operation.
  *
- * Each primitive is one row of compiler/primitive.c holding every rule about it: its
- * shape/dtype rule, its eager kernel (an adapter onto runtime/), and the slots that the
- * transformation passes fill (JVP, transpose, batching, code generation). */
+ * Each primitive is one row (ax_prim_info) holding every rule about it: its shape/dtype rule,
+ * its eager kernel (an adapter onto runtime/), its JVP, transpose and batching rules (or what
+ * the shared rules need from it), how jit computes it, how it prints and simplifies, and the
+ * examples the table's tests run them on. compiler/primitives.def lists the primitives and
+ * where each row is defined; docs/primitives.md tells how to add one. */
 #ifndef AX_PRIMITIVE_H
 #define AX_PRIMITIVE_H
 
