@@ -111,7 +111,12 @@ static void jit_state_free(void *p) {
     free(s->statics);
     free(s);
 }
-static const ax_object_type jit_state_type = {.name = "jit", .free = jit_state_free};
+/* The function it compiles, for the walk over reference cycles (lang/cycles.h). */
+static void jit_state_children(void *p, void (*visit)(void *arg, ax_value *child), void *arg) {
+    visit(arg, ((jit_state *)p)->fn);
+}
+static const ax_object_type jit_state_type = {
+    .name = "jit", .free = jit_state_free, .children = jit_state_children};
 
 static bool in_argnums(const int *statics, int nstatic, int pos) {
     for (int i = 0; i < nstatic; i++)

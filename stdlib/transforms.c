@@ -730,19 +730,23 @@ int ax_spread_axes(ax_interp *in, const char *what, ax_value *tree, ax_value *sp
         if (tree->n) memcpy(keys, tree->keys, (size_t)tree->n * sizeof *keys);
         for (int i = 0; i < tree->n; i++)
             for (int j = i + 1; j < tree->n; j++)
-                if (strcmp(keys[j]->str, keys[i]->str) < 0) {
+                if (ax_dict_key_order(keys[j], keys[i]) < 0) {
                     ax_value *tmp = keys[i];
                     keys[i] = keys[j], keys[j] = tmp;
                 }
         int rc = 0;
         for (int i = 0; i < tree->n && !rc; i++) {
-            ax_value *sub = ax_dict_get(spec, keys[i]->str);
+            ax_value *sub = ax_dict_lookup(spec, keys[i]);
             if (!sub) {
-                ax_error(in->cx, AX_ERR_VALUE, "%s: no entry for key '%s'", what, keys[i]->str);
+                ax_strbuf k;
+                ax_strbuf_init(&k);
+                ax_value_format_nested(&k, keys[i]);
+                ax_error(in->cx, AX_ERR_VALUE, "%s: no entry for key %s", what,
+                         k.data ? k.data : "?");
+                ax_strbuf_free(&k);
                 rc = -1;
             } else {
-                rc = ax_spread_axes(in, what, ax_dict_get(tree, keys[i]->str), sub, axes, n,
-                                    cap);
+                rc = ax_spread_axes(in, what, ax_dict_lookup(tree, keys[i]), sub, axes, n, cap);
             }
         }
         free(keys);
