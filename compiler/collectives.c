@@ -826,10 +826,13 @@ static int collective_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int ni
         .flags = AX_PRIM_COLLECTIVE | (FLAGS),                                                     \
         .shape = SHAPE,                                                                            \
         .eager = EAGER,                                                                            \
-        .jvp = (void *)(JVP),                                                                      \
-        .transpose = (void *)(TRANSPOSE),                                                          \
-        .batch = (void *)collective_batch,                                                         \
+        .jvp = JVP,                                                                                \
+        .linear_in = 1,                                                                            \
+        .transpose = TRANSPOSE,                                                                    \
+        .batch = collective_batch,                                                                 \
         .format_params = FORMAT,                                                                   \
+        .lower = AX_LOWER_EAGER,                                                                   \
+        .tested_by = "tests/unit/test_collectives.c, tests/lang/pmap_*.ax",                        \
     }
 
 COLLECTIVE(ax_psum_info, "psum", 1, AX_PRIM_LINEAR, psum_shape, psum_eager, ax_jvp_linear,

@@ -119,7 +119,8 @@ static void warn_once(jit_state *s, const char *why) {
 
 /* ---- building ---- */
 
-static gcc_jit_context *new_context(const ax_gccjit *api, const ax_plan *plan) {
+static gcc_jit_context *new_context(const ax_gccjit *api, const ax_plan *plan, char *why,
+                                    size_t whylen) {
     gcc_jit_context *ctx = GCCJIT(gcc_jit_context_acquire)();
     if (!ctx) return NULL;
     GCCJIT(gcc_jit_context_set_bool_print_errors_to_stderr)(ctx, 0);
@@ -130,7 +131,7 @@ static gcc_jit_context *new_context(const ax_gccjit *api, const ax_plan *plan) {
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-nostdlib");
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-fno-use-linker-plugin");
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-Wl,--build-id=none");
-    if (!ax_codegen_build(api, ctx, &plan->code)) {
+    if (!ax_codegen_build(api, ctx, &plan->code, why, whylen)) {
         GCCJIT(gcc_jit_context_release)(ctx);
         return NULL;
     }
@@ -146,9 +147,10 @@ static void temp_template(char *buf, size_t n, const char *name) {
 /* Builds the code and compiles it to the shared object `path`; 0, or -1 with the reason. */
 static int compile_here(const ax_gccjit *api, const ax_plan *plan, const char *path, char *why,
                         size_t whylen) {
-    gcc_jit_context *ctx = new_context(api, plan);
+    why[0] = 0;
+    gcc_jit_context *ctx = new_context(api, plan, why, whylen);
     if (!ctx) {
-        snprintf(why, whylen, "libgccjit cannot make a context");
+        if (!why[0]) snprintf(why, whylen, "libgccjit cannot make a context");
         return -1;
     }
     GCCJIT(gcc_jit_context_compile_to_file)(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, path);
@@ -295,6 +297,14 @@ ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
         ax_error_oom(cx);
         return NULL;
     }
+    if (p->plan->unlowered) {
+        ax_error(cx, AX_ERR_RUNTIME,
+                 "internal error: jit cannot compute %s: its row in the primitive table declares "
+                 "no lowering",
+                 p->plan->unlowered);
+        ax_jit_free(p);
+        return NULL;
+    }
     count_steps(p);
     if (p->info.nloops == 0) { /* nothing to compile: eager steps only */
         p->info.build_ms = now_ms() - t0;
@@ -359,16 +369,18 @@ int ax_jit_dump_c(ax_ctx *cx, const ax_jit_program *p, ax_strbuf *out) {
     char path[4096];
     temp_template(path, sizeof path, "ax-dump-XXXXXX");
     int fd = api ? mkstemp(path) : -1;
-    gcc_jit_context *ctx = fd >= 0 ? new_context(api, p->plan) : NULL;
+    char why[256] = "";
+    gcc_jit_context *ctx = fd >= 0 ? new_context(api, p->plan, why, sizeof why) : NULL;
     if (!ctx) {
         if (fd >= 0) {
             close(fd);
             unlink(path);
         }
         ax_error(cx, AX_ERR_RUNTIME, "cannot dump the generated code (%s)",
-                 api ? "no temporary file"
-                 : s ? s->api_why
-                     : "out of memory");
+                 why[0] ? why
+                 : api  ? "no temporary file"
+                 : s    ? s->api_why
+                        : "out of memory");
         return -1;
     }
     close(fd);

@@ -43,7 +43,7 @@ static ax_array *batch_tracer(ax_ctx *cx, vmap_trace *t, ax_array *value, int bd
 static ax_batch_rule rule_of(ax_ctx *cx, ax_prim p) {
     const ax_prim_info *info = ax_prim_get(p);
     if (!info->batch) ax_error(cx, AX_ERR_RUNTIME, "vmap: %s has no batching rule", info->name);
-    return (ax_batch_rule)info->batch;
+    return info->batch;
 }
 
 static int vmap_process(ax_ctx *cx, ax_trace *trace, ax_prim p, int nin, ax_array **in,

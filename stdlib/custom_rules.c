@@ -5,7 +5,7 @@
  * is another one (jit, vmap, make_jaxpr), the call becomes one custom_call equation per output:
  * the function's body traced, with the rule attached, so a differentiation outside
  * (grad(jit(f)), grad(vmap(f))) still applies the rule; vmap batches it by running the rule per
- * example (compiler/batch_rules.c), or for custom_vjp fwd and bwd per example (below). Traced
+ * example (compiler/prims_custom.c), or for custom_vjp fwd and bwd per example (below). Traced
  * values the function closes over become leading operands of those equations (JAX's closure
  * conversion), so the IR never holds another trace's tracer. Without any transformation the
  * function runs as written.

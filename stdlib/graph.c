@@ -421,8 +421,7 @@ static int write_cluster(dot_writer *w, const ax_ir *sub, const char *label, int
 }
 
 static bool commutative(ax_prim p) {
-    return p == AX_P_ADD || p == AX_P_MUL || p == AX_P_MAX || p == AX_P_MIN || p == AX_P_AND ||
-           p == AX_P_OR || p == AX_P_XOR || p == AX_P_EQ || p == AX_P_NE;
+    return ax_prim_get(p)->flags & AX_PRIM_COMMUTATIVE;
 }
 
 static const char *operand_label(int i) {
