@@ -20,7 +20,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread -MMD -MP
 LDFLAGS ?=
 # --as-needed: libraries nobody references (e.g. libgccjit before the jit lands) are dropped,
 # so they cost nothing at start-up.
-LDLIBS  := -Wl,--as-needed -lreadline -ldl -lm -pthread
+LDLIBS  := -Wl,--as-needed -lreadline -lxsmm -lxsmmnoblas -ldl -lm -lrt -pthread
 BUILD   ?= build
 PREFIX  ?= /usr/local
 PYTHON  ?= python3
@@ -66,7 +66,7 @@ $(BUILD)/runtime/elementwise.o: CFLAGS += -O3 -march=native -fno-math-errno -fno
 # -ffast-math: the order of their additions is part of their result (runtime/reduce.h).
 $(BUILD)/runtime/reduce.o: CFLAGS += -O3 -march=native -fno-math-errno -fno-trapping-math
 
-DEPS := libreadline-dev libgccjit-12-dev libopenblas-dev libcmocka-dev binutils python3 \
+DEPS := libreadline-dev libgccjit-12-dev libopenblas-dev libxsmm-dev libcmocka-dev binutils python3 \
         python3-numpy gnuplot-nox graphviz libcmark-dev chromium zlib1g-dev
 
 .PHONY: all unit benches run test asan bench conformance install uninstall deps clean FORCE

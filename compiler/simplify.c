@@ -16,8 +16,10 @@ typedef struct rewriter {
     ax_ir_atom *map;  /* old variable -> atom of the new IR */
     ax_array **owned; /* folded literals, released at the end */
     int nowned;
-    int *seen; /* hash table of equations of the new IR, for CSE: index + 1, 0 = empty */
-    int nseen; /* its size (a power of two, at least twice the equations) */
+    int *seen;    /* hash table of equations of the new IR, for CSE: index + 1, 0 = empty */
+    int nseen;    /* its size (a power of two, at least twice the equations) */
+    int *made_by; /* variable of the new IR -> the equation that makes it, or -1 */
+    int nmade;    /* its size */
 } rewriter;
 
 static bool literal_is(const ax_ir_atom *a, double v) {
@@ -97,6 +99,49 @@ static const ax_ir_atom *identity_of(const rewriter *r, const ax_ir_eqn *e, cons
     return type_equal(&t, out) ? keep : NULL; /* weak or not: the IR's types are fixed */
 }
 
+/* The transpose equation of the new IR that makes atom a, or NULL. */
+static const ax_ir_eqn *transpose_making(const rewriter *r, const ax_ir_atom *a) {
+    if (a->var < 0 || a->var >= r->nmade || r->made_by[a->var] < 0) return NULL;
+    const ax_ir_eqn *t = &ax_ir_builder_peek(r->b)->eqns[r->made_by[a->var]];
+    return t->prim == AX_P_TRANSPOSE ? t : NULL;
+}
+
+/* Renumbers an operand's batch and contracting dims through a transpose's permutation (its
+ * dim d is dim perm[d] of the transpose's operand): false when the permutation would reorder
+ * the operand's free dims, whose order is the result's. */
+static bool renumber_through(const int *perm, int ndim, int nb, int *batch, int nc, int *contract) {
+    bool named[AX_MAX_RANK] = {false};
+    for (int i = 0; i < nb; i++) named[batch[i]] = true;
+    for (int i = 0; i < nc; i++) named[contract[i]] = true;
+    for (int d = 0, last = -1; d < ndim; d++) {
+        if (named[d]) continue;
+        if (perm[d] < last) return false;
+        last = perm[d];
+    }
+    for (int i = 0; i < nb; i++) batch[i] = perm[batch[i]];
+    for (int i = 0; i < nc; i++) contract[i] = perm[contract[i]];
+    return true;
+}
+
+/* dot_general of a transpose reads the transpose's operand with renumbered dims, as it does
+ * eagerly, where a transpose is a view: jit makes the same BLAS call as eager (gemm's Trans
+ * flag instead of a copy), and x @ x.T becomes a product of x with itself, which the kernel
+ * runs as syrk (runtime/linalg.c). */
+static void fold_transposes(const rewriter *r, ax_ir_atom *in, ax_params *p) {
+    for (int side = 0; side < 2; side++) {
+        const ax_ir_eqn *t = transpose_making(r, &in[side]);
+        if (!t) continue;
+        ax_dot_dims d = p->dot;
+        bool ok = side == 0 ? renumber_through(t->params.axes, t->params.naxes, d.nbatch,
+                                               d.lhs_batch, d.ncontract, d.lhs_contract)
+                            : renumber_through(t->params.axes, t->params.naxes, d.nbatch,
+                                               d.rhs_batch, d.ncontract, d.rhs_contract);
+        if (!ok) continue;
+        p->dot = d;
+        in[side] = t->in[0];
+    }
+}
+
 /* Evaluates an equation whose operands are all literals; the result becomes a literal. */
 static bool try_fold(rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in, ax_ir_atom *res) {
     /* sub-programs are not run at compile time (a loop may be long) */
@@ -169,17 +214,21 @@ static int add_rewritten(rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in, 
     if (ax_ir_add_eqn(r->b, e->prim, &e->params, e->nin, in, e->nout, out_types, vars, e->nsub,
                       e->sub))
         return -1;
-    if (slot >= 0) r->seen[slot] = ax_ir_builder_peek(r->b)->neqns;
-    for (int i = 0; i < e->nout; i++) r->map[e->out[i]] = (ax_ir_atom){.var = vars[i]};
+    int made = ax_ir_builder_peek(r->b)->neqns;
+    if (slot >= 0) r->seen[slot] = made;
+    for (int i = 0; i < e->nout; i++) {
+        r->map[e->out[i]] = (ax_ir_atom){.var = vars[i]};
+        if (vars[i] < r->nmade) r->made_by[vars[i]] = made - 1;
+    }
     return 0;
 }
 
 /* Maps e's operands into the new IR and applies the rewrites that replace an equation by an
  * atom: 0 when one did, 1 when the equation must be added. */
-static int rewrite_into(rewriter *r, const ax_ir_eqn *e, ax_ir_atom *in, int *pslot,
-                        ax_aval *out_types) {
+static int rewrite_into(rewriter *r, ax_ir_eqn *e, ax_ir_atom *in, int *pslot, ax_aval *out_types) {
     int slot = -1;
     for (int i = 0; i < e->nin; i++) in[i] = e->in[i].var >= 0 ? r->map[e->in[i].var] : e->in[i];
+    if (e->prim == AX_P_DOT_GENERAL) fold_transposes(r, in, &e->params);
     for (int i = 0; i < e->nout; i++) out_types[i] = r->ir->types[e->out[i]];
     if (e->nout == 1) {
         const ax_ir_atom *keep = identity_of(r, e, in, &out_types[0]);
@@ -202,7 +251,8 @@ static int rewrite_into(rewriter *r, const ax_ir_eqn *e, ax_ir_atom *in, int *ps
     return 1;
 }
 
-static int rewrite_eqn(rewriter *r, const ax_ir_eqn *e) {
+static int rewrite_eqn(rewriter *r, const ax_ir_eqn *orig) {
+    ax_ir_eqn local = *orig, *e = &local; /* its parameters may change */
     int slot = -1;
     ax_ir_atom in_small[16], *in = e->nin <= 16 ? in_small : malloc((size_t)e->nin * sizeof *in);
     ax_aval types_small[4];
@@ -290,8 +340,11 @@ ax_ir *ax_simplify(ax_ctx *cx, const ax_ir *ir) {
     r.nseen = 16;
     while (r.nseen < 2 * ir->neqns + 2) r.nseen *= 2;
     r.seen = calloc((size_t)r.nseen, sizeof *r.seen);
+    r.nmade = ir->nvars; /* the new IR has no more variables than the old */
+    r.made_by = malloc(((size_t)r.nmade + 1) * sizeof *r.made_by);
+    for (int v = 0; r.made_by && v < r.nmade; v++) r.made_by[v] = -1;
     ax_ir *mid = NULL, *res = NULL;
-    int rc = r.b && r.map && r.seen ? 0 : -1;
+    int rc = r.b && r.map && r.seen && r.made_by ? 0 : -1;
     for (int i = 0; i < ir->nconsts && !rc; i++) {
         int v = ax_ir_add_const(r.b, ir->consts[i]);
         r.map[ir->constvars[i]] = (ax_ir_atom){.var = v};
@@ -320,6 +373,7 @@ ax_ir *ax_simplify(ax_ctx *cx, const ax_ir *ir) {
     free(r.owned);
     free(r.map);
     free(r.seen);
+    free(r.made_by);
     if (!res && !ax_error_pending(cx)) ax_error_oom(cx);
     return res;
 }

@@ -475,7 +475,11 @@ static void format_value(ax_strbuf *out, const ax_value *v, int depth, const ax_
         ax_strbuf_appendf(out, "<function %s>", v->fn->name);
         break;
     case AX_V_BUILTIN:
-        ax_strbuf_appendf(out, "<built-in function %s>", v->builtin->name);
+        /* the builtins that are Python's classes say so in their doc (stdlib/builtins_types.c) */
+        if (v->builtin->doc && !strncmp(v->builtin->doc, "class ", 6))
+            ax_strbuf_appendf(out, "<class '%s'>", v->builtin->name);
+        else
+            ax_strbuf_appendf(out, "<built-in function %s>", v->builtin->name);
         break;
     case AX_V_MODULE:
         ax_strbuf_appendf(out, "<module '%s'>", ax_module_name(v->module));

@@ -29,6 +29,8 @@ extern const ax_builtin_def ax_builtins_index[];   /* take, sort, nonzero, one_h
 extern const ax_builtin_def ax_builtins_einsum[];  /* einsum */
 extern const ax_builtin_def ax_builtins_compare[]; /* isclose, allclose, array_equal, ... */
 extern const ax_builtin_def ax_builtins_time[];    /* timeit */
+extern const ax_builtin_def ax_builtins_help[];    /* help */
+extern const ax_builtin_def ax_builtins_types[];   /* type, isinstance, ndarray */
 extern const ax_builtin_def ax_builtins_lax[];     /* cond, switch, while_loop, scan */
 extern const ax_builtin_def ax_builtins_conv[];    /* conv_general_dilated, reduce_window, ... */
 extern const ax_builtin_def ax_builtins_io[];      /* loadtxt */
