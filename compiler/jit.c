@@ -48,7 +48,7 @@ typedef struct pending {
     struct pending *next;
     struct jit_state *owner;
     ax_jit_program *prog; /* NULL once the program is freed: the compile then only fills the
-                             disk cache (a queued one is dropped with its program) */
+                             disk cache (see detach) */
     ax_jit_job *job;      /* NULL while queued */
     ax_code *own;         /* the code of a queued compile whose program is gone */
     uint64_t key;
@@ -65,7 +65,8 @@ typedef struct jit_state {
     int max_jobs;     /* compiles in the background at once */
     int exit_wait_ms; /* AX_JIT_EXIT_WAIT: how long the end waits for running compiles */
     ax_jit_cache *cache;
-    ax_gccjit *api; /* opened on the first compile */
+    ax_gccjit *api; /* opened on the first compile in this process (not for compiles in the
+                       background: the child opens it) */
     bool api_failed;
     char api_why[256];
     pending *pending; /* in the order they were asked for */
@@ -119,9 +120,15 @@ static int background_jobs(void) {
 
 static int exit_wait_ms(void) {
     const char *v = getenv("AX_JIT_EXIT_WAIT");
+    if (!v || !*v) return EXIT_WAIT_MS;
     char *end;
-    long ms = v && *v ? strtol(v, &end, 10) : -1;
-    return ms >= 0 && !*end && ms <= 3600000 ? (int)ms : EXIT_WAIT_MS;
+    long ms = strtol(v, &end, 10);
+    if (ms >= 0 && ms <= 3600000 && !*end) return (int)ms;
+    fprintf(stderr,
+            "ax: warning: AX_JIT_EXIT_WAIT='%s' is not a number of milliseconds (0 to 3600000); "
+            "the end of the process waits at most %d ms for compiles\n",
+            v, EXIT_WAIT_MS);
+    return EXIT_WAIT_MS;
 }
 
 static jit_state *state(ax_ctx *cx) {
