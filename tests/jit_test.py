@@ -472,16 +472,21 @@ exit 1
 """
 
 
+def stand_in_assembler(ctx, script):
+    """A PATH on which `as` is `script`."""
+    bin_dir = os.path.join(ctx.root, "bin")
+    os.mkdir(bin_dir)
+    with open(os.path.join(bin_dir, "as"), "w") as f:
+        f.write(script)
+    os.chmod(os.path.join(bin_dir, "as"), 0o755)
+    return bin_dir + os.pathsep + os.environ.get("PATH", "")
+
+
 @check
 def killed_compile_leaves_nothing(ctx):
     # A process killed while compiling leaves its temporary directory behind; the next
     # process removes it. (libgccjit's own 'libgccjit-*' directories used to stay in $TMPDIR.)
-    bin_dir = os.path.join(ctx.root, "bin")
-    os.mkdir(bin_dir)
-    with open(os.path.join(bin_dir, "as"), "w") as f:
-        f.write(KILLER_AS)
-    os.chmod(os.path.join(bin_dir, "as"), 0o755)
-    env = ctx.env(PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    env = ctx.env(PATH=stand_in_assembler(ctx, KILLER_AS))
     p = subprocess.run([ctx.ax, "-e", PROGRAM], capture_output=True, text=True, env=env,
                        timeout=TIMEOUT, cwd=ctx.root)
     expect(p.returncode == -9, f"the stand-in assembler did not kill ax: status {p.returncode}"
@@ -922,12 +927,7 @@ exit 1
 @check
 def tiered_compile_failure_falls_back(ctx):
     # A compile that fails in the background: one warning, the eager kernels go on, exit 0.
-    bin_dir = os.path.join(ctx.root, "bin")
-    os.mkdir(bin_dir)
-    with open(os.path.join(bin_dir, "as"), "w") as f:
-        f.write(FAILING_AS)
-    os.chmod(os.path.join(bin_dir, "as"), 0o755)
-    p = ctx.run(TIERED, **tiered_env(PATH=bin_dir + os.pathsep + os.environ.get("PATH", "")))
+    p = ctx.run(TIERED, **tiered_env(PATH=stand_in_assembler(ctx, FAILING_AS)))
     sync = ctx.run(TIERED)  # the real assembler: native code
     expect(p.stdout == sync.stdout, "the fallback printed something else")
     warnings = [l for l in p.stderr.splitlines() if "warning" in l]

@@ -104,12 +104,7 @@ typedef struct irb {
 } irb;
 
 static ax_ir_atom eqn(irb *b, ax_prim prim, const ax_params *p, int nin, const ax_ir_atom *ins) {
-    ax_aval types[3], out;
-    for (int i = 0; i < nin; i++) ax_ir_atom_type(b->b, &ins[i], &types[i]);
-    if (ax_prim_infer(b->cx, prim, nin, types, p, &out)) fail_msg("%s", b->cx->err.message);
-    int v;
-    assert_int_equal(ax_ir_add_eqn(b->b, prim, p, nin, ins, 1, &out, &v, 0, NULL), 0);
-    return (ax_ir_atom){.var = v};
+    return jit_test_eqn(b->cx, b->b, prim, p, nin, ins);
 }
 
 static ax_ir_atom bin(irb *b, ax_prim prim, ax_ir_atom x, ax_ir_atom y) {
@@ -243,41 +238,37 @@ static void test_cached_code_loads_at_once(void **state) {
     fixture_free(&f);
 }
 
-/* The end of a context with a compile running and AX_JIT_EXIT_WAIT=0: the child is killed at
- * once, nothing reaches the cache, nothing is left in the scratch directory. (A program's
- * compile starts after its first call.) */
-static void test_exit_stops_compile(void **state) {
-    (void)state;
-    use_cache("stop", NULL, "0");
+/* Runs a program once (its compile starts after the first call), frees it and its context
+ * while the compile runs, and returns how many entries the cache `name` then holds: the end
+ * of the context waits up to `exit_wait` ms. No child process and no scratch file is left. */
+static int end_during_compile(const char *name, const char *exit_wait, double salt) {
+    use_cache(name, NULL, exit_wait);
     fixture f;
-    fixture_make(&f, 1.5);
+    fixture_make(&f, salt);
     ax_jit_program *p = ax_jit_start(f.cx, f.ir);
-    assert_true(ax_jit_program_info(p)->compiling);
     run_and_compare(&f, p);
+    assert_true(ax_jit_program_info(p)->compiling);
     ax_jit_free(p); /* the compile goes on, for the disk cache */
     fixture_free(&f);
     no_children_left();
-    assert_int_equal(cache_entries("stop"), 0);
     assert_int_equal(scratch_objects(), 0);
+    return cache_entries(name);
+}
+
+/* AX_JIT_EXIT_WAIT=0: the child is killed at once and nothing reaches the cache. */
+static void test_exit_stops_compile(void **state) {
+    (void)state;
+    assert_int_equal(end_during_compile("stop", "0", 1.5), 0);
 }
 
 /* With time to wait, the end of a context lets a running compile fill the disk cache, even
  * though its program is gone: the next context loads the code. */
 static void test_exit_fills_cache(void **state) {
     (void)state;
-    use_cache("fill", NULL, "600000");
+    assert_int_equal(end_during_compile("fill", "600000", 2.5), 1);
     fixture f;
     fixture_make(&f, 2.5);
     ax_jit_program *p = ax_jit_start(f.cx, f.ir);
-    run_and_compare(&f, p); /* the compile starts after the first call */
-    assert_true(ax_jit_program_info(p)->compiling);
-    ax_jit_free(p);
-    fixture_free(&f);
-    no_children_left();
-    assert_int_equal(cache_entries("fill"), 1);
-    assert_int_equal(scratch_objects(), 0);
-    fixture_make(&f, 2.5);
-    p = ax_jit_start(f.cx, f.ir);
     assert_true(ax_jit_program_info(p)->from_disk);
     run_and_compare(&f, p);
     ax_jit_free(p);
