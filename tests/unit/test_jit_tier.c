@@ -397,7 +397,7 @@ static ax_ir *poly(ax_ctx *cx, ax_array **two) {
 static ax_array *broadcast(ax_ctx *cx, rng *r, int bndim, const int64_t *bshape,
                            const int64_t *strides) {
     ax_aval bt = {.dtype = AX_F32, .ndim = bndim};
-    memcpy(bt.shape, bshape, (size_t)bndim * sizeof *bshape);
+    for (int d = 0; d < bndim; d++) bt.shape[d] = bshape[d];
     ax_array *base = make_input(cx, r, &bt, D_ANY, 0);
     ax_array *v = ax_array_view(cx, base, 2, (int64_t[]){512, 1024}, strides, 0);
     ax_array_release(base);
