@@ -155,6 +155,9 @@ ax_jit_job *ax_jit_job_start(const ax_gccjit *api, const ax_code *code, uint64_t
     }
     int fds[2];
     pid_t parent = getpid(), pid = -1;
+    /* The child gets a copy of stdio's buffers: if anything in it flushed them (a sanitizer's
+     * exit, a library calling exit()), output the program printed would appear twice. */
+    fflush(NULL);
     if (pipe2(fds, O_CLOEXEC) == 0) {
         pid = fork();
         if (pid == 0) run_child(api, code, j->so, parent, fds[1]);
