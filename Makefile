@@ -3,6 +3,7 @@
 #   make run      install missing dependencies, build, start the REPL
 #   make test     install missing dependencies, build, run every test (one summary line)
 #   make asan     the same suite on a build with AddressSanitizer + UBSan (build-asan/)
+#   make tsan     the pmap and collective tests under ThreadSanitizer (build-tsan/)
 #   make bench    run the benchmarks in tests/bench
 #   make conformance  run ../shared/conformance/*.ax (make test runs them too)
 #   make install  PREFIX=/usr/local: the binary, the standard library and the man page
@@ -46,6 +47,11 @@ export ASAN_OPTIONS  := halt_on_error=1:detect_leaks=1:abort_on_error=0:exitcode
 export UBSAN_OPTIONS := halt_on_error=1:print_stacktrace=1:exitcode=86
 export LSAN_OPTIONS  := suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0:exitcode=86
 TESTFLAGS += --sanitized
+else ifeq ($(SANITIZE),thread)
+# `make tsan`: data races between devices (or any threads) are fatal reports.
+CFLAGS   += -O1 -fsanitize=thread -fno-omit-frame-pointer
+export TSAN_OPTIONS := halt_on_error=1:exitcode=86:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp
+TESTFLAGS += --sanitized --only parallel
 else
 CFLAGS   += -DNDEBUG
 endif
@@ -67,9 +73,10 @@ $(BUILD)/runtime/elementwise.o: CFLAGS += -O3 -march=native -fno-math-errno -fno
 $(BUILD)/runtime/reduce.o: CFLAGS += -O3 -march=native -fno-math-errno -fno-trapping-math
 
 DEPS := libreadline-dev libgccjit-12-dev libopenblas-dev libxsmm-dev libcmocka-dev binutils python3 \
-        python3-numpy gnuplot-nox graphviz libcmark-dev chromium zlib1g-dev
+        python3-numpy gnuplot-nox graphviz libcmark-dev chromium zlib1g-dev openmpi-bin \
+        libopenmpi-dev
 
-.PHONY: all unit benches run test asan bench conformance install uninstall deps clean FORCE
+.PHONY: all unit benches run test asan tsan bench conformance install uninstall deps clean FORCE
 all: $(BUILD)/ax
 
 $(BUILD)/ax: $(OBJS)
@@ -112,6 +119,10 @@ test: deps
 asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 test
 
+# The tests of devices, pmap and collectives (the code that runs threads at once).
+tsan:
+	@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread test
+
 # The shared conformance programs alone (make test runs them too, among every suite).
 conformance: all
 	@if [ -f ../shared/conformance/run.py ]; then \
@@ -148,7 +159,7 @@ deps:
 	fi
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan
 
 FORCE:
 

@@ -548,6 +548,7 @@ void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
         ax_strbuf_appendf(s, "[callback=%s effect=Debug]", p->cb ? p->cb->name : "?");
         break;
     default:
+        if (ax_prim_get(prim)->format_params) ax_prim_get(prim)->format_params(s, p);
         break;
     }
 }
@@ -612,6 +613,10 @@ static void format_sub_params(printer *pr, const ax_ir_eqn *e) {
         format_sub_param(pr, "jaxpr", e->sub[0]);
         break;
     default:
+        if (ax_prim_get(e->prim)->format_params) {
+            newline(pr, 6);
+            ax_prim_get(e->prim)->format_params(s, p);
+        }
         for (int i = 0; i < e->nsub; i++) format_sub_param(pr, "jaxpr", e->sub[i]);
         break;
     }

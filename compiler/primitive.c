@@ -11,11 +11,13 @@
 #include "../runtime/sort.h"
 #include "ad_rules.h"
 #include "call.h"
+#include "collectives.h"
 #include "control_flow.h"
 #include "conv_rules.h"
 #include "debug_callback.h"
 #include "ir.h"
 #include "linalg_rules.h"
+#include "pmap.h"
 #include "shape_rules.h"
 #include "vmap.h"
 #include "trace.h"
@@ -425,6 +427,16 @@ static const ax_prim_info *const table[AX_P_NPRIMS] = {
     [AX_P_REDUCE_WINDOW_MIN] = &ax_reduce_window_min_info,
     [AX_P_SELECT_AND_GATHER_ADD] = &ax_select_and_gather_add_info,
     [AX_P_SELECT_AND_SCATTER_ADD] = &ax_select_and_scatter_add_info,
+    [AX_P_PMAP] = &ax_pmap_info,
+    /* collectives by axis name: compiler/collectives.c */
+    [AX_P_PSUM] = &ax_psum_info,
+    [AX_P_PMAX] = &ax_pmax_info,
+    [AX_P_PMIN] = &ax_pmin_info,
+    [AX_P_ALL_GATHER] = &ax_all_gather_info,
+    [AX_P_PSUM_SCATTER] = &ax_psum_scatter_info,
+    [AX_P_PPERMUTE] = &ax_ppermute_info,
+    [AX_P_ALL_TO_ALL] = &ax_all_to_all_info,
+    [AX_P_AXIS_INDEX] = &ax_axis_index_info,
 };
 
 const ax_prim_info *ax_prim_get(ax_prim p) {
@@ -489,7 +501,7 @@ int ax_prim_infer(ax_ctx *cx, ax_prim p, int nin, const ax_aval *in, const ax_pa
 static int set_weak(ax_ctx *cx, ax_array **out, bool weak) {
     ax_array *a = *out;
     if (a->weak == weak) return 0;
-    if (a->refs == 1) {
+    if (ax_refs_load(&a->refs) == 1) {
         a->weak = weak;
         return 0;
     }
@@ -584,6 +596,8 @@ int ax_bind(ax_ctx *cx, ax_prim p, int nin, ax_array **in, const ax_params *para
     }
     ax_trace *trace;
     if (ax_trace_find(cx, nin, in, &trace)) return -1;
+    if (table[p]->flags & AX_PRIM_COLLECTIVE && ax_collective_route(cx, p, params, &trace))
+        return -1;
     if (trace) return trace->process_primitive(cx, trace, p, nin, in, params, out);
     return bind_eager(cx, p, nin, in, params, out);
 }

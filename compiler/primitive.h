@@ -12,6 +12,9 @@
 #include "../runtime/linalg.h"
 #include "../runtime/reduce.h"
 
+struct ax_axis_spec;
+struct ax_strbuf;
+
 typedef enum {
     /* elementwise unary: params none (integer_pow: k) */
     AX_P_NEG, AX_P_ABS, AX_P_SIGN, AX_P_EXP, AX_P_EXP2, AX_P_LOG, AX_P_LOG1P, AX_P_EXPM1,
@@ -96,6 +99,17 @@ typedef enum {
     AX_P_SELECT_AND_GATHER_ADD,  /* (tangents, operand) -> window shape; the same params, flag =
                                     AX_SELECT_GE (max) / AX_SELECT_LE (min) */
     AX_P_SELECT_AND_SCATTER_ADD, /* (source, operand) -> operand's shape; the same params */
+    /* pmap (compiler/pmap.h): sub[0] applied to slice i of every operand's leading axis on
+     * device i; params: length = the slices, axis = the axis name (and devices) */
+    AX_P_PMAP,
+    /* collectives by axis name (compiler/collectives.h); params: axis = the names, length =
+     * the size of the named axes together (the devices taking part) */
+    AX_P_PSUM, AX_P_PMAX, AX_P_PMIN,
+    AX_P_ALL_GATHER,   /* axes[0] = the new axis, flag = tiled */
+    AX_P_PSUM_SCATTER, /* axes[0] = the scattered dimension, flag = tiled */
+    AX_P_PPERMUTE,     /* axis->pairs: (source, destination) device pairs */
+    AX_P_ALL_TO_ALL,   /* axes[0] = split axis, axes[1] = concat axis, flag = tiled */
+    AX_P_AXIS_INDEX,   /* no inputs: the device's position along the named axis */
     AX_P_NPRIMS
 } ax_prim;
 
@@ -135,6 +149,8 @@ typedef struct ax_params {
     int64_t length;   /* scan: number of steps */
     int unroll;       /* scan: steps per iteration of the generated loop (a hint) */
     bool reverse;     /* scan: from the last element to the first */
+    /* pmap and collectives: the axis names (interned: compiler/collectives.h) */
+    const struct ax_axis_spec *axis;
 } ax_params;
 
 struct ax_ir;
@@ -191,6 +207,9 @@ enum {
     AX_PRIM_ELEMENTWISE = 2,  /* fusable pointwise op */
     AX_PRIM_NONDIFF = 4,      /* not differentiable (integer/bool results, comparisons, iota) */
     AX_PRIM_EFFECT = 8,       /* has an effect: never dropped, merged or folded by a pass */
+    AX_PRIM_COLLECTIVE = 16,  /* names axes (params.axis): bind finds the trace that binds them */
+    AX_PRIM_MAPPED = 32,      /* operands and results carry a leading axis of params.length
+                                 that its sub-program does not see (pmap) */
 };
 
 struct ax_ir_trace;
@@ -220,6 +239,9 @@ typedef struct ax_prim_info {
     /* Which outputs depend on the inputs marked in `in` (what partial evaluation and the loop
      * fixpoints ask); without it every output depends on every input. */
     void (*dependencies)(const ax_params *p, int nin, const bool *in, bool *out);
+    /* Appends the parameters as the IR printer shows them ("[axes=('i',)]"); without it the
+     * printer's own table says (compiler/ir.c). */
+    void (*format_params)(struct ax_strbuf *out, const ax_params *p);
 } ax_prim_info;
 
 const ax_prim_info *ax_prim_get(ax_prim p);

@@ -37,6 +37,11 @@ int ax_batch_custom_call(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, 
  * when it does not depend on a batched input (a malloc'd array the caller frees). */
 int ax_vmap(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array **in, const int *in_axes,
             int64_t size, int *nout, ax_array ***out, int **out_bdims);
+/* The same, for vmap(f, axis_name=axis): collectives naming `axis` inside fn are batching
+ * rules over this vmap's batch (compiler/collectives.h). axis NULL: ax_vmap. */
+int ax_vmap_named(ax_ctx *cx, const char *axis, ax_flat_fn fn, void *closure, int nin,
+                  ax_array **in, const int *in_axes, int64_t size, int *nout, ax_array ***out,
+                  int **out_bdims);
 /* Puts an output's batch dimension (bdim, -1: none) at `axis` of the result, broadcasting an
  * unbatched output to `size` examples. Consumes x. */
 ax_array *ax_vmap_place(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axis);

@@ -12,6 +12,7 @@
 struct ax_pool;
 struct ax_blas;
 struct ax_trace_state;
+struct ax_parallel;
 
 typedef struct ax_ctx {
     ax_error_info err;
@@ -25,6 +26,8 @@ typedef struct ax_ctx {
     struct ax_alloc_cache *alloc;    /* reused array headers and small buffers (array.c) */
     void *jit;                       /* the native compiler's state (compiler/jit.c), or NULL */
     void (*jit_free)(void *jit);
+    int ndevices;                    /* --devices N (0: AX_DEVICES, else one per core) */
+    struct ax_parallel *parallel;    /* devices, processes, named axes (runtime/device.h) */
 } ax_ctx;
 
 /* Recursive walks over nested values (pytree flattening, `==` on containers) stop at this

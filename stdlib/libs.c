@@ -4,6 +4,7 @@
 #include "libs.h"
 
 #include "builtins.h"
+#include "builtins_lib.h"
 #include "np.h"
 #include "records.h"
 
@@ -29,6 +30,18 @@ ax_value *ax_lib_open_package(ax_interp *in, const ax_lib *lib) {
     return v || !m ? v : ax_error_oom(in->cx);
 }
 
+ax_value *ax_lib_module_of(ax_interp *in, const ax_lib *lib, const ax_builtin_def *fns) {
+    ax_module *m = ax_interp_new_module(in, lib->name);
+    if (!m) return NULL;
+    for (const ax_builtin_def *d = fns; d->name; d++) {
+        ax_value *v = ax_value_builtin(d->name, d->doc, d->fn, NULL);
+        if (!v) return ax_error_oom(in->cx);
+        ax_module_define(m, d->name, v);
+    }
+    ax_value *v = ax_value_module(m);
+    return v ? v : ax_error_oom(in->cx);
+}
+
 const ax_lib ax_stdlib_libs[] = {
     /* JAX's namespaces */
     {"jax", ax_lib_open_file, NULL},
@@ -46,6 +59,8 @@ const ax_lib ax_stdlib_libs[] = {
     {"jax.numpy.linalg", ax_lib_open_builtin, "linalg"},
     {"jax.debug", ax_lib_open_file, NULL},
     {"jax.test_util", ax_lib_open_file, NULL},
+    {"jax.distributed", ax_lib_open_distributed, NULL},
+    {"jax._devices", ax_lib_open_devices, NULL},
     /* ax's own modules */
     {"lax", ax_lib_open_file, NULL},
     {"random", ax_lib_open_file, NULL},

@@ -77,6 +77,25 @@ void ax_values_release(ax_value **values, int n) {
     free(values);
 }
 
+ax_value *ax_tree_map_leaves(ax_interp *in, ax_value *tree,
+                             ax_value *(*fn)(ax_interp *in, ax_value *leaf, void *data),
+                             void *data) {
+    ax_value **leaves, *def;
+    int n;
+    if (ax_tree_flatten(in, tree, &leaves, &n, &def)) return NULL;
+    int i = 0;
+    for (; i < n; i++) {
+        ax_value *y = fn(in, leaves[i], data);
+        if (!y) break;
+        ax_value_release(leaves[i]);
+        leaves[i] = y;
+    }
+    ax_value *r = i == n ? ax_tree_unflatten(in, def, leaves, n) : NULL;
+    ax_values_release(leaves, n);
+    ax_value_release(def);
+    return r;
+}
+
 /* ---------------------------------------------------------------- keys of paths */
 
 /* An entry of a leaf's path: JAX's DictKey(key=...), SequenceKey(idx=...),

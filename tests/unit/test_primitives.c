@@ -73,7 +73,8 @@ static void test_every_row_is_complete(void **state) {
         if (!info->name || !info->name[0]) fail_msg("primitive %d has no name", p);
         if (!info->shape || !info->eager) fail_msg("%s lacks a shape or eager rule", info->name);
         assert_true(info->nin >= -1);
-        bool hop = p == AX_P_COND || p == AX_P_WHILE || p == AX_P_SCAN || p == AX_P_CALL;
+        bool hop = p == AX_P_COND || p == AX_P_WHILE || p == AX_P_SCAN || p == AX_P_CALL ||
+                   p == AX_P_PMAP;
         int nout = p == AX_P_THREEFRY2X32 || p == AX_P_EIGH || p == AX_P_QR ? 2
                    : p == AX_P_LU                                           ? 3
                    : p == AX_P_DEBUG_CALLBACK                               ? 0
@@ -521,6 +522,8 @@ static void test_rules_agree_with_kernels(void **state) {
     covered[AX_P_DEBUG_CALLBACK] = true; /* an effect: tests/unit/test_debug_callback.c */
     /* sub-programs: tests/unit/test_control_flow.c */
     covered[AX_P_COND] = covered[AX_P_WHILE] = covered[AX_P_SCAN] = covered[AX_P_CALL] = true;
+    /* pmap and collectives, which run on devices: tests/unit/test_collectives.c */
+    for (int p = AX_P_PMAP; p <= AX_P_AXIS_INDEX; p++) covered[p] = true;
     for (int p = 0; p < AX_P_NPRIMS; p++)
         if (!covered[p]) fail_msg("no test case runs %s", ax_prim_get((ax_prim)p)->name);
 }
