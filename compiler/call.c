@@ -141,6 +141,11 @@ ax_jit_program *ax_call_program(ax_ctx *cx, ax_ir *body) {
     return m->prog;
 }
 
+ax_jit_program *ax_call_ready(ax_ctx *cx, ax_ir *body) {
+    ax_jit_program *prog = ax_call_program(cx, body);
+    return prog && !ax_jit_ready(cx, prog) ? prog : NULL;
+}
+
 /* ---------------------------------------------------------------- rules */
 
 int ax_call_nout(const ax_params *p) {

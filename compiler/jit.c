@@ -37,6 +37,10 @@ struct ax_jit_program {
     void *dl;       /* the loaded shared object; NULL: run the IR on the eager kernels */
     ax_step_fn *fn; /* per step (NULL for eager steps) */
     ax_jit_info info;
+    /* The context that built it: only calls under it change the program (poll its compile,
+     * count its calls, build variants). Calls under other contexts (pmap's devices, threads
+     * that run it at once) only read it: see ax_jit_ready. */
+    ax_ctx *owner;
     struct pending *pending; /* the background compile it waits for, or NULL */
     int nvariants;
     variant variants[MAX_VARIANTS];
@@ -479,6 +483,7 @@ static ax_jit_program *build(ax_ctx *cx, ax_ir *ir, bool background) {
         return NULL;
     }
     p->ir = ax_ir_retain(ir);
+    p->owner = cx;
     p->plan = ax_fuse(ir);
     if (!p->plan || !prepare_functions(p)) {
         ax_jit_free(p);
@@ -765,22 +770,7 @@ static int run_variant(ax_ctx *cx, ax_jit_program *p, ax_jit_program *v, ax_arra
     return rc;
 }
 
-int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) {
-    if (p->pending && now_ms() - p->pending->owner->last_poll_ms >= POLL_INTERVAL_MS)
-        poll_pending(p->pending->owner);
-    if (p->dl) {
-        int rc = 0;
-        ax_jit_program *v = variant_for(cx, p, args, &rc);
-        if (rc || v) return rc ? rc : run_variant(cx, p, v, args, outs);
-    }
-    if (!p->dl) {
-        if (!p->pending) return ax_ir_eval(cx, p->ir, args, outs);
-        p->info.eager_calls++;
-        int rc = ax_ir_eval(cx, p->ir, args, outs);
-        /* A compile starts after the first call, which so runs alone on the machine */
-        if (p->pending && !p->pending->job) start_queued(p->pending->owner);
-        return rc;
-    }
+static int run_native(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) {
     const ax_ir *ir = p->ir;
     void *fns[AX_FN_COUNT] = {0};
     ax_array **env = calloc((size_t)ir->nvars + 1, sizeof *env);
@@ -807,5 +797,44 @@ int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) 
         outs[i] = ax_array_retain(atom_array(env, &ir->outs[i]));
     for (int v = 0; v < ir->nvars; v++) ax_array_release(env[v]);
     free(env);
+    return rc;
+}
+
+int ax_jit_ready(ax_ctx *cx, ax_jit_program *p) {
+    pending *q = p->pending;
+    if (!q) return 0;
+    jit_state *s = q->owner;
+    char why[512] = "";
+    if (!q->job) { /* queued: start it now, whatever else runs */
+        q->started_ms = now_ms();
+        if (!(q->job = ax_jit_job_start(s->api, &p->plan->code, q->key, why, sizeof why))) {
+            warn_once(s, why);
+            pending_unlink(s, q);
+            return 0;
+        }
+        s->running++;
+    }
+    while (ax_jit_job_poll(q->job, 50) == AX_JOB_RUNNING)
+        if (ax_ctx_check_interrupt(cx)) return -1; /* the compile goes on in the background */
+    settle(s, q);
+    return 0;
+}
+
+int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) {
+    if (cx != p->owner) /* another thread's context: read only (see ax_jit_ready) */
+        return p->dl ? run_native(cx, p, args, outs) : ax_ir_eval(cx, p->ir, args, outs);
+    if (p->pending && now_ms() - p->pending->owner->last_poll_ms >= POLL_INTERVAL_MS)
+        poll_pending(p->pending->owner);
+    if (p->dl) {
+        int rc = 0;
+        ax_jit_program *v = variant_for(cx, p, args, &rc);
+        if (rc || v) return rc ? rc : run_variant(cx, p, v, args, outs);
+        return run_native(cx, p, args, outs);
+    }
+    if (!p->pending) return ax_ir_eval(cx, p->ir, args, outs);
+    p->info.eager_calls++;
+    int rc = ax_ir_eval(cx, p->ir, args, outs);
+    /* A compile starts after the first call, which so runs alone on the machine */
+    if (p->pending && !p->pending->job) start_queued(p->pending->owner);
     return rc;
 }

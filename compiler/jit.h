@@ -35,8 +35,16 @@ ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir);
  * its compile on the eager kernels (loops, large arrays), waits as ax_jit_build does. */
 ax_jit_program *ax_jit_start(ax_ctx *cx, ax_ir *ir);
 void ax_jit_free(ax_jit_program *p);
+/* Ends the program's background compile now: starts it if it waits in the queue, waits for
+ * it and installs the code (or, if it fails, leaves the program on the eager kernels with the
+ * warning). For a program about to run under other contexts, which only read it. 0, or -1
+ * with KeyboardInterrupt when Ctrl-C stopped the wait (the compile goes on). */
+int ax_jit_ready(ax_ctx *cx, ax_jit_program *p);
 const ax_jit_info *ax_jit_program_info(const ax_jit_program *p);
-/* Runs on concrete arrays (nin of them); fills outs[0..nout) with new references. */
+/* Runs on concrete arrays (nin of them); fills outs[0..nout) with new references. Under the
+ * context that built the program, a call may change it (install its finished compile, build a
+ * layout variant); under any other (pmap's devices, which run it on several threads at once)
+ * it only reads it, running the native code if it has it, else the eager kernels. */
 int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs);
 /* Appends the steps of the program (fusion groups) to `out`. */
 void ax_jit_format_plan(ax_strbuf *out, const ax_jit_program *p);

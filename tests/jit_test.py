@@ -936,6 +936,29 @@ def tiered_compile_failure_falls_back(ctx):
     ctx.no_temporaries()
 
 
+PMAP = """
+import jax
+f = jax.pmap(lambda x: sin(x) * 2.0 + jax.lax.psum(x, "i"), axis_name="i")
+x = reshape(linspace(-1.0, 1.0, 8), (2, 4))
+for i in range(3):
+    print(f(x + i).tolist())
+"""
+
+
+@check
+def tiered_pmap_body_is_ready_before_the_devices(ctx):
+    # The devices (threads) run the body at once and only read its program: its compile ends
+    # before they start (ax_jit_ready), even in tiered mode; no compile dies with a device.
+    sync = ctx.run(PMAP, AX_DEVICES="2")
+    shutil.rmtree(ctx.cache, ignore_errors=True)
+    p = ctx.run(PMAP, **tiered_env(AX_DEVICES="2"))
+    expect(p.stdout == sync.stdout, f"tiered pmap printed something else:\n{p.stdout}\n---\n"
+           f"{sync.stdout}")
+    expect(WARNING not in p.stderr, p.stderr)
+    expect(re.search(r"compiled \S+ in [0-9.]+ ms in the background .*: native from its call 1 "
+                     r"on", p.stderr), p.stderr)
+
+
 LOOPS = """
 step = lambda i, c: c * 0.5 + sin(c)
 long_scan = jit(lambda x: fori_loop(0, 100000, step, x))
