@@ -136,20 +136,14 @@ ax_jit_program *ax_call_program(ax_ctx *cx, ax_ir *body) {
     if (!m) return ax_error_oom(cx);
     if (m->prog) return m->prog;
     ax_ir *native = for_native_code(cx, body);
-    m->prog = native ? ax_jit_build(cx, native) : NULL;
+    m->prog = native ? ax_jit_start(cx, native) : NULL; /* it logs the build */
     ax_ir_release(native);
-    if (m->prog && ax_jit_logging(cx)) {
-        const ax_jit_info *info = ax_jit_program_info(m->prog);
-        fprintf(stderr,
-                "ax: jit: %s %s in %.2f ms: %d fused loops, %d matrix products, %d eager "
-                "steps\n",
-                info->from_disk ? "loaded"
-                : info->native  ? "compiled"
-                                : "prepared (no native code)",
-                body->name ? body->name : "<lambda>", info->build_ms, info->nloops,
-                info->ngemms, info->neager);
-    }
     return m->prog;
+}
+
+ax_jit_program *ax_call_ready(ax_ctx *cx, ax_ir *body) {
+    ax_jit_program *prog = ax_call_program(cx, body);
+    return prog && !ax_jit_ready(cx, prog) ? prog : NULL;
 }
 
 /* ---------------------------------------------------------------- rules */

@@ -14,6 +14,9 @@ struct ax_jit_program;
 /* The native program of a call's body (compiled, or loaded from the disk cache, on first use;
  * then kept with the body). NULL with an error. */
 struct ax_jit_program *ax_call_program(ax_ctx *cx, struct ax_ir *body);
+/* The same, its compile ended (ax_jit_ready): for a program that other threads run at once
+ * (pmap's devices), which must find it finished. NULL with an error. */
+struct ax_jit_program *ax_call_ready(ax_ctx *cx, struct ax_ir *body);
 
 /* The rules, shared with pmap (compiler/pmap.c): each transforms the body with the whole-IR
  * pass (memoised on the body) and binds `prim` again on the result. For a primitive flagged

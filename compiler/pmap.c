@@ -90,7 +90,7 @@ static int prepare_nested(ax_ctx *cx, const ax_ir *ir) {
         if (e->prim == AX_P_PMAP) {
             return ax_error(cx, AX_ERR_VALUE, NESTED_XLA_PMAP), -1;
         }
-        if (e->prim == AX_P_CALL && !ax_call_program(cx, e->sub[0])) return -1;
+        if (e->prim == AX_P_CALL && !ax_call_ready(cx, e->sub[0])) return -1;
         for (int s = 0; s < e->nsub; s++)
             if (prepare_nested(cx, e->sub[s])) return -1;
     }
@@ -145,7 +145,7 @@ static void leave_axis(ax_ctx *cx, ax_axis_frame *f);
 static int build_programs(ax_ctx *cx, const ax_params *p, ax_ir *body, ax_jit_program **prog) {
     ax_axis_frame f;
     if (enter_axis(cx, p, &f)) return -1;
-    *prog = ax_call_program(cx, body);
+    *prog = ax_call_ready(cx, body);
     int rc = *prog && !prepare_nested(cx, body) ? 0 : -1;
     leave_axis(cx, &f);
     return rc;

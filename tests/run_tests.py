@@ -519,6 +519,10 @@ def main():
     # earlier build left nor leave any behind
     cache = tempfile.TemporaryDirectory(prefix="ax-test-cache-")
     os.environ["XDG_CACHE_HOME"] = cache.name
+    # every call of a jitted function runs native code, as tests comparing jit with eager need:
+    # tiered execution (eager while compiling) has its own tests (test_jit_tier, jit_test.py);
+    # AX_JIT_SYNC=0 in the environment runs the suites tiered
+    os.environ.setdefault("AX_JIT_SYNC", "1")
     if a.sanitized:
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
