@@ -124,8 +124,14 @@ static void define_argv(ax_interp *in, const options *o, bool from_stdin) {
     }
     ax_value *list = ax_value_list(n, items);
     free(items);
-    if (list) ax_interp_define_builtin(in, "argv", list);
+    if (list) ax_interp_define_builtin_take(in, "argv", list);
     ax_error_clear(in->cx);
+}
+
+/* Before the runtime context exists: the same report as ax_error_print's. */
+static int out_of_memory(void) {
+    fputs("error[MemoryError]: out of memory\n", stderr);
+    return EXIT_PROGRAM_ERROR;
 }
 
 static int run_source(ax_interp *in, const char *src, size_t len, const char *file) {
@@ -146,6 +152,7 @@ static int run(const options *o, const char *exe) {
         o->file ? !strcmp(o->file, "-") : !o->code && !o->force_repl && !isatty(STDIN_FILENO);
     if (o->file && !from_stdin) {
         src = ax_read_file(o->file, NULL, &len);
+        if (!src && errno == ENOMEM) return out_of_memory();
         if (!src) {
             fprintf(stderr, "ax: cannot read '%s': %s\n", o->file, strerror(errno));
             return EXIT_USAGE;
@@ -153,6 +160,7 @@ static int run(const options *o, const char *exe) {
         name = o->file;
     } else if (from_stdin) {
         src = ax_read_stream(stdin, NULL, &len);
+        if (!src && errno == ENOMEM) return out_of_memory();
         if (!src) {
             fprintf(stderr, "ax: cannot read the program from stdin: %s\n", strerror(errno));
             return EXIT_PROGRAM_ERROR;
@@ -163,8 +171,7 @@ static int run(const options *o, const char *exe) {
     ax_ctx *cx = ax_ctx_new();
     if (!cx) {
         free(src);
-        fputs("ax: out of memory\n", stderr);
-        return EXIT_PROGRAM_ERROR;
+        return out_of_memory();
     }
     cx->x64 = o->x64;
     cx->ndevices = o->devices;

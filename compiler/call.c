@@ -347,16 +347,25 @@ void ax_call_dependencies(const ax_params *p, int nin, const bool *in, bool *out
     ax_ir_dependencies(p->sub[0], in, out);
 }
 
+static void call_format(ax_ir_printer *pr, const ax_params *p) {
+    const ax_ir *body = p->sub[0];
+    ax_strbuf_appendf(ax_ir_print_param(pr), "name=%s", body->name ? body->name : "<lambda>");
+    ax_ir_print_sub(pr, "jaxpr", body);
+}
+
 const ax_prim_info ax_call_info = {
     .name = "pjit",
     .nin = -1,
     .nout = -1,
     .shape = call_shape,
     .eager = call_eager,
-    .jvp = (void *)ax_call_jvp,
-    .transpose = (void *)ax_call_transpose,
-    .batch = (void *)ax_call_batch,
+    .jvp = ax_call_jvp,
+    .transpose = ax_call_transpose,
+    .batch = ax_call_batch,
     .partial_eval = ax_call_partial_eval,
     .nout_of = ax_call_nout,
     .dependencies = ax_call_dependencies,
+    .format_subs = call_format,
+    .lower = AX_LOWER_EAGER,
+    .tested_by = "tests/unit/test_control_flow.c, tests/lang/lax_transforms.ax",
 };

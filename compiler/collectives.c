@@ -759,7 +759,7 @@ static int batch_own(ax_ctx *cx, ax_prim prim, const ax_params *p, ax_array *x, 
         ax_params q = {.dtype = AX_I32, .ndim = 1, .shape = {size}, .naxes = 1};
         x = ax_lax_bind(&s, AX_P_IOTA, 0, NULL, &q);
     } else {
-        x = ax_scope_own(&s, bdim < 0 ? ax_vmap_place(cx, ax_array_retain(x), -1, size, 0)
+        x = ax_scope_own(&s, bdim < 0 ? ax_vmap_place_take(cx, ax_array_retain(x), -1, size, 0)
                                       : ax_moveaxis(cx, x, bdim, 0));
     }
     int axes0[1] = {0}, d = p->axes[0];
@@ -826,10 +826,13 @@ static int collective_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int ni
         .flags = AX_PRIM_COLLECTIVE | (FLAGS),                                                     \
         .shape = SHAPE,                                                                            \
         .eager = EAGER,                                                                            \
-        .jvp = (void *)(JVP),                                                                      \
-        .transpose = (void *)(TRANSPOSE),                                                          \
-        .batch = (void *)collective_batch,                                                         \
+        .jvp = JVP,                                                                                \
+        .linear_in = 1,                                                                            \
+        .transpose = TRANSPOSE,                                                                    \
+        .batch = collective_batch,                                                                 \
         .format_params = FORMAT,                                                                   \
+        .lower = AX_LOWER_EAGER,                                                                   \
+        .tested_by = "tests/unit/test_collectives.c, tests/lang/pmap_*.ax",                        \
     }
 
 COLLECTIVE(ax_psum_info, "psum", 1, AX_PRIM_LINEAR, psum_shape, psum_eager, ax_jvp_linear,

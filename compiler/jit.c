@@ -490,6 +490,14 @@ static ax_jit_program *build(ax_ctx *cx, ax_ir *ir, bool background) {
         ax_error_oom(cx);
         return NULL;
     }
+    if (p->plan->unlowered) {
+        ax_error(cx, AX_ERR_RUNTIME,
+                 "internal error: jit cannot compute %s: its row in the primitive table declares "
+                 "no lowering",
+                 p->plan->unlowered);
+        ax_jit_free(p);
+        return NULL;
+    }
     count_steps(p);
     if (s->pending) poll_pending(s);
     if (p->info.nloops == 0) { /* nothing to compile: eager steps only */
@@ -577,16 +585,18 @@ int ax_jit_dump_c(ax_ctx *cx, const ax_jit_program *p, ax_strbuf *out) {
     char path[4096];
     temp_template(path, sizeof path, "ax-dump-XXXXXX");
     int fd = api ? mkstemp(path) : -1;
-    gcc_jit_context *ctx = fd >= 0 ? ax_jit_new_context(api, &p->plan->code) : NULL;
+    char why[256] = "";
+    gcc_jit_context *ctx = fd >= 0 ? ax_jit_new_context(api, &p->plan->code, why, sizeof why) : NULL;
     if (!ctx) {
         if (fd >= 0) {
             close(fd);
             unlink(path);
         }
         ax_error(cx, AX_ERR_RUNTIME, "cannot dump the generated code (%s)",
-                 api ? "no temporary file"
-                 : s ? s->api_why
-                     : "out of memory");
+                 why[0] ? why
+                 : api  ? "no temporary file"
+                 : s    ? s->api_why
+                        : "out of memory");
         return -1;
     }
     close(fd);

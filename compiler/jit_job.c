@@ -25,7 +25,8 @@ struct ax_jit_job {
 };
 
 /* jit's options, and the functions of `code`; NULL (the context released) on failure. */
-static gcc_jit_context *configure(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code) {
+static gcc_jit_context *configure(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code,
+                                  char *why, size_t whylen) {
     GCCJIT(gcc_jit_context_set_bool_print_errors_to_stderr)(ctx, 0);
     ax_codegen_options(api, ctx);
     /* The link is most of a small program's compile time. The shared object's undefined
@@ -34,7 +35,7 @@ static gcc_jit_context *configure(const ax_gccjit *api, gcc_jit_context *ctx, co
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-nostdlib");
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-fno-use-linker-plugin");
     GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-Wl,--build-id=none");
-    if (!ax_codegen_build(api, ctx, code)) {
+    if (!ax_codegen_build(api, ctx, code, why, whylen)) {
         GCCJIT(gcc_jit_context_release)(ctx);
         return NULL;
     }
@@ -61,7 +62,8 @@ int ax_jit_code_twin(const ax_code *code, int s) {
     return s;
 }
 
-gcc_jit_context *ax_jit_new_context(const ax_gccjit *api, const ax_code *code) {
+gcc_jit_context *ax_jit_new_context(const ax_gccjit *api, const ax_code *code, char *why,
+                                    size_t whylen) {
     /* Each function once: a loop step that repeats an earlier one (the two layers of an MLP,
      * the same update of several parameters) becomes an eager step in this copy, which the
      * code generator skips; the program calls its twin's function (ax_jit_code_twin). */
@@ -72,7 +74,7 @@ gcc_jit_context *ax_jit_new_context(const ax_gccjit *api, const ax_code *code) {
     for (int s = 0; s < code->h.nsteps; s++)
         if (ax_jit_code_twin(code, s) != s) unique.steps[s].kind = AX_STEP_EAGER;
     gcc_jit_context *ctx = GCCJIT(gcc_jit_context_acquire)();
-    if (ctx) ctx = configure(api, ctx, &unique);
+    if (ctx) ctx = configure(api, ctx, &unique, why, whylen);
     free(unique.steps);
     return ctx;
 }
@@ -80,9 +82,10 @@ gcc_jit_context *ax_jit_new_context(const ax_gccjit *api, const ax_code *code) {
 /* Builds the code and compiles it to the shared object `path`; 0, or -1 with the reason. */
 static int compile_here(const ax_gccjit *api, const ax_code *code, const char *path, char *why,
                         size_t whylen) {
-    gcc_jit_context *ctx = ax_jit_new_context(api, code);
+    why[0] = 0;
+    gcc_jit_context *ctx = ax_jit_new_context(api, code, why, whylen);
     if (!ctx) {
-        snprintf(why, whylen, "libgccjit cannot make a context");
+        if (!why[0]) snprintf(why, whylen, "libgccjit cannot make a context");
         return -1;
     }
     GCCJIT(gcc_jit_context_compile_to_file)(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, path);

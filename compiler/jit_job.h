@@ -43,7 +43,8 @@ void ax_jit_job_free(ax_jit_job *j);
 /* A libgccjit context holding the code's functions with jit's options (NULL when libgccjit
  * fails): what a job compiles, and what `:c` dumps. A loop step that makes the same function
  * as an earlier one is not generated again: */
-gcc_jit_context *ax_jit_new_context(const ax_gccjit *api, const ax_code *code);
+gcc_jit_context *ax_jit_new_context(const ax_gccjit *api, const ax_code *code, char *why,
+                                    size_t whylen);
 /* the step whose function ("s<n>") step s calls: the first with the same code (s itself when
  * there is none). */
 int ax_jit_code_twin(const ax_code *code, int s);

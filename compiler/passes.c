@@ -304,7 +304,7 @@ static int vmap_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
     for (int j = 0; j < n; j++) {
         bool force = c->force_out && c->force_out[j];
         c->batched_out[j] = bdims[j] >= 0 || force;
-        if (c->batched_out[j]) res[j] = ax_vmap_place(cx, res[j], bdims[j], c->size, 0);
+        if (c->batched_out[j]) res[j] = ax_vmap_place_take(cx, res[j], bdims[j], c->size, 0);
     }
     free(bdims);
     return give_outputs(cx, n, res, nout, out);

@@ -258,13 +258,15 @@ const ax_prim_info ax_pmap_info = {
     .flags = AX_PRIM_MAPPED,
     .shape = pmap_shape,
     .eager = pmap_eager,
-    .jvp = (void *)pmap_jvp,
-    .transpose = (void *)pmap_transpose,
-    .batch = (void *)pmap_batch,
+    .jvp = pmap_jvp,
+    .transpose = pmap_transpose,
+    .batch = pmap_batch,
     .partial_eval = pmap_partial_eval,
     .nout_of = ax_call_nout,
     .dependencies = ax_call_dependencies,
     .format_params = pmap_format,
+    .lower = AX_LOWER_EAGER,
+    .tested_by = "tests/unit/test_collectives.c, tests/lang/pmap_*.ax",
 };
 
 /* ---------------------------------------------------------------- building */

@@ -43,7 +43,7 @@ static ax_array *batch_tracer(ax_ctx *cx, vmap_trace *t, ax_array *value, int bd
 static ax_batch_rule rule_of(ax_ctx *cx, ax_prim p) {
     const ax_prim_info *info = ax_prim_get(p);
     if (!info->batch) ax_error(cx, AX_ERR_RUNTIME, "vmap: %s has no batching rule", info->name);
-    return (ax_batch_rule)info->batch;
+    return info->batch;
 }
 
 static int vmap_process(ax_ctx *cx, ax_trace *trace, ax_prim p, int nin, ax_array **in,
@@ -93,15 +93,15 @@ static int vmap_process(ax_ctx *cx, ax_trace *trace, ax_prim p, int nin, ax_arra
 int ax_vmap_place_first(ax_ctx *cx, int n, ax_array **out, int *bdims, int64_t size) {
     int rc = 0;
     for (int j = 0; j < n; j++) {
-        out[j] =
-            rc ? (ax_array_release(out[j]), NULL) : ax_vmap_place(cx, out[j], bdims[j], size, 0);
+        out[j] = rc ? (ax_array_release(out[j]), NULL)
+                    : ax_vmap_place_take(cx, out[j], bdims[j], size, 0);
         if (!out[j]) rc = -1;
     }
     free(bdims);
     return rc;
 }
 
-ax_array *ax_vmap_place(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axis) {
+ax_array *ax_vmap_place_take(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axis) {
     if (!x) return NULL;
     ax_array *r;
     if (bdim < 0) {
@@ -140,7 +140,7 @@ int ax_vmap_named(ax_ctx *cx, const char *axis, ax_flat_fn fn, void *closure, in
         return -1;
     }
     ax_array **args = calloc((size_t)nin + 1, sizeof *args), **res = NULL;
-    int rc = args ? 0 : -1;
+    int rc = args ? 0 : (ax_error_oom(cx), -1);
     for (int i = 0; i < nin && !rc; i++) {
         args[i] = in_axes[i] < 0 ? ax_array_retain(in[i])
                                  : batch_tracer(cx, &t, ax_array_retain(in[i]), in_axes[i]);
@@ -166,6 +166,7 @@ int ax_vmap_named(ax_ctx *cx, const char *axis, ax_flat_fn fn, void *closure, in
     if (!*out || !*out_bdims) {
         free(*out);
         free(*out_bdims);
+        *out = NULL, *out_bdims = NULL; /* the caller releases what they hold */
         return ax_error_oom(cx), -1;
     }
     return 0;

@@ -10,8 +10,9 @@
  *    ax_np_wrap_take, ...): it owns the arguments its comment names from the call on, on
  *    success and on error alike, so that `f_take(g(x))` neither leaks nor needs a temporary;
  *  - the only other consumers are the value constructors, which wrap what they are given
- *    (ax_value_array, _tuple, _list, _dict, _object, _builtin: see lang/value.h), and a scope's
- *    ax_scope_own (compiler/lax.h), whose job is to take;
+ *    (ax_value_array, _tuple, _list, _dict, _object, _builtin: see lang/value.h; ax_value_slice
+ *    and ax_program_ref_new in lang/eval.h), and a scope's ax_scope_own (compiler/lax.h), whose
+ *    job is to take;
  *  - an array stored in a struct is owned by it unless its comment says borrowed.
  * A tracer (compiler/trace.h) is an ax_array whose `tracer` field is set: its dtype and shape
  * are known, its buffer may be NULL (abstract) or hold the value (concrete tracing). */

@@ -25,9 +25,18 @@ void ax_ctx_free(ax_ctx *cx) {
     free(cx);
 }
 
-bool ax_ctx_check_interrupt(ax_ctx *cx) {
+bool ax_ctx_take_interrupt(ax_ctx *cx) {
     if (!cx->interrupt) return false;
     cx->interrupt = 0;
     ax_error(cx, AX_ERR_INTERRUPT, "interrupted");
     return true;
+}
+
+bool ax_ctx_check_interrupt(ax_ctx *cx) {
+    if (cx->step_budget > 0 && --cx->step_budget == 0) {
+        cx->step_budget = 1; /* stays spent: the next check fails too */
+        ax_error(cx, AX_ERR_RUNTIME, "the step budget is spent (loops and calls are limited)");
+        return true;
+    }
+    return ax_ctx_take_interrupt(cx);
 }

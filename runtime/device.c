@@ -269,6 +269,24 @@ static int wanted_devices(ax_ctx *cx) {
     return n < 1 ? 1 : n;
 }
 
+int ax_set_local_device_count(ax_ctx *cx, int64_t n) {
+    if (n < 1 || n > MAX_DEVICES) {
+        ax_error(cx, AX_ERR_VALUE, "jax_num_cpu_devices must be 1 to %d, not %lld", MAX_DEVICES,
+                 (long long)n);
+        return -1;
+    }
+    const ax_devices *d = cx->parallel ? cx->parallel->devices : NULL;
+    if (d && d->n != n) {
+        ax_error(cx, AX_ERR_VALUE,
+                 "jax_num_cpu_devices must be set before the devices start, and %d devices "
+                 "have started (by a pmap or a device_put)",
+                 d->n);
+        return -1;
+    }
+    cx->ndevices = (int)n;
+    return 0;
+}
+
 int ax_local_device_count(ax_ctx *cx) {
     if (cx->parallel && cx->parallel->devices) return cx->parallel->devices->n;
     return wanted_devices(cx);

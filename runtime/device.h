@@ -60,6 +60,10 @@ const char *ax_intern_str(ax_ctx *cx, const char *s);
  * among the processes mpirun starts on this host). Fixed once the devices have started.
  * -1 with a ValueError when AX_DEVICES is not a positive number. */
 int ax_local_device_count(ax_ctx *cx);
+/* jax.config.update("jax_num_cpu_devices", n): this process's device count from now on, as
+ * --devices n. 0, or -1 with a ValueError when n is not 1 to 1024, or when the devices have
+ * already started with another count (JAX also wants it set before the first use). */
+int ax_set_local_device_count(ax_ctx *cx, int64_t n);
 /* This process's position among those joined by jax.distributed.initialize() (0 without). */
 int ax_process_index(ax_ctx *cx);
 int ax_process_count(ax_ctx *cx);

@@ -20,6 +20,7 @@ typedef struct ax_builtin_def {
 
 /* The tables, each ended by an entry with a NULL name. */
 extern const ax_builtin_def ax_builtins_py[];      /* print, len, range, zip, ... */
+extern const ax_builtin_def ax_builtins_pytypes[]; /* isinstance, ord, chr, slice, ... */
 extern const ax_builtin_def ax_builtins_create[];  /* array, zeros, arange, ... */
 extern const ax_builtin_def ax_builtins_math[];    /* elementwise functions */
 extern const ax_builtin_def ax_builtins_reduce[];  /* sum, mean, argmax, cumsum, ... */

@@ -633,7 +633,7 @@ static int map_leaves(ax_interp *in, pmap_state *s, const ax_args *a, flat_call 
     for (int i = 0; i < fc->nflat && !rc; i++) {
         ax_array *x = fc->flat[i];
         if (axes[i] == AX_AXIS_NONE) axes[i] = -1;
-        mapped[i] = axes[i] < 0 ? ax_vmap_place(in->cx, ax_array_retain(x), -1, *n, 0)
+        mapped[i] = axes[i] < 0 ? ax_vmap_place_take(in->cx, ax_array_retain(x), -1, *n, 0)
                                 : ax_moveaxis(in->cx, x, axes[i], 0);
         if (!mapped[i]) rc = -1;
     }
@@ -708,7 +708,7 @@ static int bind_entry(ax_interp *in, pmap_state *s, pmap_entry *e, ax_array **ma
     if (rc) ax_error_oom(cx);
     for (int i = 0; i < ir->nconsts && !rc; i++)
         if ((lift[i] = ir->consts[i]->tracer != NULL)) {
-            args[m] = ax_vmap_place(cx, ax_array_retain(ir->consts[i]), -1, n, 0);
+            args[m] = ax_vmap_place_take(cx, ax_array_retain(ir->consts[i]), -1, n, 0);
             if (!args[m++]) rc = -1;
         }
     int nlifted = m;

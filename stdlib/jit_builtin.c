@@ -111,7 +111,12 @@ static void jit_state_free(void *p) {
     free(s->statics);
     free(s);
 }
-static const ax_object_type jit_state_type = {.name = "jit", .free = jit_state_free};
+/* The function it compiles, for the walk over reference cycles (lang/cycles.h). */
+static void jit_state_children(void *p, void (*visit)(void *arg, ax_value *child), void *arg) {
+    visit(arg, ((jit_state *)p)->fn);
+}
+static const ax_object_type jit_state_type = {
+    .name = "jit", .free = jit_state_free, .children = jit_state_children};
 
 static bool in_argnums(const int *statics, int nstatic, int pos) {
     for (int i = 0; i < nstatic; i++)
@@ -135,6 +140,16 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* The text of a key, or NULL when building it failed (a truncated key could match another
+ * call's). */
+static char *key_text(ax_strbuf *k) {
+    if (k->failed) {
+        ax_strbuf_free(k);
+        return NULL;
+    }
+    return k->data ? k->data : strdup("");
+}
+
 /* The signature of a call: every traced leaf's type (and the trees' structure), and the value
  * of every static argument. */
 static char *types_key(const flat_call *fc) {
@@ -147,7 +162,7 @@ static char *types_key(const flat_call *fc) {
     }
     ax_strbuf_appendf(&k, "|");
     for (int k2 = 0; k2 < fc->ntraced; k2++) ax_value_format(&k, fc->defs[k2]);
-    return k.data;
+    return key_text(&k);
 }
 
 static char *statics_key(const jit_state *s, const ax_args *a) {
@@ -162,7 +177,7 @@ static char *statics_key(const jit_state *s, const ax_args *a) {
         ax_strbuf_appendf(&k, "%s%s = ", k.len ? ", " : "", a->kwnames[i]);
         ax_value_format(&k, a->kwvals[i]);
     }
-    return k.data ? k.data : strdup("");
+    return key_text(&k);
 }
 
 /* Appends an exact encoding of a static argument: two values encode alike only when they are
@@ -521,7 +536,10 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *call)
     jit_entry *e = entry_for(in, s, a, &fc);
     if (!e) goto done;
     outs = calloc((size_t)e->ir->nout + 1, sizeof *outs);
-    if (!outs) goto done;
+    if (!outs) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
     int rc;
     ax_jit_program *prog = NULL;
     if (all_concrete(&fc, e->ir))
@@ -660,8 +678,9 @@ static ax_value *b_jit(ax_interp *in, ax_value *self, const ax_args *a) {
         return NULL;
     }
     ax_value *state = ax_value_object(&jit_state_type, s); /* frees s on failure */
-    if (!state) return NULL;
-    return ax_value_builtin("jit", "a jit-compiled function", jit_fn_call, state);
+    if (!state) return ax_error_oom(in->cx);
+    return ax_value_or_oom(in,
+                           ax_value_builtin("jit", "a jit-compiled function", jit_fn_call, state));
 }
 
 static bool is_jitted(const ax_value *fn) {
@@ -691,12 +710,12 @@ ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool wan
             ax_ir_format(&out, e->ir);
             ax_strbuf_appendf(&out, "\n-- fused into:\n");
             ax_jit_format_plan(&out, prog);
-            text = ax_value_str(out.data ? out.data : "");
+            text = ax_value_str_take_buf(in, &out);
         } else if (!ax_jit_dump_c(in->cx, prog, &out)) {
-            text = ax_value_str(out.data ? out.data : "");
+            text = ax_value_str_take_buf(in, &out);
         }
     }
-    free(out.data);
+    ax_strbuf_free(&out);
     if (checked) ax_flat_call_free(&fc);
     call_free(&call);
     if (text && text->kind == AX_V_STR) { /* no final newline: print adds one */
@@ -742,7 +761,7 @@ int ax_jit_register(ax_interp *in) {
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
         ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
         if (!v) return -1;
-        ax_interp_define_builtin(in, fns[i].name, v);
+        ax_interp_define_builtin_take(in, fns[i].name, v);
     }
     return 0;
 }

@@ -28,6 +28,10 @@ ax_value *ax_lib_open_package(ax_interp *in, const ax_lib *lib);
 struct ax_builtin_def;
 ax_value *ax_lib_module_of(ax_interp *in, const ax_lib *lib, const struct ax_builtin_def *fns);
 
+/* A member of another library: arg is "library:member" (jax.nn.initializers is nn's
+ * initializers). */
+ax_value *ax_lib_open_member(ax_interp *in, const ax_lib *lib);
+
 /* The time module (stdlib/builtins_time.c): time, perf_counter, monotonic, sleep. */
 ax_value *ax_lib_open_time(ax_interp *in, const ax_lib *lib);
 /* jax.distributed (stdlib/builtins_parallel.c): initialize, shutdown. */

@@ -16,7 +16,7 @@ ax_value *ax_np_shape_value(ax_interp *in, const ax_array *x) {
             return NULL;
         }
     }
-    return ax_value_tuple(x->ndim, items);
+    return ax_value_or_oom(in, ax_value_tuple(x->ndim, items));
 }
 
 /* ---------------------------------------------------------------- bound methods */
@@ -188,17 +188,21 @@ static const struct {
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 
+/* The bound method `name` of x, NULL if x has none (or NULL + MemoryError). */
 static ax_value *method(ax_interp *in, ax_value *x, const char *name) {
-    for (size_t i = 0; i < COUNT(own_methods); i++)
-        if (!strcmp(name, own_methods[i].name))
-            return ax_value_builtin(own_methods[i].name, own_methods[i].doc, own_methods[i].fn,
-                                    ax_value_retain(x));
+    for (size_t i = 0; i < COUNT(own_methods); i++) {
+        if (strcmp(name, own_methods[i].name)) continue;
+        ax_value *m = ax_value_builtin(own_methods[i].name, own_methods[i].doc, own_methods[i].fn,
+                                       ax_value_retain(x));
+        return m ? m : ax_error_oom(in->cx);
+    }
     for (size_t i = 0; i < COUNT(builtin_methods); i++) {
         if (strcmp(name, builtin_methods[i].method)) continue;
         const ax_builtin_def *def = ax_builtin_find(builtin_methods[i].builtin);
-        if (def) return bind_builtin(x, def);
+        if (!def) continue;
+        ax_value *m = bind_builtin(x, def);
+        return m ? m : ax_error_oom(in->cx);
     }
-    (void)in;
     return NULL;
 }
 
@@ -222,7 +226,7 @@ ax_value *ax_np_getattr(ax_interp *in, ax_value *x, const char *name) {
                         x ? ax_value_kind_name(x->kind) : "None", name);
     ax_array *a = x->arr;
     if (!strcmp(name, "shape")) return ax_np_shape_value(in, a);
-    if (!strcmp(name, "dtype")) return ax_value_dtype(a->dtype);
+    if (!strcmp(name, "dtype")) return ax_value_or_oom(in, ax_value_dtype(a->dtype));
     if (!strcmp(name, "ndim")) return ax_bi_int_value(in, a->ndim);
     if (!strcmp(name, "size")) return ax_bi_int_value(in, a->size);
     if (!strcmp(name, "itemsize")) return ax_bi_int_value(in, (int64_t)ax_dtype_size(a->dtype));

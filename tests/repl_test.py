@@ -549,6 +549,32 @@ def ctrl_c_stops_a_comprehension(ctx):
 
 
 @check
+def ctrl_c_stops_matrix_products(ctx):
+    """A chain of big products (panels of rows, each polling the flag) and a huge sort."""
+    s = session(ctx)
+    define_marker(s)
+    s.run("x = ones((3000, 3000))", r"^$")
+    s.line("y = x @ x @ x @ x @ x @ x @ x @ x @ x @ x @ x @ x")
+    interrupt(s)
+    s.run("y", r"error\[NameError\]")
+    s.line("z = sort(concatenate([x.ravel()] * 3))")
+    interrupt(s)
+    check_session_intact(s)
+
+
+@check
+def ctrl_c_stops_eager_structured_loops(ctx):
+    s = session(ctx)
+    define_marker(s)
+    for loop in ("while_loop(lambda c: True, lambda c: c + 1, 0)",
+                 "fori_loop(0, 2**31 - 1, lambda i, c: c + 1, 0)",
+                 "jit(lambda: while_loop(lambda c: True, lambda c: c + 1, 0))()"):
+        s.line(loop)
+        interrupt(s)
+    check_session_intact(s)
+
+
+@check
 def ctrl_c_stops_load_of_a_fifo_nobody_writes(ctx):
     fifo = os.path.join(tempfile.mkdtemp(dir=ctx.home), "silent.ax")
     os.mkfifo(fifo)

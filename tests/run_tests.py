@@ -5,7 +5,7 @@ when some tests could not run here (a skipped test is not counted as passed).
 Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
                           [-v] [FILE ...]
 
-Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,io,mpi,parallel):
+Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,io,fuzz,fault,mpi,parallel):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
   lang         tests/lang/*.ax, examples/*.ax, and the landed ../shared/conformance/next programs
   conformance  ../shared/conformance/*.ax, when ../shared exists
@@ -17,6 +17,10 @@ Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,io,mpi,parall
                Chromium (one per check; a check whose tool is missing is counted as skipped)
   robust       tests/robustness_test.py: extreme integers at every builtin (one per check)
   io           tests/io_test.py: array I/O against NumPy, corrupt files, atomic saves (per check)
+  fuzz         BUILD/fuzz/fuzz_ax on tests/fuzz/corpus and tests/lang, then a fixed number of
+               seeded mutations of them (the same inputs every run; docs/testing.md)
+  fault        tests/fault/faultinject.py --slice: tests/fault/slice.ax with its N-th allocation
+               failing, for every N
   mpi          tests/mpi/*.ax, each run by `mpirun -n 2` (skipped without OpenMPI)
   parallel     only the tests of devices, pmap and collectives (what `make tsan` runs): the
                unit test test_collectives, tests/lang/pmap_*.ax, conformance 20, the mpi suite
@@ -364,6 +368,66 @@ def run_script_checks(ctx, res, name):
     res.failed += int(m.group(2))
     res.skipped += int(m.group(3) or 0)
 
+# ---------------------------------------------------------------- fuzzing, fault injection
+
+# Seeded mutations per make test, split over two processes: about 30 s on this machine; the
+# inputs depend on the seeds only, so the verdict does not depend on the machine's speed.
+FUZZ_MUTATIONS = 6000
+
+
+def run_fuzz(ctx, res, sanitized):
+    exe = os.path.join(ctx.build, "fuzz", "fuzz_ax")
+    if not os.access(exe, os.X_OK):
+        res.fail("fuzz", f"{exe} was not built")
+        return
+    corpus = os.path.join(ROOT, "tests", "fuzz", "corpus")
+    seeds = sorted(os.path.join(corpus, f) for f in os.listdir(corpus)) + \
+        ax_files(os.path.join(ROOT, "tests", "lang"))
+    n = FUZZ_MUTATIONS // (4 if sanitized else 1) // 2
+
+    def one(seed):
+        with tempfile.TemporaryDirectory(prefix="ax-fuzz-") as d:
+            last = os.path.join(d, "input.ax")
+            try:
+                p = subprocess.run([exe, "--last", last, "--random", str(n), str(seed), *seeds],
+                                   cwd=d, capture_output=True, text=True, errors="replace",
+                                   timeout=ctx.timeout * 20)
+                status, err = p.returncode, p.stderr
+            except subprocess.TimeoutExpired:
+                status, err = None, f"no answer in {ctx.timeout * 20} s"
+            if status == 0 and not SANITIZER_REPORT.search(err):
+                return None
+            keep = os.path.join(ctx.build, "fuzz", f"crash-seed{seed}.ax")
+            if os.path.exists(last):
+                shutil.copyfile(last, keep)
+            return f"exit {status} on the input saved as {keep}:\n{tail(err, 4000)}"
+
+    with futures.ThreadPoolExecutor(max_workers=2) as pool:
+        for seed, why in zip((1, 2), pool.map(one, (1, 2))):
+            name = f"fuzz seed {seed} ({len(seeds)} files, {n} mutations)"
+            if why is None:
+                res.ok(name)
+            else:
+                res.fail(name, why)
+
+
+def run_fault_slice(ctx, res, sanitized):
+    script = os.path.join(ROOT, "tests", "fault", "faultinject.py")
+    args = [sys.executable, script, "--ax", os.path.join(ctx.build, "ax-fault"), "--slice"]
+    try:
+        args += (["--sanitized"] if sanitized else []) + (["-v"] if res.verbose else [])
+        p = subprocess.run(args, capture_output=True, text=True, errors="replace",
+                           timeout=ctx.timeout * 20)
+        out = p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        res.fail("fault", f"no answer in {ctx.timeout * 20} s")
+        return
+    m = re.search(r"^(\d+) passed, (\d+) failed\s*$", out, re.M)
+    if not m or int(m.group(2)) or p.returncode:
+        res.fail("fault tests/fault/slice.ax", tail(out, 6000))
+    else:
+        res.ok("fault tests/fault/slice.ax (every allocation failed in turn)")
+
 # ---------------------------------------------------------------- main
 
 
@@ -463,8 +527,8 @@ def main():
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
     suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl",
-                                                    "jit", "notebook", "robust",
-                                                    "io", "mpi"}
+                                                    "jit", "notebook", "robust", "io",
+                                                    "fuzz", "fault", "mpi"}
     if "parallel" in suites:  # a selection of the others
         suites |= {"mpi"}
 
@@ -529,6 +593,10 @@ def main():
         run_script_checks(ctx, res, "robustness_test.py")
     if "io" in suites:
         run_script_checks(ctx, res, "io_test.py")
+    if "fuzz" in suites:
+        run_fuzz(ctx, res, a.sanitized)
+    if "fault" in suites:
+        run_fault_slice(ctx, res, a.sanitized)
 
     if res.skipped:  # not passes: each has a SKIP line above saying why
         print(f"{res.skipped} skipped (they cannot run here: see the SKIP lines)")
