@@ -295,6 +295,16 @@ def check_update_rewrites_and_removes(c):
                               "```ax\nz = 1\n```\nend\n", f"rewritten: {c.read('up.md')!r}")
 
 
+def check_update_keeps_nocheck_output(c):
+    md = c.write("stamp.md", "```ax nocheck\nprint(time.perf_counter())\n```\n")
+    c.notebook("--update", md)
+    first = c.read("stamp.md")
+    expect(first.count("```output") == 1, "a nocheck block's first output was not recorded")
+    p = c.notebook("--update", md)
+    expect(p.returncode == 0 and c.read("stamp.md") == first,
+           "--update rewrote a nocheck block's recorded output (timings churn the file)")
+
+
 def check_last_value_and_state(c):
     md = c.write("st.md", "```ax\nk = random.key(0)\n```\n\n```ax\nk2, sub = random.split(k)\n"
                           "random.normal(sub, (3,))\n```\n\n```ax\nif True:\n    7\nelse:\n"
@@ -822,7 +832,8 @@ def check_chromium_shows_tutorial(c):
 
 
 CHECKS = [
-    check_outputs_and_update, check_errors_do_not_stop, check_check_catches_change,
+    check_outputs_and_update, check_update_keeps_nocheck_output, check_errors_do_not_stop,
+    check_check_catches_change,
     check_update_rewrites_and_removes, check_last_value_and_state, check_notebook_directory,
     check_usage_errors, check_pictures_in_place, check_missing_cmark,
     check_plot_png, check_plot_svg_series_and_ticks, check_imshow_orientation,
