@@ -296,7 +296,7 @@ def check_update_rewrites_and_removes(c):
 
 
 def check_update_keeps_nocheck_output(c):
-    md = c.write("stamp.md", "```ax nocheck\nprint(time.perf_counter())\n```\n")
+    md = c.write("stamp.md", "```ax nocheck\nimport time\nprint(time.perf_counter())\n```\n")
     c.notebook("--update", md)
     first = c.read("stamp.md")
     expect(first.count("```output") == 1, "a nocheck block's first output was not recorded")
