@@ -79,8 +79,8 @@ static bool object_items(ax_interp *in, ax_value *v, int64_t limit, int *n, ax_v
     int rc = 0;
     while ((limit < 0 || count < limit) && (rc = ax_value_iter_next(in, &it, &item)) == 1) {
         if (count == cap) {
-            int grown = cap ? 2 * cap : 16;
-            ax_value **more = grown > 0 ? realloc(items, (size_t)grown * sizeof *items) : NULL;
+            int grown = !cap ? 16 : cap <= INT_MAX / 2 ? 2 * cap : 0;
+            ax_value **more = grown ? realloc(items, (size_t)grown * sizeof *items) : NULL;
             if (!more) {
                 ax_value_release(item);
                 rc = -1;
