@@ -1,5 +1,8 @@
 /* Code generation with libgccjit (see codegen.h). It reads the lowered plan (ax_code) and
- * nothing else, so the jit cache key, a hash of that code, covers all it depends on.
+ * the lowerings of the primitive table's rows (what each node computes, compiler/primitive.h)
+ * and nothing else, so the jit cache key, a hash of that code and AX_CODEGEN_VERSION, covers
+ * all it depends on. It implements each operation of the kernel IR (ax_kop) once; an operation
+ * it has no code for is refused with an internal error, never guessed at.
  *
  * A LOOP step becomes one loop nest. The innermost dimension runs in blocks of B = 16 lanes
  * (the eager kernels' f32 vector width with AVX-512), and inside a block every equation is a
@@ -39,202 +42,47 @@ static bool is_intlike(ax_dtype t) {
     return t == AX_U8 || t == AX_I32 || t == AX_U32 || t == AX_I64;
 }
 
-/* Unary operations on floats: the eager kernels' functions, and how each is computed. */
+/* What a node or an equation computes: its primitive's lowering (compiler/primitive.h). The
+ * rows' lowerings are part of the code generator: AX_CODEGEN_VERSION covers them too. */
+static const ax_lowering *lowering(ax_prim p) {
+    return &ax_prim_get(p)->lower;
+}
+
+/* Float functions (libm's, ax's own, logistic): how each is computed. */
 typedef enum { M_NONE, M_EXPR, M_DIRECT, M_PROMOTED, M_LOGISTIC, M_AXFN } math_kind;
 
-static const char *libm_name(ax_prim p) {
-    switch (p) {
-    case AX_P_EXP:
-        return "exp";
-    case AX_P_EXP2:
-        return "exp2";
-    case AX_P_LOG:
-        return "log";
-    case AX_P_LOG1P:
-        return "log1p";
-    case AX_P_EXPM1:
-        return "expm1";
-    case AX_P_SIN:
-        return "sin";
-    case AX_P_COS:
-        return "cos";
-    case AX_P_TAN:
-        return "tan";
-    case AX_P_ASIN:
-        return "asin";
-    case AX_P_ACOS:
-        return "acos";
-    case AX_P_ATAN:
-        return "atan";
-    case AX_P_SINH:
-        return "sinh";
-    case AX_P_COSH:
-        return "cosh";
-    case AX_P_TANH:
-        return "tanh";
-    case AX_P_ASINH:
-        return "asinh";
-    case AX_P_ACOSH:
-        return "acosh";
-    case AX_P_ATANH:
-        return "atanh";
-    case AX_P_CBRT:
-        return "cbrt";
-    case AX_P_ERF:
-        return "erf";
-    case AX_P_ERFC:
-        return "erfc";
-    case AX_P_POW:
-        return "pow";
-    case AX_P_ATAN2:
-        return "atan2";
-    default:
-        return NULL;
-    }
-}
-
-/* The eager kernels call libmvec's f32 functions directly for these (with AVX-512) and go
- * through the f64 functions for the rest (runtime/elementwise.c explains why). */
-static bool mvec_direct(ax_prim p) {
-    switch (p) {
-    case AX_P_EXP2:
-    case AX_P_LOG1P:
-    case AX_P_SIN:
-    case AX_P_COS:
-    case AX_P_ACOS:
-    case AX_P_SINH:
-    case AX_P_TANH:
-    case AX_P_ASINH:
-    case AX_P_ACOSH:
-    case AX_P_ATANH:
-    case AX_P_CBRT:
-    case AX_P_ERFC:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* How primitive p on dtype t is computed, given the eager kernels' f32 vector width vw. */
-static math_kind float_math(ax_prim p, ax_dtype t, int vw) {
-    switch (p) {
-    case AX_P_ERF_INV:
-    case AX_P_LGAMMA:
-    case AX_P_DIGAMMA:
-        return M_AXFN;
-    default:
-        break;
-    }
-    if (p == AX_P_LOGISTIC) return t == AX_F32 && vw > 1 ? M_LOGISTIC : M_EXPR;
-    if (!libm_name(p)) return M_NONE;
+/* How lowering l on dtype t is computed, given the eager kernels' f32 vector width vw: the
+ * eager kernels call libmvec's f32 functions directly for some (with AVX-512) and go through
+ * the f64 functions for the rest (runtime/elementwise.c explains why). */
+static math_kind float_math(const ax_lowering *l, ax_dtype t, int vw) {
+    if (l->kop == AX_KOP_AXFN) return M_AXFN;
+    if (l->kop == AX_KOP_LOGISTIC) return t == AX_F32 && vw > 1 ? M_LOGISTIC : M_EXPR;
+    if (l->kop != AX_KOP_LIBM) return M_NONE;
     if (t == AX_F64 || vw == 1) return M_EXPR; /* scalar libm */
-    return mvec_direct(p) && vw == 16 ? M_DIRECT : M_PROMOTED;
-}
-
-static bool unary_ok(ax_prim p, ax_dtype t, const ax_params *params) {
-    switch (p) {
-    case AX_P_NEG:
-    case AX_P_STOP_GRADIENT:
-        return t != AX_BOOL;
-    case AX_P_ABS:
-    case AX_P_SIGN:
-        return t != AX_BOOL && t != AX_U8;
-    case AX_P_NOT:
-        return t == AX_BOOL || is_intlike(t);
-    case AX_P_SQRT:
-    case AX_P_RSQRT:
-    case AX_P_FLOOR:
-    case AX_P_CEIL:
-    case AX_P_ROUND:
-    case AX_P_SQUARE:
-    case AX_P_IS_FINITE:
-        return is_float(t) || (p == AX_P_SQUARE && is_intlike(t));
-    case AX_P_INTEGER_POW:
-        return is_float(t) && params->k >= -64 && params->k <= 64;
-    default:
-        return is_float(t) && float_math(p, t, 1) != M_NONE;
-    }
-}
-
-static bool binary_ok(ax_prim p, ax_dtype t) {
-    switch (p) {
-    case AX_P_ADD:
-    case AX_P_SUB:
-    case AX_P_MUL:
-    case AX_P_MAX:
-    case AX_P_MIN:
-        return t != AX_BOOL;
-    case AX_P_DIV:
-        return is_float(t);
-    case AX_P_POW:
-    case AX_P_ATAN2:
-        return is_float(t);
-    case AX_P_EQ:
-    case AX_P_NE:
-    case AX_P_LT:
-    case AX_P_LE:
-    case AX_P_GT:
-    case AX_P_GE:
-        return true;
-    case AX_P_AND:
-    case AX_P_OR:
-    case AX_P_XOR:
-        return t == AX_BOOL || is_intlike(t);
-    case AX_P_SHL:
-    case AX_P_SHR_LOGICAL:
-    case AX_P_SHR_ARITH:
-        return t == AX_I32 || t == AX_U32 || t == AX_I64;
-    default:
-        return false;
-    }
-}
-
-static bool reduce_ok(ax_prim p, ax_dtype in, ax_dtype out) {
-    if (in != out) return false;
-    switch (p) {
-    case AX_P_REDUCE_SUM:
-    case AX_P_REDUCE_PROD:
-    case AX_P_REDUCE_MAX:
-    case AX_P_REDUCE_MIN:
-        return in != AX_BOOL;
-    case AX_P_REDUCE_AND:
-    case AX_P_REDUCE_OR:
-        return in == AX_BOOL;
-    default:
-        return false;
-    }
+    return l->vec_f32 && vw == 16 ? M_DIRECT : M_PROMOTED;
 }
 
 bool ax_codegen_fusable(const ax_ir_eqn *e, const ax_aval *in, const ax_aval *out) {
     if (e->nout != 1 || e->nsub) return false;
-    const ax_prim_info *info = ax_prim_get(e->prim);
+    const ax_lowering *l = lowering(e->prim);
     ax_dtype t = e->nin ? in[0].dtype : out->dtype;
-    /* A reduction over no axes is a copy, left to the eager kernel: fusion would take it for a
-     * loop without reductions yet and let other reductions join it. */
-    if (ax_prim_is_reduction(e->prim))
-        return reduce_ok(e->prim, t, out->dtype) && in[0].ndim > 0 && e->params.naxes > 0;
-    switch (e->prim) {
-    case AX_P_BROADCAST_IN_DIM:
-    case AX_P_TRANSPOSE:
-    case AX_P_RESHAPE:
-    case AX_P_SQUEEZE:
-    case AX_P_EXPAND_DIMS:
-        return true;
-    case AX_P_IOTA:
-        return out->dtype != AX_BOOL;
-    case AX_P_SELECT:
-        return in[0].dtype == AX_BOOL;
-    case AX_P_CLAMP:
-        return is_float(in[1].dtype) || is_intlike(in[1].dtype);
-    case AX_P_CONVERT: /* float -> integer saturates: left to the eager kernel */
+    if (l->kop == AX_KOP_NONE || l->kop == AX_KOP_EAGER || !(l->dtypes & AX_DT(t))) return false;
+    if (ax_kop_is_reduction(l->kop))
+        /* A reduction over no axes is a copy, left to the eager kernel: fusion would take it
+         * for a loop without reductions yet and let other reductions join it. */
+        return t == out->dtype && in[0].ndim > 0 && e->params.naxes > 0;
+    switch (l->kop) { /* the limits of the loops' code */
+    case AX_KOP_INTEGER_POW:
+        return e->params.k >= -64 && e->params.k <= 64;
+    case AX_KOP_CONVERT: /* float -> integer saturates: left to the eager kernel */
         return !(is_float(t) && is_intlike(out->dtype));
+    case AX_KOP_COND:
+    case AX_KOP_WHILE:
+    case AX_KOP_SCAN:
+        return false;
     default:
-        break;
+        return true;
     }
-    if (!(info->flags & AX_PRIM_ELEMENTWISE)) return false;
-    if (info->nin == 1) return unary_ok(e->prim, t, &e->params);
-    if (info->nin == 2) return binary_ok(e->prim, t);
-    return false;
 }
 
 /* ---------------------------------------------------------------- loop structure */
@@ -461,6 +309,7 @@ typedef struct cg {
     bool tail;
     int cur;              /* current segment */
     gcc_jit_rvalue **val; /* per node: its value in the current lane loop, or NULL */
+    char refused[200];    /* the first operation refused (see refuse), or "" */
 } cg;
 
 static char *fresh(cg *g, const char *base, char *buf, size_t n) {
@@ -680,7 +529,8 @@ static lanes_ref spill_ref(cg *g, int i) {
 
 static ax_dtype acc_dtype(const cg *g, int i) {
     const ax_code_node *n = &g->nd[i];
-    bool widen = n->prim == AX_P_REDUCE_SUM || n->prim == AX_P_REDUCE_PROD;
+    ax_kop k = lowering(n->prim)->kop;
+    bool widen = k == AX_KOP_REDUCE_SUM || k == AX_KOP_REDUCE_PROD;
     return n->dtype == AX_F32 && widen ? AX_F64 : n->dtype;
 }
 
@@ -835,21 +685,32 @@ static gcc_jit_rvalue *integer_pow(cg *g, ax_dtype t, gcc_jit_rvalue *x, int64_t
     return k < 0 ? bin(g, GCC_JIT_BINARY_OP_DIVIDE, g->st[t], fconst(g, t, 1.0), acc) : acc;
 }
 
+/* An operation this code generator has no code for: a row's lowering that does not fit what
+ * fusion made of its equation (a unary operation given two operands, a reduction as an
+ * elementwise node, ...). Refused, never guessed at: the first such is recorded and
+ * ax_codegen_build fails with it; the value returned only lets the build reach its end. */
+static gcc_jit_rvalue *refuse(cg *g, ax_prim p, ax_dtype t, const char *as) {
+    if (!g->refused[0])
+        snprintf(g->refused, sizeof g->refused,
+                 "internal error: the code generator has no code for %s as %s (its lowering is "
+                 "operation %d)",
+                 ax_prim_get(p)->name, as, (int)lowering(p)->kop);
+    return GJ(gcc_jit_context_zero)(g->c, g->st[t]);
+}
+
 /* A float function through its scalar implementation: libm for f64 (as the eager kernels),
  * ax's own special functions through the fns table. */
 static gcc_jit_rvalue *scalar_math(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *a,
                                    gcc_jit_rvalue *b) {
     gcc_jit_type *ft = g->st[t];
-    if (float_math(p, t, g->vw) == M_AXFN) {
-        int slot = p == AX_P_ERF_INV  ? AX_FN_ERF_INV_F32
-                   : p == AX_P_LGAMMA ? AX_FN_LGAMMA_F32
-                                      : AX_FN_DIGAMMA_F32;
-        if (t == AX_F64) slot++;
+    const ax_lowering *l = lowering(p);
+    if (float_math(l, t, g->vw) == M_AXFN) {
+        int slot = l->fn_slot + (t == AX_F64);
         gcc_jit_type *fp = GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, ft, 1, &ft, 0);
         gcc_jit_rvalue *f = cast(g, rv(g, at(g, g->fns, i64c(g, slot))), fp);
         return GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, f, 1, &a);
     }
-    if (p == AX_P_LOGISTIC) { /* 1/(1+e) or e/(1+e) with e = exp(-|x|), in f64 */
+    if (l->kop == AX_KOP_LOGISTIC) { /* 1/(1+e) or e/(1+e) with e = exp(-|x|), in f64 */
         gcc_jit_type *d = g->st[AX_F64];
         gcc_jit_rvalue *x = cast(g, a, d);
         gcc_jit_rvalue *e =
@@ -866,71 +727,14 @@ static gcc_jit_rvalue *scalar_math(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue 
     }
     /* f64, or f32 without libmvec: the f64 libm function, rounded once */
     gcc_jit_type *d = g->st[AX_F64];
-    const char *name = libm_name(p);
     int n = b ? 2 : 1;
-    gcc_jit_function *f = import(g, name, d, d, n);
+    gcc_jit_function *f = import(g, l->fn, d, d, n);
     gcc_jit_rvalue *r =
         n == 2 ? call2(g, f, cast(g, a, d), cast(g, b, d)) : call1(g, f, cast(g, a, d));
     return cast(g, r, ft);
 }
 
-static gcc_jit_rvalue *unary_value(cg *g, const ax_code_node *e, ax_dtype t, gcc_jit_rvalue *v) {
-    gcc_jit_type *ty = g->st[t];
-    switch (e->prim) {
-    case AX_P_NEG: /* floats: a sign flip (0 - x would give +0 for +0) */
-        if (is_float(t))
-            return GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, ty, v);
-        return wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), v);
-    case AX_P_STOP_GRADIENT:
-        return v;
-    case AX_P_ABS:
-        if (is_float(t)) return fbuiltin(g, "fabs", t, v);
-        return sel(g, t, cmp(g, GCC_JIT_COMPARISON_LT, v, GJ(gcc_jit_context_zero)(g->c, ty)),
-                   wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), v),
-                   v);
-    case AX_P_SIGN:
-        if (is_float(t)) return float_sign(g, t, v);
-        return cast(
-            g,
-            bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_int,
-                cast(g, cmp(g, GCC_JIT_COMPARISON_GT, v, GJ(gcc_jit_context_zero)(g->c, ty)),
-                     g->t_int),
-                cast(g, cmp(g, GCC_JIT_COMPARISON_LT, v, GJ(gcc_jit_context_zero)(g->c, ty)),
-                     g->t_int)),
-            ty);
-    case AX_P_NOT:
-        if (t == AX_BOOL)
-            return bin(g, GCC_JIT_BINARY_OP_BITWISE_XOR, ty, v, GJ(gcc_jit_context_one)(g->c, ty));
-        return GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_BITWISE_NEGATE, ty, v);
-    case AX_P_SQRT:
-        return fbuiltin(g, "sqrt", t, v);
-    case AX_P_RSQRT:
-        return bin(g, GCC_JIT_BINARY_OP_DIVIDE, ty, fconst(g, t, 1.0), fbuiltin(g, "sqrt", t, v));
-    case AX_P_FLOOR:
-        return fbuiltin(g, "floor", t, v);
-    case AX_P_CEIL:
-        return fbuiltin(g, "ceil", t, v);
-    case AX_P_ROUND:
-        return fbuiltin(g, "rint", t, v);
-    case AX_P_SQUARE:
-        return wrap_arith(g, GCC_JIT_BINARY_OP_MULT, t, v, v);
-    case AX_P_IS_FINITE: {
-        gcc_jit_type *u = g->ut[t];
-        gcc_jit_rvalue *expo =
-            t == AX_F32 ? GJ(gcc_jit_context_new_rvalue_from_long)(g->c, u, 0x7f800000L)
-                        : GJ(gcc_jit_context_new_rvalue_from_long)(g->c, u, 0x7ff0000000000000L);
-        return to_bool_storage(
-            g, cmp(g, GCC_JIT_COMPARISON_NE,
-                   bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, u, bitcast(g, v, u), expo), expo));
-    }
-    case AX_P_INTEGER_POW:
-        return integer_pow(g, t, v, e->k);
-    default:
-        return scalar_math(g, e->prim, t, v, NULL);
-    }
-}
-
-static gcc_jit_rvalue *shift(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *a, gcc_jit_rvalue *b) {
+static gcc_jit_rvalue *shift(cg *g, ax_kop k, ax_dtype t, gcc_jit_rvalue *a, gcc_jit_rvalue *b) {
     gcc_jit_type *u = g->ut[t];
     int bits = (int)ax_dtype_size(t) * 8;
     gcc_jit_rvalue *big = cmp(g, GCC_JIT_COMPARISON_GE, cast(g, b, u),
@@ -938,10 +742,10 @@ static gcc_jit_rvalue *shift(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *a, gc
     gcc_jit_rvalue *amount = bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, u, cast(g, b, u),
                                  GJ(gcc_jit_context_new_rvalue_from_int)(g->c, u, bits - 1));
     gcc_jit_rvalue *zero = GJ(gcc_jit_context_zero)(g->c, g->st[t]);
-    if (p == AX_P_SHL)
+    if (k == AX_KOP_SHL)
         return sel(g, t, big, zero,
                    cast(g, bin(g, GCC_JIT_BINARY_OP_LSHIFT, u, cast(g, a, u), amount), g->st[t]));
-    if (p == AX_P_SHR_LOGICAL)
+    if (k == AX_KOP_SHR_LOGICAL)
         return sel(g, t, big, zero,
                    cast(g, bin(g, GCC_JIT_BINARY_OP_RSHIFT, u, cast(g, a, u), amount), g->st[t]));
     /* arithmetic: the sign-extended pattern shifted by min(b, bits - 1) */
@@ -954,74 +758,144 @@ static gcc_jit_rvalue *shift(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *a, gc
                 g->st[t]);
 }
 
-static enum gcc_jit_comparison comparison(ax_prim p) {
-    switch (p) {
-    case AX_P_EQ:
-        return GCC_JIT_COMPARISON_EQ;
-    case AX_P_NE:
-        return GCC_JIT_COMPARISON_NE;
-    case AX_P_LT:
-        return GCC_JIT_COMPARISON_LT;
-    case AX_P_LE:
-        return GCC_JIT_COMPARISON_LE;
-    case AX_P_GT:
-        return GCC_JIT_COMPARISON_GT;
-    default:
-        return GCC_JIT_COMPARISON_GE;
-    }
+static gcc_jit_rvalue *compare(cg *g, enum gcc_jit_comparison op, gcc_jit_rvalue *a,
+                               gcc_jit_rvalue *b) {
+    return to_bool_storage(g, cmp(g, op, a, b));
 }
 
-static gcc_jit_rvalue *binary_value(cg *g, const ax_code_node *e, ax_dtype t, gcc_jit_rvalue *a,
-                                    gcc_jit_rvalue *b) {
+/* An elementwise operation of operand a (and b, of operations of two operands) of dtype t: the
+ * case of its row's kernel operation. */
+static gcc_jit_rvalue *elementwise_value(cg *g, const ax_code_node *e, ax_dtype t,
+                                         gcc_jit_rvalue *a, gcc_jit_rvalue *b) {
     gcc_jit_type *ty = g->st[t];
-    switch (e->prim) {
-    case AX_P_ADD:
-        return wrap_arith(g, GCC_JIT_BINARY_OP_PLUS, t, a, b);
-    case AX_P_SUB:
-        return wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, a, b);
-    case AX_P_MUL:
-        return wrap_arith(g, GCC_JIT_BINARY_OP_MULT, t, a, b);
-    case AX_P_DIV:
-        return bin(g, GCC_JIT_BINARY_OP_DIVIDE, ty, a, b);
-    case AX_P_MAX:
-        return max_min(g, t, true, a, b);
-    case AX_P_MIN:
-        return max_min(g, t, false, a, b);
-    case AX_P_AND:
-        return bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, ty, a, b);
-    case AX_P_OR:
-        return bin(g, GCC_JIT_BINARY_OP_BITWISE_OR, ty, a, b);
-    case AX_P_XOR:
-        return bin(g, GCC_JIT_BINARY_OP_BITWISE_XOR, ty, a, b);
-    case AX_P_SHL:
-    case AX_P_SHR_LOGICAL:
-    case AX_P_SHR_ARITH:
-        return shift(g, e->prim, t, a, b);
-    case AX_P_POW:
-    case AX_P_ATAN2:
-        return scalar_math(g, e->prim, t, a, b);
-    default:
-        return to_bool_storage(g, cmp(g, comparison(e->prim), a, b));
+    const ax_lowering *l = lowering(e->prim);
+    /* add ... ge, listed together in ax_kop, take two */
+    if (!b && l->kop >= AX_KOP_ADD && l->kop <= AX_KOP_GE)
+        return refuse(g, e->prim, t, "an operation of one operand");
+    switch (l->kop) {
+    case AX_KOP_NEG: /* floats: a sign flip (0 - x would give +0 for +0) */
+        if (is_float(t))
+            return GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, ty, a);
+        return wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), a);
+    case AX_KOP_COPY:
+        return a;
+    case AX_KOP_ABS:
+        if (is_float(t)) return fbuiltin(g, "fabs", t, a);
+        return sel(g, t, cmp(g, GCC_JIT_COMPARISON_LT, a, GJ(gcc_jit_context_zero)(g->c, ty)),
+                   wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), a),
+                   a);
+    case AX_KOP_SIGN:
+        if (is_float(t)) return float_sign(g, t, a);
+        return cast(
+            g,
+            bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_int,
+                cast(g, cmp(g, GCC_JIT_COMPARISON_GT, a, GJ(gcc_jit_context_zero)(g->c, ty)),
+                     g->t_int),
+                cast(g, cmp(g, GCC_JIT_COMPARISON_LT, a, GJ(gcc_jit_context_zero)(g->c, ty)),
+                     g->t_int)),
+            ty);
+    case AX_KOP_NOT:
+        if (t == AX_BOOL)
+            return bin(g, GCC_JIT_BINARY_OP_BITWISE_XOR, ty, a, GJ(gcc_jit_context_one)(g->c, ty));
+        return GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_BITWISE_NEGATE, ty, a);
+    case AX_KOP_BUILTIN:
+        return fbuiltin(g, l->fn, t, a);
+    case AX_KOP_RSQRT:
+        return bin(g, GCC_JIT_BINARY_OP_DIVIDE, ty, fconst(g, t, 1.0), fbuiltin(g, "sqrt", t, a));
+    case AX_KOP_SQUARE:
+        return wrap_arith(g, GCC_JIT_BINARY_OP_MULT, t, a, a);
+    case AX_KOP_IS_FINITE: {
+        gcc_jit_type *u = g->ut[t];
+        gcc_jit_rvalue *expo =
+            t == AX_F32 ? GJ(gcc_jit_context_new_rvalue_from_long)(g->c, u, 0x7f800000L)
+                        : GJ(gcc_jit_context_new_rvalue_from_long)(g->c, u, 0x7ff0000000000000L);
+        return to_bool_storage(
+            g, cmp(g, GCC_JIT_COMPARISON_NE,
+                   bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, u, bitcast(g, a, u), expo), expo));
     }
+    case AX_KOP_INTEGER_POW:
+        return integer_pow(g, t, a, e->k);
+    case AX_KOP_LIBM: /* of one or two operands */
+    case AX_KOP_AXFN:
+    case AX_KOP_LOGISTIC:
+        return scalar_math(g, e->prim, t, a, b);
+    case AX_KOP_ADD:
+        return wrap_arith(g, GCC_JIT_BINARY_OP_PLUS, t, a, b);
+    case AX_KOP_SUB:
+        return wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, a, b);
+    case AX_KOP_MUL:
+        return wrap_arith(g, GCC_JIT_BINARY_OP_MULT, t, a, b);
+    case AX_KOP_DIV:
+        return bin(g, GCC_JIT_BINARY_OP_DIVIDE, ty, a, b);
+    case AX_KOP_MAX:
+        return max_min(g, t, true, a, b);
+    case AX_KOP_MIN:
+        return max_min(g, t, false, a, b);
+    case AX_KOP_AND:
+        return bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, ty, a, b);
+    case AX_KOP_OR:
+        return bin(g, GCC_JIT_BINARY_OP_BITWISE_OR, ty, a, b);
+    case AX_KOP_XOR:
+        return bin(g, GCC_JIT_BINARY_OP_BITWISE_XOR, ty, a, b);
+    case AX_KOP_SHL:
+    case AX_KOP_SHR_LOGICAL:
+    case AX_KOP_SHR_ARITH:
+        return shift(g, l->kop, t, a, b);
+    case AX_KOP_EQ:
+        return compare(g, GCC_JIT_COMPARISON_EQ, a, b);
+    case AX_KOP_NE:
+        return compare(g, GCC_JIT_COMPARISON_NE, a, b);
+    case AX_KOP_LT:
+        return compare(g, GCC_JIT_COMPARISON_LT, a, b);
+    case AX_KOP_LE:
+        return compare(g, GCC_JIT_COMPARISON_LE, a, b);
+    case AX_KOP_GT:
+        return compare(g, GCC_JIT_COMPARISON_GT, a, b);
+    case AX_KOP_GE:
+        return compare(g, GCC_JIT_COMPARISON_GE, a, b);
+    /* not elementwise operations of one or two operands */
+    case AX_KOP_NONE:
+    case AX_KOP_EAGER:
+    case AX_KOP_SELECT:
+    case AX_KOP_CLAMP:
+    case AX_KOP_CONVERT:
+    case AX_KOP_REDUCE_SUM:
+    case AX_KOP_REDUCE_PROD:
+    case AX_KOP_REDUCE_MAX:
+    case AX_KOP_REDUCE_MIN:
+    case AX_KOP_REDUCE_AND:
+    case AX_KOP_REDUCE_OR:
+    case AX_KOP_INDEX:
+    case AX_KOP_BROADCAST:
+    case AX_KOP_TRANSPOSE:
+    case AX_KOP_RESHAPE:
+    case AX_KOP_COND:
+    case AX_KOP_WHILE:
+    case AX_KOP_SCAN:
+        break;
+    }
+    return refuse(g, e->prim, t, "an elementwise operation");
 }
 
 static gcc_jit_rvalue *op_value(cg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     const ax_code_node *e = n;
     ax_dtype in_t = n->nin ? g->nd[n->in[0]].dtype : n->dtype;
-    switch (e->prim) {
-    case AX_P_SELECT: {
+    if (ax_prim_get(e->prim)->nin != n->nin)
+        return refuse(g, e->prim, n->dtype, "an operation of another number of operands");
+    switch (lowering(e->prim)->kop) {
+    case AX_KOP_SELECT: {
         gcc_jit_rvalue *pred = value(g, n->in[0]);
         gcc_jit_rvalue *cond =
             cmp(g, GCC_JIT_COMPARISON_NE, pred, GJ(gcc_jit_context_zero)(g->c, g->st[AX_BOOL]));
         return sel(g, n->dtype, cond, value(g, n->in[1]), value(g, n->in[2]));
     }
-    case AX_P_CLAMP: { /* min(max(x, lo), hi), as the eager kernel */
+    case AX_KOP_CLAMP: { /* min(max(x, lo), hi), as the eager kernel */
         gcc_jit_rvalue *m = hold(
             g, g->st[n->dtype], max_min(g, n->dtype, true, value(g, n->in[1]), value(g, n->in[0])));
         return max_min(g, n->dtype, false, m, value(g, n->in[2]));
     }
-    case AX_P_CONVERT: {
+    case AX_KOP_CONVERT: {
         gcc_jit_rvalue *v = value(g, n->in[0]);
         if (n->dtype == AX_BOOL)
             return to_bool_storage(
@@ -1031,8 +905,9 @@ static gcc_jit_rvalue *op_value(cg *g, int i) {
     default:
         break;
     }
-    if (n->nin == 1) return unary_value(g, e, in_t, value(g, n->in[0]));
-    return binary_value(g, e, in_t, value(g, n->in[0]), value(g, n->in[1]));
+    if (n->nin == 1) return elementwise_value(g, e, in_t, value(g, n->in[0]), NULL);
+    if (n->nin == 2) return elementwise_value(g, e, in_t, value(g, n->in[0]), value(g, n->in[1]));
+    return refuse(g, e->prim, n->dtype, "an elementwise operation");
 }
 
 /* ---- vector math on whole blocks ---- */
@@ -1040,7 +915,7 @@ static gcc_jit_rvalue *op_value(cg *g, int i) {
 static bool is_math_node(const cg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     if (n->kind != AX_KN_OP || n->dtype != AX_F32) return false;
-    math_kind m = float_math(n->prim, AX_F32, g->vw);
+    math_kind m = float_math(lowering(n->prim), AX_F32, g->vw);
     return m == M_DIRECT || m == M_PROMOTED || m == M_LOGISTIC;
 }
 
@@ -1082,11 +957,12 @@ static void math_call(cg *g, int i) {
     const ax_code_node *e = &g->nd[i];
     const char *isa = g->vw == 16 ? "e" : "d";
     gcc_jit_type *f = g->st[AX_F32], *d = g->st[AX_F64];
-    math_kind m = float_math(e->prim, AX_F32, g->vw);
+    const ax_lowering *lw = lowering(e->prim);
+    math_kind m = float_math(lw, AX_F32, g->vw);
     lanes_ref none = {0}, out = spill_ref(g, i), in = mathin_ref(g, i, 0);
     char name[64];
     if (m == M_DIRECT) {
-        snprintf(name, sizeof name, "_ZGV%sN%dv_%sf", isa, g->vw, libm_name(e->prim));
+        snprintf(name, sizeof name, "_ZGV%sN%dv_%sf", isa, g->vw, lw->fn);
         vector_calls(g, name, f, g->vw, 1, out, in, none);
         return;
     }
@@ -1099,7 +975,7 @@ static void math_call(cg *g, int i) {
         lane_convert(g, din2, mathin_ref(g, i, 1), d, false);
     }
     snprintf(name, sizeof name, "_ZGV%sN%d%s_%s", isa, g->vw / 2, nargs == 2 ? "vv" : "v",
-             m == M_LOGISTIC ? "exp" : libm_name(e->prim));
+             m == M_LOGISTIC ? "exp" : lw->fn);
     vector_calls(g, name, d, g->vw / 2, nargs, dout, din, din2);
     loop l = lanes_upto(g, B);
     gcc_jit_rvalue *r = rv(g, ref_lane(g, dout));
@@ -1117,17 +993,21 @@ static void math_call(cg *g, int i) {
 /* ---- reductions ---- */
 
 static gcc_jit_rvalue *reduce_identity(cg *g, ax_prim p, ax_dtype t) {
-    switch (p) {
-    case AX_P_REDUCE_SUM:
-    case AX_P_REDUCE_OR:
+    ax_kop k = lowering(p)->kop;
+    switch (k) {
+    case AX_KOP_REDUCE_SUM:
+    case AX_KOP_REDUCE_OR:
         return GJ(gcc_jit_context_zero)(g->c, g->st[t]);
-    case AX_P_REDUCE_PROD:
-    case AX_P_REDUCE_AND:
+    case AX_KOP_REDUCE_PROD:
+    case AX_KOP_REDUCE_AND:
         return GJ(gcc_jit_context_one)(g->c, g->st[t]);
-    default:
+    case AX_KOP_REDUCE_MAX:
+    case AX_KOP_REDUCE_MIN:
         break;
+    default:
+        return refuse(g, p, t, "a reduction");
     }
-    bool is_max = p == AX_P_REDUCE_MAX;
+    bool is_max = k == AX_KOP_REDUCE_MAX;
     if (is_float(t)) return fconst(g, t, is_max ? -__builtin_inf() : __builtin_inf());
     int64_t lo = 0, hi = 0;
     switch (t) {
@@ -1169,19 +1049,22 @@ static gcc_jit_rvalue *float_extreme(cg *g, ax_dtype t, bool is_max, gcc_jit_rva
 /* acc op v in the accumulator's dtype t. */
 static gcc_jit_rvalue *reduce_step(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *acc,
                                    gcc_jit_rvalue *v) {
-    switch (p) {
-    case AX_P_REDUCE_SUM:
+    ax_kop k = lowering(p)->kop;
+    switch (k) {
+    case AX_KOP_REDUCE_SUM:
         return wrap_arith(g, GCC_JIT_BINARY_OP_PLUS, t, acc, v);
-    case AX_P_REDUCE_PROD:
+    case AX_KOP_REDUCE_PROD:
         return wrap_arith(g, GCC_JIT_BINARY_OP_MULT, t, acc, v);
-    case AX_P_REDUCE_MAX:
-    case AX_P_REDUCE_MIN:
-        if (is_float(t)) return float_extreme(g, t, p == AX_P_REDUCE_MAX, acc, v);
-        return max_min(g, t, p == AX_P_REDUCE_MAX, acc, v);
-    case AX_P_REDUCE_AND:
+    case AX_KOP_REDUCE_MAX:
+    case AX_KOP_REDUCE_MIN:
+        if (is_float(t)) return float_extreme(g, t, k == AX_KOP_REDUCE_MAX, acc, v);
+        return max_min(g, t, k == AX_KOP_REDUCE_MAX, acc, v);
+    case AX_KOP_REDUCE_AND:
         return bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, g->st[t], acc, v);
-    default:
+    case AX_KOP_REDUCE_OR:
         return bin(g, GCC_JIT_BINARY_OP_BITWISE_OR, g->st[t], acc, v);
+    default:
+        return refuse(g, p, t, "a reduction");
     }
 }
 
@@ -1196,7 +1079,8 @@ static void accumulate(cg *g, int i, gcc_jit_lvalue *a, gcc_jit_rvalue *v) {
 static gcc_jit_rvalue *reduce_result(cg *g, int i, gcc_jit_rvalue *v) {
     const ax_code_node *n = &g->nd[i];
     ax_dtype t = acc_dtype(g, i);
-    if (is_float(t) && (n->prim == AX_P_REDUCE_MAX || n->prim == AX_P_REDUCE_MIN)) {
+    ax_kop k = lowering(n->prim)->kop;
+    if (is_float(t) && (k == AX_KOP_REDUCE_MAX || k == AX_KOP_REDUCE_MIN)) {
         gcc_jit_rvalue *h = hold(g, g->st[t], v);
         v = sel(g, t, is_nan(g, h), fconst(g, t, __builtin_nan("")), h);
     }
@@ -1860,7 +1744,8 @@ static void free_node_arrays(cg *g) {
     free(g->val), free(g->access), free(g->lbuf), free(g->gathers), free(g->gathering);
 }
 
-bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code) {
+bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code, char *why,
+                      size_t whylen) {
     cg g = {.api = api, .c = ctx, .code = code, .vw = code->h.vector_lanes};
     init_types(&g);
     bool ok = alloc_node_arrays(&g);
@@ -1869,7 +1754,8 @@ bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code 
         if (code->steps[s].kind == AX_STEP_LOOP) ok = build_loop(&g, s);
     }
     free_node_arrays(&g);
-    return ok;
+    if (g.refused[0]) snprintf(why, whylen, "%s", g.refused);
+    return ok && !g.refused[0];
 }
 
 /* ---------------------------------------------------------------- options */

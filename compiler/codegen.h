@@ -12,21 +12,8 @@
 
 #include "fuse.h"
 
-/* Functions generated code calls through the `fns` table: ax's own scalar special
- * functions, and the reads of loads' tiles (runtime/tile.h). */
-enum {
-    AX_FN_ERF_INV_F32,
-    AX_FN_ERF_INV_F64,
-    AX_FN_LGAMMA_F32,
-    AX_FN_LGAMMA_F64,
-    AX_FN_DIGAMMA_F32,
-    AX_FN_DIGAMMA_F64,
-    AX_FN_TILE1,
-    AX_FN_TILE1TO4,
-    AX_FN_TILE4,
-    AX_FN_TILE8,
-    AX_FN_COUNT
-};
+/* The functions generated code calls through the `fns` table (AX_FN_*) are listed in
+ * compiler/primitive.h, beside the lowerings that use them (and the loop nests' tile reads). */
 
 /* Bump when generated code changes, so that old cache entries are not used. */
 #define AX_CODEGEN_VERSION "ax-codegen-13-loops4"
@@ -59,8 +46,10 @@ int ax_codegen_opt_level(void);
 void ax_codegen_options(const ax_gccjit *api, gcc_jit_context *ctx);
 /* The target the options select ("x86-64-v4"...), for cache keys and logs. */
 const char *ax_codegen_target(void);
-/* Adds the function "s<N>" for every LOOP step N of `code` to `ctx`. Reads nothing
- * but `code`. */
-bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code);
+/* Adds the function "s<N>" for every LOOP step N of `code` to `ctx`. Reads `code` and the
+ * lowerings of its primitives (compiler/primitive.h). False when out of memory, or with the
+ * reason in `why` when the code holds an operation it has no code for (an internal error). */
+bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code, char *why,
+                      size_t whylen);
 
 #endif

@@ -121,11 +121,15 @@ typedef struct ax_plan {
     ax_step *steps;
     ax_code code;  /* the steps lowered for code generation */
     int *slot_var; /* per buffer slot of `code`: the variable bound to it when running */
+    /* a primitive whose row declares no lowering (AX_KOP_NONE: a bug in the row), here or in a
+     * sub-program: jit refuses the program with an internal error; NULL: none */
+    const char *unlowered;
 } ax_plan;
 
 /* The steps for `ir`, with their code; NULL when out of memory. */
 ax_plan *ax_fuse(const ax_ir *ir);
-/* The cache key of the code: a hash of its header and records. */
+/* The cache key of the code: a hash of its header and records, and of the lowerings of the
+ * primitive table that the code generator reads with them. */
 uint64_t ax_code_key(const ax_code *code);
 void ax_plan_free(ax_plan *plan);
 /* The plan as text ("loop f32[5000,5000]: mul mul add -> c" per step), for logs and :ir. */

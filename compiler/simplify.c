@@ -22,16 +22,19 @@ typedef struct rewriter {
     int nmade;    /* its size */
 } rewriter;
 
-static bool literal_is(const ax_ir_atom *a, double v) {
+bool ax_ir_atom_is(const ax_ir_atom *a, double v) {
     if (a->var >= 0 || !a->lit || a->lit->ndim != 0 || !a->lit->buf) return false;
     return ax_array_get_f64(a->lit, 0) == v;
 }
 
-/* A zero literal that is the identity of addition: for floats the one with the sign bit
- * `negative` (integers: any zero). */
-static bool literal_is_zero(const ax_ir_atom *a, bool negative) {
-    if (!literal_is(a, 0.0)) return false;
+bool ax_ir_atom_is_zero(const ax_ir_atom *a, bool negative) {
+    if (!ax_ir_atom_is(a, 0.0)) return false;
     return !ax_dtype_is_float(a->lit->dtype) || signbit(ax_array_get_f64(a->lit, 0)) == negative;
+}
+
+int ax_identity_operand(const ax_params *p, const ax_ir_atom *in) {
+    (void)p, (void)in;
+    return 0;
 }
 
 static bool same_atom(const ax_ir_atom *x, const ax_ir_atom *y) {
@@ -53,43 +56,11 @@ static bool type_equal(const ax_aval *a, const ax_aval *b) {
 /* The operand an identity reduces the equation to, or NULL. */
 static const ax_ir_atom *identity_of(const rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in,
                                      const ax_aval *out) {
+    const ax_prim_info *info = ax_prim_get(e->prim);
     const ax_ir_atom *keep = NULL;
-    switch (e->prim) {
-    case AX_P_MUL:
-        if (literal_is(&in[1], 1.0))
-            keep = &in[0];
-        else if (literal_is(&in[0], 1.0))
-            keep = &in[1];
-        break;
-    case AX_P_ADD: /* for floats only -0.0 is the identity: -0.0 + 0.0 is +0.0 */
-        if (literal_is_zero(&in[1], true))
-            keep = &in[0];
-        else if (literal_is_zero(&in[0], true))
-            keep = &in[1];
-        break;
-    case AX_P_SUB: /* x - 0.0 is x, x - -0.0 is not (for x = -0.0) */
-        if (literal_is_zero(&in[1], false)) keep = &in[0];
-        break;
-    case AX_P_DIV:
-        if (literal_is(&in[1], 1.0)) keep = &in[0];
-        break;
-    case AX_P_INTEGER_POW:
-        if (e->params.k == 1) keep = &in[0];
-        break;
-    case AX_P_CONVERT:
-    case AX_P_RESHAPE:
-    case AX_P_BROADCAST_IN_DIM:
-    case AX_P_TRANSPOSE:
-    case AX_P_SQUEEZE:
-    case AX_P_EXPAND_DIMS: {
-        keep = &in[0];
-        if (e->prim == AX_P_TRANSPOSE)
-            for (int i = 0; i < e->params.naxes; i++)
-                if (e->params.axes[i] != i) keep = NULL;
-        break;
-    }
-    default:
-        break;
+    if (info->identity) {
+        int k = info->identity(&e->params, in);
+        keep = k >= 0 ? &in[k] : NULL;
     }
     if (!keep) return NULL;
     ax_aval t;
@@ -99,47 +70,10 @@ static const ax_ir_atom *identity_of(const rewriter *r, const ax_ir_eqn *e, cons
     return type_equal(&t, out) ? keep : NULL; /* weak or not: the IR's types are fixed */
 }
 
-/* The transpose equation of the new IR that makes atom a, or NULL. */
-static const ax_ir_eqn *transpose_making(const rewriter *r, const ax_ir_atom *a) {
+const ax_ir_eqn *ax_simplify_producer(const ax_simplify_view *v, const ax_ir_atom *a) {
+    const rewriter *r = (const rewriter *)v;
     if (a->var < 0 || a->var >= r->nmade || r->made_by[a->var] < 0) return NULL;
-    const ax_ir_eqn *t = &ax_ir_builder_peek(r->b)->eqns[r->made_by[a->var]];
-    return t->prim == AX_P_TRANSPOSE ? t : NULL;
-}
-
-/* Renumbers an operand's batch and contracting dims through a transpose's permutation (its
- * dim d is dim perm[d] of the transpose's operand): false when the permutation would reorder
- * the operand's free dims, whose order is the result's. */
-static bool renumber_through(const int *perm, int ndim, int nb, int *batch, int nc, int *contract) {
-    bool named[AX_MAX_RANK] = {false};
-    for (int i = 0; i < nb; i++) named[batch[i]] = true;
-    for (int i = 0; i < nc; i++) named[contract[i]] = true;
-    for (int d = 0, last = -1; d < ndim; d++) {
-        if (named[d]) continue;
-        if (perm[d] < last) return false;
-        last = perm[d];
-    }
-    for (int i = 0; i < nb; i++) batch[i] = perm[batch[i]];
-    for (int i = 0; i < nc; i++) contract[i] = perm[contract[i]];
-    return true;
-}
-
-/* dot_general of a transpose reads the transpose's operand with renumbered dims, as it does
- * eagerly, where a transpose is a view: jit makes the same BLAS call as eager (gemm's Trans
- * flag instead of a copy), and x @ x.T becomes a product of x with itself, which the kernel
- * runs as syrk (runtime/linalg.c). */
-static void fold_transposes(const rewriter *r, ax_ir_atom *in, ax_params *p) {
-    for (int side = 0; side < 2; side++) {
-        const ax_ir_eqn *t = transpose_making(r, &in[side]);
-        if (!t) continue;
-        ax_dot_dims d = p->dot;
-        bool ok = side == 0 ? renumber_through(t->params.axes, t->params.naxes, d.nbatch,
-                                               d.lhs_batch, d.ncontract, d.lhs_contract)
-                            : renumber_through(t->params.axes, t->params.naxes, d.nbatch,
-                                               d.rhs_batch, d.ncontract, d.rhs_contract);
-        if (!ok) continue;
-        p->dot = d;
-        in[side] = t->in[0];
-    }
+    return &ax_ir_builder_peek(r->b)->eqns[r->made_by[a->var]];
 }
 
 /* Evaluates an equation whose operands are all literals; the result becomes a literal. */
@@ -228,7 +162,8 @@ static int add_rewritten(rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in, 
 static int rewrite_into(rewriter *r, ax_ir_eqn *e, ax_ir_atom *in, int *pslot, ax_aval *out_types) {
     int slot = -1;
     for (int i = 0; i < e->nin; i++) in[i] = e->in[i].var >= 0 ? r->map[e->in[i].var] : e->in[i];
-    if (e->prim == AX_P_DOT_GENERAL) fold_transposes(r, in, &e->params);
+    const ax_prim_info *info = ax_prim_get(e->prim);
+    if (info->fold) info->fold((const ax_simplify_view *)r, &e->params, in);
     for (int i = 0; i < e->nout; i++) out_types[i] = r->ir->types[e->out[i]];
     if (e->nout == 1) {
         const ax_ir_atom *keep = identity_of(r, e, in, &out_types[0]);

@@ -213,8 +213,8 @@ static bool keep_tiny(struct ax_alloc_cache *c, ax_buffer *b) {
 }
 
 static void buffer_release(ax_buffer *b) {
-    assert(!b || b->refs > 0);
-    if (!b || --b->refs > 0) return;
+    assert(!b || ax_refs_load(&b->refs) > 0);
+    if (!b || ax_refs_drop(&b->refs) > 0) return;
     struct ax_alloc_cache *c = b->cache;
     bool kept = c && !c->closed &&
                 (b->size_class == LARGE_CLASS  ? keep_large(c, b)
@@ -426,8 +426,8 @@ ax_array *ax_array_borrow(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *s
 }
 
 ax_array *ax_array_retain(ax_array *a) {
-    assert(!a || a->refs > 0); /* retaining a released array */
-    if (a) a->refs++;
+    assert(!a || ax_refs_load(&a->refs) > 0); /* retaining a released array */
+    if (a) ax_refs_take(&a->refs);
     return a;
 }
 
@@ -436,8 +436,8 @@ ax_array *ax_array_new_abstract(ax_ctx *cx, ax_dtype dtype, int ndim, const int6
 }
 
 void ax_array_release(ax_array *a) {
-    assert(!a || a->refs > 0); /* releasing more references than were taken */
-    if (!a || --a->refs > 0) return;
+    assert(!a || ax_refs_load(&a->refs) > 0); /* releasing more references than were taken */
+    if (!a || ax_refs_drop(&a->refs) > 0) return;
     buffer_release(a->buf);
     if (a->tracer) {
         if (a->tracer->free_data) a->tracer->free_data(a->tracer->data);
@@ -448,14 +448,14 @@ void ax_array_release(ax_array *a) {
 
 ax_array *ax_array_view(ax_ctx *cx, ax_array *a, int ndim, const int64_t *shape,
                         const int64_t *strides, int64_t offset) {
-    assert(a->refs > 0 && (!a->buf || a->buf->refs > 0));
+    assert(ax_refs_load(&a->refs) > 0 && (!a->buf || ax_refs_load(&a->buf->refs) > 0));
     ax_array *v = header_new(cx, a->dtype, ndim, shape);
     if (!v) return NULL;
     if (ndim) memcpy(v->strides, strides, (size_t)ndim * sizeof *strides);
     v->offset = offset;
     v->weak = a->weak;
     v->buf = a->buf;
-    if (v->buf) v->buf->refs++;
+    if (v->buf) ax_refs_take(&v->buf->refs);
     return v;
 }
 
@@ -469,7 +469,8 @@ bool ax_array_is_contiguous(const ax_array *a) {
 }
 
 bool ax_array_is_unique(const ax_array *a) {
-    return a->refs == 1 && a->buf && a->buf->refs == 1 && !a->tracer && a->offset == 0 &&
+    return ax_refs_load(&a->refs) == 1 && a->buf && ax_refs_load(&a->buf->refs) == 1 &&
+           !a->tracer && a->offset == 0 &&
            ax_array_is_contiguous(a);
 }
 

@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "records.h"
+
 static const char *array_class(const ax_array *a) {
     if (a->ndim == 0 && a->dtype == AX_BOOL) return "bool"; /* True is not weakly typed */
     if (!a->weak || a->ndim != 0) return "ndarray";
@@ -55,6 +57,7 @@ static ax_value *bi_type(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_value *v[1];
     if (!ax_bi_parse(in, args, self->builtin->name, names, 1, v)) return NULL;
     if (!v[0]) return ax_error(in->cx, AX_ERR_TYPE, "type() takes 1 argument (0 given)");
+    if (ax_record_is_instance(v[0])) return ax_value_retain(ax_record_class_of(v[0]));
     const char *name = class_name(v[0]);
     ax_value *c = ax_interp_lookup(in, name);
     if (c && is_class(c)) return ax_value_retain(c);
@@ -67,10 +70,14 @@ static ax_value *bi_type(ax_interp *in, ax_value *self, const ax_args *args) {
     return r ? r : ax_error_oom(in->cx);
 }
 
-/* Whether v is an instance of the class c (bool is a subclass of int, as in Python). */
+/* Whether v is an instance of the class c (bool is a subclass of int, a namedtuple of tuple, as
+ * in Python; ax's sets are frozensets too, since they never change). */
 static bool instance_of(const ax_value *v, const ax_value *c) {
+    if (ax_record_is_class(c)) return ax_record_is_instance(v) && ax_record_class_of(v) == c;
     const char *have = class_name(v), *want = c->builtin->name;
     if (!strcmp(have, want)) return true;
+    if (!strcmp(want, "tuple")) return ax_record_is_instance(v);
+    if (!strcmp(want, "frozenset")) return !strcmp(have, "set");
     return !strcmp(want, "int") && !strcmp(have, "bool");
 }
 
@@ -82,12 +89,12 @@ static int isinstance_check(ax_interp *in, const ax_value *v, const ax_value *c,
         }
         return 0;
     }
-    if (!is_class(c)) {
+    if (!is_class(c) && !ax_record_is_class(c)) {
         char what[128];
         ax_value_describe(what, sizeof what, c);
         ax_error(in->cx, AX_ERR_TYPE,
                  "isinstance() arg 2 must be a class or a tuple of classes (int, float, bool, "
-                 "str, list, tuple, dict, range, jnp.ndarray), not %s",
+                 "str, list, tuple, dict, set, range, jnp.ndarray, a namedtuple class), not %s",
                  what);
         return -1;
     }

@@ -22,10 +22,8 @@ void ax_help_describe_value(ax_strbuf *out, const ax_value *v, int depth) {
             ax_strbuf_append(out, "...");
             break;
         }
-        if (v->kind == AX_V_DICT && v->keys[i]->kind == AX_V_STR)
-            ax_strbuf_appendf(out, "'%s': ", v->keys[i]->str);
-        else if (v->kind == AX_V_DICT) {
-            ax_value_format(out, v->keys[i]);
+        if (v->kind == AX_V_DICT) {
+            ax_value_format_nested(out, v->keys[i]);
             ax_strbuf_append(out, ": ");
         }
         ax_help_describe_value(out, v->items[i], depth + 1);

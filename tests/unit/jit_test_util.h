@@ -344,8 +344,7 @@ static inline ax_ir_atom jit_test_eqn(ax_ctx *cx, ax_ir_builder *b, ax_prim prim
 /* ---------------------------------------------------------------- running both ways */
 
 static inline bool is_view_prim(ax_prim p) {
-    return p == AX_P_BROADCAST_IN_DIM || p == AX_P_TRANSPOSE || p == AX_P_RESHAPE ||
-           p == AX_P_SQUEEZE || p == AX_P_EXPAND_DIMS;
+    return ax_kop_is_view(ax_prim_get(p)->lower.kop);
 }
 
 static inline void eqn_operand_types(const ax_ir *ir, const ax_ir_eqn *e, ax_aval *in) {

@@ -419,6 +419,58 @@ static void test_random_layouts(void **state) {
     ax_ctx_free(cx);
 }
 
+/* Big products run as panels of rows (a Ctrl-C is noticed between them): every row of a
+ * product cut in two, with the lhs read in place and transposed, against a plain loop on three
+ * columns (small integers: the sums are exact in f32). */
+static void test_product_in_panels(void **state) {
+    (void)state;
+    ax_ctx *cx = ax_ctx_new();
+    enum { M = 2048, K = 1024, N = 1024 }; /* 2**31 multiply-adds: two panels of 1024 rows */
+    ax_array *a = ax_array_new(cx, AX_F32, 2, (int64_t[]){M, K});
+    ax_array *at = ax_array_new(cx, AX_F32, 2, (int64_t[]){K, M}); /* a, stored transposed */
+    ax_array *b = ax_array_new(cx, AX_F32, 2, (int64_t[]){K, N});
+    float *av = ax_array_data(a), *atv = ax_array_data(at), *bv = ax_array_data(b);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t k = 0; k < K; k++)
+            av[i * K + k] = atv[k * M + i] = (float)((i * 7 + k) % 5 - 2);
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++) bv[k * N + j] = (float)((k * 3 + j * 11) % 5 - 2);
+    ax_array *view = ax_array_view(cx, at, 2, (int64_t[]){M, K}, (int64_t[]){1, M}, 0);
+    ax_dot_dims d = contract1(1, 0);
+    ax_array *c[2] = {ax_dot_general(cx, a, b, &d), ax_dot_general(cx, view, b, &d)};
+    for (int v = 0; v < 2; v++) {
+        assert_non_null(c[v]);
+        const float *cv = ax_array_data(c[v]);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j += N / 2 - 1) {
+                double want = 0;
+                for (int64_t k = 0; k < K; k++) want += (double)av[i * K + k] * bv[k * N + j];
+                if (cv[i * N + j] != want)
+                    fail_msg("%s lhs: element (%lld, %lld) is %g, not %g",
+                             v ? "transposed" : "plain", (long long)i, (long long)j,
+                             (double)cv[i * N + j], want);
+            }
+        ax_array_release(c[v]);
+    }
+    /* a Ctrl-C pending when a product starts stops it (floats between panels, integers
+     * between rows): KeyboardInterrupt, reported once */
+    ax_array *ints = make(cx, AX_I32, 2, (int64_t[]){2, 2}, (double[]){1, 2, 3, 4});
+    ax_array *operands[2] = {a, ints};
+    for (int t = 0; t < 2; t++) {
+        cx->interrupt = 1;
+        assert_null(ax_dot_general(cx, operands[t], t ? ints : b, &d));
+        assert_int_equal(cx->err.kind, AX_ERR_INTERRUPT);
+        assert_int_equal(cx->interrupt, 0);
+        ax_error_clear(cx);
+    }
+    ax_array_release(ints);
+    ax_array_release(view);
+    ax_array_release(a);
+    ax_array_release(at);
+    ax_array_release(b);
+    ax_ctx_free(cx);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* The BLAS calls a product makes: x @ x.T through syrk, transposes as gemm's flags          */
 
@@ -753,6 +805,7 @@ int main(void) {
         cmocka_unit_test(test_gram_through_syrk),
         cmocka_unit_test(test_transposes_fold_into_gemm),
         cmocka_unit_test(test_small_gemm),
+        cmocka_unit_test(test_product_in_panels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
