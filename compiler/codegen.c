@@ -28,6 +28,7 @@
 
 #include "../runtime/elementwise.h"
 #include "../runtime/reduce.h"
+#include "../runtime/tile.h"
 
 /* libgccjit through the table of the generator in scope (compiler/gccjit.h) */
 #define GJ(name) (g->api->name)
@@ -91,11 +92,69 @@ enum {
     CHUNK = AX_REDUCE_CHUNK, /* a reduction's run is folded every CHUNK elements */
     TILE = 1024,             /* ROWS: outputs accumulated together (see nest) */
 };
+_Static_assert((int)AX_TILE == (int)B, "a tile's row is one block of lanes");
 
 static bool has_reduce(const ax_code *code, const ax_code_step *st) {
     for (int i = 0; i < st->nnodes; i++)
         if (code->nodes[st->first_node + i].kind == AX_KN_REDUCE) return true;
     return false;
+}
+
+/* Whether a loop is big enough to become a driver and piece functions (see plan_pieces). */
+static bool in_pieces(const ax_code *code, const ax_code_step *st) {
+    int work = 0, piece_work = code->h.piece_work;
+    for (int i = 0; i < st->nnodes; i++) {
+        const ax_code_node *n = &code->nodes[st->first_node + i];
+        work += n->kind == AX_KN_OP || n->kind == AX_KN_REDUCE;
+    }
+    return piece_work > 0 && work > 2 * piece_work;
+}
+
+/* A load whose lanes are not consecutive elements (x.T read along its rows): neither
+ * contiguous nor broadcast along the lane dim. */
+static bool strided_load(const ax_code_node *n, int lane) {
+    return n->kind == AX_KN_LOAD && n->stride[lane] != 0 && n->stride[lane] != 1;
+}
+
+static int lane_dim(const ax_code *code, const ax_code_step *st);
+
+/* A bool read along the lanes: a tile widens it (see tile_dim). */
+static bool bool_load(const ax_code_node *n, int lane) {
+    return n->kind == AX_KN_LOAD && n->dtype == AX_BOOL && n->stride[lane] != 0;
+}
+
+/* The dim along which loads are read in tiles (runtime/tile.h), or -1. Its loop runs in tiles
+ * of AX_TILE rows, and a tile's rows inside the lane blocks: a block reads AX_TILE x B
+ * elements of each tiled load through the runtime, and its lanes then read them
+ * contiguously. Strided loads are tiled along the dim, other than the lane dim, in which
+ * most of their bytes are contiguous (a transposed tile, read with AX_TILE contiguous runs);
+ * bools along any (widened to their 32-bit values, so that the lane loops hold no bytes), by
+ * default the innermost dim that may be tiled. Tiling reorders iterations, so only where no
+ * reduction sees it: in loops without reductions; in ROWS reductions along their innermost
+ * reduced dim (each output still takes its elements in order); in RUNS reductions along a
+ * kept dim, whose AX_TILE outputs then accumulate side by side (sum(x.T, axis=1) reads x's
+ * rows). Not in loops split into pieces. */
+static int tile_dim(const ax_code *code, const ax_code_step *st) {
+    int lane = lane_dim(code, st), inner = st->ndim - 1, last_reduced = -1;
+    bool reduces = has_reduce(code, st), bools = false, runs = reduces && st->reduced[inner];
+    if ((runs && lane != inner) || in_pieces(code, st)) return -1;
+    for (int d = 0; d < st->ndim; d++)
+        if (st->reduced[d]) last_reduced = d;
+    int64_t bytes[AX_MAX_RANK] = {0};
+    for (int i = 0; i < st->nnodes; i++) {
+        const ax_code_node *n = &code->nodes[st->first_node + i];
+        bools |= bool_load(n, lane);
+        if (!strided_load(n, lane)) continue;
+        for (int d = 0; d < st->ndim; d++)
+            if (d != lane && n->stride[d] == 1) bytes[d] += (int64_t)ax_dtype_size(n->dtype);
+    }
+    int best = -1, innermost = -1;
+    for (int d = 0; d < st->ndim; d++) {
+        if (d == lane || (runs ? st->reduced[d] : reduces && d != last_reduced)) continue;
+        innermost = d;
+        if (bytes[d] > 0 && (best < 0 || bytes[d] > bytes[best])) best = d;
+    }
+    return best >= 0 ? best : bools ? innermost : -1;
 }
 
 /* The dim whose consecutive elements are a block's lanes: the innermost, unless it is a short
@@ -115,12 +174,14 @@ static int lane_dim(const ax_code *code, const ax_code_step *st) {
 
 /* Loop order: kept dims outside, reduced dims inside, and the lane dim blocked; when the lane
  * dim is kept it comes before the reduced ones (per-lane accumulators); a reduced lane dim
- * comes last, or just before the innermost when that is a short run (ACROSS_RUNS). */
+ * comes last, or just before the innermost when that is a short run (ACROSS_RUNS). A kept
+ * tile dim comes just before the lane dim, so a tile is read whole before the next. */
 static int loop_order(const ax_code *code, const ax_code_step *st, int *order) {
-    int n = 0, lane = lane_dim(code, st), inner = st->ndim - 1;
+    int n = 0, lane = lane_dim(code, st), inner = st->ndim - 1, tdim = tile_dim(code, st);
     bool across = st->reduced[lane] && lane != inner;
     for (int d = 0; d < st->ndim; d++)
-        if (!st->reduced[d] && d != lane) order[n++] = d;
+        if (!st->reduced[d] && d != lane && d != tdim) order[n++] = d;
+    if (tdim >= 0 && !st->reduced[tdim]) order[n++] = tdim;
     if (!st->reduced[lane]) order[n++] = lane;
     for (int d = 0; d < st->ndim; d++)
         if (st->reduced[d] && d != lane && !(across && d == inner)) order[n++] = d;
@@ -130,6 +191,10 @@ static int loop_order(const ax_code *code, const ax_code_step *st, int *order) {
 }
 
 void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out) {
+    *out = code->steps[step].split;
+}
+
+void ax_codegen_choose_split(const ax_code *code, int step, ax_loop_split *out) {
     const ax_code_step *st = &code->steps[step];
     int order[AX_MAX_RANK];
     loop_order(code, st, order);
@@ -137,8 +202,27 @@ void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out) {
     for (int d = 0; d < st->ndim; d++) total *= st->shape[d];
     out->extent = st->shape[order[0]];
     out->work_per_iter = out->extent ? total / out->extent : 0;
-    out->granule = order[0] == lane_dim(code, st) ? B : 1;
+    out->granule = order[0] == lane_dim(code, st)   ? B
+                   : order[0] == tile_dim(code, st) ? AX_TILE
+                                                    : 1;
     out->splittable = !(st->reduced[order[0]] && has_reduce(code, st));
+}
+
+/* A load reads its lanes from the block's tile, at the block's row, when the loop has a tile
+ * dim and the load is a bool or strided and contiguous along it; else in the lane loops when
+ * it is contiguous or broadcast along the lane dim; else it is gathered into a lane array in
+ * a loop of its own before the block's lane loops (one strided load inside a lane loop
+ * keeps GCC from vectorising any of it). Tiles and gathered lanes hold values (a bool's tile
+ * its 32-bit values). */
+static ax_load_access load_access(const ax_code_node *n, int lane, int tdim) {
+    if (tdim >= 0 && (bool_load(n, lane) || (strided_load(n, lane) && n->stride[tdim] == 1)))
+        return AX_LOAD_TILE;
+    return strided_load(n, lane) ? AX_LOAD_GATHER : AX_LOAD_DIRECT;
+}
+
+ax_load_access ax_codegen_load_access(const ax_code *code, int step, int node) {
+    const ax_code_step *st = &code->steps[step];
+    return load_access(&code->nodes[st->first_node + node], lane_dim(code, st), tile_dim(code, st));
 }
 
 /* ---------------------------------------------------------------- the generator */
@@ -192,6 +276,11 @@ typedef struct cg {
     int first_reduced; /* position in order of the first reduced dim */
     int run_pos;       /* SHORT_RUNS: position of the reduced innermost dim, else -1 */
     reduce_kind rk;
+    int tdim;                /* the dim strided loads are tiled along (tile_dim), or -1 */
+    bool trun;               /* RUNS tiled along a kept dim: accumulators and totals per row */
+    gcc_jit_lvalue *t_lo;    /* the current tile's first index in tdim */
+    gcc_jit_rvalue *t_rows;  /* its rows */
+    gcc_jit_lvalue *t_i;     /* the row of it the block computes */
     bool tiled;              /* ROWS over tiles: accumulators for TILE lanes */
     gcc_jit_lvalue *tile_lo; /* the driver's current tile: [tile_lo, tile_hi) of the lane dim */
     gcc_jit_rvalue *tile_hi;
@@ -202,14 +291,18 @@ typedef struct cg {
     int *piece;     /* per node: the piece function computing it */
     int *frame_off; /* per node: its lane array's (or accumulator's) place in the frame, or -1 */
     bool *far;      /* per node: read by another piece */
+    char *access;   /* per node: how a load reads its lanes (ax_load_access) */
+    int *gathers;   /* scratch: the loads a block gathers */
+    bool *gathering;
     int npieces, frame_bytes;
     gcc_jit_function **piece_fn;
     /* the function being built: per node (reset for each function) */
     gcc_jit_rvalue **ptr;                               /* per buffer slot: its typed pointer */
     gcc_jit_lvalue **spill, **mathin, **mathin2, **acc; /* local lane arrays, made on use */
     gcc_jit_lvalue **tot;                               /* RUNS, SHORT_RUNS: per-output totals */
-    gcc_jit_lvalue *idxl[AX_MAX_RANK];                  /* the driver's loop indices */
-    gcc_jit_rvalue *idxp[AX_MAX_RANK];                  /* a piece's (parameters) */
+    gcc_jit_lvalue **lbuf; /* strided loads: the block's tile or gathered lanes, made on use */
+    gcc_jit_lvalue *idxl[AX_MAX_RANK]; /* the driver's loop indices */
+    gcc_jit_rvalue *idxp[AX_MAX_RANK]; /* a piece's (parameters) */
     /* the current lane loop */
     gcc_jit_lvalue *j;
     gcc_jit_rvalue *L; /* lanes in this block: B, or the tail's count */
@@ -446,12 +539,21 @@ static ax_dtype acc_dtype(const cg *g, int i) {
 static lanes_ref acc_ref(cg *g, int i) {
     gcc_jit_type *t = g->st[acc_dtype(g, i)];
     if (g->npieces > 1) return (lanes_ref){.off = g->frame_off[i], .t = t};
-    if (!g->acc[i]) g->acc[i] = array_of(g, t, g->tiled ? TILE : B, "acc");
+    if (!g->acc[i]) g->acc[i] = array_of(g, t, g->tiled ? TILE : g->trun ? B * AX_TILE : B, "acc");
     return (lanes_ref){.local = g->acc[i], .t = t};
+}
+
+/* With RUNS tiled, element k of the current tile row's accumulators (else element k). */
+static gcc_jit_lvalue *acc_at(cg *g, int i, gcc_jit_rvalue *k) {
+    if (g->trun)
+        k = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64,
+                bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, rv(g, g->t_i), i64c(g, B)), k);
+    return ref_at(g, acc_ref(g, i), k);
 }
 
 /* The accumulator of the current lane: lane j, or in a tile the block's offset in it plus j. */
 static gcc_jit_lvalue *acc_lane(cg *g, int i) {
+    if (g->trun) return acc_at(g, i, rv(g, g->j));
     if (!g->tiled) return ref_lane(g, acc_ref(g, i));
     gcc_jit_rvalue *off = g->accoff_p ? g->accoff_p
                                       : bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64,
@@ -487,10 +589,30 @@ static gcc_jit_rvalue *offset(cg *g, const int64_t *stride, bool with_lane) {
 static gcc_jit_rvalue *value(cg *g, int i);
 static gcc_jit_rvalue *op_value(cg *g, int i);
 
+/* A strided load's tile or gathered lanes in the function being built. */
+static gcc_jit_rvalue *load_buf(cg *g, int i) {
+    if (!g->lbuf[i]) {
+        bool tile = g->access[i] == AX_LOAD_TILE;
+        g->lbuf[i] =
+            array_of(g, g->st[g->nd[i].dtype], tile ? AX_TILE * AX_TILE : B, tile ? "tb" : "gb");
+    }
+    return rv(g, g->lbuf[i]);
+}
+
+/* Strided load i's element at the current lane, from its tile or gathered lanes. */
+static gcc_jit_lvalue *load_buf_lane(cg *g, int i) {
+    gcc_jit_rvalue *k = rv(g, g->j);
+    if (g->access[i] == AX_LOAD_TILE)
+        k = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64,
+                bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, rv(g, g->t_i), i64c(g, AX_TILE)), k);
+    return at(g, load_buf(g, i), k);
+}
+
 static gcc_jit_rvalue *compute(cg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     switch (n->kind) {
     case AX_KN_LOAD:
+        if (g->access[i] != AX_LOAD_DIRECT) return rv(g, load_buf_lane(g, i));
         return cast(g, rv(g, at(g, g->ptr[n->buf], offset(g, n->stride, true))), g->st[n->dtype]);
     case AX_KN_CONST:
         return literal(g, n->dtype, &n->lit);
@@ -983,13 +1105,23 @@ static void reset_lanes(cg *g, bool totals, int64_t n) {
     loop_end(g, &l);
 }
 
-/* RUNS: the totals, one per reduction, before the reduced loops. */
+/* With RUNS tiled, reduction i's total for the current tile row (else its total). */
+static gcc_jit_lvalue *row_total(cg *g, int i) {
+    return g->trun ? at(g, rv(g, g->tot[i]), rv(g, g->t_i)) : g->tot[i];
+}
+
+/* RUNS: the totals, one per reduction (and tile row), before the reduced loops. */
 static void init_totals(cg *g) {
     for (int i = 0; i < g->n; i++) {
         if (g->nd[i].kind != AX_KN_REDUCE) continue;
         ax_dtype t = acc_dtype(g, i);
         if (g->rk == RK_SHORT_RUNS) { /* a total per lane */
             g->tot[i] = lane_array(g, g->st[t], "tot");
+        } else if (g->trun) {
+            g->tot[i] = array_of(g, g->st[t], AX_TILE, "tot");
+            loop l = loop_begin(g, g->t_i, i64c(g, 0), i64c(g, AX_TILE), i64c(g, 1));
+            assign(g, row_total(g, i), reduce_identity(g, g->nd[i].prim, t));
+            loop_end(g, &l);
         } else {
             g->tot[i] = local(g, g->st[t], "tot");
             assign(g, g->tot[i], reduce_identity(g, g->nd[i].prim, t));
@@ -998,22 +1130,25 @@ static void init_totals(cg *g) {
     if (g->rk == RK_SHORT_RUNS) reset_lanes(g, true, -1);
 }
 
-/* RUNS: a chunk's lanes [0, n) folded in order and added to the total. */
+/* RUNS: a chunk's lanes [0, n) folded in order and added to the total (of each tile row). */
 static void fold_chunk(cg *g, int64_t n) {
+    loop rows = {0};
+    if (g->trun) rows = loop_begin(g, g->t_i, i64c(g, 0), g->t_rows, i64c(g, 1));
     for (int i = 0; i < g->n; i++) {
         if (g->nd[i].kind != AX_KN_REDUCE) continue;
         ax_dtype t = acc_dtype(g, i);
         ax_prim p = g->nd[i].prim;
-        lanes_ref a = acc_ref(g, i);
         gcc_jit_lvalue *r = local(g, g->st[t], "r");
-        assign(g, r, rv(g, ref_at(g, a, i64c(g, 0))));
+        assign(g, r, rv(g, acc_at(g, i, i64c(g, 0))));
         if (n > 1) {
             loop l = loop_begin(g, g->j, i64c(g, 1), i64c(g, n), i64c(g, 1));
-            assign(g, r, reduce_step(g, p, t, rv(g, r), rv(g, ref_lane(g, a))));
+            assign(g, r, reduce_step(g, p, t, rv(g, r), rv(g, acc_at(g, i, rv(g, g->j)))));
             loop_end(g, &l);
         }
-        assign(g, g->tot[i], reduce_step(g, p, t, rv(g, g->tot[i]), rv(g, r)));
+        gcc_jit_lvalue *tot = row_total(g, i);
+        assign(g, tot, reduce_step(g, p, t, rv(g, tot), rv(g, r)));
     }
+    if (g->trun) loop_end(g, &rows);
 }
 
 /* SHORT_RUNS: each lane's run added to its total; ACROSS_RUNS: the lanes' runs added to the
@@ -1033,10 +1168,17 @@ static void add_runs(cg *g) {
 
 /* After the reduced loops: the results to the outputs. */
 static void store_results(cg *g) {
-    if (g->rk == RK_RUNS || g->rk == RK_ACROSS_RUNS) { /* one total */
+    if (g->rk == RK_RUNS || g->rk == RK_ACROSS_RUNS) { /* one total (per tile row) */
+        loop rows = {0};
+        if (g->trun) {
+            rows = loop_begin(g, g->t_i, i64c(g, 0), g->t_rows, i64c(g, 1));
+            assign(g, g->idxl[g->tdim],
+                   bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, g->t_lo), rv(g, g->t_i)));
+        }
         for (int i = 0; i < g->n; i++)
             if (g->nd[i].kind == AX_KN_REDUCE)
-                store_node(g, i, reduce_result(g, i, rv(g, g->tot[i])), false);
+                store_node(g, i, reduce_result(g, i, rv(g, row_total(g, i))), false);
+        if (g->trun) loop_end(g, &rows);
         return;
     }
     if (g->tiled) { /* the tile's outputs: from its first index on */
@@ -1056,9 +1198,32 @@ static void store_results(cg *g) {
 
 /* ---- blocks ---- */
 
+/* The gathered loads that nodes [a, b) read: each into its lane array, in one lane loop. */
+static void gather_loads(cg *g, int a, int b) {
+    int *list = g->gathers, n = 0;
+    for (int i = a; i < b; i++)
+        for (int k = 0; k < g->nd[i].nin; k++) {
+            int src = g->nd[i].in[k];
+            if (g->access[src] != AX_LOAD_GATHER || g->gathering[src]) continue;
+            g->gathering[src] = true;
+            list[n++] = src;
+        }
+    if (!n) return;
+    loop l = lanes_begin(g);
+    for (int k = 0; k < n; k++) {
+        const ax_code_node *ld = &g->nd[list[k]];
+        assign(
+            g, load_buf_lane(g, list[k]),
+            cast(g, rv(g, at(g, g->ptr[ld->buf], offset(g, ld->stride, true))), g->st[ld->dtype]));
+        g->gathering[list[k]] = false;
+    }
+    loop_end(g, &l);
+}
+
 /* Nodes [a, b) on one block of lanes: their lane loops and vector calls, then the stores of
  * the values they computed. */
 static void emit_block(cg *g, int a, int b) {
+    gather_loads(g, a, b);
     if (g->tail) /* lanes past the tail's end feed the vector calls something harmless */
         for (int i = a; i < b; i++) {
             if (!g->math[i]) continue;
@@ -1099,8 +1264,8 @@ static void emit_block(cg *g, int a, int b) {
     }
 }
 
-/* The innermost body: the whole block, or a call of each piece function. */
-static void block_body(cg *g) {
+/* The whole block, or a call of each piece function. */
+static void block_or_pieces(cg *g) {
     if (g->npieces <= 1) {
         emit_block(g, 0, g->n);
         return;
@@ -1117,7 +1282,64 @@ static void block_body(cg *g) {
     }
 }
 
+/* Each tiled load's tile for the block: AX_TILE rows of tdim from t_lo (t_rows of them), the
+ * block's lanes, through the runtime (runtime/tile.h). */
+static void load_tiles(cg *g) {
+    gcc_jit_type *ps[6] = {g->t_voidp, g->t_voidp, g->t_i64, g->t_i64, g->t_i64, g->t_i64};
+    gcc_jit_type *fp = GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, g->t_void, 6, ps, 0);
+    for (int i = 0; i < g->n; i++) {
+        if (g->access[i] != AX_LOAD_TILE) continue;
+        const ax_code_node *n = &g->nd[i];
+        size_t size = ax_dtype_size(n->dtype);
+        int slot = n->dtype == AX_BOOL ? AX_FN_TILE1TO4
+                   : size == 1         ? AX_FN_TILE1
+                   : size == 4         ? AX_FN_TILE4
+                                       : AX_FN_TILE8;
+        gcc_jit_rvalue *f = cast(g, rv(g, at(g, g->fns, i64c(g, slot))), fp);
+        gcc_jit_rvalue *src = GJ(gcc_jit_lvalue_get_address)(
+            at(g, g->ptr[n->buf], offset(g, n->stride, false)), NULL);
+        gcc_jit_rvalue *args[6] = {
+            cast(g, GJ(gcc_jit_lvalue_get_address)(at(g, load_buf(g, i), i64c(g, 0)), NULL),
+                 g->t_voidp),
+            cast(g, src, g->t_voidp),
+            i64c(g, n->stride[g->tdim]),
+            i64c(g, n->stride[g->lane]),
+            g->t_rows,
+            g->L};
+        GJ(gcc_jit_block_add_eval)
+        (g->blk, NULL, GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, f, 6, args));
+    }
+}
+
+/* The innermost body: the block; with tiles, their reads, then the block once per
+ * row of them. */
+static void block_body(cg *g) {
+    if (g->tdim < 0) {
+        block_or_pieces(g);
+        return;
+    }
+    gcc_jit_lvalue *ti = g->idxl[g->tdim];
+    assign(g, ti, rv(g, g->t_lo));
+    load_tiles(g);
+    loop l = loop_begin(g, g->t_i, i64c(g, 0), g->t_rows, i64c(g, 1));
+    assign(g, ti, bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, g->t_lo), rv(g, g->t_i)));
+    block_or_pieces(g);
+    loop_end(g, &l);
+}
+
 static void nest(cg *g, int pos);
+
+/* The tile dim in tiles of AX_TILE rows over [from, to); the rows of a tile run inside the
+ * lane blocks (block_body). */
+static void tile_rows(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
+    gcc_jit_rvalue *size = i64c(g, AX_TILE);
+    loop l = loop_begin(g, g->t_lo, from, to, size);
+    gcc_jit_rvalue *left = bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64, to, rv(g, g->t_lo));
+    g->t_rows =
+        hold(g, g->t_i64, sel(g, AX_I64, cmp(g, GCC_JIT_COMPARISON_LT, left, size), left, size));
+    nest(g, pos + 1);
+    loop_end(g, &l);
+}
 
 /* A run of blocks of the lane dim d from `from` (an index) over `count` blocks of B lanes
  * (count < 0: up to the rvalue `to`), then a tail of `tail` lanes (constant) when > 0. */
@@ -1144,16 +1366,17 @@ static void blocks_then_tail(cg *g, int pos, gcc_jit_rvalue *from, int64_t count
  * accumulators afresh and ends folding them into the totals. */
 static void chunked(cg *g, int pos) {
     int64_t extent = g->ks->shape[g->lane], nfull = extent / CHUNK, rem = extent % CHUNK;
+    int64_t lanes = g->trun ? B * AX_TILE : B; /* accumulators: B per tile row */
     if (nfull > 0) {
         gcc_jit_lvalue *c = local(g, g->t_i64, "c");
         loop l = loop_begin(g, c, i64c(g, 0), i64c(g, nfull * CHUNK), i64c(g, CHUNK));
-        reset_lanes(g, false, B);
+        reset_lanes(g, false, lanes);
         blocks_then_tail(g, pos, rv(g, c), CHUNK / B, 0);
         fold_chunk(g, B);
         loop_end(g, &l);
     }
     if (rem > 0) {
-        reset_lanes(g, false, B);
+        reset_lanes(g, false, lanes);
         blocks_then_tail(g, pos, i64c(g, nfull * CHUNK), rem / B, rem % B);
         fold_chunk(g, rem < B ? rem : B);
     }
@@ -1239,6 +1462,8 @@ static void nest(cg *g, int pos) {
             tiles(g, pos, from, to);
         } else if (d == g->lane) {
             blocked(g, pos, from, to, false);
+        } else if (d == g->tdim) {
+            tile_rows(g, pos, from, to);
         } else {
             loop l = loop_begin(g, g->idxl[d], from, to, i64c(g, 1));
             nest(g, pos + 1);
@@ -1257,10 +1482,8 @@ static void nest(cg *g, int pos) {
  * nest) that calls piece functions of about that many operations on each block. Values a later
  * piece reads, and the reductions' accumulators, live in a frame the driver passes them. */
 static void plan_pieces(cg *g) {
-    int work = 0, p = 0, since = 0, piece_work = g->code->h.piece_work;
-    for (int i = 0; i < g->n; i++)
-        work += g->nd[i].kind == AX_KN_OP || g->nd[i].kind == AX_KN_REDUCE;
-    bool split = piece_work > 0 && work > 2 * piece_work;
+    int p = 0, since = 0, piece_work = g->code->h.piece_work;
+    bool split = in_pieces(g->code, g->ks);
     for (int i = 0; i < g->n; i++) {
         bool counts = g->nd[i].kind == AX_KN_OP || g->nd[i].kind == AX_KN_REDUCE;
         if (split && counts && since >= piece_work) {
@@ -1336,6 +1559,9 @@ static void plan_kernel(cg *g, int step) {
         if (g->rk == RK_SHORT_RUNS || g->rk == RK_ACROSS_RUNS) g->run_pos = k->ndim - 1;
         g->tiled = g->rk == RK_ROWS && g->first_reduced < k->ndim && k->shape[g->lane] > B;
     }
+    g->tdim = tile_dim(g->code, k);
+    g->trun = g->rk == RK_RUNS && g->tdim >= 0;
+    for (int i = 0; i < g->n; i++) g->access[i] = (char)load_access(&g->nd[i], g->lane, g->tdim);
     plan_pieces(g);
     plan_segments(g);
 }
@@ -1355,6 +1581,7 @@ static void begin_function(cg *g, gcc_jit_function *fn, gcc_jit_param **p) {
     memset(g->mathin2, 0, n * sizeof *g->mathin2);
     memset(g->acc, 0, n * sizeof *g->acc);
     memset(g->tot, 0, n * sizeof *g->tot);
+    memset(g->lbuf, 0, n * sizeof *g->lbuf);
     memset(g->val, 0, n * sizeof *g->val);
     memset(g->idxp, 0, sizeof g->idxp);
     g->accoff_p = NULL;
@@ -1449,6 +1676,8 @@ static bool build_loop(cg *g, int step) {
         assign(g, g->idxl[d], i64c(g, 0));
     }
     g->tile_lo = g->tiled ? local(g, g->t_i64, "tile") : NULL;
+    g->t_lo = g->tdim >= 0 ? local(g, g->t_i64, "tlo") : NULL;
+    g->t_i = g->tdim >= 0 ? local(g, g->t_i64, "ti") : NULL;
     g->L = i64c(g, B);
     nest(g, 0);
     GJ(gcc_jit_block_end_with_void_return)(g->blk, NULL);
@@ -1500,14 +1729,19 @@ static bool alloc_node_arrays(cg *g) {
     g->acc = calloc(n, sizeof *g->acc);
     g->tot = calloc(n, sizeof *g->tot);
     g->val = calloc(n, sizeof *g->val);
+    g->access = calloc(n, sizeof *g->access);
+    g->lbuf = calloc(n, sizeof *g->lbuf);
+    g->gathers = calloc(n, sizeof *g->gathers);
+    g->gathering = calloc(n, sizeof *g->gathering);
     return g->math && g->seg && g->spilled && g->piece && g->frame_off && g->far && g->ptr &&
-           g->spill && g->mathin && g->mathin2 && g->acc && g->tot && g->val;
+           g->spill && g->mathin && g->mathin2 && g->acc && g->tot && g->val && g->access &&
+           g->lbuf && g->gathers && g->gathering;
 }
 
 static void free_node_arrays(cg *g) {
     free(g->math), free(g->seg), free(g->spilled), free(g->piece), free(g->frame_off), free(g->far);
     free(g->ptr), free(g->spill), free(g->mathin), free(g->mathin2), free(g->acc), free(g->tot);
-    free(g->val);
+    free(g->val), free(g->access), free(g->lbuf), free(g->gathers), free(g->gathering);
 }
 
 bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code, char *why,

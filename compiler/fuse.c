@@ -576,6 +576,7 @@ static void lower_loop(ax_plan *plan, const ax_kernel *k, ax_code_step *cs, int 
     }
     for (int i = 0; i < k->nnodes; i++)
         lower_node(plan, &k->nodes[i], k->ndim, vars, cs->nbufs, &code->nodes[code->h.nnodes + i]);
+    ax_codegen_choose_split(code, (int)(cs - code->steps), &cs->split); /* field by field */
     code->h.nnodes += k->nnodes;
     code->h.nbufs += cs->nbufs;
 }

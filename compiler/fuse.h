@@ -77,6 +77,14 @@ typedef struct ax_code_node {
     int64_t stride[AX_MAX_RANK], ostride[AX_MAX_RANK];
 } ax_code_node;
 
+/* How a LOOP step's function is called: [0, extent) of its outermost loop, which may be split
+ * into ranges at multiples of `granule` (not when it runs over a reduced axis), each
+ * iteration touching work_per_iter elements. */
+typedef struct ax_loop_split {
+    int64_t extent, work_per_iter, granule;
+    bool splittable;
+} ax_loop_split;
+
 typedef struct ax_code_step {
     ax_step_kind kind;
     /* LOOP */
@@ -85,6 +93,9 @@ typedef struct ax_code_step {
     bool reduced[AX_MAX_RANK];
     int first_node, nnodes; /* the step's nodes: code->nodes[first_node ..] */
     int first_buf, nbufs;   /* the buffers the function takes: code->bufs[first_buf ..] */
+    /* the ranges its function is called with: in the key, so that an object cached by a build
+     * that ordered the loop otherwise is never called with this build's ranges */
+    ax_loop_split split;
 } ax_code_step;
 
 typedef struct ax_code_header {

@@ -12,6 +12,7 @@
 #include "../runtime/elementwise.h"
 #include "../runtime/pool.h"
 #include "../runtime/special.h"
+#include "../runtime/tile.h"
 #include "codegen.h"
 #include "gccjit.h"
 #include "fuse.h"
@@ -707,6 +708,10 @@ static void fill_fns(void **fns) {
     fns[AX_FN_LGAMMA_F64] = (void *)ax_lgamma_f64;
     fns[AX_FN_DIGAMMA_F32] = (void *)ax_digamma_f32;
     fns[AX_FN_DIGAMMA_F64] = (void *)ax_digamma_f64;
+    fns[AX_FN_TILE1] = (void *)ax_tile_load1;
+    fns[AX_FN_TILE1TO4] = (void *)ax_tile_load1to4;
+    fns[AX_FN_TILE4] = (void *)ax_tile_load4;
+    fns[AX_FN_TILE8] = (void *)ax_tile_load8;
 }
 
 /* How often a program waiting for its compile looks whether it has ended: a poll is a system

@@ -256,7 +256,8 @@ typedef enum {
 } ax_kop;
 
 /* Functions generated code calls through its `fns` table (AX_KOP_AXFN): ax's own scalar
- * special functions, the f64 version in the slot after the f32 one. */
+ * special functions, the f64 version in the slot after the f32 one; and the reads of the
+ * loop nests' tiles (runtime/tile.h, compiler/codegen.c), by element size. */
 enum {
     AX_FN_ERF_INV_F32,
     AX_FN_ERF_INV_F64,
@@ -264,6 +265,10 @@ enum {
     AX_FN_LGAMMA_F64,
     AX_FN_DIGAMMA_F32,
     AX_FN_DIGAMMA_F64,
+    AX_FN_TILE1,
+    AX_FN_TILE1TO4,
+    AX_FN_TILE4,
+    AX_FN_TILE8,
     AX_FN_COUNT
 };
 

@@ -18,7 +18,8 @@
 
 enum {
     CACHED_HEADERS = 512,
-    SIZE_CLASSES = 8, /* buffers of 64 B .. 8 KB (powers of two) */
+    SIZE_CLASSES = 15, /* buffers of 64 B .. 1 MB (powers of two) */
+    SMALL_CLASSES = 8, /* those up to 8 KB: kept whatever their bytes */
     CACHED_BUFFERS = 64,
     LARGE_CLASS = SIZE_CLASSES, /* buffers on 2 MB pages, reused by exact capacity */
     CACHED_LARGE = 4,
@@ -41,6 +42,13 @@ typedef struct tiny_buffer {
  * touch, which made a jitted x*x + x*2.0 on 100 MB 1.5x a memcpy instead of ~1.1x. */
 #define CACHED_LARGE_BYTES ((size_t)1 << 30)
 
+/* Buffers of 16 KB .. 1 MB kept for reuse at most. From malloc, they come from the top of
+ * the heap, which glibc gives back to the system once 128 KB of it are free: a program whose
+ * values are freed together (a jitted function's, at the end of each call) then faults its
+ * pages in again on every call (jit(grad(f)) of a 128-wide MLP: ~100 page faults a call, a
+ * third of its time). */
+#define CACHED_MEDIUM_BYTES ((size_t)64 << 20)
+
 struct ax_alloc_cache {
     int64_t refs; /* the context's, plus one per header or buffer taken from it */
     bool closed;
@@ -51,6 +59,7 @@ struct ax_alloc_cache {
     ax_buffer *tiny[CACHED_BUFFERS];
     int nbuffers[SIZE_CLASSES];
     ax_buffer *buffers[SIZE_CLASSES][CACHED_BUFFERS];
+    size_t medium_bytes; /* held in classes above SMALL_CLASSES */
     int nlarge;
     size_t large_bytes;
     ax_buffer *large[CACHED_LARGE];
@@ -82,6 +91,7 @@ static void free_cached(struct ax_alloc_cache *c) {
         }
         c->nbuffers[k] = 0;
     }
+    c->medium_bytes = 0;
 }
 
 static void cache_unref(struct ax_alloc_cache *c) {
@@ -163,9 +173,10 @@ static ax_buffer *buffer_new(ax_ctx *cx, size_t nbytes) {
     int k = size_class(nbytes);
     size_t huge_cap = (nbytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
     ax_buffer *b = NULL;
-    if (c && k >= 0 && c->nbuffers[k] > 0)
+    if (c && k >= 0 && c->nbuffers[k] > 0) {
         b = c->buffers[k][--c->nbuffers[k]];
-    else if (nbytes >= HUGE_PAGE)
+        if (k >= SMALL_CLASSES) c->medium_bytes -= b->capacity;
+    } else if (nbytes >= HUGE_PAGE)
         b = take_large(c, huge_cap); /* its pages are already mapped */
     if (!b && !(b = buffer_alloc(cx, nbytes, k, huge_cap))) return NULL;
     assert(b->capacity >= nbytes);
@@ -187,6 +198,10 @@ static bool keep_large(struct ax_alloc_cache *c, ax_buffer *b) {
 
 static bool keep_small(struct ax_alloc_cache *c, ax_buffer *b) {
     if (c->nbuffers[b->size_class] == CACHED_BUFFERS) return false;
+    if (b->size_class >= SMALL_CLASSES) {
+        if (c->medium_bytes + b->capacity > CACHED_MEDIUM_BYTES) return false;
+        c->medium_bytes += b->capacity;
+    }
     c->buffers[b->size_class][c->nbuffers[b->size_class]++] = b;
     return true;
 }

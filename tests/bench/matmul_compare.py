@@ -50,8 +50,8 @@ def reference_times():
     }
 
 
-def ax_times(ax):
-    p = subprocess.run([ax, "matmul.ax"], cwd=HERE, capture_output=True, text=True, check=True)
+def ax_times(ax, script="matmul.ax"):
+    p = subprocess.run([ax, script], cwd=HERE, capture_output=True, text=True, check=True)
     return {name: float(s) for name, s in (l.split() for l in p.stdout.splitlines())}
 
 
@@ -59,23 +59,29 @@ def fmt(s):
     return f"{s * 1e3:.2f} ms" if s >= 1e-3 else f"{s * 1e6:.1f} us"
 
 
-def main():
+def parse_args():
+    """The --ax binaries (absolute paths) and --rounds; prints the load average."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--ax", action="append", help="ax binaries (default build/ax)")
     ap.add_argument("--rounds", type=int, default=5)
     a = ap.parse_args()
     axes = [os.path.abspath(x) for x in a.ax or [os.path.join(HERE, "..", "..", "build", "ax")]]
     print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
+    return axes, a.rounds
+
+
+def main():
+    axes, rounds = parse_args()
     runs = {ax: {} for ax in axes}
     refs = {"numpy": {}, "torch": {}}
-    for _ in range(a.rounds):
+    for _ in range(rounds):
         for ax in axes:
             for name, s in ax_times(ax).items():
                 runs[ax].setdefault(name, []).append(s)
         for lib, times in reference_times().items():
             for name, s in times.items():
                 refs[lib].setdefault(name, []).append(s)
-    print(f"load average at end: {os.getloadavg()[0]:.2f}; medians of {a.rounds} rounds")
+    print(f"load average at end: {os.getloadavg()[0]:.2f}; medians of {rounds} rounds")
     ref = {lib: {n: statistics.median(v) for n, v in t.items()} for lib, t in refs.items()}
     for ax in axes:
         print(ax)
