@@ -234,7 +234,10 @@ def ctrl_c_spares_a_background_compile(ctx):
     not a compile running in the background (nor its assembler or linker), which still ends
     and fills the cache; the session ends normally."""
     cache = tempfile.mkdtemp(dir=ctx.home)
-    s = Session(ctx.ax, ctx.home, env={"XDG_CACHE_HOME": cache, "AX_LOG_COMPILES": "1"})
+    # The end waits for the compile (AX_JIT_EXIT_WAIT): on a loaded machine it may take longer
+    # than the default 10 s, so the wait is generous and the session gets longer to end.
+    env = {"XDG_CACHE_HOME": cache, "AX_LOG_COMPILES": "1", "AX_JIT_EXIT_WAIT": "120000"}
+    s = Session(ctx.ax, ctx.home, env=env)
     ctx.sessions.append(s)
     s.prompt()
     s.run("import time", r"")
@@ -260,7 +263,7 @@ def ctrl_c_spares_a_background_compile(ctx):
     s.prompt()
     s.run("2 + 3", r"\b5 : i32\[\]")
     s.line(":quit")
-    if s.wait() != 0:
+    if s.wait(timeout=150) != 0:
         raise Failure(f"exit status {s.status}")
     text = s.text()
     if "warning" in text or not re.search(r"compiled f in [0-9.]+ ms in the background", text):
