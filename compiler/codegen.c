@@ -1396,22 +1396,32 @@ static void blocked(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to, bo
     gcc_jit_lvalue *i = g->idxl[d];
     gcc_jit_rvalue *step = i64c(g, B);
     assign(g, i, from);
-    gcc_jit_block *head = block(g, "bhead"), *body = block(g, "bbody"), *rest = block(g, "tail");
-    GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, head);
-    GJ(gcc_jit_block_end_with_conditional)
-    (head, NULL,
-     cmp(g, GCC_JIT_COMPARISON_LE, bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, i), step), to),
-     body, rest);
-    g->blk = body;
-    g->L = step;
-    g->tail = false;
-    if (innermost)
-        block_body(g);
-    else
-        nest(g, pos + 1);
-    GJ(gcc_jit_block_add_assignment_op)(g->blk, NULL, i, GCC_JIT_BINARY_OP_PLUS, step);
-    GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, head);
-    g->blk = rest;
+    /* [from, to) starts and ends at multiples of B but at the dim's end (a split's granule is
+     * B, a tile's size a multiple of it): a block or tail that can never run is not generated
+     * (GCC spends a third of a compile on tails: docs/benchmarks.md). */
+    int64_t extent = g->ks->shape[d];
+    gcc_jit_block *rest = g->blk;
+    if (extent >= B) {
+        gcc_jit_block *head = block(g, "bhead"), *body = block(g, "bbody");
+        rest = block(g, "tail");
+        GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, head);
+        GJ(gcc_jit_block_end_with_conditional)
+        (head, NULL,
+         cmp(g, GCC_JIT_COMPARISON_LE, bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, i), step),
+             to),
+         body, rest);
+        g->blk = body;
+        g->L = step;
+        g->tail = false;
+        if (innermost)
+            block_body(g);
+        else
+            nest(g, pos + 1);
+        GJ(gcc_jit_block_add_assignment_op)(g->blk, NULL, i, GCC_JIT_BINARY_OP_PLUS, step);
+        GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, head);
+        g->blk = rest;
+    }
+    if (extent % B == 0) return;
     gcc_jit_block *tail = block(g, "tbody"), *done = block(g, "done");
     GJ(gcc_jit_block_end_with_conditional)
     (rest, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(g, i), to), tail, done);
