@@ -281,7 +281,8 @@ typedef struct cg {
     gcc_jit_lvalue *t_lo;    /* the current tile's first index in tdim */
     gcc_jit_rvalue *t_rows;  /* its rows */
     gcc_jit_lvalue *t_i;     /* the row of it the block computes */
-    bool tiled;              /* ROWS over tiles: accumulators for TILE lanes */
+    bool tiled;              /* ROWS over tiles: accumulators for tile_w lanes */
+    int64_t tile_w;          /* a tile's lanes: TILE, or the lane dim rounded up to B if less */
     gcc_jit_lvalue *tile_lo; /* the driver's current tile: [tile_lo, tile_hi) of the lane dim */
     gcc_jit_rvalue *tile_hi;
     gcc_jit_rvalue *accoff_p; /* a piece's offset of its block in the tile (a parameter) */
@@ -539,7 +540,8 @@ static ax_dtype acc_dtype(const cg *g, int i) {
 static lanes_ref acc_ref(cg *g, int i) {
     gcc_jit_type *t = g->st[acc_dtype(g, i)];
     if (g->npieces > 1) return (lanes_ref){.off = g->frame_off[i], .t = t};
-    if (!g->acc[i]) g->acc[i] = array_of(g, t, g->tiled ? TILE : g->trun ? B * AX_TILE : B, "acc");
+    if (!g->acc[i])
+        g->acc[i] = array_of(g, t, g->tiled ? g->tile_w : g->trun ? B * AX_TILE : B, "acc");
     return (lanes_ref){.local = g->acc[i], .t = t};
 }
 
@@ -1439,7 +1441,7 @@ static void blocked(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to, bo
 /* ROWS over tiles: the lane dim in tiles of TILE lanes; the reduced loops run inside a tile,
  * the tile's blocks inside them (nest, at the innermost position). */
 static void tiles(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
-    gcc_jit_rvalue *size = i64c(g, TILE);
+    gcc_jit_rvalue *size = i64c(g, g->tile_w);
     loop l = loop_begin(g, g->tile_lo, from, to, size);
     gcc_jit_rvalue *end = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, g->tile_lo), size);
     g->tile_hi = hold(g, g->t_i64, sel(g, AX_I64, cmp(g, GCC_JIT_COMPARISON_LT, end, to), end, to));
@@ -1452,7 +1454,7 @@ static void nest(cg *g, int pos) {
     const ax_code_step *k = g->ks;
     if (pos == g->first_reduced) {
         if (g->rk == RK_ROWS)
-            reset_lanes(g, false, g->tiled ? TILE : -1);
+            reset_lanes(g, false, g->tiled ? g->tile_w : -1);
         else
             init_totals(g);
     }
@@ -1536,7 +1538,7 @@ static void plan_segments(cg *g) {
                       (g->npieces > 1 && g->nd[i].kind == AX_KN_REDUCE);
         if (!framed) continue;
         g->frame_off[i] = g->frame_bytes;
-        g->frame_bytes += (g->tiled && g->nd[i].kind == AX_KN_REDUCE ? TILE : B) * 8;
+        g->frame_bytes += (g->tiled && g->nd[i].kind == AX_KN_REDUCE ? g->tile_w : B) * 8;
     }
 }
 
@@ -1569,6 +1571,9 @@ static void plan_kernel(cg *g, int step) {
         if (g->rk == RK_SHORT_RUNS || g->rk == RK_ACROSS_RUNS) g->run_pos = k->ndim - 1;
         g->tiled = g->rk == RK_ROWS && g->first_reduced < k->ndim && k->shape[g->lane] > B;
     }
+    /* a tile no wider than the lane dim: fewer accumulators to clear on each call */
+    int64_t lanes = (k->shape[g->lane] + B - 1) / B * B;
+    g->tile_w = lanes < TILE ? lanes : TILE;
     g->tdim = tile_dim(g->code, k);
     g->trun = g->rk == RK_RUNS && g->tdim >= 0;
     for (int i = 0; i < g->n; i++) g->access[i] = (char)load_access(&g->nd[i], g->lane, g->tdim);
