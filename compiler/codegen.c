@@ -535,7 +535,7 @@ static ax_dtype acc_dtype(const cg *g, int i) {
     return n->dtype == AX_F32 && widen ? AX_F64 : n->dtype;
 }
 
-/* Reduction node i's lane accumulators (B, or TILE when tiled): in the frame when the loop
+/* Reduction node i's lane accumulators (B, or tile_w when tiled): in the frame when the loop
  * has pieces. */
 static lanes_ref acc_ref(cg *g, int i) {
     gcc_jit_type *t = g->st[acc_dtype(g, i)];
