@@ -281,7 +281,8 @@ typedef struct cg {
     gcc_jit_lvalue *t_lo;    /* the current tile's first index in tdim */
     gcc_jit_rvalue *t_rows;  /* its rows */
     gcc_jit_lvalue *t_i;     /* the row of it the block computes */
-    bool tiled;              /* ROWS over tiles: accumulators for TILE lanes */
+    bool tiled;              /* ROWS over tiles: accumulators for tile_w lanes */
+    int64_t tile_w;          /* a tile's lanes: TILE, or the lane dim rounded up to B if less */
     gcc_jit_lvalue *tile_lo; /* the driver's current tile: [tile_lo, tile_hi) of the lane dim */
     gcc_jit_rvalue *tile_hi;
     gcc_jit_rvalue *accoff_p; /* a piece's offset of its block in the tile (a parameter) */
@@ -534,12 +535,13 @@ static ax_dtype acc_dtype(const cg *g, int i) {
     return n->dtype == AX_F32 && widen ? AX_F64 : n->dtype;
 }
 
-/* Reduction node i's lane accumulators (B, or TILE when tiled): in the frame when the loop
+/* Reduction node i's lane accumulators (B, or tile_w when tiled): in the frame when the loop
  * has pieces. */
 static lanes_ref acc_ref(cg *g, int i) {
     gcc_jit_type *t = g->st[acc_dtype(g, i)];
     if (g->npieces > 1) return (lanes_ref){.off = g->frame_off[i], .t = t};
-    if (!g->acc[i]) g->acc[i] = array_of(g, t, g->tiled ? TILE : g->trun ? B * AX_TILE : B, "acc");
+    if (!g->acc[i])
+        g->acc[i] = array_of(g, t, g->tiled ? g->tile_w : g->trun ? B * AX_TILE : B, "acc");
     return (lanes_ref){.local = g->acc[i], .t = t};
 }
 
@@ -1396,22 +1398,32 @@ static void blocked(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to, bo
     gcc_jit_lvalue *i = g->idxl[d];
     gcc_jit_rvalue *step = i64c(g, B);
     assign(g, i, from);
-    gcc_jit_block *head = block(g, "bhead"), *body = block(g, "bbody"), *rest = block(g, "tail");
-    GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, head);
-    GJ(gcc_jit_block_end_with_conditional)
-    (head, NULL,
-     cmp(g, GCC_JIT_COMPARISON_LE, bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, i), step), to),
-     body, rest);
-    g->blk = body;
-    g->L = step;
-    g->tail = false;
-    if (innermost)
-        block_body(g);
-    else
-        nest(g, pos + 1);
-    GJ(gcc_jit_block_add_assignment_op)(g->blk, NULL, i, GCC_JIT_BINARY_OP_PLUS, step);
-    GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, head);
-    g->blk = rest;
+    /* [from, to) starts and ends at multiples of B but at the dim's end (a split's granule is
+     * B, a tile's size a multiple of it): a block or tail that can never run is not generated
+     * (GCC spends a third of a compile on tails: docs/benchmarks.md). */
+    int64_t extent = g->ks->shape[d];
+    gcc_jit_block *rest = g->blk;
+    if (extent >= B) {
+        gcc_jit_block *head = block(g, "bhead"), *body = block(g, "bbody");
+        rest = block(g, "tail");
+        GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, head);
+        GJ(gcc_jit_block_end_with_conditional)
+        (head, NULL,
+         cmp(g, GCC_JIT_COMPARISON_LE, bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, i), step),
+             to),
+         body, rest);
+        g->blk = body;
+        g->L = step;
+        g->tail = false;
+        if (innermost)
+            block_body(g);
+        else
+            nest(g, pos + 1);
+        GJ(gcc_jit_block_add_assignment_op)(g->blk, NULL, i, GCC_JIT_BINARY_OP_PLUS, step);
+        GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, head);
+        g->blk = rest;
+    }
+    if (extent % B == 0) return;
     gcc_jit_block *tail = block(g, "tbody"), *done = block(g, "done");
     GJ(gcc_jit_block_end_with_conditional)
     (rest, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(g, i), to), tail, done);
@@ -1429,7 +1441,7 @@ static void blocked(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to, bo
 /* ROWS over tiles: the lane dim in tiles of TILE lanes; the reduced loops run inside a tile,
  * the tile's blocks inside them (nest, at the innermost position). */
 static void tiles(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
-    gcc_jit_rvalue *size = i64c(g, TILE);
+    gcc_jit_rvalue *size = i64c(g, g->tile_w);
     loop l = loop_begin(g, g->tile_lo, from, to, size);
     gcc_jit_rvalue *end = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, g->tile_lo), size);
     g->tile_hi = hold(g, g->t_i64, sel(g, AX_I64, cmp(g, GCC_JIT_COMPARISON_LT, end, to), end, to));
@@ -1442,7 +1454,7 @@ static void nest(cg *g, int pos) {
     const ax_code_step *k = g->ks;
     if (pos == g->first_reduced) {
         if (g->rk == RK_ROWS)
-            reset_lanes(g, false, g->tiled ? TILE : -1);
+            reset_lanes(g, false, g->tiled ? g->tile_w : -1);
         else
             init_totals(g);
     }
@@ -1526,7 +1538,7 @@ static void plan_segments(cg *g) {
                       (g->npieces > 1 && g->nd[i].kind == AX_KN_REDUCE);
         if (!framed) continue;
         g->frame_off[i] = g->frame_bytes;
-        g->frame_bytes += (g->tiled && g->nd[i].kind == AX_KN_REDUCE ? TILE : B) * 8;
+        g->frame_bytes += (g->tiled && g->nd[i].kind == AX_KN_REDUCE ? g->tile_w : B) * 8;
     }
 }
 
@@ -1559,6 +1571,9 @@ static void plan_kernel(cg *g, int step) {
         if (g->rk == RK_SHORT_RUNS || g->rk == RK_ACROSS_RUNS) g->run_pos = k->ndim - 1;
         g->tiled = g->rk == RK_ROWS && g->first_reduced < k->ndim && k->shape[g->lane] > B;
     }
+    /* a tile no wider than the lane dim: fewer accumulators to clear on each call */
+    int64_t lanes = (k->shape[g->lane] + B - 1) / B * B;
+    g->tile_w = lanes < TILE ? lanes : TILE;
     g->tdim = tile_dim(g->code, k);
     g->trun = g->rk == RK_RUNS && g->tdim >= 0;
     for (int i = 0; i < g->n; i++) g->access[i] = (char)load_access(&g->nd[i], g->lane, g->tdim);

@@ -314,8 +314,9 @@ static void log_background(const jit_state *s, const pending *q, const char *out
     if (s->log)
         fprintf(stderr,
                 "ax: jit: compiled %s in %.2f ms in the background (%.2f ms after it was "
-                "asked for): %s\n",
-                q->name, now_ms() - q->started_ms, now_ms() - q->queued_ms, outcome);
+                "asked for, %.2f ms of CPU): %s\n",
+                q->name, now_ms() - q->started_ms, now_ms() - q->queued_ms,
+                ax_jit_job_cpu_ms(q->job), outcome);
 }
 
 /* A compile that ended: its code goes to the disk cache, and to its program if it still has

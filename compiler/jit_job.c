@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@ struct ax_jit_job {
     char *so;
     char msg[512]; /* the child's report: empty when it succeeded */
     size_t got;
+    double cpu_ms; /* the CPU time of the child and the programs it ran, once reaped */
 };
 
 /* jit's options, and the functions of `code`; NULL (the context released) on failure. */
@@ -189,10 +191,13 @@ static void finish(ax_jit_job *j) {
     j->fd = -1;
     j->msg[j->got] = 0;
     int status = 0;
+    struct rusage ru = {0};
     /* ECHILD (SIGCHLD ignored by an embedding program): the report alone tells */
-    while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR) {
+    while (wait4(j->pid, &status, 0, &ru) < 0 && errno == EINTR) {
     }
     j->pid = 0;
+    j->cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+                (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok) {
         j->state = AX_JOB_DONE;
@@ -239,6 +244,10 @@ void ax_jit_job_wait_any(ax_jit_job *const *jobs, int n, int timeout_ms) {
 
 const char *ax_jit_job_so(const ax_jit_job *j) {
     return j->so;
+}
+
+double ax_jit_job_cpu_ms(const ax_jit_job *j) {
+    return j->cpu_ms;
 }
 
 const char *ax_jit_job_why(const ax_jit_job *j) {

@@ -37,6 +37,9 @@ void ax_jit_job_wait_any(ax_jit_job *const *jobs, int n, int timeout_ms);
 /* DONE: the shared object (removed by ax_jit_job_free); FAILED: why (a sentence). */
 const char *ax_jit_job_so(const ax_jit_job *j);
 const char *ax_jit_job_why(const ax_jit_job *j);
+/* The CPU time (user + system) the job's child process and the assembler and linker it ran
+ * took, in milliseconds, once it ended; 0 when it compiled in this process. */
+double ax_jit_job_cpu_ms(const ax_jit_job *j);
 /* Kills the child if it still runs, reaps it, removes the shared object. NULL is fine. */
 void ax_jit_job_free(ax_jit_job *j);
 

@@ -884,6 +884,9 @@ def tiered_prints_what_sync_prints(ctx):
     expect(len(done) == 3 and all(re.search(r": native from its call \d+ on$|: stored in the "
                                             r"disk cache", l) for l in done),
            f"wanted each compile to end (natively, or at exit):\n{tiered.stderr}")
+    # the compile's CPU time (the child, its assembler and linker) is in the log, and real
+    cpu = [float(m.group(1)) for l in done for m in [re.search(r", ([0-9.]+) ms of CPU\)", l)] if m]
+    expect(len(cpu) == 3 and all(c > 0 for c in cpu), f"wanted each one's CPU time:\n{done}")
     expect(WARNING not in tiered.stderr, tiered.stderr)
     expect(len(ctx.entries("so")) == 3, f"cache: {ctx.entries('so')}")
     ctx.no_temporaries()
