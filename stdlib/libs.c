@@ -108,7 +108,8 @@ int ax_libs_open(ax_interp *in) {
     in->arrays = &ax_np_array_class;
     ax_interp_offer_libs(in, ax_stdlib_libs);
     if (ax_builtins_register(in) < 0 || ax_error_pending(in->cx) ||
-        ax_interp_run_stdlib(in, in->builtins, "prelude.ax") < 0) {
+        ax_interp_run_stdlib(in, in->builtins, "prelude.ax") < 0 ||
+        ax_interp_run_stdlib(in, in->builtins, "jnp_more.ax") < 0) {
         if (!ax_error_pending(in->cx)) ax_error_oom(in->cx);
         return -1;
     }
