@@ -182,7 +182,7 @@ static const struct {
     {"cumprod", "cumprod"},   {"ptp", "ptp"},         {"clip", "clip"},     {"round", "round"},
     {"dot", "dot"},           {"squeeze", "squeeze"}, {"ravel", "ravel"},   {"flatten", "ravel"},
     {"swapaxes", "swapaxes"}, {"take", "take"},       {"repeat", "repeat"}, {"sort", "sort"},
-    {"argsort", "argsort"},   {"nonzero", "nonzero"}, {"astype", "astype"}, {"copy", "copy"},
+    {"argsort", "argsort"},   {"nonzero", "_nonzero_eager"}, {"astype", "astype"}, {"copy", "copy"},
     {"diagonal", "diagonal"}, {"trace", "trace"},
 };
 
