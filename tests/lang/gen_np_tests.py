@@ -486,6 +486,125 @@ block("np_search", "sets, sorting by keys, differences",
        ("append(p, c), append(c, [[7, 8, 9]], axis=0)", "(np.append(p, c), np.append(c, [[7, 8, 9]], axis=0))"),
        ])
 
+# ---------------------------------------------------------------- more of jax.numpy (stdlib/jnp_more.ax)
+block("np_more", "positions: nonzero with size=, argwhere, flatnonzero, multi-indices",
+      "z = array([[0, 3, 0], [4, 0, 5]])",
+      "z = np.array([[0, 3, 0], [4, 0, 5]])",
+      [("nonzero(z), nonzero(z, size=4), nonzero(z, size=2, fill_value=-1)",
+        "(np.nonzero(z), tuple(np.append(i, 0) for i in np.nonzero(z)), tuple(i[:2] for i in np.nonzero(z)))"),
+       ("nonzero(z, size=5, fill_value=(-1, -2))", "(np.array([0, 1, 1, -1, -1]), np.array([1, 0, 2, -2, -2]))"),
+       ("argwhere(z), argwhere(z, size=4, fill_value=9), flatnonzero(z), flatnonzero(z, size=2)",
+        "(np.argwhere(z), np.vstack([np.argwhere(z), [[9, 9]]]), np.flatnonzero(z), np.flatnonzero(z)[:2])"),
+       ("unravel_index(array([1, 5, 4]), (2, 3)), unravel_index(7, (3, 4))",
+        "(np.unravel_index(np.array([1, 5, 4]), (2, 3)), np.unravel_index(7, (3, 4)))"),
+       ("ravel_multi_index((array([1, 0]), array([2, 1])), (2, 3)), ravel_multi_index((array([1, 0]), array([2, 1])), (2, 3), order='F')",
+        "(np.ravel_multi_index((np.array([1, 0]), np.array([2, 1])), (2, 3)), np.ravel_multi_index((np.array([1, 0]), np.array([2, 1])), (2, 3), order='F'))"),
+       ("ravel_multi_index((array([3, -1]), array([2, 7])), (2, 3), mode='clip'), ravel_multi_index((array([3, -1]), array([2, 7])), (2, 3), mode='wrap')",
+        "(np.ravel_multi_index((np.array([3, -1]), np.array([2, 7])), (2, 3), mode='clip'), np.ravel_multi_index((np.array([3, -1]), np.array([2, 7])), (2, 3), mode='wrap'))"),
+       ("indices((2, 3)), ix_(array([0, 1]), array([2, 4]))", "(np.indices((2, 3)), np.ix_(np.array([0, 1]), np.array([2, 4])))"),
+       ("tri(3, 4, k=1), tril_indices(3), triu_indices(3, 1), tril_indices_from(ones((2, 3)), -1)",
+        "(np.tri(3, 4, k=1, dtype=f32), np.tril_indices(3), np.triu_indices(3, 1), np.tril_indices_from(np.ones((2, 3)), -1))"),
+       ("diag_indices(3), diagflat(array([[1, 2], [3, 4]]), 1)", "(np.diag_indices(3), np.diagflat(np.array([[1, 2], [3, 4]]), 1))"),
+       ("fill_diagonal(zeros((3, 4)), array([5., 6.]), inplace=False)", "_filled(np.zeros((3, 4), f32), np.array([5., 6.]))"),
+       ("fill_diagonal(zeros((5, 2)), 7., wrap=True, inplace=False)", "_filled(np.zeros((5, 2), f32), 7., wrap=True)"),
+       ])
+
+block("np_more", "sets",
+      "s1 = array([5, 1, 2, 2, 7])\ns2 = array([2, 9, 7, 0])",
+      "s1 = np.array([5, 1, 2, 2, 7])\ns2 = np.array([2, 9, 7, 0])",
+      [("setdiff1d(s1, s2), union1d(s1, s2), setxor1d(s1, s2)", "(np.setdiff1d(s1, s2), np.union1d(s1, s2), np.setxor1d(s1, s2))"),
+       ("intersect1d(s1, s2), intersect1d(s1, s2, return_indices=True)", "(np.intersect1d(s1, s2), np.intersect1d(s1, s2, return_indices=True))"),
+       ("setdiff1d(s1, s2, size=4, fill_value=-1), union1d(s1, s2, size=8, fill_value=0)",
+        "(np.array([1, 5, -1, -1]), np.array([0, 1, 2, 5, 7, 9, 0, 0]))"),
+       ])
+
+block("np_more", "reductions that skip NaN, quantiles",
+      "g = array([[1., nan, 3.], [4., 5., nan], [nan, 2., 8.]])\ny = array([[3., 1., 4., 1.], [5., 9., 2., 6.]])",
+      "g = np.array([[1., np.nan, 3.], [4., 5., np.nan], [np.nan, 2., 8.]], f32)\ny = np.array([[3., 1., 4., 1.], [5., 9., 2., 6.]], f32)",
+      [("nansum(g), nansum(g, axis=0), nanprod(g, axis=1), nanmax(g, axis=1), nanmin(g)",
+        "(np.nansum(g), np.nansum(g, axis=0), np.nanprod(g, axis=1), np.nanmax(g, axis=1), np.nanmin(g))"),
+       ("nanargmax(g, axis=1), nanargmin(g, axis=0), nanargmax(g)", "(np.nanargmax(g, axis=1), np.nanargmin(g, axis=0), np.nanargmax(g))"),
+       ("nanmean(g, axis=1), nanvar(g, axis=0), nanstd(g, ddof=1), nanmean(g, axis=0, keepdims=True)",
+        "(np.nanmean(g, axis=1), np.nanvar(g, axis=0), np.nanstd(g, ddof=1), np.nanmean(g, axis=0, keepdims=True))"),
+       ("nancumsum(g, axis=1), nancumprod(g)", "(np.nancumsum(g, axis=1), np.nancumprod(g))"),
+       ("nanmax(array([nan, nan])), nanargmax(array([nan, 1.])), nanmax(array([3, 1]))", "(f32(np.nan), 1, 3)"),
+       ("nan_to_num(array([nan, inf, -inf, 1.5])), nan_to_num(array([nan, inf]), nan=-1., posinf=9.)",
+        "(np.nan_to_num(np.array([np.nan, np.inf, -np.inf, 1.5], f32)), np.nan_to_num(np.array([np.nan, np.inf], f32), nan=-1., posinf=9.))"),
+       ("quantile(y, 0.3), quantile(y, array([0.25, 0.5]), axis=1), percentile(y, 40, axis=0, keepdims=True)",
+        "(np.quantile(y, 0.3), np.quantile(y, [0.25, 0.5], axis=1), np.percentile(y, 40, axis=0, keepdims=True))"),
+       ("quantile(y, 0.5, method='nearest'), quantile(y, 0.4, axis=1, method='lower'), quantile(y, 0.4, axis=1, method='higher'), quantile(y, 0.4, axis=1, method='midpoint')",
+        "(np.quantile(y, 0.5, method='nearest'), np.quantile(y, 0.4, axis=1, method='lower'), np.quantile(y, 0.4, axis=1, method='higher'), np.quantile(y, 0.4, axis=1, method='midpoint'))"),
+       ("quantile(y, 0.5, keepdims=True), percentile(arange(5), array([10, 90]))", "(np.quantile(y, 0.5, keepdims=True), np.percentile(np.arange(5), [10, 90]).astype(f32))"),
+       ("nanquantile(g, 0.5, axis=1), nanmedian(g, axis=0), nanpercentile(g, 25), quantile(g, 0.5, axis=1)",
+        "(np.nanquantile(g, 0.5, axis=1), np.nanmedian(g, axis=0), np.nanpercentile(g, 25), np.quantile(g, 0.5, axis=1))"),
+       ])
+
+block("np_more", "interpolation, integration, differences of samples",
+      "xp = array([1., 2., 3.])\nfp = array([3., 2., 0.])",
+      "xp = np.array([1., 2., 3.], f32)\nfp = np.array([3., 2., 0.], f32)",
+      [("interp(array([0., 1.5, 2.5, 5., 1., 3.]), xp, fp), interp(2.5, xp, fp), interp(array([0., 4.]), xp, fp, left=-1, right=9)",
+        "(np.interp(np.array([0., 1.5, 2.5, 5., 1., 3.]), xp, fp).astype(f32), f32(np.interp(2.5, xp, fp)), np.interp(np.array([0., 4.]), xp, fp, left=-1, right=9).astype(f32))"),
+       ("interp(array([-180., 190., 10.]), array([-170., 170.]), array([0., 1.]), period=360)",
+        "np.interp(np.array([-180., 190., 10.]), np.array([-170., 170.]), np.array([0., 1.]), period=360).astype(f32)"),
+       ("trapezoid(array([1., 2., 3.])), trapezoid(array([1., 2., 3.]), x=array([4., 6., 9.])), trapezoid(array([[1., 2.], [3., 4.]]), dx=0.5, axis=0)",
+        "(np.trapz(np.array([1., 2., 3.])), np.trapz(np.array([1., 2., 3.]), x=np.array([4., 6., 9.])), np.trapz(np.array([[1., 2.], [3., 4.]], f32), dx=0.5, axis=0))"),
+       ("gradient(array([1., 2., 4., 7., 11.])), gradient(array([1., 4., 9.]), 2.0)",
+        "(np.gradient(np.array([1., 2., 4., 7., 11.], f32)), np.gradient(np.array([1., 4., 9.], f32), 2.0))"),
+       ("gradient(array([[1., 2., 6.], [3., 4., 5.]])), gradient(array([[1., 2., 6.], [3., 4., 5.]]), axis=1)",
+        "(list(np.gradient(np.array([[1., 2., 6.], [3., 4., 5.]], f32))), np.gradient(np.array([[1., 2., 6.], [3., 4., 5.]], f32), axis=1))"),
+       ])
+
+block("np_more", "products and polynomials (polymul and polyint give floats, as in JAX)",
+      "", "",
+      [("cross(array([1., 2., 3.]), array([4., 5., 6.])), cross(array([1, 2]), array([4, 5])), cross(array([[1, 0, 0], [0, 0, 2]]), array([0, 1, 0]))",
+        "(np.cross(np.array([1., 2., 3.], f32), np.array([4., 5., 6.], f32)), np.cross(np.array([1, 2]), np.array([4, 5])), np.cross(np.array([[1, 0, 0], [0, 0, 2]]), np.array([0, 1, 0])))"),
+       ("cross(array([1, 2]), array([4, 5, 6])), cross(array([[1, 2], [3, 4], [5, 6]]), array([[1, 0], [0, 1], [1, 1]]), axisa=0, axisb=0)",
+        "(np.cross(np.array([1, 2]), np.array([4, 5, 6])), np.cross(np.array([[1, 2], [3, 4], [5, 6]]), np.array([[1, 0], [0, 1], [1, 1]]), axisa=0, axisb=0))"),
+       ("kron(array([1, 10]), array([[1, 2], [3, 4]])), kron(eye(2), array([[1., 2.]]))",
+        "(np.kron(np.array([1, 10]), np.array([[1, 2], [3, 4]])), np.kron(np.eye(2, dtype=f32), np.array([[1., 2.]], f32)))"),
+       ("vander(array([1, 2, 3])), vander(array([1., 2.]), 3, increasing=True)", "(np.vander(np.array([1, 2, 3])), np.vander(np.array([1., 2.], f32), 3, increasing=True))"),
+       ("polyval(array([3, 0, 1]), array([5, 1])), polyval(array([1., -2.]), 0.5)", "(np.polyval(np.array([3, 0, 1]), np.array([5, 1])), f32(np.polyval(np.array([1., -2.]), 0.5)))"),
+       ("polyadd(array([1, 2]), array([9, 5, 4])), polysub(array([1, 2]), array([9, 5, 4])), polymul(array([1, 2]), array([1, 3]))",
+        "(np.polyadd(np.array([1, 2]), np.array([9, 5, 4])), np.polysub(np.array([1, 2]), np.array([9, 5, 4])), np.polymul(np.array([1, 2]), np.array([1, 3])).astype(f32))"),
+       ("polyder(array([1, 1, 1, 1]), 2), polyint(array([3., 2., 1.])), polyint(array([1.]), 2, k=array([2., 3.]))",
+        "(np.polyder(np.array([1, 1, 1, 1]), 2), np.polyint(np.array([3., 2., 1.], f32)), np.polyint(np.array([1.], f32), 2, k=np.array([2., 3.])).astype(f32))"),
+       ("vecdot(array([[1., 2.], [3., 4.]]), array([1., 1.])), matvec(ones((2, 3)), array([1., 2., 3.])), vecmat(array([1., 2.]), ones((2, 3)))",
+        "(np.array([3., 7.], f32), np.array([6., 6.], f32), np.array([3., 3., 3.], f32))"),
+       ])
+
+block("np_more", "elementwise, creation, shapes, selection",
+      "m = arange(6).reshape((2, 3))\nx = arange(6)",
+      "m = np.arange(6).reshape((2, 3))\nx = np.arange(6)",
+      [("signbit(array([-0.0, 1., -2., nan])), copysign(array([1., -2., 3.]), array([-0.0, 3., -1.])), signbit(array([-1, 2]))",
+        "(np.signbit(np.array([-0.0, 1., -2., np.nan])), np.copysign(np.array([1., -2., 3.], f32), np.array([-0.0, 3., -1.], f32)), np.signbit(np.array([-1, 2])))"),
+       ("fmax(array([nan, 1., 2.]), array([0., nan, 3.])), fmin(array([nan, 1., 2.]), array([0., nan, 3.]))",
+        "(np.fmax(np.array([np.nan, 1., 2.], f32), np.array([0., np.nan, 3.], f32)), np.fmin(np.array([np.nan, 1., 2.], f32), np.array([0., np.nan, 3.], f32)))"),
+       ("float_power(array([2, 3]), 2), logaddexp2(array([1., 3.]), array([1., -50.])), isposinf(array([inf, -inf, 1.])), isneginf(array([inf, -inf, 1.]))",
+        "(np.float_power(np.array([2, 3]), 2).astype(f32), np.logaddexp2(np.array([1., 3.], f32), np.array([1., -50.], f32)), np.isposinf(np.array([np.inf, -np.inf, 1.])), np.isneginf(np.array([np.inf, -np.inf, 1.])))"),
+       ("modf(array([-1.5, 2.25])), real(m), imag(array([1., 2.])), conj(m), iscomplexobj(m), isrealobj(m)",
+        "(np.modf(np.array([-1.5, 2.25], f32)), m, np.zeros(2, f32), m, False, True)"),
+       ("logspace(0, 2, 3), logspace(0, 3, 4, base=2), geomspace(1, 1000, 4), geomspace(-1, -100, 3)",
+        "(np.logspace(0, 2, 3).astype(f32), np.logspace(0, 3, 4, base=2).astype(f32), np.geomspace(1, 1000, 4).astype(f32), np.geomspace(-1, -100, 3).astype(f32))"),
+       ("concat([m, m]).shape, concat([m, m], axis=1), unstack(m, axis=1), matrix_transpose(ones((2, 3, 4))).shape",
+        "((4, 3), np.concatenate([m, m], axis=1), tuple(m.T), (2, 4, 3))"),
+       ("rollaxis(ones((3, 4, 5, 6)), 3, 1).shape, rollaxis(ones((3, 4, 5, 6)), 1, 4).shape, rollaxis(ones((3, 4, 5, 6)), 2).shape",
+        "(np.rollaxis(np.ones((3, 4, 5, 6)), 3, 1).shape, np.rollaxis(np.ones((3, 4, 5, 6)), 1, 4).shape, np.rollaxis(np.ones((3, 4, 5, 6)), 2).shape)"),
+       ("rot90(m), rot90(m, 2), rot90(m, -1), rot90(arange(8).reshape((2, 2, 2)), axes=(1, 2))",
+        "(np.rot90(m), np.rot90(m, 2), np.rot90(m, -1), np.rot90(np.arange(8).reshape((2, 2, 2)), axes=(1, 2)))"),
+       ("hsplit(arange(4), 2), hsplit(m, 3)[1], vsplit(m, 2)[0], dsplit(arange(8).reshape((1, 2, 4)), 2)[1]",
+        "(np.hsplit(np.arange(4), 2), np.hsplit(m, 3)[1], np.vsplit(m, 2)[0], np.dsplit(np.arange(8).reshape((1, 2, 4)), 2)[1])"),
+       ("broadcast_shapes((2, 1), (3,), ()), broadcast_shapes((5, 1, 4), (1, 3, 1))",
+        "(np.broadcast_shapes((2, 1), (3,), ()), np.broadcast_shapes((5, 1, 4), (1, 3, 1)))"),
+       ("select([x < 2, x > 4], [x, x ** 2], -1), select([x > 3], [x * 10])",
+        "(np.select([x < 2, x > 4], [x, x ** 2], -1), np.select([x > 3], [x * 10]))"),
+       ("compress(array([True, False, True]), m, axis=1), compress(array([1, 0, 1]), m), extract(m % 2 == 0, m)",
+        "(np.compress(np.array([True, False, True]), m, axis=1), np.compress(np.array([1, 0, 1]), m), np.extract(m % 2 == 0, m))"),
+       ("apply_along_axis(lambda v: sum(v ** 2), 1, m), apply_along_axis(lambda v: v[::-1], 0, m), apply_along_axis(lambda v: v * 2, -1, arange(8).reshape((2, 2, 2)))",
+        "(np.apply_along_axis(lambda v: (v ** 2).sum(), 1, m), np.apply_along_axis(lambda v: v[::-1], 0, m), np.apply_along_axis(lambda v: v * 2, -1, np.arange(8).reshape((2, 2, 2))))"),
+       ("cumulative_sum(array([1, 2, 3]), include_initial=True), cumulative_prod(m, axis=1, include_initial=True), cumulative_sum(m, axis=0)",
+        "(np.array([0, 1, 3, 6]), np.array([[1, 0, 0, 0], [1, 3, 12, 60]]), np.cumsum(m, axis=0))"),
+       ])
+
 # ---------------------------------------------------------------- Python builtins
 block("builtins_py", "Python's general builtins",
       "", "",
@@ -556,6 +675,11 @@ block("prelude", "functions written in ax (stdlib/prelude.ax)",
        ])
 
 
+def _filled(a, val, wrap=False):
+    np.fill_diagonal(a, val, wrap=wrap)
+    return a
+
+
 def top_level_commas(expr):
     """Whether an ax expression has commas outside brackets and strings: print(a, b)."""
     depth, quote = 0, None
@@ -601,7 +725,7 @@ def main():
         out = [f"# Generated by tests/lang/gen_np_tests.py from NumPy's results; do not edit."]
         for comment, setup_ax, setup_py, cases in blocks:
             env = {"np": np, "f32": f32, "f64": f64, "i32": i32, "i64": i64, "u8": u8, "u32": u32,
-                   "_lse": _lse, "_softmax": _softmax}
+                   "_lse": _lse, "_softmax": _softmax, "_filled": _filled}
             exec(setup_py, env)
             out.append(f"\n# {comment}")
             if setup_ax:
