@@ -838,8 +838,7 @@ void ax_interp_define_builtin_take(ax_interp *in, const char *name, ax_value *v)
 
 ax_value *ax_interp_lookup(ax_interp *in, const char *name) {
     ax_value *v = ax_module_lookup(in->main, name);
-    if (!v) v = ax_module_lookup(in->builtins, name);
-    return v ? v : ax_interp_lookup_lazy(in, name);
+    return v ? v : ax_module_lookup(in->builtins, name);
 }
 
 void ax_interp_each_name(ax_interp *in,
