@@ -554,7 +554,7 @@ block("np_more", "interpolation, integration, differences of samples",
         "(list(np.gradient(np.array([[1., 2., 6.], [3., 4., 5.]], f32))), np.gradient(np.array([[1., 2., 6.], [3., 4., 5.]], f32), axis=1))"),
        ])
 
-block("np_more", "products and polynomials (polymul and polyint give floats, as in JAX)",
+block("np_more", "products and polynomials (polymul, polyder and polyint give floats, as in JAX)",
       "", "",
       [("cross(array([1., 2., 3.]), array([4., 5., 6.])), cross(array([1, 2]), array([4, 5])), cross(array([[1, 0, 0], [0, 0, 2]]), array([0, 1, 0]))",
         "(np.cross(np.array([1., 2., 3.], f32), np.array([4., 5., 6.], f32)), np.cross(np.array([1, 2]), np.array([4, 5])), np.cross(np.array([[1, 0, 0], [0, 0, 2]]), np.array([0, 1, 0])))"),
@@ -566,8 +566,8 @@ block("np_more", "products and polynomials (polymul and polyint give floats, as 
        ("polyval(array([3, 0, 1]), array([5, 1])), polyval(array([1., -2.]), 0.5)", "(np.polyval(np.array([3, 0, 1]), np.array([5, 1])), f32(np.polyval(np.array([1., -2.]), 0.5)))"),
        ("polyadd(array([1, 2]), array([9, 5, 4])), polysub(array([1, 2]), array([9, 5, 4])), polymul(array([1, 2]), array([1, 3]))",
         "(np.polyadd(np.array([1, 2]), np.array([9, 5, 4])), np.polysub(np.array([1, 2]), np.array([9, 5, 4])), np.polymul(np.array([1, 2]), np.array([1, 3])).astype(f32))"),
-       ("polyder(array([1, 1, 1, 1]), 2), polyint(array([3., 2., 1.])), polyint(array([1.]), 2, k=array([2., 3.]))",
-        "(np.polyder(np.array([1, 1, 1, 1]), 2), np.polyint(np.array([3., 2., 1.], f32)), np.polyint(np.array([1.], f32), 2, k=np.array([2., 3.])).astype(f32))"),
+       ("polyder(array([1, 1, 1, 1]), 2), polyder(array([2., 1.]), 5), polyint(array([3., 2., 1.])), polyint(array([1.]), 2, k=array([2., 3.]))",
+        "(np.polyder(np.array([1, 1, 1, 1]), 2).astype(f32), np.array([], f32), np.polyint(np.array([3., 2., 1.], f32)), np.polyint(np.array([1.], f32), 2, k=np.array([2., 3.])).astype(f32))"),
        ("vecdot(array([[1., 2.], [3., 4.]]), array([1., 1.])), matvec(ones((2, 3)), array([1., 2., 3.])), vecmat(array([1., 2.]), ones((2, 3)))",
         "(np.array([3., 7.], f32), np.array([6., 6.], f32), np.array([3., 3., 3.], f32))"),
        ])
