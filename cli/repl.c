@@ -186,7 +186,11 @@ static ax_value *resolve_dotted(ax_interp *in, const char *name, size_t len) {
     memcpy(part, name, first);
     part[first] = 0;
     ax_value *v = ax_interp_lookup(in, part);
-    if (!v) return NULL;
+    if (!v) v = ax_interp_lookup_lazy(in, part); /* :help histogram opens stdlib/jnp_more.ax */
+    if (!v) {
+        ax_error_clear(in->cx);
+        return NULL;
+    }
     ax_value_retain(v);
     size_t pos = first;
     while (pos < len) {

@@ -69,7 +69,7 @@ static ax_value *lookup(frame *f, const char *name) {
     ax_value *v = f->env ? ax_env_get(f->env, name) : NULL;
     if (!v) v = ax_module_lookup(f->module, name);
     if (!v && f->module != f->in->builtins) v = ax_module_lookup(f->in->builtins, name);
-    return v;
+    return v ? v : ax_interp_lookup_lazy(f->in, name);
 }
 
 static void offer_module(ax_near_miss *nm, const ax_module *m) {
@@ -874,6 +874,7 @@ static ax_value *eval_inner(frame *f, const ax_node *n) {
         return oom(f, ax_value_str(n->text));
     case AX_N_NAME: {
         ax_value *v = lookup(f, n->text);
+        if (!v && ax_error_pending(f->in->cx)) return NULL; /* opening the lazy builtins failed */
         return v ? ax_value_retain(v) : name_error(f, n->text);
     }
     case AX_N_TRUE:

@@ -65,6 +65,8 @@ typedef struct ax_interp_impl {
     int npath_env;  /* search_path[0..npath_env) came from $AX_PATH */
     const ax_lib *libs;  /* the offered libraries (ax_interp_offer_libs), or NULL */
     ax_module *opened;   /* the libraries opened so far: name -> value */
+    const char *lazy_builtins; /* ax_interp_offer_lazy_builtins's library, or NULL */
+    bool opening_lazy;         /* it is being opened (names it lacks are errors, not loops) */
 } ax_interp_impl;
 
 /* Recursion guard around every call: RecursionError when too deep or the C stack is

@@ -461,6 +461,22 @@ const ax_lib *ax_interp_find_lib(const ax_interp *in, const char *name) {
     return NULL;
 }
 
+void ax_interp_offer_lazy_builtins(ax_interp *in, const char *lib) {
+    impl(in)->lazy_builtins = lib;
+}
+
+ax_value *ax_interp_lookup_lazy(ax_interp *in, const char *name) {
+    ax_interp_impl *ii = impl(in);
+    if (!ii->lazy_builtins || ii->opening_lazy || name[0] == '_') return NULL;
+    ii->opening_lazy = true;
+    ax_value *lib = ax_interp_import_value(in, ii->lazy_builtins);
+    ii->opening_lazy = false;
+    ax_value *v = lib && lib->kind == AX_V_MODULE ? ax_module_lookup(lib->module, name) : NULL;
+    if (v) ax_interp_define_builtin_take(in, name, ax_value_retain(v));
+    if (lib) ax_value_release(lib);
+    return v ? ax_module_lookup(in->builtins, name) : NULL;
+}
+
 /* The value of an offered library, opened on first use; NULL (no error) when `name` is not
  * offered. */
 static ax_value *open_lib(ax_interp *in, const char *name) {

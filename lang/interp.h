@@ -129,6 +129,13 @@ typedef struct ax_lib {
 void ax_interp_offer_libs(ax_interp *in, const ax_lib *libs);
 /* The offered library of that name, or NULL. */
 const ax_lib *ax_interp_find_lib(const ax_interp *in, const char *name);
+/* Builtins kept in the offered library `lib` (a module), opened when a program first uses a
+ * name the builtins lack: a public member of it becomes a builtin then. Starting ax does not
+ * pay for them. */
+void ax_interp_offer_lazy_builtins(ax_interp *in, const char *lib);
+/* The builtin `name` from the lazy builtins' library: borrowed, or NULL (an error pending
+ * if opening the library failed). */
+ax_value *ax_interp_lookup_lazy(ax_interp *in, const char *name);
 /* Runs the standard library's file of module `name` (its dots are directories: jax.tree_util
  * is jax/tree_util.ax under a stdlib directory) as a new module. Borrowed, or NULL + error. */
 ax_module *ax_interp_load_stdlib(ax_interp *in, const char *name);

@@ -709,13 +709,16 @@ int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it) {
         return 0;
     case AX_V_ARRAY:
         if (seq->arr->ndim == 0) {
-            ax_value_describe(d, sizeof d, seq);
-            ax_error(in->cx, AX_ERR_TYPE, "cannot iterate over a rank-0 array (%s)", d);
+            ax_error(in->cx, AX_ERR_TYPE, "iteration over a 0-d array"); /* NumPy's and JAX's */
             return -1;
         }
         it->n = seq->arr->shape[0];
         return 0;
     case AX_V_OBJECT:
+        if (seq->obj.type->length) {
+            it->n = seq->obj.type->length(in, seq, true);
+            return it->n < 0 ? -1 : 0;
+        }
         if (seq->obj.type->getitem) return 0;
         break;
     default:

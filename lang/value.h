@@ -73,6 +73,10 @@ typedef struct ax_object_type {
     ax_value *(*call)(struct ax_interp *in, ax_value *self, const ax_args *args);
     /* indexing (`obj[idx]`), or NULL */
     ax_value *(*getitem)(struct ax_interp *in, ax_value *self, ax_value *index);
+    /* len() and iteration of an array-like object (an array of PRNG keys): the length of its
+     * leading dimension, or -1 with a TypeError when it has none (a 0-d key), worded for
+     * iteration or for len(). NULL: iteration goes through getitem until an IndexError. */
+    int64_t (*length)(struct ax_interp *in, ax_value *self, bool iterating);
     /* A pytree node with one leaf (a typed PRNG key: its u32 data), so that transformations
      * see arrays: the leaf (new reference), and a new object of this type around a leaf.
      * NULL for objects that are leaves themselves. */

@@ -26,6 +26,7 @@ static const char *const kind_names[AX_ERR_NKINDS] = {
     [AX_ERR_MEMORY] = "MemoryError",
     [AX_ERR_ASSERTION] = "AssertionError",
     [AX_ERR_RUNTIME] = "RuntimeError",
+    [AX_ERR_NOT_IMPLEMENTED] = "NotImplementedError",
 };
 
 const char *ax_error_kind_name(ax_error_kind kind) {

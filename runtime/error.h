@@ -26,6 +26,7 @@ typedef enum {
     AX_ERR_MEMORY,
     AX_ERR_ASSERTION,
     AX_ERR_RUNTIME,
+    AX_ERR_NOT_IMPLEMENTED, /* Python's NotImplementedError: a documented gap (JAX's too) */
     AX_ERR_NKINDS
 } ax_error_kind;
 

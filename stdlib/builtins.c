@@ -72,6 +72,8 @@ static ax_value *ns_getattr(ax_interp *in, ax_value *self, const char *name) {
     if (e) return ax_value_retain(e->value);
     /* Array functions written in ax (the prelude) are found among the builtins. */
     ax_value *v = ns->prelude ? ax_interp_lookup(in, name) : NULL;
+    if (!v && ns->prelude) v = ax_interp_lookup_lazy(in, name); /* jnp.histogram: jnp_more.ax */
+    if (!v && ax_error_pending(in->cx)) return NULL;
     /* jnp.linalg's functions written in ax live in stdlib/jnp_linalg.ax */
     ax_module *m = !v && ns->module ? ax_interp_import(in, ns->module) : NULL;
     if (m && name[0] != '_') v = ax_module_lookup(m, name);

@@ -251,48 +251,6 @@ static ax_value *bi_one_hot(ax_interp *in, ax_value *self, const ax_args *args) 
     return ax_np_wrap_take(in, r);
 }
 
-/* unique(ar): the sorted distinct values (eager only: the size depends on the values). */
-static ax_value *bi_unique(ax_interp *in, ax_value *self, const ax_args *args) {
-    static const char *const names[] = {"ar", NULL};
-    ax_value *v[1];
-    const char *f = self->builtin->name;
-    if (!ax_bi_parse(in, args, f, names, 1, v) || !ax_bi_required(in, v[0], f, "ar")) return NULL;
-    ax_ctx *cx = in->cx;
-    ax_array *a = ax_np_asarray(in, v[0], f);
-    if (a && (a->tracer || !ax_np_is_concrete(a))) {
-        ax_array_release(a);
-        return ax_error(cx, AX_ERR_CONCRETIZATION,
-                        "unique needs a concrete array: the size of its result depends on the "
-                        "values");
-    }
-    ax_array *flat = ax_np_ravel(cx, a);
-    ax_params p = {.naxes = 1};
-    ax_array *sorted = flat ? ax_bind1(cx, AX_P_SORT, 1, &flat, &p) : NULL;
-    ax_array *r = NULL;
-    if (sorted) {
-        int64_t n = 0, total = sorted->size;
-        int64_t *keep = malloc((size_t)(total ? total : 1) * sizeof *keep);
-        for (int64_t i = 0; keep && i < total; i++) {
-            double x = ax_array_get_f64(sorted, i);
-            if (i == 0 || x != ax_array_get_f64(sorted, keep[n - 1])) keep[n++] = i;
-        }
-        ax_array *idx = keep ? ax_array_from_data(cx, AX_I64, 1, &n, keep) : ax_error_oom(cx);
-        ax_value *sv = idx ? ax_np_wrap_take(in, ax_array_retain(sorted)) : NULL;
-        ax_value *iv = sv ? ax_np_wrap_take(in, ax_array_retain(idx)) : NULL;
-        ax_value *g = iv ? ax_np_getitem(in, sv, iv) : NULL;
-        r = g ? ax_array_retain(g->arr) : NULL;
-        if (g) ax_value_release(g);
-        if (iv) ax_value_release(iv);
-        if (sv) ax_value_release(sv);
-        ax_array_release(idx);
-        free(keep);
-    }
-    ax_array_release(a);
-    ax_array_release(flat);
-    ax_array_release(sorted);
-    return ax_np_wrap_take(in, r);
-}
-
 /* median(a, axis=None, keepdims=False): the mean of the middle element(s) of the sorted axis. */
 static ax_value *bi_median(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {"a", "axis", "keepdims", NULL};
@@ -358,7 +316,6 @@ const ax_builtin_def ax_builtins_index[] = {
     {"sort", bi_sort, "sort(a, axis=-1, descending=False): sorted copy (stable, nan last)", NP},
     {"argsort", bi_argsort, "argsort(a, axis=-1, descending=False): indices that sort a", NP},
     {"one_hot", bi_one_hot, "one_hot(x, num_classes, dtype=f32): one-hot encoding of integers", NP},
-    {"unique", bi_unique, "unique(ar): sorted distinct values of ar (eager only)", NP},
     {"median", bi_median, "median(a, axis=None, keepdims=False): the median along axis", NP},
     {NULL, NULL, NULL, 0},
 };

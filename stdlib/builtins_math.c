@@ -546,8 +546,9 @@ const ax_builtin_def ax_builtins_math[] = {
     {"right_shift", bi_right_shift, "right_shift(x1, x2): x1 >> x2 (ints)", NP},
     {"where", bi_where, "where(condition, x, y): x where condition is true, else y", NP},
     {"clip", bi_clip, "clip(x, a_min=None, a_max=None): x limited to [a_min, a_max]", NP},
-    {"nonzero", bi_nonzero, "nonzero(x): tuple of index arrays of the nonzero elements (eager)",
-     NP},
+    /* jnp.nonzero (with JAX's size=) is written on this in stdlib/jnp_more.ax */
+    {"_nonzero_eager", bi_nonzero,
+     "_nonzero_eager(x): tuple of index arrays of the nonzero elements (concrete x)", 0},
     {"stop_gradient", bi_stop_gradient,
      "stop_gradient(x): x, treated as a constant by grad (arrays or pytrees)", NP},
     {NULL, NULL, NULL, 0},

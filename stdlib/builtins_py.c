@@ -291,6 +291,12 @@ static ax_value *bi_len(ax_interp *in, ax_value *self, const ax_args *args) {
         return ax_bi_int_value(in, x->arr->shape[0]);
     case AX_V_RANGE:
         return ax_bi_int_value(in, ax_range_len(x));
+    case AX_V_OBJECT:
+        if (x->obj.type->length) {
+            int64_t n = x->obj.type->length(in, x, false);
+            return n < 0 ? NULL : ax_bi_int_value(in, n);
+        }
+        /* fall through */
     default:
         return ax_error(in->cx, AX_ERR_TYPE, "object of type '%s' has no len()",
                         ax_value_kind_name(x->kind));

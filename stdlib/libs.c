@@ -84,6 +84,7 @@ const ax_lib ax_stdlib_libs[] = {
     {"nn", ax_lib_open_file, NULL},
     {"optim", ax_lib_open_file, NULL},
     {"scipy_linalg", ax_lib_open_file, NULL},
+    {"jnp_more", ax_lib_open_file, NULL},
     /* Flax's and Optax's names for nn and optim (stdlib/flax.ax serves `from flax import
      * linen`) */
     {"flax", ax_lib_open_file, NULL},
@@ -107,6 +108,8 @@ const ax_lib ax_stdlib_libs[] = {
 int ax_libs_open(ax_interp *in) {
     in->arrays = &ax_np_array_class;
     ax_interp_offer_libs(in, ax_stdlib_libs);
+    /* more of jax.numpy, written in ax, opened when a program first uses one of its names */
+    ax_interp_offer_lazy_builtins(in, "jnp_more");
     if (ax_builtins_register(in) < 0 || ax_error_pending(in->cx) ||
         ax_interp_run_stdlib(in, in->builtins, "prelude.ax") < 0) {
         if (!ax_error_pending(in->cx)) ax_error_oom(in->cx);

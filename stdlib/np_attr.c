@@ -176,13 +176,20 @@ static const struct {
 static const struct {
     const char *method, *builtin;
 } builtin_methods[] = {
-    {"sum", "sum"},           {"prod", "prod"},       {"mean", "mean"},     {"var", "var"},
-    {"std", "std"},           {"max", "max"},         {"min", "min"},       {"argmax", "argmax"},
-    {"argmin", "argmin"},     {"all", "all"},         {"any", "any"},       {"cumsum", "cumsum"},
-    {"cumprod", "cumprod"},   {"ptp", "ptp"},         {"clip", "clip"},     {"round", "round"},
-    {"dot", "dot"},           {"squeeze", "squeeze"}, {"ravel", "ravel"},   {"flatten", "ravel"},
-    {"swapaxes", "swapaxes"}, {"take", "take"},       {"repeat", "repeat"}, {"sort", "sort"},
-    {"argsort", "argsort"},   {"nonzero", "nonzero"}, {"astype", "astype"}, {"copy", "copy"},
+    {"sum", "sum"},           {"prod", "prod"},
+    {"mean", "mean"},         {"var", "var"},
+    {"std", "std"},           {"max", "max"},
+    {"min", "min"},           {"argmax", "argmax"},
+    {"argmin", "argmin"},     {"all", "all"},
+    {"any", "any"},           {"cumsum", "cumsum"},
+    {"cumprod", "cumprod"},   {"ptp", "ptp"},
+    {"clip", "clip"},         {"round", "round"},
+    {"dot", "dot"},           {"squeeze", "squeeze"},
+    {"ravel", "ravel"},       {"flatten", "ravel"},
+    {"swapaxes", "swapaxes"}, {"take", "take"},
+    {"repeat", "repeat"},     {"sort", "sort"},
+    {"argsort", "argsort"},   {"nonzero", "_nonzero_eager"},
+    {"astype", "astype"},     {"copy", "copy"},
     {"diagonal", "diagonal"}, {"trace", "trace"},
 };
 

@@ -86,6 +86,15 @@ static ax_value *key_getitem(ax_interp *in, ax_value *self, ax_value *index) {
     return key;
 }
 
+/* A key array's leading dimension; a single key (0-d) has none, as in JAX. */
+static int64_t key_length(ax_interp *in, ax_value *self, bool iterating) {
+    key_obj *k = self->obj.payload;
+    if (k->data->ndim > 1) return k->data->shape[0];
+    ax_error(in->cx, AX_ERR_TYPE,
+             iterating ? "iteration over a 0-d key array" : "len() of unsized object");
+    return -1;
+}
+
 static ax_value *key_getattr(ax_interp *in, ax_value *self, const char *name) {
     key_obj *k = self->obj.payload;
     if (!strcmp(name, "dtype")) return ax_value_or_oom(in, ax_value_str("key<fry>"));
@@ -114,6 +123,7 @@ static const ax_object_type key_type = {.name = "key<fry>",
                                         .format = key_format,
                                         .getattr = key_getattr,
                                         .getitem = key_getitem,
+                                        .length = key_length,
                                         .tree_leaf = key_leaf,
                                         .tree_rebuild = key_rebuild};
 

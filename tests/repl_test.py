@@ -302,6 +302,13 @@ def help_of_a_builtin(ctx):
 
 
 @check
+def help_of_a_lazy_builtin(ctx):
+    # histogram lives in stdlib/jnp_more.ax, opened on first use: :help opens it too
+    s = session(ctx)
+    s.run(":help histogram", r"def histogram\(a, bins=10, range=None, weights=None, density=None\)")
+
+
+@check
 def help_of_a_user_function(ctx):
     s = session(ctx)
     s.run("def selu(x, alpha=1.5): alpha * x", "")

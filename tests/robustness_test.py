@@ -78,6 +78,11 @@ TEMPLATES = [
     "a[array([0, {v}])]", "[1, 2, 3][{v}]", "[1, 2, 3][{v}:]", "[1, 2, 3][::{v}]",
     "'abc'[{v}]", "'abc'[{v}::{v}]", "(1, 2)[::{v}]", "nonzero(v, size={v})",
     "unique(v, size={v})", "iv[{v}:{v}]", "broadcast_to(1.0, ({v},)).tolist()",
+    # searching, counting and the rest of stdlib/jnp_more.ax
+    "bincount(iv, length={v})", "bincount(iv, minlength={v})", "histogram(v, bins={v})",
+    "searchsorted(v, {v})", "diff(v, n={v})", "diff(a, axis={v})", "quantile(a, 0.5, axis={v})",
+    "tri({v})", "unravel_index({v}, (2, 3))", "polyder(v, {v})", "polyint(v, {v})",
+    "argwhere(iv, size={v})", "rollaxis(a, {v})", "unique(a, axis={v})",
     # arithmetic on ints
     "left_shift(1, {v})", "right_shift(8, {v})", "1 << {v}", "{v} >> 70", "{v} // 0",
     "{v} % 0", "{v} % -1", "{v} // -1", "abs({v})", "-{v}", "{v} * {v}", "{v} + {v}",
