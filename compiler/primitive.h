@@ -163,6 +163,7 @@ struct ax_ir_atom;
 struct ax_ir_printer;
 struct ax_simplify_view;
 struct ax_scope;
+struct ax_collective_rules;
 
 /* The per-primitive parts of the shared rules: a row names a family rule (ax_jvp_unary,
  * ax_jvp_tangent, ax_transpose_linear, compiler/ad_rules.h) and gives what differs. They bind
@@ -379,6 +380,9 @@ typedef struct ax_prim_info {
      * equations making its operands read (compiler/simplify.h), when that is cheaper or what
      * eager does; NULL: none. */
     void (*fold)(const struct ax_simplify_view *v, ax_params *p, struct ax_ir_atom *in);
+    /* Collectives (AX_PRIM_COLLECTIVE): what their shared batching rule and their composition
+     * over several axis names read (compiler/collectives.h). */
+    const struct ax_collective_rules *collective;
     /* How jit computes it: a loop operation or an eager step (never left zero). */
     ax_lowering lower;
     /* What the table's tests run its rules on; a row without examples names the tests that
