@@ -770,26 +770,17 @@ static ax_array *transpose_examples(ax_scope *s, ax_array *x, const ax_params *p
 
 /* The rows' over_examples rules (ax_collective_rules): the vmap's examples are the devices. */
 
-static ax_array *psum_examples(ax_scope *s, const ax_params *p, ax_array *x, int64_t size,
-                               int *out_bdim) {
-    (void)p, (void)size;
-    *out_bdim = -1;
-    return ax_lax_reduce(s, AX_P_REDUCE_SUM, x, 1, (int[]){0});
-}
-
-static ax_array *pmax_examples(ax_scope *s, const ax_params *p, ax_array *x, int64_t size,
-                               int *out_bdim) {
-    (void)p, (void)size;
-    *out_bdim = -1;
-    return ax_lax_reduce(s, AX_P_REDUCE_MAX, x, 1, (int[]){0});
-}
-
-static ax_array *pmin_examples(ax_scope *s, const ax_params *p, ax_array *x, int64_t size,
-                               int *out_bdim) {
-    (void)p, (void)size;
-    *out_bdim = -1;
-    return ax_lax_reduce(s, AX_P_REDUCE_MIN, x, 1, (int[]){0});
-}
+/* psum, pmax, pmin: the reduction over the examples, the same for each. */
+#define REDUCE_EXAMPLES(NAME, REDUCTION)                                                           \
+    static ax_array *NAME##_examples(ax_scope *s, const ax_params *p, ax_array *x, int64_t size,   \
+                                     int *out_bdim) {                                              \
+        (void)p, (void)size;                                                                       \
+        *out_bdim = -1;                                                                            \
+        return ax_lax_reduce(s, REDUCTION, x, 1, (int[]){0});                                      \
+    }
+REDUCE_EXAMPLES(psum, AX_P_REDUCE_SUM)
+REDUCE_EXAMPLES(pmax, AX_P_REDUCE_MAX)
+REDUCE_EXAMPLES(pmin, AX_P_REDUCE_MIN)
 
 /* Every example's x along dimension axes[0] (concatenated when tiled). */
 static ax_array *all_gather_examples(ax_scope *s, const ax_params *p, ax_array *x, int64_t size,
