@@ -353,6 +353,16 @@ static void call_format(ax_ir_printer *pr, const ax_params *p) {
     ax_ir_print_sub(pr, "jaxpr", body);
 }
 
+static const ax_ir *call_inline_body(const ax_params *p, int *out) {
+    *out = -1;
+    return p->sub[0];
+}
+
+/* The body's native program, built before devices run it (they only read it). */
+static int call_ready_for_devices(ax_ctx *cx, const ax_params *p) {
+    return ax_call_ready(cx, p->sub[0]) ? 0 : -1;
+}
+
 const ax_prim_info ax_call_info = {
     .name = "pjit",
     .nin = -1,
@@ -366,6 +376,8 @@ const ax_prim_info ax_call_info = {
     .nout_of = ax_call_nout,
     .dependencies = ax_call_dependencies,
     .format_subs = call_format,
+    .inline_body = call_inline_body,
+    .ready_for_devices = call_ready_for_devices,
     .lower = AX_LOWER_EAGER,
     .tested_by = "tests/unit/test_control_flow.c, tests/lang/lax_transforms.ax",
 };

@@ -8,14 +8,15 @@
 #include "vmap.h"
 
 bool ax_collective_composed(ax_prim p, const ax_axis_spec *spec) {
-    bool reduction = p == AX_P_PSUM || p == AX_P_PMAX || p == AX_P_PMIN;
-    return spec && spec->nnames > 1 && !reduction;
+    const ax_collective_rules *rules = ax_prim_get(p)->collective;
+    return spec && spec->nnames > 1 && rules && rules->over_names;
 }
 
-/* Collective p over name k of spec alone (x NULL for axis_index), owned by the scope. */
+/* Collective p over name k of spec alone (x NULL for axis_index, which takes none), owned by
+ * the scope. */
 static ax_array *over_name(ax_scope *s, ax_prim p, ax_array *x, const ax_axis_spec *spec, int k,
                            const ax_params *extra) {
-    if (!x && p != AX_P_AXIS_INDEX) return NULL;
+    if (!x && ax_prim_get(p)->nin) return NULL; /* an earlier step failed */
     const ax_axis_spec *one = ax_axis_spec_make(s->cx, 1, &spec->names[k], 0, NULL, 0, NULL);
     return one ? ax_scope_own(s, ax_collective(s->cx, p, x, one, extra)) : NULL;
 }
@@ -115,21 +116,45 @@ static ax_array *exchange(ax_scope *s, ax_array *x, const ax_axis_spec *spec, in
     return ax_lax_reshape(s, y, nd, shape);
 }
 
+ax_array *ax_compose_axis_index(ax_scope *s, ax_array *x, const ax_axis_spec *spec,
+                                const ax_params *q) {
+    (void)x, (void)q;
+    return linear_index(s, spec);
+}
+
+ax_array *ax_compose_all_gather(ax_scope *s, ax_array *x, const ax_axis_spec *spec,
+                                const ax_params *q) {
+    return gather(s, x, spec, q->axes[0], q->flag);
+}
+
+ax_array *ax_compose_psum_scatter(ax_scope *s, ax_array *x, const ax_axis_spec *spec,
+                                  const ax_params *q) {
+    return scatter(s, x, spec, q->axes[0], q->flag);
+}
+
+ax_array *ax_compose_ppermute(ax_scope *s, ax_array *x, const ax_axis_spec *spec,
+                              const ax_params *q) {
+    (void)q;
+    return permute(s, x, spec);
+}
+
+ax_array *ax_compose_all_to_all(ax_scope *s, ax_array *x, const ax_axis_spec *spec,
+                                const ax_params *q) {
+    return exchange(s, x, spec, q->axes[0], q->axes[1], q->flag);
+}
+
 ax_array *ax_collective_axes(ax_ctx *cx, ax_prim p, ax_array *x, const ax_axis_spec *spec,
                              const ax_params *extra) {
+    const ax_prim_info *row = ax_prim_get(p);
     ax_params q = extra ? *extra : (ax_params){0};
     q.axis = spec;
     if ((q.length = ax_axis_size(cx, spec)) < 0) return NULL;
     ax_aval in, out[1];
     if (x) ax_aval_of(&in, x);
-    if (ax_prim_get(p)->shape(cx, x ? 1 : 0, &in, &q, out)) return NULL; /* p's own errors */
+    if (row->shape(cx, x ? 1 : 0, &in, &q, out)) return NULL; /* p's own errors */
     ax_scope s;
     ax_scope_begin(&s, cx);
-    ax_array *y = p == AX_P_AXIS_INDEX     ? linear_index(&s, spec)
-                  : p == AX_P_ALL_GATHER   ? gather(&s, x, spec, q.axes[0], q.flag)
-                  : p == AX_P_PSUM_SCATTER ? scatter(&s, x, spec, q.axes[0], q.flag)
-                  : p == AX_P_PPERMUTE     ? permute(&s, x, spec)
-                                           : exchange(&s, x, spec, q.axes[0], q.axes[1], q.flag);
+    ax_array *y = row->collective->over_names(&s, x, spec, &q);
     y = y ? ax_scope_keep(&s, y) : NULL;
     ax_scope_end(&s);
     return y;

@@ -12,7 +12,8 @@
 
 #include "collectives.h"
 
-/* Whether collective p over `spec` is composed here (several names, p not a reduction). */
+/* Whether collective p over `spec` is composed here (several names, and p's row composes them:
+ * psum, pmax and pmin take several names themselves). */
 bool ax_collective_composed(ax_prim p, const ax_axis_spec *spec);
 
 /* Collective p over the names of `spec` on x (NULL for axis_index), with p's parameters in
@@ -20,5 +21,18 @@ bool ax_collective_composed(ax_prim p, const ax_axis_spec *spec);
  * error of p's shape rule over the whole axis. */
 ax_array *ax_collective_axes(ax_ctx *cx, ax_prim p, ax_array *x, const ax_axis_spec *spec,
                              const ax_params *extra);
+
+/* The rows' over_names rules (ax_collective_rules): the collective over the names of spec on
+ * x (NULL for axis_index) with the parameters q, owned by the scope s, or NULL. */
+ax_array *ax_compose_axis_index(struct ax_scope *s, ax_array *x, const ax_axis_spec *spec,
+                                const ax_params *q);
+ax_array *ax_compose_all_gather(struct ax_scope *s, ax_array *x, const ax_axis_spec *spec,
+                                const ax_params *q);
+ax_array *ax_compose_psum_scatter(struct ax_scope *s, ax_array *x, const ax_axis_spec *spec,
+                                  const ax_params *q);
+ax_array *ax_compose_ppermute(struct ax_scope *s, ax_array *x, const ax_axis_spec *spec,
+                              const ax_params *q);
+ax_array *ax_compose_all_to_all(struct ax_scope *s, ax_array *x, const ax_axis_spec *spec,
+                                const ax_params *q);
 
 #endif

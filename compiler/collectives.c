@@ -614,54 +614,82 @@ static int extreme_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax
     return -1;
 }
 
-/* psum's transpose is psum (every device's output took every device's input); all_gather and
- * psum_scatter are each other's; ppermute's is the inverse permutation; all_to_all's swaps
- * its axes. */
-static int collective_transpose(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin,
-                                ax_array **in, const bool *lin, const ax_aval *in_types,
-                                ax_array *const *cts, ax_array **ct_in) {
-    (void)nin, (void)in, (void)lin, (void)in_types;
-    ax_params q = *p;
-    ax_prim to = prim;
-    if (prim == AX_P_ALL_GATHER) to = AX_P_PSUM_SCATTER;
-    if (prim == AX_P_PSUM_SCATTER) to = AX_P_ALL_GATHER;
-    if (prim == AX_P_ALL_TO_ALL) q.axes[0] = p->axes[1], q.axes[1] = p->axes[0];
-    if (prim == AX_P_PPERMUTE) {
-        const ax_axis_spec *s = p->axis;
-        int64_t *pairs = malloc((2 * (size_t)s->npairs + 1) * sizeof *pairs);
-        if (!pairs) return ax_error_oom(cx), -1;
-        for (int k = 0; k < s->npairs; k++)
-            pairs[2 * k] = s->data[2 * k + 1], pairs[2 * k + 1] = s->data[2 * k];
-        q.axis = ax_axis_spec_make(cx, s->nnames, s->names, s->npairs, pairs, 0, NULL);
-        free(pairs);
-        if (!q.axis) return -1;
-    }
+/* The cotangent of a linear collective's operand: collective `to` with parameters q of the
+ * output's cotangent. */
+static int transpose_as(ax_ctx *cx, ax_prim to, const ax_params *q, ax_array *const *cts,
+                        ax_array **ct_in) {
     ax_array *ct = cts[0];
-    ct_in[0] = ax_bind1(cx, to, 1, &ct, &q);
+    ct_in[0] = ax_bind1(cx, to, 1, &ct, q);
     return ct_in[0] ? 0 : -1;
+}
+
+/* A row's transpose rule from the cotangent it computes (the body that follows). */
+#define TRANSPOSE(NAME)                                                                            \
+    static int NAME##_cotangent(ax_ctx *cx, const ax_params *p, ax_array *const *cts,              \
+                                ax_array **ct_in);                                                 \
+    static int NAME##_transpose(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin,             \
+                                ax_array **in, const bool *lin, const ax_aval *in_types,           \
+                                ax_array *const *cts, ax_array **ct_in) {                          \
+        (void)prim, (void)nin, (void)in, (void)lin, (void)in_types;                                \
+        return NAME##_cotangent(cx, p, cts, ct_in);                                                \
+    }                                                                                              \
+    static int NAME##_cotangent(ax_ctx *cx, const ax_params *p, ax_array *const *cts,              \
+                                ax_array **ct_in)
+
+/* Every device's output took every device's input: psum again. */
+TRANSPOSE(psum) {
+    return transpose_as(cx, AX_P_PSUM, p, cts, ct_in);
+}
+
+/* all_gather and psum_scatter are each other's transposes. */
+TRANSPOSE(all_gather) {
+    return transpose_as(cx, AX_P_PSUM_SCATTER, p, cts, ct_in);
+}
+
+TRANSPOSE(psum_scatter) {
+    return transpose_as(cx, AX_P_ALL_GATHER, p, cts, ct_in);
+}
+
+/* The split and concat axes swapped. */
+TRANSPOSE(all_to_all) {
+    ax_params q = *p;
+    q.axes[0] = p->axes[1], q.axes[1] = p->axes[0];
+    return transpose_as(cx, AX_P_ALL_TO_ALL, &q, cts, ct_in);
+}
+
+/* The inverse permutation. */
+TRANSPOSE(ppermute) {
+    const ax_axis_spec *s = p->axis;
+    int64_t *pairs = malloc((2 * (size_t)s->npairs + 1) * sizeof *pairs);
+    if (!pairs) return ax_error_oom(cx), -1;
+    for (int k = 0; k < s->npairs; k++)
+        pairs[2 * k] = s->data[2 * k + 1], pairs[2 * k + 1] = s->data[2 * k];
+    ax_params q = *p;
+    q.axis = ax_axis_spec_make(cx, s->nnames, s->names, s->npairs, pairs, 0, NULL);
+    free(pairs);
+    return q.axis ? transpose_as(cx, AX_P_PPERMUTE, &q, cts, ct_in) : -1;
 }
 
 /* ---------------------------------------------------------------- batching */
 
-/* A collective over other axes than the vmap's: each example's own collective. The batch
- * dimension goes first, and the axes of the parameters move one up. */
+/* A collective over other axes than the vmap's: each example's own collective. When its
+ * parameters name dimensions of the operand, the batch dimension goes first and they move one
+ * up. */
 static int batch_other(ax_ctx *cx, ax_prim prim, const ax_params *p, ax_array *x, int bdim,
                        ax_array **out, int *out_bdim) {
-    ax_params q = *p;
-    ax_array *y;
-    if (prim == AX_P_PSUM || prim == AX_P_PMAX || prim == AX_P_PMIN || prim == AX_P_PPERMUTE) {
+    if (!ax_prim_get(prim)->collective->names_dims) {
         *out_bdim = bdim;
-        y = ax_bind1(cx, prim, 1, &x, p);
-    } else {
-        q.axes[0]++;
-        q.axes[1]++;
-        ax_array *front = ax_moveaxis(cx, x, bdim, 0);
-        *out_bdim = 0;
-        y = front ? ax_bind1(cx, prim, 1, &front, &q) : NULL;
-        ax_array_release(front);
+        out[0] = ax_bind1(cx, prim, 1, &x, p);
+        return out[0] ? 0 : -1;
     }
-    out[0] = y;
-    return y ? 0 : -1;
+    ax_params q = *p;
+    q.axes[0]++;
+    q.axes[1]++;
+    ax_array *front = ax_moveaxis(cx, x, bdim, 0);
+    *out_bdim = 0;
+    out[0] = front ? ax_bind1(cx, prim, 1, &front, &q) : NULL;
+    ax_array_release(front);
+    return out[0] ? 0 : -1;
 }
 
 /* x (batched at 0) with dimensions d and d + 1 merged. */
@@ -726,7 +754,7 @@ static ax_array *permute_examples(ax_scope *s, ax_array *x, const ax_axis_spec *
 /* all_to_all over the vmap's own axis (x batched at 0): example i gets chunk i of every
  * example, in example order along the concat axis: a transposition of x (after splitting the
  * split axis into chunks when tiled). */
-static ax_array *all_to_all_examples(ax_scope *s, ax_array *x, const ax_params *p) {
+static ax_array *transpose_examples(ax_scope *s, ax_array *x, const ax_params *p) {
     int sa = p->axes[0], ca = p->axes[1];
     int64_t n = x->shape[0];
     if (p->flag) x = split_dim(s, x, 1 + sa, n);
@@ -740,63 +768,81 @@ static ax_array *all_to_all_examples(ax_scope *s, ax_array *x, const ax_params *
     return p->flag ? merge_dims(s, y, 1 + ca) : y;
 }
 
-/* A collective over the vmap's own axis: the batch is the devices. Results that are the same
- * for every example come back unbatched. */
+/* The rows' over_examples rules (ax_collective_rules): the vmap's examples are the devices. */
+
+/* psum, pmax, pmin: the reduction over the examples, the same for each. */
+#define REDUCE_EXAMPLES(NAME, REDUCTION)                                                           \
+    static ax_array *NAME##_examples(ax_scope *s, const ax_params *p, ax_array *x, int64_t size,   \
+                                     int *out_bdim) {                                              \
+        (void)p, (void)size;                                                                       \
+        *out_bdim = -1;                                                                            \
+        return ax_lax_reduce(s, REDUCTION, x, 1, (int[]){0});                                      \
+    }
+REDUCE_EXAMPLES(psum, AX_P_REDUCE_SUM)
+REDUCE_EXAMPLES(pmax, AX_P_REDUCE_MAX)
+REDUCE_EXAMPLES(pmin, AX_P_REDUCE_MIN)
+
+/* Every example's x along dimension axes[0] (concatenated when tiled). */
+static ax_array *all_gather_examples(ax_scope *s, const ax_params *p, ax_array *x, int64_t size,
+                                     int *out_bdim) {
+    (void)size;
+    *out_bdim = -1;
+    ax_array *y = ax_scope_own(s, ax_moveaxis(s->cx, x, 0, p->axes[0]));
+    return p->flag ? merge_dims(s, y, p->axes[0]) : y;
+}
+
+/* The sum over the examples, example i keeping chunk i of dimension axes[0]. */
+static ax_array *psum_scatter_examples(ax_scope *s, const ax_params *p, ax_array *x, int64_t size,
+                                       int *out_bdim) {
+    *out_bdim = p->axes[0];
+    ax_array *y = ax_lax_reduce(s, AX_P_REDUCE_SUM, x, 1, (int[]){0});
+    return p->flag ? split_dim(s, y, p->axes[0], size) : y;
+}
+
+static ax_array *ppermute_examples(ax_scope *s, const ax_params *p, ax_array *x, int64_t size,
+                                   int *out_bdim) {
+    (void)size;
+    *out_bdim = 0;
+    return permute_examples(s, x, p->axis);
+}
+
+static ax_array *all_to_all_examples(ax_scope *s, const ax_params *p, ax_array *x, int64_t size,
+                                     int *out_bdim) {
+    (void)size;
+    *out_bdim = 0;
+    return transpose_examples(s, x, p);
+}
+
+/* Example i's index is i. */
+static ax_array *axis_index_examples(ax_scope *s, const ax_params *p, ax_array *x, int64_t size,
+                                     int *out_bdim) {
+    (void)p, (void)x;
+    *out_bdim = 0;
+    ax_params q = {.dtype = AX_I32, .ndim = 1, .shape = {size}, .naxes = 1};
+    return ax_lax_bind(s, AX_P_IOTA, 0, NULL, &q);
+}
+
+/* A collective over the vmap's own axis: the batch is the devices (x: NULL for axis_index).
+ * The names it takes besides the vmap's are the outer traces' (a reduction over them). */
 static int batch_own(ax_ctx *cx, ax_prim prim, const ax_params *p, ax_array *x, int bdim,
                      int64_t size, const char *axis, ax_array **out, int *out_bdim) {
+    const ax_collective_rules *rules = ax_prim_get(prim)->collective;
     bool err;
     const ax_axis_spec *rest = spec_without(cx, p->axis, axis, &err);
     if (err) return -1;
-    bool reduction = prim == AX_P_PSUM || prim == AX_P_PMAX || prim == AX_P_PMIN;
-    if (rest && !reduction) {
+    if (rest && rules->over_names) {
         ax_error(cx, AX_ERR_VALUE, "%s over several axis names at once is not supported",
                  ax_prim_get(prim)->name);
         return -1;
     }
     ax_scope s;
     ax_scope_begin(&s, cx);
-    if (prim == AX_P_AXIS_INDEX) {
-        ax_params q = {.dtype = AX_I32, .ndim = 1, .shape = {size}, .naxes = 1};
-        x = ax_lax_bind(&s, AX_P_IOTA, 0, NULL, &q);
-    } else {
+    if (x)
         x = ax_scope_own(&s, bdim < 0 ? ax_vmap_place_take(cx, ax_array_retain(x), -1, size, 0)
                                       : ax_moveaxis(cx, x, bdim, 0));
-    }
-    int axes0[1] = {0}, d = p->axes[0];
     ax_array *y = NULL;
     *out_bdim = -1;
-    switch (prim) {
-    case AX_P_PSUM:
-        y = ax_lax_reduce(&s, AX_P_REDUCE_SUM, x, 1, axes0);
-        break;
-    case AX_P_PMAX:
-        y = ax_lax_reduce(&s, AX_P_REDUCE_MAX, x, 1, axes0);
-        break;
-    case AX_P_PMIN:
-        y = ax_lax_reduce(&s, AX_P_REDUCE_MIN, x, 1, axes0);
-        break;
-    case AX_P_ALL_GATHER:
-        y = ax_scope_own(&s, x ? ax_moveaxis(cx, x, 0, d) : NULL);
-        if (p->flag) y = merge_dims(&s, y, d);
-        break;
-    case AX_P_PSUM_SCATTER:
-        y = ax_lax_reduce(&s, AX_P_REDUCE_SUM, x, 1, axes0);
-        if (p->flag) y = split_dim(&s, y, d, size);
-        *out_bdim = d;
-        break;
-    case AX_P_PPERMUTE:
-        y = x ? permute_examples(&s, x, p->axis) : NULL;
-        *out_bdim = 0;
-        break;
-    case AX_P_ALL_TO_ALL:
-        y = x ? all_to_all_examples(&s, x, p) : NULL;
-        *out_bdim = 0;
-        break;
-    default: /* axis_index */
-        y = x;
-        *out_bdim = 0;
-        break;
-    }
+    if (x || !ax_prim_get(prim)->nin) y = rules->over_examples(&s, p, x, size, out_bdim);
     if (y && rest) y = ax_scope_own(&s, ax_collective(cx, prim, y, rest, NULL));
     out[0] = y ? ax_scope_keep(&s, y) : NULL;
     ax_scope_end(&s);
@@ -818,8 +864,11 @@ static int collective_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int ni
 
 /* ---------------------------------------------------------------- the rows */
 
-#define COLLECTIVE(NAME, PRINTED, NIN, FLAGS, SHAPE, EAGER, JVP, TRANSPOSE, FORMAT)                \
-    const ax_prim_info NAME = {                                                                    \
+/* A collective's row: RULES are its ax_collective_rules (`NAME`_rules), read by the shared
+ * batching rule and by the composition over several names. */
+#define COLLECTIVE(NAME, PRINTED, NIN, FLAGS, SHAPE, EAGER, JVP, TRANSPOSE, FORMAT, ...)           \
+    static const ax_collective_rules NAME##_rules = {__VA_ARGS__};                                 \
+    const ax_prim_info ax_##NAME##_info = {                                                        \
         .name = PRINTED,                                                                           \
         .nin = NIN,                                                                                \
         .nout = 1,                                                                                 \
@@ -830,22 +879,33 @@ static int collective_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int ni
         .linear_in = 1,                                                                            \
         .transpose = TRANSPOSE,                                                                    \
         .batch = collective_batch,                                                                 \
+        .collective = &NAME##_rules,                                                               \
         .format_params = FORMAT,                                                                   \
         .lower = AX_LOWER_EAGER,                                                                   \
         .tested_by = "tests/unit/test_collectives.c, tests/lang/pmap_*.ax",                        \
     }
 
-COLLECTIVE(ax_psum_info, "psum", 1, AX_PRIM_LINEAR, psum_shape, psum_eager, ax_jvp_linear,
-           collective_transpose, format_reduce);
-COLLECTIVE(ax_pmax_info, "pmax", 1, 0, same_shape, pmax_eager, extreme_jvp, NULL, format_reduce);
-COLLECTIVE(ax_pmin_info, "pmin", 1, 0, same_shape, pmin_eager, extreme_jvp, NULL, format_reduce);
-COLLECTIVE(ax_all_gather_info, "all_gather", 1, AX_PRIM_LINEAR, all_gather_shape, all_gather_eager,
-           ax_jvp_linear, collective_transpose, format_all_gather);
-COLLECTIVE(ax_psum_scatter_info, "psum_scatter", 1, AX_PRIM_LINEAR, psum_scatter_shape,
-           psum_scatter_eager, ax_jvp_linear, collective_transpose, format_psum_scatter);
-COLLECTIVE(ax_ppermute_info, "ppermute", 1, AX_PRIM_LINEAR, ppermute_shape, ppermute_eager,
-           ax_jvp_linear, collective_transpose, format_ppermute);
-COLLECTIVE(ax_all_to_all_info, "all_to_all", 1, AX_PRIM_LINEAR, all_to_all_shape, all_to_all_eager,
-           ax_jvp_linear, collective_transpose, format_all_to_all);
-COLLECTIVE(ax_axis_index_info, "axis_index", 0, AX_PRIM_NONDIFF, axis_index_shape, axis_index_eager,
-           ax_jvp_zero, NULL, format_axis_index);
+COLLECTIVE(psum, "psum", 1, AX_PRIM_LINEAR, psum_shape, psum_eager, ax_jvp_linear, psum_transpose,
+           format_reduce, .over_examples = psum_examples);
+COLLECTIVE(pmax, "pmax", 1, 0, same_shape, pmax_eager, extreme_jvp, NULL, format_reduce,
+           .over_examples = pmax_examples);
+COLLECTIVE(pmin, "pmin", 1, 0, same_shape, pmin_eager, extreme_jvp, NULL, format_reduce,
+           .over_examples = pmin_examples);
+COLLECTIVE(all_gather, "all_gather", 1, AX_PRIM_LINEAR, all_gather_shape, all_gather_eager,
+           ax_jvp_linear, all_gather_transpose, format_all_gather,
+           .over_examples = all_gather_examples, .over_names = ax_compose_all_gather,
+           .names_dims = true);
+COLLECTIVE(psum_scatter, "psum_scatter", 1, AX_PRIM_LINEAR, psum_scatter_shape, psum_scatter_eager,
+           ax_jvp_linear, psum_scatter_transpose, format_psum_scatter,
+           .over_examples = psum_scatter_examples, .over_names = ax_compose_psum_scatter,
+           .names_dims = true);
+COLLECTIVE(ppermute, "ppermute", 1, AX_PRIM_LINEAR, ppermute_shape, ppermute_eager, ax_jvp_linear,
+           ppermute_transpose, format_ppermute, .over_examples = ppermute_examples,
+           .over_names = ax_compose_ppermute);
+COLLECTIVE(all_to_all, "all_to_all", 1, AX_PRIM_LINEAR, all_to_all_shape, all_to_all_eager,
+           ax_jvp_linear, all_to_all_transpose, format_all_to_all,
+           .over_examples = all_to_all_examples, .over_names = ax_compose_all_to_all,
+           .names_dims = true);
+COLLECTIVE(axis_index, "axis_index", 0, AX_PRIM_NONDIFF, axis_index_shape, axis_index_eager,
+           ax_jvp_zero, NULL, format_axis_index, .over_examples = axis_index_examples,
+           .over_names = ax_compose_axis_index);

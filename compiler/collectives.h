@@ -76,6 +76,24 @@ int ax_collective_route(ax_ctx *cx, ax_prim p, const ax_params *params, ax_trace
 ax_array *ax_collective(ax_ctx *cx, ax_prim p, ax_array *x, const ax_axis_spec *spec,
                         const ax_params *extra);
 
+/* What a collective's row gives the shared collective rules (its .collective). */
+typedef struct ax_collective_rules {
+    /* vmap over the axis it names, whose examples stand for the devices: x (NULL for
+     * axis_index) batched at 0 over `size` examples gives the result (owned by s, NULL on
+     * error) and its batch dimension in *out_bdim (-1: the same for every example). */
+    ax_array *(*over_examples)(struct ax_scope *s, const ax_params *p, ax_array *x, int64_t size,
+                               int *out_bdim);
+    /* Over several axis names at once, composed from collectives over one
+     * (compiler/collective_axes.h): q holds the parameters, resolved. NULL: the primitive
+     * takes several names itself (psum, pmax, pmin). */
+    ax_array *(*over_names)(struct ax_scope *s, ax_array *x, const ax_axis_spec *spec,
+                            const ax_params *q);
+    /* vmap over another axis: its parameters name dimensions of the operand (the batch
+     * dimension then goes first and they move up by one); otherwise the batch dimension stays
+     * where it is. */
+    bool names_dims;
+} ax_collective_rules;
+
 /* The rows of the primitive table. */
 extern const ax_prim_info ax_psum_info, ax_pmax_info, ax_pmin_info, ax_all_gather_info,
     ax_psum_scatter_info, ax_ppermute_info, ax_all_to_all_info, ax_axis_index_info;

@@ -1,6 +1,7 @@
 /* cond, while and scan: every rule of each (see control_flow.h). */
 #include "control_flow.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -867,6 +868,12 @@ static void while_format(ax_ir_printer *pr, const ax_params *p) {
     ax_strbuf_appendf(ax_ir_print_param(pr), "cond_nconsts=%d", p->nconsts);
 }
 
+/* A while's trip count is unknown until it runs. */
+static double while_runs(const ax_params *p) {
+    (void)p;
+    return INFINITY;
+}
+
 const ax_prim_info ax_while_info = {
     .name = "while",
     .nin = -1,
@@ -880,6 +887,7 @@ const ax_prim_info ax_while_info = {
     .nout_of = while_nout,
     .dependencies = while_dependencies,
     .format_subs = while_format,
+    .runs = while_runs,
     .lower = {.kop = AX_KOP_WHILE},
     .tested_by = "tests/unit/test_control_flow.c, tests/lang/control_flow.ax",
 };
@@ -1349,6 +1357,10 @@ static void scan_format(ax_ir_printer *pr, const ax_params *p) {
     ax_strbuf_appendf(ax_ir_print_param(pr), "unroll=%d", p->unroll);
 }
 
+static double scan_runs(const ax_params *p) {
+    return (double)p->length;
+}
+
 const ax_prim_info ax_scan_info = {
     .name = "scan",
     .nin = -1,
@@ -1362,6 +1374,7 @@ const ax_prim_info ax_scan_info = {
     .nout_of = scan_nout,
     .dependencies = scan_dependencies,
     .format_subs = scan_format,
+    .runs = scan_runs,
     .lower = {.kop = AX_KOP_SCAN},
     .tested_by = "tests/unit/test_control_flow.c, tests/lang/control_flow.ax",
 };

@@ -650,15 +650,17 @@ static ax_array *atom_value(ax_array **env, const ax_ir_atom *a) {
  * place. */
 static int eval_eqn(ax_ctx *cx, const ax_ir_eqn *e, ax_array **in, ax_array **res,
                     bool inline_calls) {
-    if (inline_calls && e->prim == AX_P_CALL) return ax_ir_eval_inlined(cx, e->sub[0], in, res);
-    if (!inline_calls || e->prim != AX_P_CUSTOM_CALL)
-        return ax_bind(cx, e->prim, e->nin, in, &e->params, res);
-    const ax_ir *body = e->params.cb->body;
+    const ax_prim_info *row = ax_prim_get(e->prim);
+    int which = -1;
+    const ax_ir *body =
+        inline_calls && row->inline_body ? row->inline_body(&e->params, &which) : NULL;
+    if (!body) return ax_bind(cx, e->prim, e->nin, in, &e->params, res);
+    if (which < 0) return ax_ir_eval_inlined(cx, body, in, res);
     ax_array **outs = calloc((size_t)body->nout + 1, sizeof *outs);
     if (!outs) return ax_error_oom(cx), -1;
     int rc = ax_ir_eval_inlined(cx, body, in, outs);
     for (int j = 0; j < body->nout; j++) {
-        if (!rc && j == e->params.k)
+        if (!rc && j == which)
             res[0] = outs[j];
         else
             ax_array_release(outs[j]);
@@ -737,7 +739,10 @@ int ax_ir_inlined_flat_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int
 }
 
 bool ax_ir_has_custom_calls(const ax_ir *ir) {
-    for (int k = 0; k < ir->neqns; k++)
-        if (ir->eqns[k].prim == AX_P_CUSTOM_CALL || ir->eqns[k].prim == AX_P_CALL) return true;
+    for (int k = 0; k < ir->neqns; k++) {
+        const ax_prim_info *row = ax_prim_get(ir->eqns[k].prim);
+        int which;
+        if (row->inline_body && row->inline_body(&ir->eqns[k].params, &which)) return true;
+    }
     return false;
 }

@@ -449,10 +449,12 @@ static double eager_work(const ax_ir *ir) {
     double work = 0;
     for (int k = 0; k < ir->neqns; k++) {
         const ax_ir_eqn *e = &ir->eqns[k];
-        if (e->prim == AX_P_WHILE) return INFINITY;
+        const ax_prim_info *row = ax_prim_get(e->prim);
+        double runs = row->runs ? row->runs(&e->params) : 1;
+        if (isinf(runs)) return INFINITY;
         double body = 0;
         for (int i = 0; i < e->nsub; i++) body += eager_work(e->sub[i]);
-        if (e->prim == AX_P_SCAN) body *= (double)e->params.length;
+        body *= runs;
         double out = 0;
         for (int j = 0; j < e->nout; j++) {
             const ax_aval *t = &ir->types[e->out[j]];

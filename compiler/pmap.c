@@ -80,17 +80,14 @@ static int run_slice(ax_ctx *dcx, int i, void *arg) {
     return rc;
 }
 
-/* The programs of calls nested in the body's sub-programs (a jit inside a scan), built now:
- * a device must not build them (they are kept on the shared IR). A pmap called inside a pmap
- * is batched as it is traced (stdlib/builtins_parallel.c), so an xla_pmap here was traced
- * outside any pmap: refused. */
+/* What the equations of the body and its sub-programs need before devices run them, each by
+ * its row's ready_for_devices: the programs of calls nested in them (a jit inside a scan),
+ * which a device must not build (they are kept on the shared IR); an xla_pmap is refused. */
 static int prepare_nested(ax_ctx *cx, const ax_ir *ir) {
     for (int k = 0; k < ir->neqns; k++) {
         const ax_ir_eqn *e = &ir->eqns[k];
-        if (e->prim == AX_P_PMAP) {
-            return ax_error(cx, AX_ERR_VALUE, NESTED_XLA_PMAP), -1;
-        }
-        if (e->prim == AX_P_CALL && !ax_call_ready(cx, e->sub[0])) return -1;
+        int (*ready)(ax_ctx *, const ax_params *) = ax_prim_get(e->prim)->ready_for_devices;
+        if (ready && ready(cx, &e->params)) return -1;
         for (int s = 0; s < e->nsub; s++)
             if (prepare_nested(cx, e->sub[s])) return -1;
     }
@@ -251,6 +248,13 @@ static void pmap_format(ax_strbuf *out, const ax_params *p) {
     }
 }
 
+/* A pmap in a program that devices run was traced outside any pmap (one called inside a pmap
+ * is batched as it is traced): refused. */
+static int pmap_ready_for_devices(ax_ctx *cx, const ax_params *p) {
+    (void)p;
+    return ax_error(cx, AX_ERR_VALUE, NESTED_XLA_PMAP), -1;
+}
+
 const ax_prim_info ax_pmap_info = {
     .name = "xla_pmap",
     .nin = -1,
@@ -265,6 +269,7 @@ const ax_prim_info ax_pmap_info = {
     .nout_of = ax_call_nout,
     .dependencies = ax_call_dependencies,
     .format_params = pmap_format,
+    .ready_for_devices = pmap_ready_for_devices,
     .lower = AX_LOWER_EAGER,
     .tested_by = "tests/unit/test_collectives.c, tests/lang/pmap_*.ax",
 };

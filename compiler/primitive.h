@@ -163,6 +163,7 @@ struct ax_ir_atom;
 struct ax_ir_printer;
 struct ax_simplify_view;
 struct ax_scope;
+struct ax_collective_rules;
 
 /* The per-primitive parts of the shared rules: a row names a family rule (ax_jvp_unary,
  * ax_jvp_tangent, ax_transpose_linear, compiler/ad_rules.h) and gives what differs. They bind
@@ -379,6 +380,21 @@ typedef struct ax_prim_info {
      * equations making its operands read (compiler/simplify.h), when that is cheaper or what
      * eager does; NULL: none. */
     void (*fold)(const struct ax_simplify_view *v, ax_params *p, struct ax_ir_atom *in);
+    /* Collectives (AX_PRIM_COLLECTIVE): what their shared batching rule and their composition
+     * over several axis names read (compiler/collectives.h). */
+    const struct ax_collective_rules *collective;
+    /* Calls (pjit, custom_call): the body an equation runs, that native code inlines in its
+     * place (ax_ir_eval_inlined: code is never differentiated, and the body fuses with the
+     * rest), and which of the body's outputs the equation is (*out; -1: all, in order). NULL,
+     * or a NULL body: the equation is bound as it is. */
+    const struct ax_ir *(*inline_body)(const ax_params *p, int *out);
+    /* Higher-order primitives: how many times an equation runs its sub-programs, for jit's
+     * estimate of a call's work (scan: its length; while: unknown, INFINITY); NULL: once. */
+    double (*runs)(const ax_params *p);
+    /* Before devices run a program holding the equation (pmap): builds what they must not
+     * build themselves (a call's native program), or refuses what cannot run there (a pmap
+     * traced outside any pmap). 0, or -1 with an error; NULL: nothing to do. */
+    int (*ready_for_devices)(ax_ctx *cx, const ax_params *p);
     /* How jit computes it: a loop operation or an eager step (never left zero). */
     ax_lowering lower;
     /* What the table's tests run its rules on; a row without examples names the tests that

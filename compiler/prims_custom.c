@@ -287,6 +287,12 @@ static int custom_call_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin
     return p->cb->jvp(cx, p->cb->data, (int)p->k, nin, in, tin, out, tout);
 }
 
+/* The function's body, traced on the argument types; the equation is its output k. */
+static const ax_ir *custom_call_inline_body(const ax_params *p, int *out) {
+    *out = (int)p->k;
+    return p->cb ? p->cb->body : NULL;
+}
+
 const ax_prim_info ax_custom_call_info = {
     .name = "custom_call",
     .nin = -1,
@@ -297,6 +303,7 @@ const ax_prim_info ax_custom_call_info = {
     .jvp = custom_call_jvp,
     .batch = custom_call_batch,
     .format_params = format_callback,
+    .inline_body = custom_call_inline_body,
     .lower = AX_LOWER_EAGER,
     .tested_by = "tests/unit/test_jit.c (custom_call cases), tests/lang/custom_rules*.ax",
 };

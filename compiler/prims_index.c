@@ -2,6 +2,7 @@
  * (kernels: runtime/index.h, runtime/dynamic_slice.h). Their indices and start positions are
  * integers that carry no tangent; each is linear in its array operands (scatter in the set and
  * add modes). */
+#include <stdint.h>
 #include <string.h>
 
 #include "../runtime/dynamic_slice.h"
@@ -251,52 +252,104 @@ static void scatter_format(ax_strbuf *s, const ax_params *p) {
     ax_strbuf_appendf(s, " mode=%s]", scatter_mode_name(p->flag));
 }
 
+/* A (bool, x-shaped) mask of the positions no update reaches. */
+static ax_array *untouched(ax_scope *s, const ax_params *p, ax_array *x, ax_array *idx,
+                           ax_array *u) {
+    ax_params set = *p;
+    set.flag = AX_SCATTER_SET;
+    ax_array *all = ax_lax_convert(s, ax_lax_ones_like(s, x), AX_BOOL);
+    ax_array *none = ax_lax_convert(s, ax_lax_zeros_like(s, u), AX_BOOL);
+    return ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){all, idx, none}, &set);
+}
+
+/* min/max: the tangents of every value equal to the result, averaged (as JAX's scatter_max and
+ * as reduce_max average over ties): x's where it kept its value, and each update's equal to the
+ * result at its position. Positions no update reaches keep x's tangent; where nothing equals
+ * the result (NaN) the tangent is zero, as JAX's. */
+static ax_array *extremum_tangent(ax_scope *s, const ax_params *p, ax_array **in, ax_array **tin,
+                                  ax_array *out, ax_array *out_at) {
+    ax_array *x = in[0], *idx = in[1], *u = in[2];
+    ax_params add = *p;
+    add.flag = AX_SCATTER_ADD;
+    ax_dtype t = out->dtype;
+    ax_array *won = ax_lax_convert(s, ax_lax_binary(s, AX_P_EQ, u, out_at), t);
+    ax_array *kept =
+        ax_lax_binary(s, AX_P_OR, ax_lax_binary(s, AX_P_EQ, x, out), untouched(s, p, x, idx, u));
+    kept = ax_lax_convert(s, kept, t);
+    ax_array *nwon =
+        ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){ax_lax_zeros_like(s, x), idx, won}, &add);
+    ax_array *ties = ax_lax_binary(s, AX_P_MAX, ax_lax_add(s, nwon, kept), ax_lax_ones_like(s, x));
+    ax_array *tx = NULL, *tu = NULL;
+    if (tin[0]) tx = ax_lax_mul(s, tin[0], ax_lax_div(s, kept, ties));
+    if (tin[2]) {
+        ax_array *ties_at = ax_lax_bind(s, AX_P_GATHER, 2, (ax_array *[]){ties, idx}, p);
+        ax_array *share = ax_lax_mul(s, tin[2], ax_lax_div(s, won, ties_at));
+        tu = ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){ax_lax_zeros_like(s, x), idx, share},
+                         &add);
+    }
+    return tx && tu ? ax_lax_add(s, tx, tu) : tx ? tx : tu;
+}
+
 /* scatter with mode mul/min/max (set and add are linear). */
 static ax_array *scatter_tangent(ax_scope *s, const ax_params *p, ax_array **in, ax_array **tin,
                                  ax_array *out) {
     ax_array *x = in[0], *idx = in[1], *u = in[2];
-    ax_params add = *p, gather = *p;
+    ax_array *out_at = ax_lax_bind(s, AX_P_GATHER, 2, (ax_array *[]){out, idx}, p);
+    if (p->flag != AX_SCATTER_MUL) return extremum_tangent(s, p, in, tin, out, out_at);
+    /* out = x * prod(u): d/dx = prod(u); d/du_k = out / u_k */
+    ax_params add = *p;
     add.flag = AX_SCATTER_ADD;
-    ax_array *zeros = ax_lax_zeros_like(s, x);
-    ax_array *out_at = ax_lax_bind(s, AX_P_GATHER, 2, (ax_array *[]){out, idx}, &gather);
     ax_array *tx = NULL, *tu = NULL;
-    if (p->flag == AX_SCATTER_MUL) {
-        /* out = x * prod(u): d/dx = prod(u); d/du_k = out / u_k */
-        if (tin[0]) {
-            ax_array *prod =
-                ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){ax_lax_ones_like(s, x), idx, u}, p);
-            tx = ax_lax_mul(s, tin[0], prod);
-        }
-        if (tin[2]) {
-            ax_array *contrib = ax_lax_mul(s, tin[2], ax_lax_div(s, out_at, u));
-            tu = ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){zeros, idx, contrib}, &add);
-        }
-    } else {
-        /* min/max: the tangent of whichever value won (x on ties) */
-        ax_array *from_x = ax_lax_binary(s, AX_P_EQ, out, x);
-        if (tin[0]) tx = ax_lax_select(s, from_x, tin[0], zeros);
-        if (tin[2]) {
-            ax_array *x_at = ax_lax_bind(s, AX_P_GATHER, 2, (ax_array *[]){x, idx}, &gather);
-            ax_array *won = ax_lax_binary(s, AX_P_AND, ax_lax_binary(s, AX_P_EQ, out_at, u),
-                                          ax_lax_binary(s, AX_P_NE, x_at, u));
-            ax_array *contrib = ax_lax_select(s, won, tin[2], ax_lax_zeros_like(s, u));
-            tu = ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){zeros, idx, contrib}, &add);
-        }
+    if (tin[0]) {
+        ax_array *prod =
+            ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){ax_lax_ones_like(s, x), idx, u}, p);
+        tx = ax_lax_mul(s, tin[0], prod);
+    }
+    if (tin[2]) {
+        ax_array *contrib = ax_lax_mul(s, tin[2], ax_lax_div(s, out_at, u));
+        tu = ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){ax_lax_zeros_like(s, x), idx, contrib},
+                         &add);
     }
     return tx && tu ? ax_lax_add(s, tx, tu) : tx ? tx : tu;
 }
 
 /* Linear in x and the updates in the set and add modes (the tangent is a scatter of the
- * tangents); the other modes by the tangent rule above. */
+ * tangents: in set mode the same update wins, so the tangent is the winner's); the other modes
+ * by the tangent rule above. */
 static int scatter_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                        ax_array **tin, ax_array **out, ax_array **tout) {
     if (p->flag == AX_SCATTER_SET || p->flag == AX_SCATTER_ADD)
         return ax_jvp_linear(cx, prim, p, nin, in, tin, out, tout);
     return ax_jvp_tangent(cx, prim, p, nin, in, tin, out, tout);
 }
-/* x's cotangent where nothing was scattered (all of it when adding), the updates' read back. */
+
+/* Set mode: a (bool) mask of the updates (of type ut) that the scatter kept, each block whole.
+ * When indices repeat, the kernel keeps the last update written to a position; scattering the
+ * updates' numbers 1..n the same way and reading them back finds the winners whatever that
+ * order is, as JAX's scatter JVP does for indices that are not unique. */
+static ax_array *set_winners(ax_scope *s, const ax_params *p, const ax_aval *xt, ax_array *idx,
+                             const ax_aval *ut) {
+    int nb = idx->ndim - 1;
+    int64_t n = ax_shape_size(nb, idx->shape);
+    ax_dtype dt = n < INT32_MAX ? AX_I32 : AX_I64;
+    ax_params io = {.dtype = dt, .ndim = 1, .shape = {n}, .naxes = 1, .axes = {0}};
+    ax_array *ids = ax_lax_bind(s, AX_P_IOTA, 0, NULL, &io);
+    ids = ax_lax_reshape(s, ax_lax_add(s, ids, ax_lax_scalar_like(s, ids, 1.0)), nb, idx->shape);
+    int dims[AX_MAX_RANK];
+    for (int d = 0; d < nb; d++) dims[d] = d;
+    ids = ax_lax_broadcast_in_dim(s, ids, ut->ndim, ut->shape, dims);
+    ax_aval zt = *xt;
+    zt.dtype = dt;
+    zt.weak = false;
+    ax_array *placed =
+        ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){ax_lax_full_aval(s, &zt, 0.0), idx, ids}, p);
+    ax_array *read = ax_lax_bind(s, AX_P_GATHER, 2, (ax_array *[]){placed, idx}, p);
+    return ax_lax_binary(s, AX_P_EQ, read, ids);
+}
+
+/* x's cotangent where nothing was scattered (all of it when adding); the updates' read back,
+ * in set mode only by the updates the scatter kept (the others never reached the output). */
 COTANGENT(scatter) {
-    ax_params g = *p;
     if (lin[0]) {
         if (p->flag == AX_SCATTER_ADD) {
             r[0] = ct;
@@ -305,7 +358,13 @@ COTANGENT(scatter) {
             r[0] = ax_lax_bind(s, AX_P_SCATTER, 3, (ax_array *[]){ct, in[1], z}, p);
         }
     }
-    if (lin[2]) r[2] = ax_lax_bind(s, AX_P_GATHER, 2, (ax_array *[]){ct, in[1]}, &g);
+    if (lin[2]) {
+        ax_array *read = ax_lax_bind(s, AX_P_GATHER, 2, (ax_array *[]){ct, in[1]}, p);
+        if (p->flag == AX_SCATTER_SET)
+            read = ax_lax_select(s, set_winners(s, p, &ty[0], in[1], &ty[2]), read,
+                                 ax_zeros_of(s, &ty[2]));
+        r[2] = read;
+    }
     return 0;
 }
 #define SCATTER_EXAMPLE(mode, lo, n)                                                               \
@@ -332,11 +391,11 @@ const ax_prim_info ax_scatter_info = {
     .batch = scatter_batch,
     .format_params = scatter_format,
     .lower = AX_LOWER_EAGER,
-    /* set: one index, so that none repeats (its transpose assumes unique indices, as JAX's) */
+    /* set: one index, and six into four positions (some repeat: the last write wins) */
     AX_EXAMPLES(
-        SCATTER_EXAMPLE(AX_SCATTER_SET, 0.5, 1), SCATTER_EXAMPLE(AX_SCATTER_ADD, 0.5, 4),
-        SCATTER_EXAMPLE(AX_SCATTER_MUL, 0.5, 4), SCATTER_EXAMPLE(AX_SCATTER_MAX, -2, 3),
-        SCATTER_EXAMPLE(AX_SCATTER_MIN, -2, 3),
+        SCATTER_EXAMPLE(AX_SCATTER_SET, 0.5, 1), SCATTER_EXAMPLE(AX_SCATTER_SET, 0.5, 6),
+        SCATTER_EXAMPLE(AX_SCATTER_ADD, 0.5, 4), SCATTER_EXAMPLE(AX_SCATTER_MUL, 0.5, 4),
+        SCATTER_EXAMPLE(AX_SCATTER_MAX, -2, 3), SCATTER_EXAMPLE(AX_SCATTER_MIN, -2, 3),
         {.nin = 3,
          .in = {AX_FLOATS(-2, 2, 4, 2), AX_INTS(AX_I32, 0, 3, 1, 1), AX_FLOATS(-2, 2, 1, 2)},
          .p = {.naxes = 1, .axes = {0}, .flag = AX_SCATTER_SET}}),
