@@ -354,6 +354,7 @@ typedef struct ax_ir_printer {
 typedef struct ir_names {
     const ax_ir *ir;
     int *names;
+    bool *used; /* read by an equation or an output of this IR */
 } ir_names;
 
 static void format_var(printer *pr, ir_names *n, int v) {
@@ -453,10 +454,20 @@ static void format_sub_params(printer *pr, const ax_ir_eqn *e) {
     ax_strbuf_append(pr->s, "]");
 }
 
+/* A result nothing reads prints as `_` and takes no name, as JAX drops it (DropVar). */
+static void format_result(printer *pr, ir_names *n, int v) {
+    if (n->used[v]) {
+        format_binder(pr, n, v);
+        return;
+    }
+    ax_strbuf_append(pr->s, "_:");
+    format_type(pr->s, &n->ir->types[v]);
+}
+
 static void format_eqn(printer *pr, ir_names *n, const ax_ir_eqn *e) {
     for (int i = 0; i < e->nout; i++) {
         if (i) ax_strbuf_append(pr->s, " ");
-        format_binder(pr, n, e->out[i]);
+        format_result(pr, n, e->out[i]);
     }
     ax_strbuf_appendf(pr->s, e->nout ? " = %s" : "%s", ax_prim_get(e->prim)->name);
     if (e->nsub)
@@ -502,13 +513,24 @@ static bool has_subs(const ax_ir *ir) {
 
 /* An IR on one line when it fits in 80 columns and holds no sub-IRs, else one equation a line
  * (indented by the nesting depth). */
+static void mark_used(const ax_ir *ir, bool *used) {
+    for (int k = 0; k < ir->neqns; k++)
+        for (int j = 0; j < ir->eqns[k].nin; j++)
+            if (ir->eqns[k].in[j].var >= 0) used[ir->eqns[k].in[j].var] = true;
+    for (int j = 0; j < ir->nout; j++)
+        if (ir->outs[j].var >= 0) used[ir->outs[j].var] = true;
+}
+
 static void format_ir(printer *pr, const ax_ir *ir) {
-    ir_names n = {ir, malloc(((size_t)ir->nvars + 1) * sizeof *n.names)};
-    if (!n.names) {
+    ir_names n = {ir, malloc(((size_t)ir->nvars + 1) * sizeof *n.names),
+                  calloc((size_t)ir->nvars + 1, sizeof *n.used)};
+    if (!n.names || !n.used) {
+        free(n.names), free(n.used);
         pr->failed = true;
         return;
     }
     for (int v = 0; v < ir->nvars; v++) n.names[v] = -1;
+    mark_used(ir, n.used);
     ax_strbuf *out = pr->s;
     int first = pr->next;
     if (!has_subs(ir)) {
@@ -528,7 +550,7 @@ static void format_ir(printer *pr, const ax_ir *ir) {
         if (fits) ax_strbuf_append(out, one.data);
         ax_strbuf_free(&one);
         if (fits) {
-            free(n.names);
+            free(n.names), free(n.used);
             return;
         }
         /* name again, in the same order */
@@ -542,7 +564,7 @@ static void format_ir(printer *pr, const ax_ir *ir) {
     }
     newline(pr, 2);
     format_outs(pr, &n);
-    free(n.names);
+    free(n.names), free(n.used);
 }
 
 void ax_ir_format(ax_strbuf *out, const ax_ir *ir) {

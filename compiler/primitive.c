@@ -7,6 +7,7 @@
 #include "collectives.h"
 #include "ir.h"
 #include "trace.h"
+#include "trace_ir.h"
 
 ax_callback *ax_callback_retain(ax_callback *cb) {
     if (cb) cb->refs++;
@@ -195,7 +196,17 @@ int ax_bind(ax_ctx *cx, ax_prim p, int nin, ax_array **in, const ax_params *para
     if (table[p]->flags & AX_PRIM_COLLECTIVE && ax_collective_route(cx, p, params, &trace))
         return -1;
     if (trace) return trace->process_primitive(cx, trace, p, nin, in, params, out);
-    return bind_eager(cx, p, nin, in, params, out);
+    ax_ir_trace *staging = ax_ir_trace_staging(cx);
+    if (!staging) return bind_eager(cx, p, nin, in, params, out);
+    /* make_jaxpr: the value is computed now and the operation shown (trace_ir.h) */
+    ax_ir_trace_eager(staging, true);
+    int rc = bind_eager(cx, p, nin, in, params, out);
+    ax_ir_trace_eager(staging, false);
+    if (rc == 0 && ax_ir_trace_stage(staging, p, nin, in, params, out)) {
+        release_outputs(ax_prim_nout(p, params), out);
+        rc = -1;
+    }
+    return rc;
 }
 
 ax_array *ax_bind1(ax_ctx *cx, ax_prim p, int nin, ax_array **in, const ax_params *params) {

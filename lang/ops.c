@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../compiler/trace.h"
+#include "../compiler/trace_ir.h"
 #include "../numpy/np.h"
 #include "eval.h"
 
@@ -134,8 +135,12 @@ static bool is_sequence(const ax_value *v) {
 }
 
 ax_value *ax_value_binop(ax_interp *in, ax_binop op, ax_value *a, ax_value *b) {
-    if (a->kind == AX_V_ARRAY && b->kind == AX_V_ARRAY)
-        return wrap_array(in, ax_np_binop(in->cx, op, a->arr, b->arr));
+    if (a->kind == AX_V_ARRAY && b->kind == AX_V_ARRAY) {
+        ax_ir_trace *host = ax_ir_trace_host_begin(in->cx, 2, (ax_array *[]){a->arr, b->arr});
+        ax_array *r = ax_np_binop(in->cx, op, a->arr, b->arr);
+        ax_ir_trace_host_end(host);
+        return wrap_array(in, r);
+    }
     if (op == AX_OP_ADD && is_sequence(a) && a->kind == b->kind) return concat(in, a, b);
     if (op == AX_OP_ADD && a->kind == AX_V_STR && b->kind == AX_V_STR)
         return concat_str(in, a->str, b->str, 1);
@@ -160,7 +165,12 @@ ax_value *ax_value_binop(ax_interp *in, ax_binop op, ax_value *a, ax_value *b) {
 }
 
 ax_value *ax_value_unop(ax_interp *in, ax_unop op, ax_value *a) {
-    if (a->kind == AX_V_ARRAY) return wrap_array(in, ax_np_unop(in->cx, op, a->arr));
+    if (a->kind == AX_V_ARRAY) {
+        ax_ir_trace *host = ax_ir_trace_host_begin(in->cx, 1, &a->arr);
+        ax_array *r = ax_np_unop(in->cx, op, a->arr);
+        ax_ir_trace_host_end(host);
+        return wrap_array(in, r);
+    }
     static const char *const symbols[] = {
         [AX_OP_NEG] = "-", [AX_OP_POS] = "+", [AX_OP_INVERT] = "~"};
     char d[128];
@@ -410,8 +420,12 @@ ax_value *ax_value_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b)
     default:
         break;
     }
-    if (a->kind == AX_V_ARRAY && b->kind == AX_V_ARRAY)
-        return wrap_array(in, ax_np_compare(in->cx, op, a->arr, b->arr));
+    if (a->kind == AX_V_ARRAY && b->kind == AX_V_ARRAY) {
+        ax_ir_trace *host = ax_ir_trace_host_begin(in->cx, 2, (ax_array *[]){a->arr, b->arr});
+        ax_array *r = ax_np_compare(in->cx, op, a->arr, b->arr);
+        ax_ir_trace_host_end(host);
+        return wrap_array(in, r);
+    }
     if (op == AX_CMP_EQ || op == AX_CMP_NE) {
         if ((r = ax_value_equal(in, a, b)) < 0) return NULL;
         return ax_value_bool(in, op == AX_CMP_EQ ? r : !r);

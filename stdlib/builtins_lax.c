@@ -132,8 +132,11 @@ static int trace_fn(ax_interp *in, const char *what, ax_value *fn, int nargs, ax
     user_call u = {.in = in, .fn = fn, .nargs = nargs, .defs = defs, .counts = counts,
                    .pair = pair, .spread = spread, .what = what};
     int nout = 0;
-    ax_ir *raw = ax_trace_to_ir(cx, user_call_fn, &u, ntypes, types, &nout);
-    ax_ir *ir = raw ? ax_simplify(cx, raw) : NULL;
+    /* Under make_jaxpr the body shows its operations on known values too, as traced, and every
+     * array it closes over becomes an operand, as JAX hoists a body's constants. */
+    ax_ir_trace *staging = ax_ir_trace_staging(cx);
+    ax_ir *raw = ax_trace_to_ir_staged(cx, user_call_fn, &u, ntypes, types, &nout, staging);
+    ax_ir *ir = raw ? (staging ? ax_ir_retain(raw) : ax_simplify(cx, raw)) : NULL;
     ax_ir_release(raw);
     t->out_def[0] = u.out_def[0], t->out_def[1] = u.out_def[1];
     t->nout[0] = u.nout[0], t->nout[1] = u.nout[1];
@@ -147,7 +150,7 @@ static int trace_fn(ax_interp *in, const char *what, ax_value *fn, int nargs, ax
         return ax_error_oom(cx), -1;
     }
     for (int i = 0; i < ir->nconsts; i++)
-        if ((lift[i] = ir->consts[i]->tracer != NULL))
+        if ((lift[i] = ir->consts[i]->tracer || staging))
             t->lifted[t->nlift++] = ax_array_retain(ir->consts[i]);
     t->ir = t->nlift ? ax_ir_lift_consts(ir, lift) : ax_ir_retain(ir);
     ax_ir_release(ir);

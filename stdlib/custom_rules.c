@@ -1106,8 +1106,10 @@ static ax_value *custom_call(ax_interp *in, ax_value *self, const ax_args *a) {
         if (!run_rule(in, c, &fc, prim, tan, &nout, &outs, &touts, &def))
             result = wrap_outputs_take(in, t, def, nout, outs, touts);
         if (def) ax_value_release(def);
-    } else if (!ax_trace_find(in->cx, fc.nflat, fc.flat, &any) && any) {
-        result = bind_custom_call(in, self, c, &fc); /* jit, vmap, make_jaxpr */
+    } else if (!ax_trace_find(in->cx, fc.nflat, fc.flat, &any) &&
+               (any || ax_ir_trace_staging(in->cx))) {
+        /* jit, vmap, make_jaxpr (where a call on known values is one equation too) */
+        result = bind_custom_call(in, self, c, &fc);
     } else if (!ax_error_pending(in->cx)) {
         result = ax_call(in, c->fn, a);
     }

@@ -542,7 +542,8 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *call)
     }
     int rc;
     ax_jit_program *prog = NULL;
-    if (all_concrete(&fc, e->ir))
+    /* under make_jaxpr a call on known values is still one pjit equation, as traced */
+    if (all_concrete(&fc, e->ir) && !ax_ir_trace_staging(in->cx))
         rc = (prog = program_of(in, e)) ? ax_jit_run(in->cx, prog, fc.flat, outs) : -1;
     else
         rc = bind_call(in->cx, e, fc.flat, fc.nflat, outs);

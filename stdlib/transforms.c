@@ -618,15 +618,16 @@ static void jaxpr_format(ax_strbuf *out, void *p) {
 static const ax_object_type jaxpr_type = {
     .name = "jaxpr", .free = jaxpr_free, .format = jaxpr_format};
 
-/* Traces fn abstractly on the types of the call's arguments: the IR as recorded, unsimplified
- * (make_jaxpr shows what tracing saw, as JAX does; jit simplifies before compiling). */
+/* Traces fn abstractly on the types of the call's arguments: the IR as recorded, unsimplified,
+ * with the operations on known values staged too (make_jaxpr shows what tracing saw, as JAX
+ * does: `log 2.0` stays an equation; jit folds it and simplifies before compiling). */
 static ax_ir *trace_call(ax_interp *in, flat_call *fc, const char *what, ax_value *fn,
                          const ax_args *a, int ntraced, const int *traced, int *nout) {
     if (ax_flat_call_init(fc, in, what, fn, a, ntraced, traced, false)) return NULL;
     ax_aval *types = calloc((size_t)fc->nflat + 1, sizeof *types);
     if (!types) return ax_error_oom(in->cx);
     for (int i = 0; i < fc->nflat; i++) ax_aval_of(&types[i], fc->flat[i]);
-    ax_ir *ir = ax_trace_to_ir(in->cx, ax_flat_call_fn, fc, fc->nflat, types, nout);
+    ax_ir *ir = ax_trace_to_ir_staged(in->cx, ax_flat_call_fn, fc, fc->nflat, types, nout, true);
     free(types);
     return ir;
 }

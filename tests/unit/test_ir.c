@@ -52,6 +52,23 @@ static void test_print_short_on_one_line(void **state) {
     ax_ir_release(ir);
 }
 
+/* A result nothing reads prints as `_` and takes no name, as JAX prints it; inputs keep theirs. */
+static void test_print_unused_result(void **state) {
+    ax_ctx *cx = *state;
+    ax_ir_builder *b = ax_ir_builder_new();
+    int a = ax_ir_add_input(b, &f32_3), unused = ax_ir_add_input(b, &f32_3), s, c;
+    ax_ir_add_eqn(b, AX_P_SIN, &(ax_params){0}, 1, (ax_ir_atom[]){var(a)}, 1, &f32_3, &s, 0, NULL);
+    ax_ir_add_eqn(b, AX_P_COS, &(ax_params){0}, 1, (ax_ir_atom[]){var(a)}, 1, &f32_3, &c, 0, NULL);
+    (void)unused;
+    ax_ir *ir = ax_ir_builder_finish(b, 1, (ax_ir_atom[]){var(c)});
+    assert_int_equal(ax_ir_verify(cx, ir), 0);
+    char *text = format(ir);
+    assert_string_equal(
+        text, "{ lambda ; a:f32[3] b:f32[3]. let _:f32[3] = sin a; c:f32[3] = cos a in (c,) }");
+    free(text);
+    ax_ir_release(ir);
+}
+
 static void test_print_one_line(void **state) {
     ax_ctx *cx = *state;
     ax_ir *ir = small_ir();
@@ -209,6 +226,7 @@ static int teardown(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_print_short_on_one_line),
+        cmocka_unit_test(test_print_unused_result),
         cmocka_unit_test(test_print_one_line),
         cmocka_unit_test(test_print_multi_line),
         cmocka_unit_test(test_verifier_rejects_bad_irs),
