@@ -3,6 +3,7 @@
 #   make run      install missing dependencies, build, start the REPL
 #   make test     install missing dependencies, build, run every test (one summary line)
 #   make asan     the same suite on a build with AddressSanitizer + UBSan (build-asan/)
+#   make tsan     the pmap and collective tests under ThreadSanitizer (build-tsan/)
 #   make bench    run the benchmarks in tests/bench
 #   make conformance  run ../shared/conformance/*.ax (make test runs them too)
 #   make fuzz     FUZZ_SECONDS of libFuzzer on the parser and evaluator (clang, ASan+UBSan)
@@ -22,7 +23,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread -MMD -MP
 LDFLAGS ?=
 # --as-needed: libraries nobody references (e.g. libgccjit before the jit lands) are dropped,
 # so they cost nothing at start-up.
-LDLIBS  := -Wl,--as-needed -lreadline -ldl -lm -pthread
+LDLIBS  := -Wl,--as-needed -lreadline -lxsmm -lxsmmnoblas -ldl -lm -lrt -pthread
 BUILD   ?= build
 PREFIX  ?= /usr/local
 PYTHON  ?= python3
@@ -57,6 +58,11 @@ export ASAN_OPTIONS  := halt_on_error=1:detect_leaks=1:abort_on_error=0:exitcode
 export UBSAN_OPTIONS := halt_on_error=1:print_stacktrace=1:exitcode=86
 export LSAN_OPTIONS  := suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0:exitcode=86
 TESTFLAGS += --sanitized
+else ifeq ($(SANITIZE),thread)
+# `make tsan`: data races between devices (or any threads) are fatal reports.
+CFLAGS   += -O1 -fsanitize=thread -fno-omit-frame-pointer
+export TSAN_OPTIONS := halt_on_error=1:exitcode=86:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp
+TESTFLAGS += --sanitized --only parallel
 else
 CFLAGS   += -DNDEBUG
 endif
@@ -72,6 +78,12 @@ WRAP     := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=
             -Wl,--wrap=aligned_alloc
 HOOK     := $(BUILD)/tests/fault/fault_alloc.o
 TESTBINS := $(BUILD)/ax-fault $(BUILD)/fuzz/fuzz_ax
+# The wrapped programs leave libxsmm out: its static library defines __real_malloc & co. for
+# an allocation hook of its own, which --wrap cannot link; their small products take OpenBLAS.
+NOXSMM_OBJ  := $(BUILD)/runtime/smallgemm_noxsmm.o
+WRAPOBJS    := $(filter-out $(BUILD)/runtime/smallgemm.o,$(OBJS)) $(NOXSMM_OBJ)
+WRAPLIBOBJS := $(filter-out $(BUILD)/cli/main.o,$(WRAPOBJS))
+WRAPLDLIBS  := $(filter-out -lxsmm -lxsmmnoblas,$(LDLIBS))
 
 # Where the installed interpreter finds stdlib/*.ax (it looks next to its binary first).
 STDLIB_DIR := $(PREFIX)/share/ax/stdlib
@@ -82,12 +94,14 @@ $(BUILD)/runtime/elementwise.o: CFLAGS += -O3 -march=native -fno-math-errno -fno
 # The reductions' lane loops vectorise at -O3 (in-cache sums 5.7 -> 10.9 Gelem/s); no
 # -ffast-math: the order of their additions is part of their result (runtime/reduce.h).
 $(BUILD)/runtime/reduce.o: CFLAGS += -O3 -march=native -fno-math-errno -fno-trapping-math
+# Transposed tiles: -O3 turns a 16 x 16 tile into vector permutes (-O2 copies it element by element).
+$(BUILD)/runtime/tile.o: CFLAGS += -O3 -march=native
 
-DEPS := libreadline-dev libgccjit-12-dev libopenblas-dev libcmocka-dev binutils python3 \
-        python3-numpy gnuplot-nox graphviz libcmark-dev chromium zlib1g-dev clang-14 \
-        libclang-rt-14-dev
+DEPS := libreadline-dev libgccjit-12-dev libopenblas-dev libxsmm-dev libcmocka-dev binutils python3 \
+        python3-numpy gnuplot-nox graphviz libcmark-dev chromium zlib1g-dev openmpi-bin \
+        libopenmpi-dev clang-14 libclang-rt-14-dev
 
-.PHONY: all unit benches run test asan bench conformance install uninstall deps clean FORCE \
+.PHONY: all unit benches run test asan tsan bench conformance install uninstall deps clean FORCE \
         fuzz faultinject
 all: $(BUILD)/ax $(TESTBINS)
 
@@ -114,16 +128,22 @@ $(BUILD)/gccjit/libgccjit.h:
 endif
 
 # ax with the allocation hook: AX_FAULT_AT=N fails the N-th allocation.
-$(BUILD)/ax-fault: $(OBJS) $(HOOK)
+$(BUILD)/ax-fault: $(WRAPOBJS) $(HOOK)
 	$(call say,LINK $@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(WRAP) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(WRAP) -o $@ $^ $(WRAPLDLIBS)
+
+$(NOXSMM_OBJ): runtime/smallgemm.c
+	@mkdir -p $(dir $@)
+	$(call say,CC   $< without libxsmm)
+	$(Q)$(CC) $(CFLAGS) -DAX_NO_XSMM -c -o $@ $<
 
 # The fuzz target as a standalone program (replays files, mutates them deterministically);
 # with LIBFUZZER=1 (make fuzz) the libFuzzer one.
-$(BUILD)/fuzz/fuzz_ax: tests/fuzz/fuzz_ax.c $(LIBOBJS) $(HOOK)
+$(BUILD)/fuzz/fuzz_ax: tests/fuzz/fuzz_ax.c $(WRAPLIBOBJS) $(HOOK)
 	@mkdir -p $(dir $@)
 	$(call say,CC   $<)
-	$(Q)$(CC) $(CFLAGS) $(FUZZ_CFLAGS) $(LDFLAGS) $(WRAP) -o $@ $< $(LIBOBJS) $(HOOK) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(FUZZ_CFLAGS) $(LDFLAGS) $(WRAP) -o $@ $< $(WRAPLIBOBJS) $(HOOK) \
+	    $(WRAPLDLIBS)
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
@@ -150,6 +170,10 @@ test: deps
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 test
+
+# The tests of devices, pmap and collectives (the code that runs threads at once).
+tsan:
+	@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread test
 
 # libFuzzer on the parser and evaluator, for FUZZ_SECONDS on the sanitized clang build in
 # build-fuzz/, from the seeds in tests/fuzz/corpus and tests/lang; what it finds goes to
@@ -215,7 +239,7 @@ deps:
 	fi
 
 clean:
-	rm -rf build build-asan build-asan-clang build-fuzz
+	rm -rf build build-asan build-tsan build-asan-clang build-fuzz
 
 FORCE:
 

@@ -36,7 +36,7 @@ static ax_array *jvp_tracer(ax_ctx *cx, ax_trace *t, ax_array *primal, ax_array 
 
 static ax_jvp_rule jvp_rule_of(ax_ctx *cx, ax_prim p) {
     const ax_prim_info *info = ax_prim_get(p);
-    if (info->jvp) return (ax_jvp_rule)info->jvp;
+    if (info->jvp) return info->jvp;
     if (info->flags & AX_PRIM_NONDIFF) return ax_jvp_zero;
     ax_error(cx, AX_ERR_TYPE, "cannot differentiate %s: it has no derivative rule", info->name);
     return NULL;
@@ -321,7 +321,7 @@ static int eval_nonlinear(ax_ctx *cx, const ax_ir *ir, const bool *linear, ax_ar
 
 static ax_transpose_rule transpose_rule_of(ax_ctx *cx, ax_prim p) {
     const ax_prim_info *info = ax_prim_get(p);
-    if (info->transpose) return (ax_transpose_rule)info->transpose;
+    if (info->transpose) return info->transpose;
     if (info->flags & AX_PRIM_LINEAR) return ax_transpose_linear;
     ax_error(cx, AX_ERR_TYPE, "reverse-mode differentiation of %s is not possible: it is not linear in its tangents", info->name);
     return NULL;

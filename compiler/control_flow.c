@@ -459,18 +459,25 @@ static void cond_dependencies(const ax_params *p, int nin, const bool *in, bool 
     free(one);
 }
 
+static void cond_format(ax_ir_printer *pr, const ax_params *p) {
+    ax_ir_print_subs(pr, "branches", p->nsub, p->sub);
+}
+
 const ax_prim_info ax_cond_info = {
     .name = "cond",
     .nin = -1,
     .nout = -1,
     .shape = cond_shape,
     .eager = cond_eager,
-    .jvp = (void *)cond_jvp,
-    .transpose = (void *)cond_transpose,
-    .batch = (void *)cond_batch,
+    .jvp = cond_jvp,
+    .transpose = cond_transpose,
+    .batch = cond_batch,
     .partial_eval = cond_partial_eval,
     .nout_of = cond_nout,
     .dependencies = cond_dependencies,
+    .format_subs = cond_format,
+    .lower = {.kop = AX_KOP_COND},
+    .tested_by = "tests/unit/test_control_flow.c, tests/lang/control_flow.ax",
 };
 
 /* ================================================================ while */
@@ -853,18 +860,28 @@ static void while_dependencies(const ax_params *p, int nin, const bool *in, bool
     free(mask);
 }
 
+static void while_format(ax_ir_printer *pr, const ax_params *p) {
+    ax_ir_print_sub(pr, "body_jaxpr", p->sub[1]);
+    ax_strbuf_appendf(ax_ir_print_param(pr), "body_nconsts=%d", p->nconsts2);
+    ax_ir_print_sub(pr, "cond_jaxpr", p->sub[0]);
+    ax_strbuf_appendf(ax_ir_print_param(pr), "cond_nconsts=%d", p->nconsts);
+}
+
 const ax_prim_info ax_while_info = {
     .name = "while",
     .nin = -1,
     .nout = -1,
     .shape = while_shape,
     .eager = while_eager,
-    .jvp = (void *)while_jvp,
-    .transpose = (void *)while_transpose,
-    .batch = (void *)while_batch,
+    .jvp = while_jvp,
+    .transpose = while_transpose,
+    .batch = while_batch,
     .partial_eval = while_partial_eval,
     .nout_of = while_nout,
     .dependencies = while_dependencies,
+    .format_subs = while_format,
+    .lower = {.kop = AX_KOP_WHILE},
+    .tested_by = "tests/unit/test_control_flow.c, tests/lang/control_flow.ax",
 };
 
 /* ================================================================ scan */
@@ -1323,16 +1340,28 @@ static void scan_dependencies(const ax_params *p, int nin, const bool *in, bool 
     free(mask);
 }
 
+static void scan_format(ax_ir_printer *pr, const ax_params *p) {
+    ax_ir_print_sub(pr, "jaxpr", p->sub[0]);
+    ax_strbuf_appendf(ax_ir_print_param(pr), "length=%lld", (long long)p->length);
+    ax_strbuf_appendf(ax_ir_print_param(pr), "num_carry=%d", p->ncarry);
+    ax_strbuf_appendf(ax_ir_print_param(pr), "num_consts=%d", p->nconsts);
+    ax_strbuf_appendf(ax_ir_print_param(pr), "reverse=%s", p->reverse ? "True" : "False");
+    ax_strbuf_appendf(ax_ir_print_param(pr), "unroll=%d", p->unroll);
+}
+
 const ax_prim_info ax_scan_info = {
     .name = "scan",
     .nin = -1,
     .nout = -1,
     .shape = scan_shape,
     .eager = scan_eager,
-    .jvp = (void *)scan_jvp,
-    .transpose = (void *)scan_transpose,
-    .batch = (void *)scan_batch,
+    .jvp = scan_jvp,
+    .transpose = scan_transpose,
+    .batch = scan_batch,
     .partial_eval = scan_partial_eval,
     .nout_of = scan_nout,
     .dependencies = scan_dependencies,
+    .format_subs = scan_format,
+    .lower = {.kop = AX_KOP_SCAN},
+    .tested_by = "tests/unit/test_control_flow.c, tests/lang/control_flow.ax",
 };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ad.h"
+#include "collectives.h"
 #include "lax.h"
 #include "simplify.h"
 #include "vmap.h"
@@ -295,7 +296,9 @@ static int vmap_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
     if (!axes) return ax_error_oom(cx), -1;
     for (int i = 0; i < nin; i++) axes[i] = c->batched_in[i] ? 0 : -1;
     ax_array **res = NULL;
-    int rc = ax_vmap(cx, ax_ir_flat_fn, (void *)c->ir, nin, in, axes, c->size, &n, &res, &bdims);
+    /* named after the vmap whose rule asks (a jit or scan body under vmap(axis_name=...)) */
+    int rc = ax_vmap_named(cx, ax_batching_axis(cx), ax_ir_flat_fn, (void *)c->ir, nin, in, axes,
+                           c->size, &n, &res, &bdims);
     free(axes);
     if (rc) return -1;
     for (int j = 0; j < n; j++) {

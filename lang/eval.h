@@ -99,9 +99,20 @@ typedef struct ax_near_miss {
 } ax_near_miss;
 void ax_near_miss_offer(ax_near_miss *nm, const char *candidate);
 
-/* A slice (takes the three references; each None or an int array) and Ellipsis. */
-ax_value *ax_value_slice(ax_value *start, ax_value *stop, ax_value *step);
 ax_value *ax_value_ellipsis(void);
+
+/* The methods of lists and tuples (index, count) and the fields of slices (start, stop,
+ * step, indices), or NULL without an error when there is no such attribute. */
+ax_value *ax_sequence_getattr(ax_interp *in, ax_value *obj, const char *name);
+
+/* Sets (sets.c): a | b, a & b, a - b, a ^ b; subset comparisons (a <= b, a < b, ...); the
+ * position of a (hashable) item (-1 if absent); the methods of a set value (a bound builtin,
+ * or NULL without an error when there is no such method). */
+ax_value *ax_set_binop(ax_interp *in, ax_binop op, ax_value *a, ax_value *b);
+ax_value *ax_set_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b);
+int ax_set_index(const ax_value *set, const ax_value *item);
+ax_value *ax_set_getattr(ax_interp *in, ax_value *s, const char *name);
+void ax_set_each_attr(void (*fn)(void *arg, const char *name), void *arg);
 
 /* Strings (strings.c): `fmt % args` (args a tuple or one value), and the methods of a string
  * value (a bound builtin, or NULL without an error when there is no such method). */

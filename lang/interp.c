@@ -648,9 +648,9 @@ static ax_value *dict_method(ax_interp *in, ax_value *self, const ax_args *args)
     if (strcmp(name, "get") == 0) {
         if (!ax_args_check(in, args, "get", 2, NULL)) return NULL;
         ax_value *key = ax_arg(args, 0, NULL), *dflt = ax_arg(args, 1, NULL);
-        if (!key || key->kind != AX_V_STR)
-            return ax_error(in->cx, AX_ERR_TYPE, "dict.get() needs a string key");
-        ax_value *v = ax_dict_get(d, key->str);
+        if (!key) return ax_error(in->cx, AX_ERR_TYPE, "dict.get() needs a key");
+        if (!ax_dict_key_check(in, key)) return NULL;
+        ax_value *v = ax_dict_lookup(d, key);
         return ax_value_retain(v ? v : dflt ? dflt : ax_none());
     }
     if (!ax_args_check(in, args, name, 0, NULL)) return NULL;
@@ -710,7 +710,8 @@ static ax_value *dict_attr(ax_interp *in, ax_value *d, const char *name) {
             return m ? m : ax_error_oom(in->cx);
         }
     ax_near_miss nm = {.target = name};
-    for (int i = 0; i < d->n; i++) ax_near_miss_offer(&nm, d->keys[i]->str);
+    for (int i = 0; i < d->n; i++)
+        if (d->keys[i]->kind == AX_V_STR) ax_near_miss_offer(&nm, d->keys[i]->str);
     if (nm.best)
         return ax_error(in->cx, AX_ERR_ATTRIBUTE,
                         "the dict has no key or attribute '%s'; did you mean '%s'?", name, nm.best);
@@ -744,6 +745,14 @@ ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
         return r;
     case AX_V_STR:
         r = ax_string_getattr(in, obj, name);
+        return r || ax_error_pending(in->cx) ? r : attr_error(in, obj, name);
+    case AX_V_SET:
+        r = ax_set_getattr(in, obj, name);
+        return r || ax_error_pending(in->cx) ? r : attr_error(in, obj, name);
+    case AX_V_LIST:
+    case AX_V_TUPLE:
+    case AX_V_SLICE:
+        r = ax_sequence_getattr(in, obj, name);
         return r || ax_error_pending(in->cx) ? r : attr_error(in, obj, name);
     case AX_V_DTYPE:
         if (strcmp(name, "name") == 0)
@@ -779,7 +788,8 @@ void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const 
         break;
     }
     case AX_V_DICT:
-        for (int i = 0; i < v->n; i++) fn(arg, v->keys[i]->str);
+        for (int i = 0; i < v->n; i++)
+            if (v->keys[i]->kind == AX_V_STR) fn(arg, v->keys[i]->str);
         fn(arg, "get");
         fn(arg, "items");
         fn(arg, "keys");
@@ -787,6 +797,9 @@ void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const 
         break;
     case AX_V_ARRAY:
         if (in->arrays) in->arrays->each_attr(fn, arg);
+        break;
+    case AX_V_SET:
+        ax_set_each_attr(fn, arg);
         break;
     case AX_V_STR:
         ax_string_each_attr(fn, arg);

@@ -175,4 +175,8 @@ int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it); /* 0 o
 /* 1 with *item (new ref), 0 at the end, -1 on error. */
 int ax_value_iter_next(ax_interp *in, ax_value_iter *it, ax_value **item);
 
+/* set(iterable): a set of its items (which must be hashable, as dict keys); new reference or
+ * NULL + error. */
+ax_value *ax_set_from(ax_interp *in, ax_value *iterable);
+
 #endif

@@ -5,6 +5,7 @@
 
 #include "array.h"
 #include "blas.h"
+#include "device.h"
 #include "pool.h"
 
 ax_ctx *ax_ctx_new(void) {
@@ -16,6 +17,7 @@ ax_ctx *ax_ctx_new(void) {
 void ax_ctx_free(ax_ctx *cx) {
     if (!cx) return;
     ax_error_clear(cx);
+    ax_parallel_free(cx->parallel); /* first: its devices may hold the BLAS lent to them */
     ax_pool_free(cx->pool);
     ax_blas_free(cx->blas);
     if (cx->jit_free) cx->jit_free(cx->jit);

@@ -12,6 +12,7 @@
 struct ax_pool;
 struct ax_blas;
 struct ax_trace_state;
+struct ax_parallel;
 
 typedef struct ax_ctx {
     ax_error_info err;
@@ -25,6 +26,8 @@ typedef struct ax_ctx {
     struct ax_alloc_cache *alloc;    /* reused array headers and small buffers (array.c) */
     void *jit;                       /* the native compiler's state (compiler/jit.c), or NULL */
     void (*jit_free)(void *jit);
+    int ndevices;                    /* --devices N (0: AX_DEVICES, else one per core) */
+    struct ax_parallel *parallel;    /* devices, processes, named axes (runtime/device.h) */
     int64_t step_budget; /* interrupt checks left before a RuntimeError, so that a fuzzed
                             program cannot loop forever (tests/fuzz); 0: no limit */
 } ax_ctx;

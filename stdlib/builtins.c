@@ -22,7 +22,8 @@ static const ax_builtin_def *const tables[] = {
     ax_builtins_py,      ax_builtins_create, ax_builtins_math,  ax_builtins_reduce,
     ax_builtins_shape,   ax_builtins_linalg, ax_builtins_index, ax_builtins_einsum,
     ax_builtins_compare, ax_builtins_time,   ax_builtins_plot,   ax_builtins_graph,
-    ax_builtins_lax,     ax_builtins_conv,   ax_builtins_io,
+    ax_builtins_lax,     ax_builtins_conv,   ax_builtins_io,    ax_builtins_help,
+    ax_builtins_types,   ax_builtins_parallel, ax_builtins_pytypes,
 };
 
 #define NTABLES (sizeof tables / sizeof *tables)

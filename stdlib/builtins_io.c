@@ -963,6 +963,11 @@ static ax_value *bi_safetensors_save(ax_interp *in, ax_value *self, const ax_arg
     if (!ok) ax_error_oom(in->cx);
     for (int i = 0; ok && i < n; i++) {
         ax_value *x = v[0]->items[i];
+        if (v[0]->keys[i]->kind != AX_V_STR) {
+            ax_error(in->cx, AX_ERR_TYPE, "save_file: tensor names must be strings");
+            ok = false;
+            break;
+        }
         const char *name = v[0]->keys[i]->str;
         if (x->kind == AX_V_DICT) {
             ax_error(in->cx, AX_ERR_TYPE,
@@ -980,6 +985,11 @@ static ax_value *bi_safetensors_save(ax_interp *in, ax_value *self, const ax_arg
         }
     }
     for (int i = 0; ok && i < nm; i++) {
+        if (meta->keys[i]->kind != AX_V_STR) {
+            ax_error(in->cx, AX_ERR_TYPE, "save_file: metadata keys must be strings");
+            ok = false;
+            break;
+        }
         if (meta->items[i]->kind != AX_V_STR) {
             ax_error(in->cx, AX_ERR_TYPE, "save_file: metadata['%s'] must be a string",
                      meta->keys[i]->str);

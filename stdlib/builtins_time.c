@@ -153,14 +153,7 @@ ax_value *ax_lib_open_time(ax_interp *in, const ax_lib *lib) {
         {"monotonic", bi_perf_counter, "monotonic(): a monotonic clock, in seconds", 0},
         {"process_time", bi_process_time, "process_time(): CPU seconds of this process", 0},
         {"sleep", bi_sleep, "sleep(secs): waits secs seconds (Ctrl-C stops it)", 0},
+        {NULL, NULL, NULL, 0},
     };
-    ax_module *m = ax_interp_new_module(in, lib->name);
-    if (!m) return NULL;
-    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
-        ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
-        if (!v) return ax_error_oom(in->cx);
-        ax_module_define_take(m, fns[i].name, v);
-    }
-    ax_value *v = ax_value_module(m);
-    return v ? v : ax_error_oom(in->cx);
+    return ax_lib_module_of(in, lib, fns);
 }

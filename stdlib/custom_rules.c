@@ -5,7 +5,7 @@
  * is another one (jit, vmap, make_jaxpr), the call becomes one custom_call equation per output:
  * the function's body traced, with the rule attached, so a differentiation outside
  * (grad(jit(f)), grad(vmap(f))) still applies the rule; vmap batches it by running the rule per
- * example (compiler/batch_rules.c), or for custom_vjp fwd and bwd per example (below). Traced
+ * example (compiler/prims_custom.c), or for custom_vjp fwd and bwd per example (below). Traced
  * values the function closes over become leading operands of those equations (JAX's closure
  * conversion), so the IR never holds another trace's tracer. Without any transformation the
  * function runs as written.
@@ -20,6 +20,7 @@
 
 #include "../compiler/ad.h"
 #include "../compiler/vmap.h"
+#include "../lang/cycles.h"
 #include "flat_call.h"
 #include "np.h"
 #include "transforms.h"
@@ -45,6 +46,19 @@ static void custom_free(void *p) {
         if (vals[i]) ax_value_release(vals[i]);
     free(c->nondiff);
     free(c);
+}
+
+/* The function and its rules, which may close over it (lang/cycles.h). */
+static void custom_children(void *p, void (*visit)(void *arg, ax_value *child), void *arg) {
+    custom_fn *c = p;
+    ax_value *vals[] = {c->fn, c->jvp, c->fwd, c->bwd};
+    for (int i = 0; i < 4; i++)
+        if (vals[i]) visit(arg, vals[i]);
+}
+
+static void custom_forget(void *p) {
+    custom_fn *c = p;
+    c->fn = c->jvp = c->fwd = c->bwd = NULL;
 }
 
 static void custom_format(ax_strbuf *out, void *p) {
@@ -1119,6 +1133,7 @@ static ax_value *define_rule(ax_interp *in, ax_value *self, const ax_args *a) {
         if (c->bwd) ax_value_release(c->bwd);
         c->bwd = ax_value_retain(a->pos[1]);
     }
+    ax_cycles_note(obj); /* a rule defined in a function may close over obj */
     return ax_value_retain(a->pos[0]);
 }
 
@@ -1210,6 +1225,7 @@ static ax_value *define_jvps(ax_interp *in, ax_value *self, const ax_args *a) {
     if (!rule) return ax_error_oom(in->cx);
     if (c->jvp) ax_value_release(c->jvp);
     c->jvp = rule;
+    ax_cycles_note(self->builtin->data);
     return ax_none();
 }
 
@@ -1236,7 +1252,9 @@ static const ax_object_type custom_type = {.name = "custom derivative function",
                                            .free = custom_free,
                                            .format = custom_format,
                                            .getattr = custom_getattr,
-                                           .call = custom_call};
+                                           .call = custom_call,
+                                           .children = custom_children,
+                                           .forget = custom_forget};
 
 /* custom_jvp(f, nondiff_argnums=()) / custom_vjp(f, nondiff_argnums=()); as a decorator with
  * only nondiff_argnums, the function comes next (@partial(custom_jvp, nondiff_argnums=(0,))

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "../compiler/call.h"
+#include "../compiler/collectives.h"
 #include "../compiler/jit.h"
 #include "../compiler/simplify.h"
 #include "../compiler/trace.h"
@@ -110,12 +111,21 @@ static void jit_state_free(void *p) {
     free(s->statics);
     free(s);
 }
-static const ax_object_type jit_state_type = {.name = "jit", .free = jit_state_free};
+/* The function it compiles, for the walk over reference cycles (lang/cycles.h). */
+static void jit_state_children(void *p, void (*visit)(void *arg, ax_value *child), void *arg) {
+    visit(arg, ((jit_state *)p)->fn);
+}
+static const ax_object_type jit_state_type = {
+    .name = "jit", .free = jit_state_free, .children = jit_state_children};
+
+static bool in_argnums(const int *statics, int nstatic, int pos) {
+    for (int i = 0; i < nstatic; i++)
+        if (statics[i] == pos) return true;
+    return false;
+}
 
 static bool is_static(const jit_state *s, int pos) {
-    for (int i = 0; i < s->nstatic; i++)
-        if (s->statics[i] == pos) return true;
-    return false;
+    return in_argnums(s->statics, s->nstatic, pos);
 }
 
 static const char *fn_name(const ax_value *fn) {
@@ -174,10 +184,11 @@ static char *statics_key(const jit_state *s, const ax_args *a) {
  * equal (arrays by dtype, shape and every element, exactly; functions and objects by identity,
  * as JAX hashes them). Their printed forms cannot key the cache: print elides the middle of
  * long arrays and the depths of nested containers, so different values would share a trace. */
-static int encode_static(ax_interp *in, ax_strbuf *k, const ax_value *v, int depth) {
+static int encode_static(ax_interp *in, const char *what, ax_strbuf *k, const ax_value *v,
+                         int depth) {
     if (depth >= AX_MAX_VALUE_DEPTH) {
-        ax_error(in->cx, AX_ERR_RECURSION, "jit: a static argument nested more than %d levels deep",
-                 AX_MAX_VALUE_DEPTH);
+        ax_error(in->cx, AX_ERR_RECURSION, "%s: a static argument nested more than %d levels deep",
+                 what, AX_MAX_VALUE_DEPTH);
         return -1;
     }
     switch (v->kind) {
@@ -196,8 +207,9 @@ static int encode_static(ax_interp *in, ax_strbuf *k, const ax_value *v, int dep
         ax_array *c = ax_concrete_value(in->cx, v->arr);
         if (!c || !c->buf) {
             ax_error(in->cx, AX_ERR_CONCRETIZATION,
-                     "jit: a static argument must be a concrete value, not one traced by an "
-                     "enclosing jit or vmap");
+                     "%s: a static argument must be a concrete value, not one traced by an "
+                     "enclosing jit or vmap",
+                     what);
             return -1;
         }
         char type[160];
@@ -218,8 +230,9 @@ static int encode_static(ax_interp *in, ax_strbuf *k, const ax_value *v, int dep
     case AX_V_SLICE:
         ax_strbuf_appendf(k, "C%d,%d(", (int)v->kind, v->n);
         for (int i = 0; i < v->n; i++) {
-            if (v->kind == AX_V_DICT && encode_static(in, k, v->keys[i], depth + 1)) return -1;
-            if (encode_static(in, k, v->items[i], depth + 1)) return -1;
+            if (v->kind == AX_V_DICT && encode_static(in, what, k, v->keys[i], depth + 1))
+                return -1;
+            if (encode_static(in, what, k, v->items[i], depth + 1)) return -1;
         }
         ax_strbuf_append(k, ")");
         return 0;
@@ -232,19 +245,19 @@ static int encode_static(ax_interp *in, ax_strbuf *k, const ax_value *v, int dep
     }
 }
 
-/* The static arguments (and keywords) encoded exactly, malloc'd; NULL with an error. */
-static char *statics_exact_key(ax_interp *in, const jit_state *s, const ax_args *a) {
+char *ax_statics_exact_key(ax_interp *in, const char *what, const int *statics, int nstatic,
+                           const ax_args *a) {
     ax_strbuf k;
     ax_strbuf_init(&k);
     int rc = 0;
     for (int i = 0; i < a->n && !rc; i++) {
-        if (!is_static(s, i)) continue;
+        if (!in_argnums(statics, nstatic, i)) continue;
         ax_strbuf_appendf(&k, "|%d=", i);
-        rc = encode_static(in, &k, a->pos[i], 0);
+        rc = encode_static(in, what, &k, a->pos[i], 0);
     }
     for (int i = 0; i < a->nkw && !rc; i++) {
         ax_strbuf_appendf(&k, "|%s=", a->kwnames[i]);
-        rc = encode_static(in, &k, a->kwvals[i], 0);
+        rc = encode_static(in, what, &k, a->kwvals[i], 0);
     }
     if (!rc && !k.data && !(k.data = strdup(""))) ax_error_oom(in->cx);
     if (rc) ax_strbuf_free(&k);
@@ -282,12 +295,14 @@ static void miss_reason(const jit_state *s, const char *types, const char *stati
 
 /* The signature as bytes, built without formatting anything (it is computed on every call):
  * each leaf's dtype, weak flag and shape, each argument tree's structure hash, and the static
- * arguments' exact encodings (only when there are some). malloc'd; NULL with an error. */
+ * arguments' exact encodings (only when there are some), and whether a pmap is around the
+ * call (a pmap in fn is then a nested one, traced otherwise). malloc'd; NULL with an error. */
 static unsigned char *signature_key(ax_interp *in, const jit_state *s, const ax_args *a,
                                     const flat_call *fc, size_t *len) {
     size_t cap = 64 + (size_t)fc->nflat * (3 + 8 * AX_MAX_RANK) + (size_t)fc->ntraced * 8;
     unsigned char *k = malloc(cap), *p = k;
     if (!k) return ax_error_oom(in->cx);
+    *p++ = ax_axis_pmap_slices(in->cx) != 0;
     for (int i = 0; i < fc->nflat; i++) {
         const ax_array *x = fc->flat[i];
         *p++ = (unsigned char)x->dtype;
@@ -303,7 +318,7 @@ static unsigned char *signature_key(ax_interp *in, const jit_state *s, const ax_
     }
     *len = (size_t)(p - k);
     if (s->nstatic || a->nkw) {
-        char *st = statics_exact_key(in, s, a);
+        char *st = ax_statics_exact_key(in, "jit", s->statics, s->nstatic, a);
         size_t n = st ? strlen(st) : 0;
         unsigned char *grown = st ? realloc(k, *len + n) : NULL;
         if (!grown) {

@@ -153,6 +153,11 @@ static ax_value *m_block_until_ready(ax_interp *in, ax_value *self, const ax_arg
     return ax_np_wrap_take(in, ax_array_retain(receiver(self)));
 }
 
+static ax_value *m_devices(ax_interp *in, ax_value *self, const ax_args *args) {
+    if (!ax_bi_keywords(in, args, "devices", (const char *const[]){NULL})) return NULL;
+    return ax_parallel_devices_of(in, receiver(self));
+}
+
 static const struct {
     const char *name, *doc;
     ax_builtin_fn fn;
@@ -164,6 +169,7 @@ static const struct {
     {"tolist", "x.tolist(): the elements of x as nested lists", m_tolist},
     {"block_until_ready", "x.block_until_ready(): x (computation is synchronous)",
      m_block_until_ready},
+    {"devices", "x.devices(): the devices x lives on, {CpuDevice(id=0)}", m_devices},
 };
 
 /* Methods that are the builtin of the same (or the given) name with x first. */

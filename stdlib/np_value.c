@@ -71,7 +71,8 @@ static bool collect_range(ax_interp *in, ax_value *v, int depth, leaves *c, cons
 static bool collect(ax_ctx *cx, ax_value *v, int depth, leaves *c, const char *what) {
     if (v->kind == AX_V_ARRAY) return push_leaf(cx, c, v->arr, depth, what);
     if (v->kind == AX_V_RANGE) return collect_range(c->in, v, depth, c, what);
-    if (v->kind != AX_V_LIST && v->kind != AX_V_TUPLE) {
+    /* a set reads as its items in order (Python's sum(s), max(s)) */
+    if (v->kind != AX_V_LIST && v->kind != AX_V_TUPLE && v->kind != AX_V_SET) {
         ax_error(cx, AX_ERR_TYPE, "%s: expected numbers or arrays, got %s", what,
                  ax_value_kind_name(v->kind));
         return false;

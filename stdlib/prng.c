@@ -332,6 +332,23 @@ static ax_value *b_use_key(ax_interp *in, ax_value *self, const ax_args *a) {
     return ax_none();
 }
 
+/* _keys_unrecorded(fn, *args, **kwargs): fn(*args, **kwargs) with no key use recorded or
+ * reported. For computations whose random draws are thrown away, as nn's tabulate runs init
+ * only for its shapes (Flax runs it under eval_shape, where keys are abstract), so that
+ * tabulate(key, x) and init(key, x) with the same key are not a reuse. */
+static ax_value *b_keys_unrecorded(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    if (a->n < 1) return ax_error(in->cx, AX_ERR_TYPE, "_keys_unrecorded(fn, *args, **kwargs)");
+    ax_args rest = *a;
+    rest.n -= 1;
+    rest.pos += 1;
+    bool was = in->allow_key_reuse;
+    in->allow_key_reuse = true;
+    ax_value *r = ax_call(in, a->pos[0], &rest);
+    in->allow_key_reuse = was;
+    return r;
+}
+
 int ax_prng_register(ax_interp *in) {
     static const struct {
         const char *name, *doc;
@@ -355,6 +372,8 @@ int ax_prng_register(ax_interp *in) {
          b_wrap_key_data},
         {"_is_typed_key", "whether a value is a typed PRNG key", b_is_typed_key},
         {"_use_key", "records a key's use for sampling; warns when it was used before", b_use_key},
+        {"_keys_unrecorded", "_keys_unrecorded(fn, *args): fn(*args) without recording key uses",
+         b_keys_unrecorded},
     };
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
         ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);

@@ -676,7 +676,7 @@ static ax_value *b_make_jaxpr(ax_interp *in, ax_value *self, const ax_args *a) {
 
 /* ---------------------------------------------------------------- vmap */
 
-#define AXIS_NONE (-1000000)
+#define AXIS_NONE AX_AXIS_NONE
 
 /* Reads an axis spec leaf: an int, or None (AXIS_NONE). */
 static int read_axis(ax_interp *in, ax_value *v, int *axis) {
@@ -690,10 +690,8 @@ static int read_axis(ax_interp *in, ax_value *v, int *axis) {
     return 0;
 }
 
-/* Gives each leaf of `tree` its axis from `spec`, a pytree prefix of it (an int or None applies
- * to a whole subtree). Appends to axes[*n]. */
-static int spread_axes(ax_interp *in, const char *what, ax_value *tree, ax_value *spec, int *axes,
-                       int *n, int cap) {
+int ax_spread_axes(ax_interp *in, const char *what, ax_value *tree, ax_value *spec, int *axes,
+                   int *n, int cap) {
     if (spec->kind == AX_V_NONE || spec->kind == AX_V_ARRAY) {
         int axis, count = 0;
         if (read_axis(in, spec, &axis)) return -1;
@@ -732,25 +730,30 @@ static int spread_axes(ax_interp *in, const char *what, ax_value *tree, ax_value
         if (tree->n) memcpy(keys, tree->keys, (size_t)tree->n * sizeof *keys);
         for (int i = 0; i < tree->n; i++)
             for (int j = i + 1; j < tree->n; j++)
-                if (strcmp(keys[j]->str, keys[i]->str) < 0) {
+                if (ax_dict_key_order(keys[j], keys[i]) < 0) {
                     ax_value *tmp = keys[i];
                     keys[i] = keys[j], keys[j] = tmp;
                 }
         int rc = 0;
         for (int i = 0; i < tree->n && !rc; i++) {
-            ax_value *sub = ax_dict_get(spec, keys[i]->str);
+            ax_value *sub = ax_dict_lookup(spec, keys[i]);
             if (!sub) {
-                ax_error(in->cx, AX_ERR_VALUE, "%s: no entry for key '%s'", what, keys[i]->str);
+                ax_strbuf k;
+                ax_strbuf_init(&k);
+                ax_value_format_nested(&k, keys[i]);
+                ax_error(in->cx, AX_ERR_VALUE, "%s: no entry for key %s", what,
+                         k.data ? k.data : "?");
+                ax_strbuf_free(&k);
                 rc = -1;
             } else {
-                rc = spread_axes(in, what, ax_dict_get(tree, keys[i]->str), sub, axes, n, cap);
+                rc = ax_spread_axes(in, what, ax_dict_lookup(tree, keys[i]), sub, axes, n, cap);
             }
         }
         free(keys);
         return rc;
     }
     for (int i = 0; i < tree->n; i++)
-        if (spread_axes(in, what, tree->items[i], spec->items[i], axes, n, cap)) return -1;
+        if (ax_spread_axes(in, what, tree->items[i], spec->items[i], axes, n, cap)) return -1;
     return 0;
 }
 
@@ -809,7 +812,7 @@ static int batch_size(ax_interp *in, flat_call *fc, int *axes, int64_t *size) {
 static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_value *st = self->builtin->data;
     ax_value *fn = st->items[0], *in_axes = st->items[1], *out_axes = st->items[2],
-             *asz = st->items[3];
+             *asz = st->items[3], *name = st->items[4];
     int64_t size = -1;
     if (asz->kind != AX_V_NONE && !ax_value_to_int(in, asz, "axis_size", &size)) return NULL;
     /* Per-argument specs: one spec for all, or one per positional argument. */
@@ -843,19 +846,21 @@ static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
         goto done;
     }
     for (int k = 0; k < ntraced; k++)
-        if (spread_axes(in, "vmap in_axes", a->pos[traced[k]], specs[k], axes, &nax, fc.nflat))
+        if (ax_spread_axes(in, "vmap in_axes", a->pos[traced[k]], specs[k], axes, &nax, fc.nflat))
             goto done;
     if (batch_size(in, &fc, axes, &size)) goto done;
     for (int i = 0; i < nax; i++)
         if (axes[i] == AXIS_NONE) axes[i] = -1;
-    if (ax_vmap(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, axes, size, &nout, &outs, &bdims))
+    if (ax_vmap_named(in->cx, name->kind == AX_V_STR ? name->str : NULL, ax_flat_call_fn, &fc,
+                      fc.nflat, fc.flat, axes, size, &nout, &outs, &bdims))
         goto done;
     /* Place each output's batch dimension where out_axes says. */
     ax_value *main = ax_flat_rebuild_main(&fc, outs);
     int nox = 0;
     oaxes = malloc((size_t)(nout + 1) * sizeof *oaxes);
     if (!oaxes) ax_error_oom(in->cx);
-    if (!main || !oaxes || spread_axes(in, "vmap out_axes", main, out_axes, oaxes, &nox, nout)) {
+    if (!main || !oaxes ||
+        ax_spread_axes(in, "vmap out_axes", main, out_axes, oaxes, &nox, nout)) {
         if (main) ax_value_release(main);
         goto done;
     }
@@ -898,25 +903,27 @@ done:
 
 static ax_value *b_vmap(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
-    const char *names[] = {"fun", "in_axes", "out_axes", "axis_size", NULL};
-    if (!ax_args_check(in, a, "vmap", 4, names)) return NULL;
+    const char *names[] = {"fun", "in_axes", "out_axes", "axis_size", "axis_name", NULL};
+    if (!ax_args_check(in, a, "vmap", 5, names)) return NULL;
     ax_value *fn = ax_arg(a, 0, "fun");
     if (!fn) return ax_error(in->cx, AX_ERR_TYPE, "vmap() missing the function to vectorise");
-    ax_value *items[4] = {fn, ax_arg(a, 1, "in_axes"), ax_arg(a, 2, "out_axes"),
-                          ax_arg(a, 3, "axis_size")};
-    ax_value **st = malloc(4 * sizeof *st);
+    ax_value *items[5] = {fn, ax_arg(a, 1, "in_axes"), ax_arg(a, 2, "out_axes"),
+                          ax_arg(a, 3, "axis_size"), ax_arg(a, 4, "axis_name")};
+    if (items[4] && items[4]->kind != AX_V_STR && items[4]->kind != AX_V_NONE)
+        return ax_error(in->cx, AX_ERR_TYPE, "vmap: axis_name must be a string (or None)");
+    ax_value **st = malloc(5 * sizeof *st);
     if (!st) return ax_error_oom(in->cx);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         if (items[i])
             st[i] = ax_value_retain(items[i]);
-        else if (i == 3)
+        else if (i >= 3)
             st[i] = ax_none();
         else if (!(st[i] = ax_value_int(in, 0))) {
             ax_values_release(st, i);
             return NULL;
         }
     }
-    ax_value *state = ax_value_tuple(4, st);
+    ax_value *state = ax_value_tuple(5, st);
     free(st);
     if (!state) return ax_error_oom(in->cx);
     return ax_value_or_oom(in,
@@ -1155,7 +1162,10 @@ int ax_transforms_register(ax_interp *in) {
         {"jacobian", "jacobian(f, argnums=0): the Jacobian (reverse mode)", b_jacrev},
         {"hessian", "hessian(f, argnums=0): the matrix of second derivatives", b_hessian},
         {"make_jaxpr", "make_jaxpr(f)(*args): the typed IR that f traces to", b_make_jaxpr},
-        {"vmap", "vmap(f, in_axes=0, out_axes=0, axis_size=None): f mapped over an axis", b_vmap},
+        {"vmap",
+         "vmap(f, in_axes=0, out_axes=0, axis_size=None, axis_name=None): f mapped over an axis "
+         "(collectives inside use axis_name)",
+         b_vmap},
         {"is_concrete", "is_concrete(x): whether x's values are known (not traced by jit or vmap)",
          b_is_concrete},
         {"check_grads",

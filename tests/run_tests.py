@@ -5,7 +5,7 @@ when some tests could not run here (a skipped test is not counted as passed).
 Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
                           [-v] [FILE ...]
 
-Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,io,fuzz,fault):
+Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,io,fuzz,fault,mpi,parallel):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
   lang         tests/lang/*.ax, examples/*.ax, and the landed ../shared/conformance/next programs
   conformance  ../shared/conformance/*.ax, when ../shared exists
@@ -21,6 +21,9 @@ Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,io,fuzz,fault
                seeded mutations of them (the same inputs every run; docs/testing.md)
   fault        tests/fault/faultinject.py --slice: tests/fault/slice.ax with its N-th allocation
                failing, for every N
+  mpi          tests/mpi/*.ax, each run by `mpirun -n 2` (skipped without OpenMPI)
+  parallel     only the tests of devices, pmap and collectives (what `make tsan` runs): the
+               unit test test_collectives, tests/lang/pmap_*.ax, conformance 20, the mpi suite
 FILE arguments run just those .ax programs or .md documents (a tutorial: as a notebook).
 
 Expectations in an .ax program (those of ../shared/conformance/run.py, plus two):
@@ -45,6 +48,7 @@ Only the standard library is used (python3 on Debian 12).
 """
 import argparse
 import concurrent.futures as futures
+import copy
 import math
 import os
 import re
@@ -58,9 +62,9 @@ SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 NPROC = os.cpu_count() or 2
 SKIPPED_CASE = re.compile(r"^\[ +SKIPPED +\] (?!\d+ test)", re.M)  # a cmocka case's skip
 # ../shared/conformance/next programs whose feature has landed: run with the lang suite
-NEXT_CONFORMANCE = ["18_lax_control_flow.ax", "19_nn_optim.ax"]
+NEXT_CONFORMANCE = ["18_lax_control_flow.ax", "19_nn_optim.ax", "20_pmap.ax"]
 SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|"
-                              r"SUMMARY: UndefinedBehaviorSanitizer")
+                              r"SUMMARY: UndefinedBehaviorSanitizer|WARNING: ThreadSanitizer")
 
 # ---------------------------------------------------------------- results
 
@@ -144,7 +148,7 @@ def parse_expectations(lines):
 def run_ax(ctx, args, cwd, stdin=None, merge=False):
     """Runs ax; returns (status, stdout, stderr) or a string saying why it did not finish."""
     try:
-        p = subprocess.run([ctx.ax, *args], cwd=cwd, input=stdin, text=True,
+        p = subprocess.run([*ctx.launcher, ctx.ax, *args], cwd=cwd, input=stdin, text=True,
                            stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT if merge else subprocess.PIPE,
                            timeout=ctx.timeout, errors="replace")
@@ -431,6 +435,7 @@ class Context:
     def __init__(self, a):
         self.build = os.path.join(ROOT, a.build) if not os.path.isabs(a.build) else a.build
         self.ax = os.path.join(self.build, "ax")
+        self.launcher = []  # mpirun and its options, for the mpi suite
         scale = 4 if a.sanitized else 1
         self.timeout = a.timeout * scale
         self.unit_timeout = 300 * scale
@@ -449,6 +454,41 @@ def run_jobs(res, jobs, workers):
 def program_jobs(ctx, paths, label):
     return [(f"{label} {os.path.relpath(p, ROOT) if p.startswith(ROOT) else os.path.basename(p)}",
              lambda p=p: check_program(ctx, p)) for p in paths]
+
+
+def mpi_jobs(ctx, res):
+    """tests/mpi/*.ax under `mpirun -n 2` (oversubscribed: more processes than cores is fine);
+    only process 0 prints, so the expectations read as usual."""
+    files = ax_files(os.path.join(ROOT, "tests", "mpi"))
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        res.skipped += len(files)
+        print(f"SKIP mpi: {len(files)} programs need mpirun (openmpi-bin: make deps)", flush=True)
+        return []
+    mctx = copy.copy(ctx)
+    mctx.launcher = [mpirun, "--oversubscribe", "-n", "2"]
+    if "ASAN_OPTIONS" in os.environ:  # make asan: OpenMPI frees little of what its plugins
+        # (dlclosed by MPI_Finalize, so LeakSanitizer cannot even name them) allocate
+        mctx.launcher += ["-x", os.environ["ASAN_OPTIONS"].join(["ASAN_OPTIONS=", ":detect_leaks=0"])]
+    mctx.timeout = ctx.timeout * 2
+    os.environ.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI containers run as root
+        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    return program_jobs(mctx, files, "mpi")
+
+
+def parallel_jobs(ctx):
+    """The programs of the parallel suite (the unit test runs with the unit jobs)."""
+    lang = [p for p in ax_files(os.path.join(ROOT, "tests", "lang"))
+            if os.path.basename(p).startswith("pmap")]
+    pmap = [p for p in next_conformance() if os.path.basename(p) == "20_pmap.ax"]
+    return program_jobs(ctx, lang + pmap, "lang")
+
+
+def next_conformance():
+    return [p for p in (os.path.join(SHARED, "conformance", "next", n) for n in NEXT_CONFORMANCE)
+            if os.path.exists(p)]
 
 
 def ax_files(d):
@@ -479,12 +519,18 @@ def main():
     # earlier build left nor leave any behind
     cache = tempfile.TemporaryDirectory(prefix="ax-test-cache-")
     os.environ["XDG_CACHE_HOME"] = cache.name
+    # every call of a jitted function runs native code, as tests comparing jit with eager need:
+    # tiered execution (eager while compiling) has its own tests (test_jit_tier, jit_test.py);
+    # AX_JIT_SYNC=0 in the environment runs the suites tiered
+    os.environ.setdefault("AX_JIT_SYNC", "1")
     if a.sanitized:
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
     suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl",
                                                     "jit", "notebook", "robust", "io",
-                                                    "fuzz", "fault"}
+                                                    "fuzz", "fault", "mpi"}
+    if "parallel" in suites:  # a selection of the others
+        suites |= {"mpi"}
 
     if a.build_failed:
         res.fail("build", "make did not build every target (its errors are above)")
@@ -498,8 +544,10 @@ def main():
         run_jobs(res, jobs, NPROC)
         suites = set()
 
-    if "unit" in suites:
+    if "unit" in suites or "parallel" in suites:
         jobs = unit_jobs(ctx)
+        if "unit" not in suites:
+            jobs = [j for j in jobs if j[0] == "unit test_collectives"]
 
         def one(job):
             name, exe = job
@@ -522,9 +570,11 @@ def main():
         jobs += program_jobs(ctx, ax_files(os.path.join(ROOT, "tests", "lang")), "lang")
         # the examples carry their own expectations; conformance programs of features that landed
         jobs += program_jobs(ctx, ax_files(os.path.join(ROOT, "examples")), "lang")
-        jobs += program_jobs(ctx, [p for p in (os.path.join(SHARED, "conformance", "next", n)
-                                               for n in NEXT_CONFORMANCE) if os.path.exists(p)],
-                             "lang")
+        jobs += program_jobs(ctx, next_conformance(), "lang")
+    elif "parallel" in suites:
+        jobs += parallel_jobs(ctx)
+    if "mpi" in suites:
+        jobs += mpi_jobs(ctx, res)
     if "conformance" in suites:
         jobs += program_jobs(ctx, ax_files(os.path.join(SHARED, "conformance")), "conformance")
     if "docs" in suites:

@@ -361,7 +361,8 @@ static void test_errors(void **state) {
     check_error(fx, "assert 1 > 2", AX_ERR_ASSERTION, "assertion failed: 1 > 2", 1, 1);
     check_error(fx, "import no_such_module_xyz", AX_ERR_IMPORT, "no module named", 1, 8);
     check_error(fx, "x = 3\nx(1)", AX_ERR_TYPE, "not callable", 2, 1);
-    check_error(fx, "{1: 2}", AX_ERR_TYPE, "dict keys must be strings", 1, 2);
+    check_error(fx, "{[1]: 2}", AX_ERR_TYPE, "cannot be a dict key", 1, 2);
+    check_error(fx, "{1, [2]}", AX_ERR_TYPE, "cannot be a dict key", 1, 1);
     check_error(fx, "for x in None:\n    pass", AX_ERR_TYPE, "cannot iterate", 1, 10);
     check_error(fx, "def f(n): f(n + 1)\nf(0)", AX_ERR_RECURSION, "recursion", 0, 0);
     /* the innermost failing expression gets the caret, also inside a function */
