@@ -243,6 +243,7 @@ static int carry_open(ax_ctx *cx, carry *c, int n, const ax_ir *ir, const ax_ir_
     }
     if (!c->cur || !c->bytes || (total && !(c->block = aligned_alloc(64, total)))) {
         free(c->cur), free(c->bytes);
+        *c = (carry){0}; /* closing it frees nothing more */
         return ax_error_oom(cx), -1;
     }
     c->next = c->cur + n;
@@ -341,7 +342,8 @@ static int run_scan(ax_ctx *cx, const ax_jit_fns *f, const ax_plan *plan, const 
     const ax_plan *body = st->sub[0];
     const ax_ir *b = body->ir;
     int nc = p->nconsts, ncar = p->ncarry, nx = e->nin - nc - ncar, ny = b->nout - ncar;
-    size_t *xbytes = calloc((size_t)(nx + ny) + 1, sizeof *xbytes), *ybytes = xbytes + nx;
+    size_t *xbytes = calloc((size_t)(nx + ny) + 1, sizeof *xbytes);
+    size_t *ybytes = xbytes ? xbytes + nx : NULL; /* NULL + n is undefined */
     bool *placed = placed_outputs(body);
     carry c = {0};
     frame fr = {0};

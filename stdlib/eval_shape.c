@@ -121,9 +121,9 @@ static ax_value *struct_tree_to_arrays(ax_interp *in, ax_value *v) {
 }
 
 void ax_shape_args_free(ax_args *out) {
-    for (int i = 0; i < out->n; i++)
+    for (int i = 0; out->pos && i < out->n; i++) /* pos, kwvals: NULL when not allocated */
         if (out->pos[i]) ax_value_release(out->pos[i]);
-    for (int i = 0; i < out->nkw; i++)
+    for (int i = 0; out->kwvals && i < out->nkw; i++)
         if (out->kwvals[i]) ax_value_release(out->kwvals[i]);
     free(out->pos);
     free(out->kwvals);
