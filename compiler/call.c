@@ -186,6 +186,55 @@ static int64_t mapped_size(ax_prim prim, const ax_params *p) {
     return ax_prim_get(prim)->flags & AX_PRIM_MAPPED ? p->length : 0;
 }
 
+/* The JVP of body for the nonzero tangents nz (body->nin): memoised; nzo (body->nout) gets
+ * which output tangents are nonzero. A new reference, or NULL with an error. */
+static ax_ir *jvp_body(ax_ctx *cx, ax_ir *body, const bool *nz, bool *nzo) {
+    memo_entry *e = memo_find(body, MEMO_JVP, 0, nz);
+    if (e) {
+        memcpy(nzo, e->out_mask, (size_t)body->nout * sizeof *nzo);
+        return ax_ir_retain(e->a);
+    }
+    ax_ir *jb = ax_pass_jvp(cx, body, nz, NULL, nzo);
+    if (jb) {
+        name_derived(jb, "jvp(%s)", body);
+        memo_add(body, MEMO_JVP, 0, nz, nzo, body->nout, jb, NULL, 0);
+    }
+    return jb;
+}
+
+/* The split of body into its known part *kn (outputs: the known ones, then *nres residuals)
+ * and unknown part *un (inputs: the residuals, then the unknown inputs) for the unknown
+ * inputs `unknown`: memoised; uo (body->nout) gets which outputs are unknown. New references;
+ * 0, or -1 with an error. */
+static int split_body(ax_ctx *cx, ax_ir *body, const bool *unknown, bool *uo, ax_ir **kn,
+                      ax_ir **un, int *nres) {
+    memo_entry *e = memo_find(body, MEMO_PARTIAL_EVAL, 0, unknown);
+    if (e) {
+        *kn = ax_ir_retain(e->a), *un = ax_ir_retain(e->b), *nres = e->nres;
+        memcpy(uo, e->out_mask, (size_t)body->nout * sizeof *uo);
+        return 0;
+    }
+    if (ax_pass_partial_eval(cx, body, unknown, NULL, uo, kn, un, nres)) return -1;
+    name_derived(*kn, "%s", body);
+    name_derived(*un, "%s", body);
+    memo_add(body, MEMO_PARTIAL_EVAL, 0, unknown, uo, body->nout, *kn, *un, *nres);
+    return 0;
+}
+
+/* The transpose of body for its linear inputs lin: memoised. Its inputs: the nonlinear
+ * inputs, then one cotangent per output; its outputs: one cotangent per linear input. A new
+ * reference, or NULL with an error. */
+static ax_ir *transpose_body(ax_ctx *cx, ax_ir *body, const bool *lin) {
+    memo_entry *e = memo_find(body, MEMO_TRANSPOSE, 0, lin);
+    if (e) return ax_ir_retain(e->a);
+    ax_ir *tb = ax_pass_transpose(cx, body, lin);
+    if (tb) {
+        name_derived(tb, "transpose(%s)", body);
+        memo_add(body, MEMO_TRANSPOSE, 0, lin, lin, 0, tb, NULL, 0);
+    }
+    return tb;
+}
+
 int ax_call_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                 ax_array **tin, ax_array **out, ax_array **tout) {
     ax_ir *body = (ax_ir *)p->sub[0];
@@ -197,13 +246,7 @@ int ax_call_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array 
         return ax_error_oom(cx), -1;
     }
     for (int i = 0; i < nin; i++) nz[i] = tin[i] != NULL;
-    memo_entry *e = memo_find(body, MEMO_JVP, 0, nz);
-    ax_ir *jb = e ? ax_ir_retain(e->a) : ax_pass_jvp(cx, body, nz, NULL, nzo);
-    if (e) memcpy(nzo, e->out_mask, (size_t)nout * sizeof *nzo);
-    if (jb && !e) {
-        name_derived(jb, "jvp(%s)", body);
-        memo_add(body, MEMO_JVP, 0, nz, nzo, nout, jb, NULL, 0);
-    }
+    ax_ir *jb = jvp_body(cx, body, nz, nzo);
     int rc = jb ? 0 : -1, n = 0;
     for (int i = 0; i < nin; i++) args[n++] = in[i];
     for (int i = 0; i < nin; i++)
@@ -225,16 +268,7 @@ int ax_call_partial_eval(ax_ctx *cx, ax_ir_trace *t, ax_prim prim, const ax_para
     int nout = body->nout, nres = 0;
     bool *uo = calloc((size_t)nout + 1, sizeof *uo);
     if (!uo) return ax_error_oom(cx), -1;
-    memo_entry *e = memo_find(body, MEMO_PARTIAL_EVAL, 0, unknown);
-    int rc = 0;
-    if (e) {
-        kn = ax_ir_retain(e->a), un = ax_ir_retain(e->b), nres = e->nres;
-        memcpy(uo, e->out_mask, (size_t)nout * sizeof *uo);
-    } else if (!(rc = ax_pass_partial_eval(cx, body, unknown, NULL, uo, &kn, &un, &nres))) {
-        name_derived(kn, "%s", body);
-        name_derived(un, "%s", body);
-        memo_add(body, MEMO_PARTIAL_EVAL, 0, unknown, uo, nout, kn, un, nres);
-    }
+    int rc = split_body(cx, body, unknown, uo, &kn, &un, &nres);
     int nu = 0;
     for (int j = 0; j < nout; j++) nu += uo[j];
     int nk = nout - nu;
@@ -276,12 +310,7 @@ int ax_call_transpose(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_
     int64_t lead = mapped_size(prim, p);
     ax_ir *body = (ax_ir *)p->sub[0];
     int nout = body->nout;
-    memo_entry *e = memo_find(body, MEMO_TRANSPOSE, 0, lin);
-    ax_ir *tb = e ? ax_ir_retain(e->a) : ax_pass_transpose(cx, body, lin);
-    if (tb && !e) {
-        name_derived(tb, "transpose(%s)", body);
-        memo_add(body, MEMO_TRANSPOSE, 0, lin, lin, 0, tb, NULL, 0);
-    }
+    ax_ir *tb = transpose_body(cx, body, lin);
     ax_array **args = calloc(2 * (size_t)nin + 2 * (size_t)nout + 1, sizeof *args);
     int rc = tb && args ? 0 : -1, n = 0, nz = 0;
     if (tb && !args) ax_error_oom(cx);
@@ -308,6 +337,93 @@ int ax_call_transpose(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_
     ax_scope_end(&s);
     ax_ir_release(tb);
     free(args);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- reverse mode of one call */
+
+static int count_true(const bool *m, int n) {
+    int k = 0;
+    for (int i = 0; i < n; i++) k += m[i];
+    return k;
+}
+
+/* The cotangents the transposed unknown part takes, one per output of the unknown part: the
+ * cotangents cts of the body's outputs (NULL = zero) whose tangents are unknown outputs of the
+ * JVP body (its first nout outputs are the values, all known; then the nonzero tangents nzo).
+ * New references in targs; 0, or -1 with an error. */
+static int unknown_cts(ax_ctx *cx, const ax_ir *body, const ax_ir *un, const bool *nzo,
+                       const bool *uo, ax_array *const *cts, ax_array **targs) {
+    for (int o = 0, j = body->nout, u = 0; o < body->nout; o++) {
+        if (!nzo[o] || !uo[j++]) continue; /* no tangent, or one that no input tangent moves */
+        ax_aval ty;
+        ax_ir_out_type(un, u, &ty);
+        ax_array *ct = cts[o];
+        if (ct &&
+            (ct->dtype != ty.dtype || !ax_shape_equal(ct->ndim, ct->shape, ty.ndim, ty.shape)))
+            return ax_error(cx, AX_ERR_RUNTIME, "internal error: a call's cotangent type"), -1;
+        targs[u++] = ct ? ax_array_retain(ct) : ax_array_zeros(cx, ty.dtype, ty.ndim, ty.shape);
+        if (!targs[u - 1]) return -1;
+    }
+    return 0;
+}
+
+/* The programs of reverse mode through a body for its inputs diff (each memoised): the known
+ * part kn of its JVP jb (outputs: the known ones, first the values, then nres residuals) and
+ * the transpose tb of the unknown part un (inputs: the residuals, then one cotangent per
+ * output of un; outputs: one cotangent per input in diff). */
+typedef struct vjp_split {
+    bool *nzo; /* the body's outputs whose tangents are nonzero (jb's outputs after the values) */
+    bool *uo;  /* jb's outputs that are unknown (un's outputs) */
+    ax_ir *jb, *kn, *un, *tb;
+    int ntan, nres, nk;
+} vjp_split;
+
+static void vjp_split_free(vjp_split *v) {
+    free(v->nzo), free(v->uo);
+    ax_ir_release(v->jb), ax_ir_release(v->kn), ax_ir_release(v->un), ax_ir_release(v->tb);
+}
+
+/* 0; 1 when a value (not only a tangent) is left unknown; -1 with an error. */
+static int vjp_split_of(ax_ctx *cx, ax_ir *body, const bool *diff, vjp_split *v) {
+    int nin = body->nin, nout = body->nout, ntan = count_true(diff, nin);
+    *v = (vjp_split){.ntan = ntan};
+    v->nzo = calloc((size_t)nout + 1, sizeof *v->nzo);
+    bool *mask = calloc((size_t)nin + (size_t)ntan + 1, sizeof *mask);
+    int rc = v->nzo && mask && (v->jb = jvp_body(cx, body, diff, v->nzo)) ? 0 : -1;
+    if (!rc && !(v->uo = calloc((size_t)v->jb->nout + 1, sizeof *v->uo))) rc = -1;
+    for (int i = nin; !rc && i < nin + ntan; i++) mask[i] = true; /* the tangents */
+    if (!rc) rc = split_body(cx, v->jb, mask, v->uo, &v->kn, &v->un, &v->nres);
+    free(mask);
+    if (rc) return ax_error_pending(cx) ? -1 : (ax_error_oom(cx), -1);
+    if (count_true(v->uo, nout)) return 1; /* a while_loop's value needs the tangents */
+    v->nk = v->jb->nout - count_true(v->uo, v->jb->nout);
+    bool *lin = calloc((size_t)v->nres + (size_t)ntan + 1, sizeof *lin);
+    if (!lin) return ax_error_oom(cx), -1;
+    for (int i = v->nres; i < v->nres + ntan; i++) lin[i] = true;
+    v->tb = transpose_body(cx, v->un, lin);
+    free(lin);
+    return v->tb ? 0 : -1;
+}
+
+int ax_call_vjp(ax_ctx *cx, ax_ir *body, ax_array **args, const bool *diff, ax_array *const *cts,
+                ax_array **out, ax_array **ct_in) {
+    vjp_split v;
+    int rc = vjp_split_of(cx, body, diff, &v);
+    ax_jit_program *kp = NULL, *tp = NULL;
+    if (!rc && (!(kp = ax_call_program(cx, v.kn)) || !(tp = ax_call_program(cx, v.tb)))) rc = -1;
+    int nkept = rc ? 0 : v.nk + v.nres + v.un->nout; /* kn's results, then tb's cotangents */
+    ax_array **kres = rc ? NULL : calloc((size_t)nkept + (size_t)v.ntan + 1, sizeof *kres);
+    if (!rc && !kres) ax_error_oom(cx), rc = -1;
+    ax_array **targs = kres ? kres + v.nk : NULL, **tres = kres ? kres + nkept : NULL;
+    if (!rc) rc = ax_jit_run(cx, kp, args, kres);
+    if (!rc) rc = unknown_cts(cx, body, v.un, v.nzo, v.uo, cts, targs + v.nres);
+    if (!rc) rc = ax_jit_run(cx, tp, targs, tres);
+    for (int j = 0; !rc && j < body->nout; j++) out[j] = ax_array_retain(kres[j]);
+    for (int i = 0, t = 0; !rc && i < body->nin; i++) ct_in[i] = diff[i] ? tres[t++] : NULL;
+    for (int k = 0; kres && k < (rc ? nkept + v.ntan : nkept); k++) ax_array_release(kres[k]);
+    free(kres);
+    vjp_split_free(&v);
     return rc;
 }
 

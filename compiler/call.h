@@ -18,6 +18,16 @@ struct ax_jit_program *ax_call_program(ax_ctx *cx, struct ax_ir *body);
  * (pmap's devices), which must find it finished. NULL with an error. */
 struct ax_jit_program *ax_call_ready(ax_ctx *cx, struct ax_ir *body);
 
+/* Reverse mode of one call on concrete arguments, in one step: what linearize and transpose
+ * make of a single call equation, without tracing (grad of a jitted function). Runs the known
+ * part of the body's JVP (out: body->nout new references), then its transposed unknown part
+ * on the residuals and the output cotangents cts (NULL = zero): ct_in[i] is the cotangent of
+ * input i where diff[i], NULL elsewhere. The split programs are memoised on the body, shared
+ * with the rules below. 0; 1 (nothing done) when the split leaves a value unknown (a
+ * while_loop's, which only the general path reports on); or -1 with an error. */
+int ax_call_vjp(ax_ctx *cx, struct ax_ir *body, ax_array **args, const bool *diff,
+                ax_array *const *cts, ax_array **out, ax_array **ct_in);
+
 /* The rules, shared with pmap (compiler/pmap.c): each transforms the body with the whole-IR
  * pass (memoised on the body) and binds `prim` again on the result. For a primitive flagged
  * AX_PRIM_MAPPED the operands and results keep their leading axis (params.length). */

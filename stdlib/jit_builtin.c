@@ -688,6 +688,21 @@ static bool is_jitted(const ax_value *fn) {
     return fn->kind == AX_V_BUILTIN && fn->builtin->fn == jit_fn_call;
 }
 
+int ax_jit_concrete_body(ax_interp *in, ax_value *fn, const ax_args *a, flat_call *fc, ax_ir **body,
+                         ax_value **out_def, int *nmain) {
+    memset(fc, 0, sizeof *fc);
+    if (!is_jitted(fn) || a->nkw) return 1;
+    jit_state *s = fn->builtin->data->obj.payload;
+    if (check_call(in, s, a)) return -1;
+    jit_entry *e = entry_for(in, s, a, fc);
+    if (!e) return -1;
+    if (!all_concrete(fc, e->ir) || e->ir->nin != fc->nflat) return 1;
+    *body = ax_ir_retain(e->ir);
+    *out_def = ax_value_retain(e->out_def);
+    *nmain = e->nmain;
+    return 0;
+}
+
 ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool want_c) {
     ax_value *wrapped = NULL;
     if (!is_jitted(fn)) { /* `:c f(x)` of a plain function shows what jit(f) would build */

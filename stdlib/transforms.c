@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "../compiler/ad.h"
+#include "../compiler/call.h"
+#include "../compiler/passes.h"
 #include "../compiler/lax.h"
 #include "../compiler/vmap.h"
 #include "../runtime/creation.h"
@@ -14,6 +16,7 @@
 #include "../runtime/shape_ops.h"
 #include "eval_shape.h"
 #include "flat_call.h"
+#include "jit_builtin.h"
 #include "np_lib.h"
 #include "pytree.h"
 
@@ -85,6 +88,78 @@ static int check_float_inputs(flat_call *fc) {
     return 0;
 }
 
+/* Where each of grad's leaves (fc) sits among the jitted call's flat inputs (jfc): at[i].
+ * false when an argument to differentiate is static for jit or named twice. */
+static bool leaves_in_call(const flat_call *fc, const flat_call *jfc, int *at) {
+    for (int k = 0, g = 0; k < fc->ntraced; k++) {
+        for (int m = 0; m < k; m++)
+            if (fc->traced[m] == fc->traced[k]) return false;
+        int t = 0, off = 0;
+        while (t < jfc->ntraced && jfc->traced[t] != fc->traced[k]) off += jfc->counts[t++];
+        if (t == jfc->ntraced || jfc->counts[t] != fc->counts[k]) return false;
+        for (int j = 0; j < fc->counts[k]; j++) at[g++] = off + j;
+    }
+    return true;
+}
+
+/* The gradients (a value per argument) from the call's input cotangents; they take the
+ * inputs' dtypes, as ax_linear_transpose's do. */
+static ax_value *grads_of_call(flat_call *fc, const int *at, ax_array **ct_body, bool as_tuple) {
+    ax_ctx *cx = fc->in->cx;
+    ax_array **g = calloc((size_t)fc->nflat + 1, sizeof *g);
+    if (!g) return ax_error_oom(cx);
+    int rc = 0;
+    for (int i = 0; i < fc->nflat && !rc; i++) {
+        ax_array *c = ct_body[at[i]];
+        ax_params p = {.dtype = fc->flat[i]->dtype};
+        g[i] = c->dtype == p.dtype ? ax_array_retain(c) : ax_bind1(cx, AX_P_CONVERT, 1, &c, &p);
+        if (!g[i]) rc = -1;
+    }
+    ax_value *grads = rc ? NULL : ax_flat_rebuild_per_arg(fc, g, as_tuple);
+    ax_flat_release_arrays(g, fc->nflat);
+    return grads;
+}
+
+/* grad of a jitted function on concrete arguments: its call differentiated in one step
+ * (ax_call_vjp runs the memoised split programs), with no trace, tracers or linear IR built
+ * per call: what ax_ad_linearize and ax_linear_transpose make of the one call equation, at
+ * the cost of the two native programs. 1 when it does not apply (then the general path runs,
+ * and reports any error in the function's output). */
+static int grad_of_jitted(flat_call *fc, const ax_args *a, bool with_value, bool as_tuple,
+                          ax_value **result) {
+    ax_interp *in = fc->in;
+    flat_call jfc;
+    ax_ir *body = NULL;
+    ax_value *out_def = NULL;
+    int nmain = 0, r = ax_jit_concrete_body(in, fc->fn, a, &jfc, &body, &out_def, &nmain);
+    int *at = r ? NULL : calloc((size_t)fc->nflat + 1, sizeof *at);
+    bool *diff = at ? calloc((size_t)body->nin + 1, sizeof *diff) : NULL;
+    ax_array **ct_body = diff ? calloc((size_t)body->nin + 1, sizeof *ct_body) : NULL, *out = NULL;
+    ax_aval t = {0};
+    if (body && body->nout) ax_ir_out_type(body, 0, &t);
+    if (!r && !ct_body) r = (ax_error_oom(in->cx), -1);
+    if (!r && (!leaves_in_call(fc, &jfc, at) || nmain != 1 || body->nout != 1 || t.ndim != 0 ||
+               !ax_dtype_is_float(t.dtype)))
+        r = 1;
+    for (int i = 0; !r && i < fc->nflat; i++) diff[at[i]] = true;
+    ax_array *ct = r ? NULL : ax_array_scalar(in->cx, t.dtype, 1.0);
+    if (!r) r = ct ? ax_call_vjp(in->cx, body, jfc.flat, diff, &ct, &out, ct_body) : -1;
+    ax_value *grads = r ? NULL : grads_of_call(fc, at, ct_body, as_tuple);
+    if (!r && with_value) {
+        ax_value *v = ax_value_array(ax_array_retain(out));
+        ax_value *value = v ? ax_tree_unflatten(in, out_def, &v, 1) : ax_error_oom(in->cx);
+        if (v) ax_value_release(v);
+        grads = ax_flat_pair_take(in->cx, value, grads);
+    }
+    if (!r && !(*result = grads)) r = -1;
+    ax_array_release(ct), ax_array_release(out);
+    if (ct_body) ax_flat_release_arrays(ct_body, body->nin);
+    free(diff), free(at);
+    ax_ir_release(body), ax_value_release(out_def);
+    ax_flat_call_free(&jfc);
+    return r;
+}
+
 /* grad and value_and_grad share this: returns (value, aux, grads) pieces. */
 static ax_value *grad_call(ax_interp *in, ax_value *self, const ax_args *a, bool with_value) {
     ax_value *state = self->builtin->data;
@@ -103,6 +178,7 @@ static ax_value *grad_call(ax_interp *in, ax_value *self, const ax_args *a, bool
     if (ax_flat_call_init(&fc, in, what, fn, a, nargnums, argnums, has_aux) ||
         check_float_inputs(&fc))
         goto done;
+    if (!has_aux && grad_of_jitted(&fc, a, with_value, as_tuple, &result) <= 0) goto done;
     if (ax_ad_linearize(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, &nout, &outs, &lin))
         goto done;
     if (fc.nmain != 1 || outs[0]->ndim != 0 || !ax_dtype_is_float(outs[0]->dtype)) {

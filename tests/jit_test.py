@@ -759,6 +759,53 @@ def miss_reasons_are_logged(ctx):
                f"after {marker}: wanted reason {reason!r}, got\n{logs[0]}")
         expect(re.match(r"ax: jit: compiled \S+ in [0-9.]+ ms: ", logs[1]), logs[1])
 
+GRAD_OF_JIT = """
+f = jit(lambda x, n: sum(sin(x) * x ** n), static_argnums=1)
+g = grad(f)
+print("A"); print(g(arange(3.0), 2))
+print("B"); print(g(arange(3.0), 2))
+print("C"); print(g(arange(4.0), 2))
+print("D"); print(g(arange(3.0, dtype=f64), 2))
+print("E"); print(g(arange(3.0), 3))
+print("F"); print(g(arange(3.0), 2), g(arange(4.0), 2), g(arange(3.0, dtype=f64), 2), g(arange(3.0), 3))
+"""
+D2_3, D2_4, D3_3 = [0, 2.2232443, 1.9726024], [0, 2.2232443, 1.9726024, -8.0632124], \
+    [0, 3.0647153, 7.5823944]
+# after each marker: the gradients printed, and the reason of the trace (None: nothing logged)
+GRAD_OF_JIT_EXPECTED = [
+    ("A", D2_3, r"\(first call\)"),
+    ("B", D2_3, None),
+    ("C", D2_4, r"\(new shape: f32\[4\] \(was f32\[3\]\)\)"),
+    ("D", D2_3, r"\(new dtype: f64\[3\] \(was f32\[4\]\)\)"),
+    ("E", D3_3, r"\(new static argument: .*3.* \(was .*2.*\)\)"),
+    ("F", D2_3 + D2_4 + D2_3 + D3_3, None),
+]
+
+
+@check
+def grad_of_jit_keeps_programs_per_signature(ctx):
+    # grad(jit(f)) runs the known part of f's JVP and its transposed unknown part, built once
+    # for each signature of the call (shape, dtype, static argument) and found again after
+    status, text = run_on_pty(ctx.ax, ["-e", GRAD_OF_JIT], ctx.env())
+    check_exit(status, text)
+    sections = re.split(r"^([A-F])\n", text, flags=re.M)
+    got = dict(zip(sections[1::2], sections[2::2]))
+    expect(sections[0] == "" and list(got) == [m for m, _, _ in GRAD_OF_JIT_EXPECTED],
+           f"markers missing or output before them:\n{text}")
+    for marker, values, reason in GRAD_OF_JIT_EXPECTED:
+        body = got[marker].splitlines()
+        logs = [l for l in body if l.startswith("ax: ")]
+        expect_numbers("\n".join(l for l in body if not l.startswith("ax: ")), values,
+                       f"after {marker}")
+        if reason is None:
+            expect(logs == [], f"after {marker} ax logged:\n" + "\n".join(logs))
+            continue
+        expect(len(logs) == 3, f"after {marker}: wanted a trace and two builds:\n{got[marker]}")
+        expect(re.match(rf"ax: jit: traced \S+ in [0-9.]+ ms {reason}: ", logs[0]), logs[0])
+        expect(re.match(r"ax: jit: (compiled|loaded) jvp\(\S+\) in ", logs[1]), logs[1])
+        expect(re.match(r"ax: jit: (compiled|loaded) transpose\(jvp\(\S+\)\) in ", logs[2]),
+               logs[2])
+
 # ---------------------------------------------------------------- 4. no assembler
 
 
