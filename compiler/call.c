@@ -16,7 +16,7 @@
 
 /* ---------------------------------------------------------------- what a body remembers */
 
-enum { MEMO_JVP, MEMO_PARTIAL_EVAL, MEMO_TRANSPOSE, MEMO_VMAP };
+enum { MEMO_JVP, MEMO_PARTIAL_EVAL, MEMO_TRANSPOSE, MEMO_VMAP, MEMO_VJP };
 
 typedef struct memo_entry {
     int kind;
@@ -406,23 +406,90 @@ static int vjp_split_of(ax_ctx *cx, ax_ir *body, const bool *diff, vjp_split *v)
     return v->tb ? 0 : -1;
 }
 
+/* The split's two parts in a row: kn on the body's inputs, then tb on kn's residuals and the
+ * cotangents. out: the body's outputs, then one cotangent per input in diff (new references).
+ * Run under the trace that records the fused program below. */
+static int run_split(ax_ctx *cx, const ax_ir *body, const vjp_split *v, ax_array **args,
+                     ax_array *const *cts, ax_array **out) {
+    int nkept = v->nk + v->nres + v->un->nout; /* kn's results, then tb's cotangents */
+    ax_array **kres = calloc((size_t)nkept + (size_t)v->ntan + 1, sizeof *kres);
+    if (!kres) return ax_error_oom(cx), -1;
+    ax_array **targs = kres + v->nk, **tres = kres + nkept;
+    int rc = ax_ir_eval(cx, v->kn, args, kres);
+    if (!rc) rc = unknown_cts(cx, body, v->un, v->nzo, v->uo, cts, targs + v->nres);
+    if (!rc) rc = ax_ir_eval(cx, v->tb, targs, tres);
+    for (int j = 0; !rc && j < body->nout; j++) out[j] = ax_array_retain(kres[j]);
+    for (int t = 0; !rc && t < v->ntan; t++) out[body->nout + t] = tres[t];
+    for (int k = 0; k < (rc ? nkept + v->ntan : nkept); k++) ax_array_release(kres[k]);
+    free(kres);
+    return rc;
+}
+
+typedef struct fused_vjp {
+    const ax_ir *body;
+    const vjp_split *split;
+} fused_vjp;
+
+/* The flat function the fused program is traced from: inputs are the body's inputs, then one
+ * cotangent per body output. */
+static int fused_vjp_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                        ax_array ***out) {
+    const fused_vjp *f = closure;
+    (void)nin;
+    *nout = f->body->nout + f->split->ntan;
+    *out = calloc((size_t)*nout + 1, sizeof **out);
+    if (!*out) return ax_error_oom(cx), -1;
+    if (!run_split(cx, f->body, f->split, in, in + f->body->nin, *out)) return 0;
+    free(*out);
+    *out = NULL;
+    return -1;
+}
+
+/* The split's two parts traced into one IR (memoised per diff), so that the reverse pass of a
+ * jitted function costs one native program, as jit(grad(f)) does: residuals stay in the
+ * program's buffers and its loops fuse across the two parts. A new reference, or NULL. */
+static ax_ir *fused_vjp_body(ax_ctx *cx, ax_ir *body, const bool *diff, const vjp_split *v) {
+    memo_entry *e = memo_find(body, MEMO_VJP, 0, diff);
+    if (e) return ax_ir_retain(e->a);
+    int nin = body->nin + body->nout;
+    ax_aval *types = calloc((size_t)nin + 1, sizeof *types);
+    if (!types) return ax_error_oom(cx);
+    for (int i = 0; i < body->nin; i++) ax_ir_in_type(body, i, &types[i]);
+    for (int o = 0; o < body->nout; o++) ax_ir_out_type(body, o, &types[body->nin + o]);
+    fused_vjp f = {body, v};
+    int nout = 0;
+    ax_ir *fused = simplified(cx, ax_trace_to_ir(cx, fused_vjp_fn, &f, nin, types, &nout));
+    free(types);
+    if (fused) {
+        name_derived(fused, "vjp(%s)", body);
+        memo_add(body, MEMO_VJP, 0, diff, diff, 0, fused, NULL, 0);
+    }
+    return fused;
+}
+
 int ax_call_vjp(ax_ctx *cx, ax_ir *body, ax_array **args, const bool *diff, ax_array *const *cts,
                 ax_array **out, ax_array **ct_in) {
     vjp_split v;
-    int rc = vjp_split_of(cx, body, diff, &v);
-    ax_jit_program *kp = NULL, *tp = NULL;
-    if (!rc && (!(kp = ax_call_program(cx, v.kn)) || !(tp = ax_call_program(cx, v.tb)))) rc = -1;
-    int nkept = rc ? 0 : v.nk + v.nres + v.un->nout; /* kn's results, then tb's cotangents */
-    ax_array **kres = rc ? NULL : calloc((size_t)nkept + (size_t)v.ntan + 1, sizeof *kres);
-    if (!rc && !kres) ax_error_oom(cx), rc = -1;
-    ax_array **targs = kres ? kres + v.nk : NULL, **tres = kres ? kres + nkept : NULL;
-    if (!rc) rc = ax_jit_run(cx, kp, args, kres);
-    if (!rc) rc = unknown_cts(cx, body, v.un, v.nzo, v.uo, cts, targs + v.nres);
-    if (!rc) rc = ax_jit_run(cx, tp, targs, tres);
-    for (int j = 0; !rc && j < body->nout; j++) out[j] = ax_array_retain(kres[j]);
-    for (int i = 0, t = 0; !rc && i < body->nin; i++) ct_in[i] = diff[i] ? tres[t++] : NULL;
-    for (int k = 0; kres && k < (rc ? nkept + v.ntan : nkept); k++) ax_array_release(kres[k]);
-    free(kres);
+    int rc = vjp_split_of(cx, body, diff, &v), nin = body->nin, nout = body->nout;
+    ax_ir *fused = rc ? NULL : fused_vjp_body(cx, body, diff, &v);
+    ax_jit_program *fp = fused ? ax_call_program(cx, fused) : NULL;
+    ax_array **io = fp ? calloc((size_t)nin + (size_t)nout + (size_t)v.ntan + 1, sizeof *io) : NULL;
+    if (!rc && !io) rc = -1;
+    for (int o = 0; !rc && o < nout; o++) { /* a missing cotangent is a zero */
+        ax_aval t;
+        ax_ir_out_type(body, o, &t);
+        io[nin + o] = cts[o] ? ax_array_retain(cts[o]) : ax_array_zeros(cx, t.dtype, t.ndim, t.shape);
+        if (!io[nin + o]) rc = -1;
+    }
+    if (!rc) {
+        memcpy(io, args, (size_t)nin * sizeof *io);
+        rc = ax_jit_run(cx, fp, io, io + nin + nout);
+    }
+    for (int j = 0; !rc && j < nout; j++) out[j] = io[nin + nout + j];
+    for (int i = 0, t = 0; !rc && i < nin; i++) ct_in[i] = diff[i] ? io[nin + 2 * nout + t++] : NULL;
+    for (int o = 0; io && o < nout; o++) ax_array_release(io[nin + o]);
+    free(io);
+    ax_ir_release(fused);
     vjp_split_free(&v);
     return rc;
 }
