@@ -474,7 +474,7 @@ int ax_call_vjp(ax_ctx *cx, ax_ir *body, ax_array **args, const bool *diff, ax_a
     ax_ir *fused = rc ? NULL : fused_vjp_body(cx, body, diff, &v);
     ax_jit_program *fp = fused ? ax_call_program(cx, fused) : NULL;
     ax_array **io = fp ? calloc((size_t)nin + (size_t)nout + (size_t)v.ntan + 1, sizeof *io) : NULL;
-    if (!rc && !io) rc = -1;
+    if (!rc && !io) rc = fp ? (ax_error_oom(cx), -1) : -1;
     for (int o = 0; !rc && o < nout; o++) { /* a missing cotangent is a zero */
         ax_aval t;
         ax_ir_out_type(body, o, &t);
