@@ -99,7 +99,8 @@ exp = _f64(np.exp)
 sqrt = _f64(np.sqrt)
 tan = _f64(np.tan)
 power = _f64(np.power)
-lgamma = _f64(np.vectorize(math.lgamma, otypes=[np.float64]))
+lgamma = _f64(np.vectorize(lambda x: math.lgamma(x) if x > 0 or x != math.floor(x) else math.inf,
+                           otypes=[np.float64]))
 
 # Giles' single-precision erfinv coefficients, as XLA's ErfInv uses them (w < 5, w >= 5);
 # XLA:CPU contracts each Horner step p * w + c into one fused multiply-add.
@@ -299,7 +300,7 @@ def beta(k, a, b, shape):
 def dirichlet(k, alpha, shape):
     alpha = np.asarray(alpha, dtype=F32)
     lg = loggamma(k, alpha, tuple(shape) + alpha.shape[-1:])
-    e = exp(lg - lg.max(axis=-1, keepdims=True))
+    e = exp(lg - lg.max(axis=-1, keepdims=True))  # XLA's CPU reduction adds in index order
     s = e[..., 0]
     for i in range(1, e.shape[-1]):
         s = s + e[..., i]
@@ -534,7 +535,69 @@ def jax_cases():
     }
 
 
+# (label, ax expression, reference thunk): drawn at scale by --against
+def bulk_cases():
+    ks = split(key(7), 16)
+    a = np.array([0.05, 0.3, 0.8, 1.0, 2.5, 9.0, 40.0], F32)
+    lam = np.array([0.3, 2.0, 7.5, 9.99, 10.0, 30.0, 1e3], F32)
+    n = np.array([3, 30, 200, 1000], F32)
+    p = np.array([0.02, 0.3, 0.5, 0.95], F32)
+    arr = lambda v: "array(" + repr(v.tolist()) + ")"
+    kx = lambda i: "ks[%d]" % i
+    return [
+        ("gamma", f"random.gamma({kx(0)}, {arr(a)}, (300, 7))", lambda: gamma(ks[0], a, (300, 7))),
+        ("loggamma", f"random.loggamma({kx(1)}, {arr(a)}, (300, 7))", lambda: loggamma(ks[1], a, (300, 7))),
+        ("poisson", f"random.poisson({kx(2)}, {arr(lam)}, (300, 7))", lambda: poisson(ks[2], lam, (300, 7))),
+        ("binomial", f"random.binomial({kx(3)}, {arr(n)}[:, None], {arr(p)}, (50, 4, 4))", lambda: binomial(ks[3], n[:, None], p, (50, 4, 4))),
+        ("t", f"random.t({kx(4)}, 3.0, (500,))", lambda: t(ks[4], 3.0, (500,))),
+        ("chisquare", f"random.chisquare({kx(5)}, 2.5, (500,))", lambda: chisquare(ks[5], 2.5, (500,))),
+        ("beta", f"random.beta({kx(6)}, 0.5, 2.0, (500,))", lambda: beta(ks[6], 0.5, 2.0, (500,))),
+        ("cauchy", f"random.cauchy({kx(7)}, (2000,))", lambda: cauchy(ks[7], (2000,))),
+        ("wald", f"random.wald({kx(8)}, 0.7, (2000,))", lambda: wald(ks[8], 0.7, (2000,))),
+        ("geometric", f"random.geometric({kx(9)}, 0.1, (2000,))", lambda: geometric(ks[9], 0.1, (2000,))),
+        ("triangular", f"random.triangular({kx(10)}, -1.0, 0.5, 2.0, (2000,))", lambda: triangular(ks[10], -1.0, 0.5, 2.0, (2000,))),
+        ("rayleigh", f"random.rayleigh({kx(11)}, 1.5, (2000,))", lambda: rayleigh(ks[11], 1.5, (2000,))),
+        ("maxwell", f"random.maxwell({kx(12)}, (2000,))", lambda: maxwell(ks[12], (2000,))),
+        ("pareto", f"random.pareto({kx(13)}, 3.0, (2000,))", lambda: pareto(ks[13], 3.0, (2000,))),
+        ("weibull_min", f"random.weibull_min({kx(14)}, 1.0, 0.7, (2000,))", lambda: weibull_min(ks[14], 1.0, 0.7, (2000,))),
+        ("generalized_normal", f"random.generalized_normal({kx(15)}, 3.0, (500,))", lambda: generalized_normal(ks[15], 3.0, (500,))),
+    ]
+
+
+def against(ax):
+    """Draws bulk_cases() with ax, saved as .npy, and compares the bits with this model."""
+    import os
+    import subprocess
+    import tempfile
+    d = tempfile.mkdtemp()
+    prog = ["ks = random.split(random.key(7), 16)"]
+    cases = bulk_cases()
+    for label, expr, _ in cases:
+        prog.append(f"jnp.save({os.path.join(d, label + '.npy')!r}, {expr})")
+    src = os.path.join(d, "bulk.ax")
+    with open(src, "w") as fh:
+        fh.write("\n".join(prog) + "\n")
+    subprocess.run([ax, src], check=True)
+    worst = 0
+    for label, _, ref in cases:
+        got, want = np.load(os.path.join(d, label + ".npy")), np.asarray(ref())
+        if got.dtype == F32:
+            ulps = np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32).astype(np.int64))
+            ulps = np.where(np.isnan(got) & np.isnan(want), 0, ulps)
+        else:
+            ulps = np.abs(got.astype(np.int64) - want.astype(np.int64))
+        worst = max(worst, int(ulps.max()))
+        if "-v" in sys.argv and ulps.max() > 0:
+            i = np.flatnonzero(ulps.reshape(-1))[:5]
+            print("  at", i, got.reshape(-1)[i], want.reshape(-1)[i])
+        print(f"{label:20s} {got.size:5d} draws, {int((ulps == 0).sum()):5d} bit-identical, "
+              f"max {int(ulps.max())} ulp")
+    return worst
+
+
 def main():
+    if "--against" in sys.argv:
+        sys.exit(1 if against(sys.argv[sys.argv.index("--against") + 1]) > 1 else 0)
     global PARTITIONABLE
     np.set_printoptions(precision=8, floatmode="maxprec")
     if "--check" in sys.argv:
