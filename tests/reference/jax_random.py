@@ -8,8 +8,10 @@ Elementary operations are IEEE float32 (NumPy); transcendental functions are eva
 float64 and rounded to float32 (correctly rounded but for rare double roundings), as ax's libm
 calls nearly always are. XLA's own f32 log/exp/pow may differ from these in the last place.
 
-    tests/reference/jax_random.py            # prints the expected values of tests/lang/random_jax_*.ax
-    tests/reference/jax_random.py --check    # JAX's published values (tests/random_test.py) agree
+    tests/reference/jax_random.py                   # the model's draws for the cases below
+    tests/reference/jax_random.py --write-test F    # F = tests/lang/random_jax_values.ax
+    tests/reference/jax_random.py --check           # the model gives JAX's published values
+    tests/reference/jax_random.py --against build/ax   # ax's draws at scale, bit by bit
 """
 import math
 import sys
@@ -449,38 +451,90 @@ def binomial(k, n, p, shape):
 # ---------------------------------------------------------------- the cases
 
 def cases():
-    """(label, value) pairs: the expected output of tests/lang/random_jax_*.ax, in order."""
-    k0, k42 = key(0), key(42)
-    ks = split(k42, 24)
+    """(label, ax expression, value, ulps): the draws of tests/lang/random_jax_values.ax, and
+    how many units in the last place ax may differ from this model (0: bit-identical; more
+    where ax's float32 log1p, a vector libm call, rounds otherwise than float64's)."""
+    k0, k1 = key(0), key(1)
+    ks = split(key(42), 24)
+    f32 = lambda v: np.array(v, F32)
+    arr = lambda v: "array(" + repr(list(v)) + ")"
+    a5 = [0.3, 0.8, 1.0, 2.5, 9.0]
+    lg5 = [0.01, 0.3, 1.0, 2.5, 9.0]
+    lam = [0.0, 0.5, 3.0, 9.9, 10.0, 25.0, 400.0, 1e4]
+    bn, bp = [5.0, 20.0, 100.0, 100.0, 1000.0, 50.0], [0.3, 0.5, 0.05, 0.5, 0.9, 1.0]
     return [
-        ("cauchy", cauchy(k0, (5,))),
-        ("rademacher", rademacher(key(1), (8,))),
-        ("pareto", pareto(ks[0], 0.5, (5,))),
-        ("lognormal", lognormal(ks[1], 0.5, (5,))),
-        ("maxwell", maxwell(ks[2], (5,))),
-        ("double_sided_maxwell", double_sided_maxwell(ks[3], 1.0, 2.0, (5,))),
-        ("weibull_min", weibull_min(ks[4], 2.0, 1.5, (5,))),
-        ("rayleigh", rayleigh(ks[5], 2.0, (5,))),
-        ("wald", wald(ks[6], 1.5, (5,))),
-        ("geometric", geometric(ks[7], 0.3, (8,))),
-        ("triangular", triangular(ks[8], 0.0, 1.0, 3.0, (5,))),
-        ("logistic", logistic(ks[9], (5,))),
-        ("laplace", laplace(ks[10], (5,))),
-        ("gumbel", gumbel(ks[11], (5,))),
-        ("gamma", gamma(ks[12], np.array([0.3, 0.8, 1.0, 2.5, 9.0], F32), (5,))),
-        ("loggamma", loggamma(ks[13], np.array([0.01, 0.3, 1.0, 2.5, 9.0], F32), (5,))),
-        ("beta", beta(ks[14], 0.8, 0.9, (5,))),
-        ("dirichlet", dirichlet(ks[15], [0.5, 0.6, 0.7], (2,))),
-        ("chisquare", chisquare(ks[16], 3.0, (5,))),
-        ("t", t(ks[17], 4.0, (5,))),
-        ("f", f(ks[18], 3.0, 5.0, (5,))),
-        ("generalized_normal", generalized_normal(ks[19], 1.5, (5,))),
-        ("poisson", poisson(ks[20], np.array([0.0, 0.5, 3.0, 9.9, 10.0, 25.0, 400.0, 1e4], F32),
-                            (8,))),
-        ("binomial", binomial(ks[21], np.array([5, 20, 100, 100, 1000, 50], F32),
-                              np.array([0.3, 0.5, 0.05, 0.5, 0.9, 1.0], F32), (6,))),
-        ("randint", randint(ks[22], (6,), 0, 10)),
+        ("cauchy", "random.cauchy(k0, (5,))", cauchy(k0, (5,)), 0),
+        ("rademacher", "random.rademacher(k1, (8,))", rademacher(k1, (8,)), 0),
+        ("pareto", "random.pareto(ks[0], 0.5, (5,))", pareto(ks[0], 0.5, (5,)), 0),
+        ("lognormal", "random.lognormal(ks[1], 0.5, (5,))", lognormal(ks[1], 0.5, (5,)), 0),
+        ("maxwell", "random.maxwell(ks[2], (5,))", maxwell(ks[2], (5,)), 0),
+        ("double_sided_maxwell", "random.double_sided_maxwell(ks[3], 1.0, 2.0, (5,))",
+         double_sided_maxwell(ks[3], 1.0, 2.0, (5,)), 0),
+        ("weibull_min", "random.weibull_min(ks[4], 2.0, 1.5, (5,))",
+         weibull_min(ks[4], 2.0, 1.5, (5,)), 0),
+        ("rayleigh", "random.rayleigh(ks[5], 2.0, (5,))", rayleigh(ks[5], 2.0, (5,)), 0),
+        ("wald", "random.wald(ks[6], 1.5, (5,))", wald(ks[6], 1.5, (5,)), 0),
+        ("geometric", "random.geometric(ks[7], 0.3, (8,))", geometric(ks[7], 0.3, (8,)), 0),
+        ("triangular", "random.triangular(ks[8], 0.0, 1.0, 3.0, (5,))",
+         triangular(ks[8], 0.0, 1.0, 3.0, (5,)), 0),
+        ("logistic", "random.logistic(ks[9], (5,))", logistic(ks[9], (5,)), 0),
+        ("laplace", "random.laplace(ks[10], (5,))", laplace(ks[10], (5,)), 0),
+        ("gumbel", "random.gumbel(ks[11], (5,))", gumbel(ks[11], (5,)), 0),
+        ("gamma", f"random.gamma(ks[12], {arr(a5)}, (5,))", gamma(ks[12], f32(a5), (5,)), 0),
+        ("loggamma", f"random.loggamma(ks[13], {arr(lg5)}, (5,))",
+         loggamma(ks[13], f32(lg5), (5,)), 1),
+        ("beta", "random.beta(ks[14], 0.8, 0.9, (5,))", beta(ks[14], 0.8, 0.9, (5,)), 0),
+        ("dirichlet", "random.dirichlet(ks[15], array([0.5, 0.6, 0.7]), (2,))",
+         dirichlet(ks[15], [0.5, 0.6, 0.7], (2,)), 0),
+        ("chisquare", "random.chisquare(ks[16], 3.0, (5,))", chisquare(ks[16], 3.0, (5,)), 0),
+        ("t", "random.t(ks[17], 4.0, (5,))", t(ks[17], 4.0, (5,)), 0),
+        ("f", "random.f(ks[18], 3.0, 5.0, (5,))", f(ks[18], 3.0, 5.0, (5,)), 0),
+        ("generalized_normal", "random.generalized_normal(ks[19], 1.5, (5,))",
+         generalized_normal(ks[19], 1.5, (5,)), 0),
+        ("poisson", f"random.poisson(ks[20], {arr(lam)}, (8,))", poisson(ks[20], f32(lam), (8,)), 0),
+        ("binomial", f"random.binomial(ks[21], {arr(bn)}, {arr(bp)}, (6,))",
+         binomial(ks[21], f32(bn), f32(bp), (6,)), 0),
+        ("randint", "random.randint(ks[22], (6,), 0, 10)", randint(ks[22], (6,), 0, 10), 0),
+        ("bernoulli", "random.bernoulli(ks[23], 0.3, (8,))", bernoulli(ks[23], 0.3, (8,)), 0),
     ]
+
+
+def _bits_of(v):
+    v = np.asarray(v)
+    if v.dtype == F32:
+        return v.view(U32)
+    return v.astype(np.int64)
+
+
+def write_test(path):
+    """tests/lang/random_jax_values.ax: each draw printed, and its distance in ulps from
+    this model's bits (0 = the same bits)."""
+    out = [
+        "# Generated by tests/reference/jax_random.py --write-test: draws of every sampler against",
+        "# the NumPy model of JAX's algorithms (jax/_src/random), jax_threefry_partitionable on.",
+        "# Each draw prints, then its largest distance from the model in units in the last place",
+        "# (0: the same bits; loggamma(0.01) is 1 ulp off: ax's float32 log1p, a vector libm call,",
+        "# rounds its exponential draw otherwise than the model's float64 log1p).",
+        "def ulps(x, want):",
+        "    x = asarray(x)",
+        "    got = bitcast_convert_type(x, int32).astype(int64) if x.dtype == float32 else x.astype(int64)",
+        "    max(abs(got.reshape(-1) - array(want, dtype=int64)))",
+        "k0 = random.key(0)",
+        "k1 = random.key(1)",
+        "ks = random.split(random.key(42), 24)",
+    ]
+    np.set_printoptions(precision=8, floatmode="maxprec")
+    for label, expr, value, tol in cases():
+        want = _bits_of(value)
+        if want.dtype == U32:
+            want = want.view(np.int32)
+        out.append(f"x = {expr}")
+        out.append("print(x)")
+        out += ["#> " + line for line in str(np.asarray(value)).split("\n")]
+        out.append(f"print(ulps(x, {want.reshape(-1).tolist()}) <= {tol})  # {label}")
+        out.append("#> True")
+    with open(path, "w") as fh:
+        fh.write("\n".join(out) + "\n")
 
 
 # JAX's tests/random_test.py (_RANDOM_VALUES_CASES, jax_threefry_partitionable off): key =
@@ -608,7 +662,10 @@ def main():
             bad += not ok
             print(("ok  " if ok else "BAD ") + name, got)
         sys.exit(1 if bad else 0)
-    for label, value in cases():
+    if "--write-test" in sys.argv:
+        write_test(sys.argv[sys.argv.index("--write-test") + 1])
+        return
+    for label, _, value, _ in cases():
         print(label, repr(np.asarray(value)))
 
 
