@@ -241,6 +241,41 @@ def gumbel(k, shape):
     return -log(-log(uniform(k, shape, np.finfo(F32).tiny, 1.0)))
 
 
+def _shuffle(k, x, axis=0):
+    rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(2.0 ** 32 - 1)))
+    for _ in range(rounds):
+        k, sub = split(k)
+        x = np.take_along_axis(x, np.argsort(bits(sub, x.shape), axis=axis, kind="stable"), axis)
+    return x
+
+
+def permutation(k, n):
+    return _shuffle(k, np.arange(n, dtype=np.int32))
+
+
+def categorical(k, logits, shape):
+    logits = np.asarray(logits, F32)
+    return np.argmax(gumbel(k, tuple(shape) + logits.shape) + logits, axis=-1).astype(np.int32)
+
+
+def categorical_distinct(k, logits, num):
+    logits = np.asarray(logits, F32)
+    g = logits + gumbel(k, logits.shape)
+    return np.argsort(-g, kind="stable")[:num].astype(np.int32)
+
+
+def choice_p(k, n, shape, p):
+    p = np.asarray(p, F32)
+    cdf = np.cumsum(p, dtype=F32)
+    r = cdf[-1] * (F32(1) - uniform(k, shape))
+    return np.searchsorted(cdf, r, side="left").astype(np.int32)
+
+
+def bernoulli_high(k, p, shape):
+    u = uniform(k, (2,) + tuple(shape))
+    return u[1] * F32(2.0 ** -23) < F32(p) - u[0]
+
+
 # ---------------------------------------------------------------- gamma: one loop per element
 
 def _gamma_one(k, alpha, log_space):
@@ -455,8 +490,9 @@ def cases():
     how many units in the last place ax may differ from this model (0: bit-identical; more
     where ax's float32 log1p, a vector libm call, rounds otherwise than float64's)."""
     k0, k1 = key(0), key(1)
-    ks = split(key(42), 24)
+    ks = split(key(42), 32)
     f32 = lambda v: np.array(v, F32)
+    pw = [0.1, 0.1, 0.2, 0.2, 0.4]
     arr = lambda v: "array(" + repr(list(v)) + ")"
     a5 = [0.3, 0.8, 1.0, 2.5, 9.0]
     lg5 = [0.01, 0.3, 1.0, 2.5, 9.0]
@@ -496,6 +532,17 @@ def cases():
          binomial(ks[21], f32(bn), f32(bp), (6,)), 0),
         ("randint", "random.randint(ks[22], (6,), 0, 10)", randint(ks[22], (6,), 0, 10), 0),
         ("bernoulli", "random.bernoulli(ks[23], 0.3, (8,))", bernoulli(ks[23], 0.3, (8,)), 0),
+        ("bernoulli_high", "random.bernoulli(ks[24], 0.3, (8,), mode='high')",
+         bernoulli_high(ks[24], 0.3, (8,)), 0),
+        ("permutation", "random.permutation(ks[25], 10)", permutation(ks[25], 10), 0),
+        ("choice_distinct", "random.choice(ks[26], 10, (4,), replace=False)",
+         permutation(ks[26], 10)[:4], 0),
+        ("choice_p", f"random.choice(ks[27], 5, (8,), p={arr(pw)})", choice_p(ks[27], 5, (8,), pw), 0),
+        ("categorical", f"random.categorical(ks[28], log({arr(pw)}), shape=(8,))",
+         categorical(ks[28], log(f32(pw)), (8,)), 0),
+        ("categorical_distinct", f"random.categorical(ks[29], log({arr(pw)}), shape=(3,), replace=False)",
+         categorical_distinct(ks[29], log(f32(pw)), 3), 0),
+        ("shuffle", "random.shuffle(ks[30], arange(8))", _shuffle(ks[30], np.arange(8)), 0),
     ]
 
 
@@ -521,7 +568,7 @@ def write_test(path):
         "    max(abs(got.reshape(-1) - array(want, dtype=int64)))",
         "k0 = random.key(0)",
         "k1 = random.key(1)",
-        "ks = random.split(random.key(42), 24)",
+        "ks = random.split(random.key(42), 32)",
     ]
     np.set_printoptions(precision=8, floatmode="maxprec")
     for label, expr, value, tol in cases():
