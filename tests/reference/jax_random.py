@@ -241,6 +241,13 @@ def gumbel(k, shape):
     return -log(-log(uniform(k, shape, np.finfo(F32).tiny, 1.0)))
 
 
+def gumbel_high(k, shape):
+    u = uniform(k, (2,) + tuple(shape))
+    x = np.where(u[0] >= F32(0.5), u[0],
+                 u[0] + F32(2.0 ** -23) * u[1] + F32(max(2.0 ** -47, np.finfo(F32).tiny)))
+    return -log(-log1p(-x.astype(F32)))
+
+
 def _shuffle(k, x, axis=0):
     rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(2.0 ** 32 - 1)))
     for _ in range(rounds):
@@ -626,6 +633,8 @@ def cases():
          gamma_approx(key(2), f32(lg5), (5,), log_space=True), 2),
         ("poisson_approx", f"random.poisson(random.key(3), {arr(lam)}, (8,), method='approximate')",
          poisson_approx(key(3), f32(lam), (8,)), 0),
+        ("gumbel_high", "random.gumbel(random.key(4), (5,), mode='high')",
+         gumbel_high(key(4), (5,)), 0),
     ]
 
 
