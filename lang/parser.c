@@ -57,6 +57,12 @@ static void *vsyntax_error(parser *p, ax_span span, const char *fmt, va_list ap)
      * likely a consequence: report the bracket, as Python does. Whether one is never closed
      * is known at the end of the input only. */
     if (!p->lx.done) ax_lexer_scan_rest(p->lexer);
+    /* A lexer out of memory (or interrupted) ends the tokens early: what the parser then
+     * misses is a consequence, not the error. */
+    if (p->lx.failed && (p->lx.out_of_memory || p->lx.interrupted)) {
+        report_lex_error(p);
+        return NULL;
+    }
     if (p->lx.failed && p->lx.unclosed && span.line > p->lx.err_span.line) {
         report_lex_error(p);
         return NULL;
