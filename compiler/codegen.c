@@ -4,10 +4,13 @@
  * A LOOP step becomes one loop nest. The innermost dimension runs in blocks of B = 16 lanes
  * (the eager kernels' f32 vector width with AVX-512), and inside a block every equation is a
  * short loop over the lanes that GCC vectorises: strides and extents are constants, so loads,
- * arithmetic and stores become vector instructions. Transcendental functions call glibc's
- * vector math library (libmvec) on whole blocks, through the same entry points the eager
- * kernels use, so jit and eager give the same bits. A block's code is split into "segments"
- * at each such call; values a later segment needs are kept in lane arrays.
+ * arithmetic and stores become vector instructions. exp, expm1, log, log1p, tanh, logistic
+ * and erf on f32 are ax's own vector math (runtime/vecmath_body.h, emitted by vecmath_jit.c),
+ * inline in those loops: the code the eager kernels run, so the same bits. sin and cos, which
+ * leave huge arguments to glibc, and the other transcendental functions, which call glibc's
+ * vector math library (libmvec) through the eager kernels' entry points, run on whole blocks:
+ * a block's code is split into "segments" at each such call; values a later segment needs are
+ * kept in lane arrays.
  *
  * Reductions follow the eager kernels' algorithm (runtime/reduce.h) operation for operation:
  * runs along a reduced innermost dim go to 16 lane accumulators in chunks of 4096, folded in
@@ -25,6 +28,7 @@
 
 #include "../runtime/elementwise.h"
 #include "../runtime/reduce.h"
+#include "vecmath_jit.h"
 
 /* libgccjit through the table of the generator in scope (compiler/gccjit.h) */
 #define GJ(name) (g->api->name)
@@ -38,8 +42,36 @@ static bool is_intlike(ax_dtype t) {
     return t == AX_U8 || t == AX_I32 || t == AX_U32 || t == AX_I64;
 }
 
-/* Unary operations on floats: the eager kernels' functions, and how each is computed. */
-typedef enum { M_NONE, M_EXPR, M_DIRECT, M_PROMOTED, M_LOGISTIC, M_AXFN } math_kind;
+/* Unary operations on floats: the eager kernels' functions, and how each is computed:
+ * M_VECMATH inline in the lane loop (ax's f32 vector math, runtime/vecmath.h), M_TRIG the
+ * same on whole blocks (sin and cos leave arguments beyond their range to glibc). */
+typedef enum { M_NONE, M_EXPR, M_DIRECT, M_PROMOTED, M_AXFN, M_VECMATH, M_TRIG } math_kind;
+
+/* The f32 function of runtime/vecmath.h computing p, or -1. */
+static int vecmath_fn(ax_prim p) {
+    switch (p) {
+    case AX_P_EXP:
+        return AX_VM_EXP;
+    case AX_P_EXPM1:
+        return AX_VM_EXPM1;
+    case AX_P_LOG:
+        return AX_VM_LOG;
+    case AX_P_LOG1P:
+        return AX_VM_LOG1P;
+    case AX_P_TANH:
+        return AX_VM_TANH;
+    case AX_P_LOGISTIC:
+        return AX_VM_LOGISTIC;
+    case AX_P_SIN:
+        return AX_VM_SIN;
+    case AX_P_COS:
+        return AX_VM_COS;
+    case AX_P_ERF:
+        return AX_VM_ERF;
+    default:
+        return -1;
+    }
+}
 
 static const char *libm_name(ax_prim p) {
     switch (p) {
@@ -97,12 +129,8 @@ static const char *libm_name(ax_prim p) {
 static bool mvec_direct(ax_prim p) {
     switch (p) {
     case AX_P_EXP2:
-    case AX_P_LOG1P:
-    case AX_P_SIN:
-    case AX_P_COS:
     case AX_P_ACOS:
     case AX_P_SINH:
-    case AX_P_TANH:
     case AX_P_ASINH:
     case AX_P_ACOSH:
     case AX_P_ATANH:
@@ -124,7 +152,9 @@ static math_kind float_math(ax_prim p, ax_dtype t, int vw) {
     default:
         break;
     }
-    if (p == AX_P_LOGISTIC) return t == AX_F32 && vw > 1 ? M_LOGISTIC : M_EXPR;
+    if (t == AX_F32 && vecmath_fn(p) >= 0)
+        return p == AX_P_SIN || p == AX_P_COS ? M_TRIG : M_VECMATH;
+    if (p == AX_P_LOGISTIC) return M_EXPR;
     if (!libm_name(p)) return M_NONE;
     if (t == AX_F64 || vw == 1) return M_EXPR; /* scalar libm */
     return mvec_direct(p) && vw == 16 ? M_DIRECT : M_PROMOTED;
@@ -713,11 +743,20 @@ static gcc_jit_rvalue *integer_pow(cg *g, ax_dtype t, gcc_jit_rvalue *x, int64_t
     return k < 0 ? bin(g, GCC_JIT_BINARY_OP_DIVIDE, g->st[t], fconst(g, t, 1.0), acc) : acc;
 }
 
+/* ax's f32 vector math function for p on x, emitted where the function being built is. */
+static gcc_jit_rvalue *vecmath(cg *g, ax_prim p, gcc_jit_rvalue *x) {
+    ax_vecmath_jit where = {g->api, g->c, g->fn, g->blk, &g->nlocals};
+    gcc_jit_rvalue *y = ax_vecmath_jit_emit(&where, (ax_vm_fn)vecmath_fn(p), x);
+    g->blk = where.blk;
+    return y;
+}
+
 /* A float function through its scalar implementation: libm for f64 (as the eager kernels),
  * ax's own special functions through the fns table. */
 static gcc_jit_rvalue *scalar_math(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *a,
                                    gcc_jit_rvalue *b) {
     gcc_jit_type *ft = g->st[t];
+    if (float_math(p, t, g->vw) == M_VECMATH) return vecmath(g, p, a);
     if (float_math(p, t, g->vw) == M_AXFN) {
         int slot = p == AX_P_ERF_INV  ? AX_FN_ERF_INV_F32
                    : p == AX_P_LGAMMA ? AX_FN_LGAMMA_F32
@@ -919,7 +958,7 @@ static bool is_math_node(const cg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     if (n->kind != AX_KN_OP || n->dtype != AX_F32) return false;
     math_kind m = float_math(n->prim, AX_F32, g->vw);
-    return m == M_DIRECT || m == M_PROMOTED || m == M_LOGISTIC;
+    return m == M_DIRECT || m == M_PROMOTED || m == M_TRIG;
 }
 
 /* Calls vector function `name` on the lane arrays `in` (and `in2`) in chunks of `width`
@@ -944,15 +983,50 @@ static void vector_calls(cg *g, const char *name, gcc_jit_type *t, int width, in
     }
 }
 
-/* Runs a whole-block lane loop `dst[j] = f(src[j])` for a simple conversion. */
-static void lane_convert(cg *g, lanes_ref dst, lanes_ref src, gcc_jit_type *t, bool negabs) {
+/* Runs a whole-block lane loop `dst[j] = (t)src[j]`. */
+static void lane_convert(cg *g, lanes_ref dst, lanes_ref src, gcc_jit_type *t) {
     loop l = lanes_upto(g, B);
-    gcc_jit_rvalue *v = cast(g, rv(g, ref_lane(g, src)), t);
-    if (negabs)
-        v = GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, t,
-                                             call1(g, builtin(g, "__builtin_fabs"), v));
-    assign(g, ref_lane(g, dst), v);
+    assign(g, ref_lane(g, dst), cast(g, rv(g, ref_lane(g, src)), t));
     loop_end(g, &l);
+}
+
+/* sin or cos of a block: the vector code on every lane, then, when some lane is beyond its
+ * range, ax_vecmath_trig_big for those lanes (as the eager kernel does). The lane arrays'
+ * addresses never escape, so GCC vectorises the loops that fill and read them. */
+static void trig_call(cg *g, int i) {
+    int is_cos = g->nd[i].prim == AX_P_COS;
+    lanes_ref out = spill_ref(g, i), in = mathin_ref(g, i, 0);
+    gcc_jit_lvalue *big = local(g, g->t_int, "big");
+    assign(g, big, GJ(gcc_jit_context_zero)(g->c, g->t_int));
+    loop l = lanes_upto(g, B);
+    gcc_jit_rvalue *x = hold(g, g->st[AX_F32], rv(g, ref_lane(g, in)));
+    assign(g, ref_lane(g, out), vecmath(g, g->nd[i].prim, x));
+    gcc_jit_rvalue *beyond = cmp(g, GCC_JIT_COMPARISON_GT, fbuiltin(g, "fabs", AX_F32, x),
+                                 fconst(g, AX_F32, AX_VECMATH_TRIG_MAX));
+    GJ(gcc_jit_block_add_assignment_op)
+    (g->blk, NULL, big, GCC_JIT_BINARY_OP_BITWISE_OR, cast(g, beyond, g->t_int));
+    loop_end(g, &l);
+    gcc_jit_block *fix = block(g, "fix"), *done = block(g, "fixed");
+    GJ(gcc_jit_block_end_with_conditional)
+    (g->blk, NULL,
+     cmp(g, GCC_JIT_COMPARISON_NE, rv(g, big), GJ(gcc_jit_context_zero)(g->c, g->t_int)), fix,
+     done);
+    g->blk = fix;
+    gcc_jit_type *params[2] = {g->st[AX_F32], g->t_int};
+    gcc_jit_type *fn_t =
+        GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, g->st[AX_F32], 2, params, 0);
+    gcc_jit_rvalue *slow = cast(g, rv(g, at(g, g->fns, i64c(g, AX_FN_TRIG_BIG_F32))), fn_t);
+    l = lanes_upto(g, B);
+    x = hold(g, g->st[AX_F32], rv(g, ref_lane(g, in)));
+    gcc_jit_rvalue *args[2] = {x, GJ(gcc_jit_context_new_rvalue_from_int)(g->c, g->t_int, is_cos)};
+    gcc_jit_rvalue *y = GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, slow, 2, args);
+    beyond = cmp(g, GCC_JIT_COMPARISON_GT, fbuiltin(g, "fabs", AX_F32, x),
+                 fconst(g, AX_F32, AX_VECMATH_TRIG_MAX));
+    assign(g, ref_lane(g, out),
+           sel(g, AX_F32, beyond, hold(g, g->st[AX_F32], y), rv(g, ref_lane(g, out))));
+    loop_end(g, &l);
+    GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, done);
+    g->blk = done;
 }
 
 /* The vector call of math node i: reads its mathin arrays, writes its lane array. */
@@ -961,6 +1035,10 @@ static void math_call(cg *g, int i) {
     const char *isa = g->vw == 16 ? "e" : "d";
     gcc_jit_type *f = g->st[AX_F32], *d = g->st[AX_F64];
     math_kind m = float_math(e->prim, AX_F32, g->vw);
+    if (m == M_TRIG) {
+        trig_call(g, i);
+        return;
+    }
     lanes_ref none = {0}, out = spill_ref(g, i), in = mathin_ref(g, i, 0);
     char name[64];
     if (m == M_DIRECT) {
@@ -970,26 +1048,16 @@ static void math_call(cg *g, int i) {
     }
     lanes_ref din = {.local = lane_array(g, d, "din"), .t = d};
     lanes_ref dout = {.local = lane_array(g, d, "dout"), .t = d}, din2 = none;
-    lane_convert(g, din, in, d, m == M_LOGISTIC);
+    lane_convert(g, din, in, d);
     int nargs = e->nin;
     if (nargs == 2) {
         din2 = (lanes_ref){.local = lane_array(g, d, "din"), .t = d};
-        lane_convert(g, din2, mathin_ref(g, i, 1), d, false);
+        lane_convert(g, din2, mathin_ref(g, i, 1), d);
     }
     snprintf(name, sizeof name, "_ZGV%sN%d%s_%s", isa, g->vw / 2, nargs == 2 ? "vv" : "v",
-             m == M_LOGISTIC ? "exp" : libm_name(e->prim));
+             libm_name(e->prim));
     vector_calls(g, name, d, g->vw / 2, nargs, dout, din, din2);
-    loop l = lanes_upto(g, B);
-    gcc_jit_rvalue *r = rv(g, ref_lane(g, dout));
-    if (m == M_LOGISTIC) { /* the eager kernel's vlogistic_f64 */
-        gcc_jit_rvalue *x = cast(g, rv(g, ref_lane(g, in)), d);
-        gcc_jit_rvalue *q = bin(g, GCC_JIT_BINARY_OP_PLUS, d, fconst(g, AX_F64, 1.0), r);
-        r = sel(g, AX_F64, cmp(g, GCC_JIT_COMPARISON_GE, x, fconst(g, AX_F64, 0.0)),
-                bin(g, GCC_JIT_BINARY_OP_DIVIDE, d, fconst(g, AX_F64, 1.0), q),
-                bin(g, GCC_JIT_BINARY_OP_DIVIDE, d, r, q));
-    }
-    assign(g, ref_lane(g, out), cast(g, r, f));
-    loop_end(g, &l);
+    lane_convert(g, out, dout, f);
 }
 
 /* ---- reductions ---- */

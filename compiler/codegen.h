@@ -13,7 +13,7 @@
 #include "fuse.h"
 
 /* Functions generated code calls through the `fns` table: ax's own scalar special
- * functions. */
+ * functions, and sin / cos of arguments beyond their vector range (ax_vecmath_trig_big). */
 enum {
     AX_FN_ERF_INV_F32,
     AX_FN_ERF_INV_F64,
@@ -21,11 +21,12 @@ enum {
     AX_FN_LGAMMA_F64,
     AX_FN_DIGAMMA_F32,
     AX_FN_DIGAMMA_F64,
+    AX_FN_TRIG_BIG_F32,
     AX_FN_COUNT
 };
 
 /* Bump when generated code changes, so that old cache entries are not used. */
-#define AX_CODEGEN_VERSION "ax-codegen-12"
+#define AX_CODEGEN_VERSION "ax-codegen-13"
 
 typedef void (*ax_step_fn)(char **bufs, void *const *fns, int64_t lo, int64_t hi);
 

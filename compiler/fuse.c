@@ -19,6 +19,7 @@
 #include "../runtime/reduce.h"
 #include "codegen.h"
 #include "jit_cache.h"
+#include "vecmath_jit.h"
 
 enum { ST_MAT, ST_KERNEL, ST_VIEW };
 
@@ -603,7 +604,8 @@ static bool lower_plan(ax_plan *plan) {
         free(vars);
         return false;
     }
-    snprintf(code->h.version, sizeof code->h.version, "%s", AX_CODEGEN_VERSION);
+    snprintf(code->h.version, sizeof code->h.version, "%s+%s", AX_CODEGEN_VERSION,
+             ax_vecmath_jit_revision());
     snprintf(code->h.target, sizeof code->h.target, "%s", ax_codegen_target());
     code->h.vector_lanes = ax_elementwise_vector_lanes();
     code->h.opt_level = ax_codegen_opt_level();

@@ -17,6 +17,7 @@
 #include "../runtime/elementwise.h"
 #include "../runtime/pool.h"
 #include "../runtime/special.h"
+#include "../runtime/vecmath.h"
 #include "codegen.h"
 #include "gccjit.h"
 #include "fuse.h"
@@ -478,6 +479,7 @@ static void fill_fns(void **fns) {
     fns[AX_FN_LGAMMA_F64] = (void *)ax_lgamma_f64;
     fns[AX_FN_DIGAMMA_F32] = (void *)ax_digamma_f32;
     fns[AX_FN_DIGAMMA_F64] = (void *)ax_digamma_f64;
+    fns[AX_FN_TRIG_BIG_F32] = (void *)ax_vecmath_trig_big;
 }
 
 int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) {

@@ -1,0 +1,48 @@
+/* Inputs where the f32 transcendental functions change regime, shared by test_vecmath.c and
+ * test_jit.c: signed zeros, denormals, the limits of f32, infinities and NaN, and each
+ * function's thresholds (overflow, underflow, the switch between two approximations, the end
+ * of sin/cos's vector range) with their neighbours on both sides. */
+#ifndef AX_VECMATH_EDGES_H
+#define AX_VECMATH_EDGES_H
+
+#include <float.h>
+#include <math.h>
+
+static const float vecmath_thresholds[] = {
+    0x1p-149f,    0x1.fffffcp-127f,
+    FLT_MIN,      0x1p-25f,
+    0x1p-24f,     1.0f,
+    FLT_MAX,      88.7228394f,
+    88.3762589f,  87.3365479f,
+    89.0f,        100.0f,
+    103.972084f,  103.278931f,
+    110.0f,       17.3286800f,
+    30.0f,        0.346573591f,
+    0.625f,       9.01092148f,
+    9.5f,         4.0f,
+    3.9192059f,   0.70710677f,
+    1.41421354f,  0.29289323f,
+    0.41421357f,  0x1p20f,
+    1.57079637f,  3.14159274f,
+    4.71238899f,  6.28318548f,
+    1e6f,         1.6e6f,
+    102.101761f,  0x1.921fb6p20f,
+    1e10f,        3e38f,
+    0.785398185f, 0.0237094797f,
+};
+
+/* Fills x with 0, -0, NaN, +-inf and every threshold t (and -t) with its two neighbours;
+ * returns how many (at most VECMATH_NEDGES). */
+enum { VECMATH_NEDGES = 5 + 6 * (int)(sizeof vecmath_thresholds / sizeof *vecmath_thresholds) };
+static inline int vecmath_edges(float *x) {
+    int n = 0;
+    x[n++] = 0.0f, x[n++] = -0.0f, x[n++] = NAN, x[n++] = INFINITY, x[n++] = -INFINITY;
+    for (size_t i = 0; i < sizeof vecmath_thresholds / sizeof *vecmath_thresholds; i++)
+        for (int sign = -1; sign <= 1; sign += 2) {
+            float t = (float)sign * vecmath_thresholds[i];
+            x[n++] = nextafterf(t, -INFINITY), x[n++] = t, x[n++] = nextafterf(t, INFINITY);
+        }
+    return n;
+}
+
+#endif
