@@ -14,17 +14,8 @@
 #include <string.h>
 
 #include "../../runtime/vecmath.h"
+#include "../unit/vecmath_test_util.h"
 #include "bench_util.h"
-
-static double ref_logistic(double x) {
-    return (double)(1.0L / (1.0L + expl(-(long double)x)));
-}
-
-static double (*const refs[AX_VM_COUNT])(double) = {
-    [AX_VM_EXP] = exp,     [AX_VM_EXPM1] = expm1, [AX_VM_LOG] = log,
-    [AX_VM_LOG1P] = log1p, [AX_VM_TANH] = tanh,   [AX_VM_LOGISTIC] = ref_logistic,
-    [AX_VM_SIN] = sin,     [AX_VM_COS] = cos,     [AX_VM_ERF] = erf,
-};
 
 /* ---- speed ---- */
 
@@ -124,7 +115,7 @@ static int accuracy(uint64_t stride) {
             }
             ax_vecmath_f32((ax_vm_fn)f, n, x, 1, y);
             for (int i = 0; i < n; i++) {
-                double exact = refs[f]((double)x[i]);
+                double exact = vecmath_refs[f]((double)x[i]);
                 double e = ulp_error(y[i], exact);
                 int64_t s = steps(y[i], (float)exact);
                 hist[s > 3 ? 3 : s]++;

@@ -12,26 +12,16 @@ import argparse
 import os
 import statistics
 import subprocess
-import time
 
 import numpy as np
 import torch
+
+from jit_compare import median_time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 torch.set_num_threads(2)
 N = 10_000_000
 FUNCTIONS = ["exp", "expm1", "log", "log1p", "tanh", "sigmoid", "sin", "cos", "erf"]
-
-
-def median_time(fn, number=5, repeat=9):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t) / number)
-    return statistics.median(times)
 
 
 def reference_times():
@@ -42,15 +32,15 @@ def reference_times():
            "tanh": np.tanh, "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "sin": np.sin,
            "cos": np.cos}
     out = {
-        "numpy affine": median_time(lambda: x * np.float32(2) + np.float32(1)),
-        "numpy tanh_exp": median_time(lambda: np.tanh(x) + np.exp(-x * x)),
-        "torch tanh_exp": median_time(lambda: torch.tanh(tx) + torch.exp(-tx * tx)),
+        "numpy affine": median_time(lambda: x * np.float32(2) + np.float32(1), 5, 9),
+        "numpy tanh_exp": median_time(lambda: np.tanh(x) + np.exp(-x * x), 5, 9),
+        "torch tanh_exp": median_time(lambda: torch.tanh(tx) + torch.exp(-tx * tx), 5, 9),
     }
     for name in FUNCTIONS:
         arg, targ = (pos, tpos) if name.startswith("log") else (x, tx)
         if name in npf:  # NumPy has no erf
-            out["numpy " + name] = median_time(lambda f=npf[name], a=arg: f(a))
-        out["torch " + name] = median_time(lambda f=getattr(torch, name), a=targ: f(a))
+            out["numpy " + name] = median_time(lambda f=npf[name], a=arg: f(a), 5, 9)
+        out["torch " + name] = median_time(lambda f=getattr(torch, name), a=targ: f(a), 5, 9)
     return out
 
 

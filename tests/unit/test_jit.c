@@ -36,7 +36,7 @@
 #include "../../compiler/linalg_rules.h"
 #include "../../compiler/trace_ir.h"
 #include "jit_test_util.h"
-#include "vecmath_edges.h"
+#include "vecmath_test_util.h"
 
 /* ================================================================ 1. every primitive */
 
@@ -1541,10 +1541,6 @@ static void test_outputs_inputs_and_literals(void **state) {
 
 /* ================================================================ 3. accuracy */
 
-static double ref_logistic(double x) {
-    return (double)(1.0L / (1.0L + expl(-(long double)x)));
-}
-
 static double ref_rsqrt(double x) {
     return (double)(1.0L / sqrtl((long double)x));
 }
@@ -1591,7 +1587,7 @@ static const acc_case acc_cases[] = {
     {AX_P_LOG1P, -1, FLT_MAX, log1p, 2, true},
     {AX_P_EXPM1, -104, 89, expm1, 2, true},
     {AX_P_TANH, -20, 20, tanh, 2, true},
-    {AX_P_LOGISTIC, -110, 90, ref_logistic, 2, true},
+    {AX_P_LOGISTIC, -110, 90, vecmath_ref_logistic, 2, true},
     {AX_P_SIN, -FLT_MAX, FLT_MAX, sin, 2, true},
     {AX_P_COS, -FLT_MAX, FLT_MAX, cos, 2, true},
     {AX_P_ERF, -10, 10, erf, 2, true},
@@ -1613,7 +1609,7 @@ static float random_float_in(rng *r, double lo, double hi) {
     }
 }
 
-/* The edges of the functions' regimes (vecmath_edges.h), then half the sweep evenly spaced
+/* The edges of the functions' regimes (vecmath_test_util.h), then half the sweep evenly spaced
  * over the part of [lo, hi] where the function changes most (|x| <= 4, or [lo, hi] if
  * smaller), half random bit patterns over [lo, hi] (so sin and cos see blocks of arguments
  * within their vector range only, and blocks mixing in larger ones). */

@@ -1,13 +1,30 @@
-/* Inputs where the f32 transcendental functions change regime, shared by test_vecmath.c and
- * test_jit.c: signed zeros, denormals, the limits of f32, infinities and NaN, and each
- * function's thresholds (overflow, underflow, the switch between two approximations, the end
- * of sin/cos's vector range) with their neighbours on both sides. */
-#ifndef AX_VECMATH_EDGES_H
-#define AX_VECMATH_EDGES_H
+/* Shared by test_vecmath.c, test_jit.c and tests/bench/bench_vecmath.c: the references ax's
+ * f32 vector math (runtime/vecmath.h) is measured against, and the inputs where the functions
+ * change regime. */
+#ifndef AX_VECMATH_TEST_UTIL_H
+#define AX_VECMATH_TEST_UTIL_H
 
 #include <float.h>
 #include <math.h>
 
+#include "../../runtime/vecmath.h"
+
+static inline double vecmath_ref_logistic(double x) {
+    return (double)(1.0L / (1.0L + expl(-(long double)x)));
+}
+
+/* glibc's f64 functions (logistic in long double): their error is far below an f32 ulp, so
+ * rounded to f32 they stand for the correctly rounded results */
+static double (*const vecmath_refs[AX_VM_COUNT])(double) = {
+    [AX_VM_EXP] = exp,     [AX_VM_EXPM1] = expm1, [AX_VM_LOG] = log,
+    [AX_VM_LOG1P] = log1p, [AX_VM_TANH] = tanh,   [AX_VM_LOGISTIC] = vecmath_ref_logistic,
+    [AX_VM_SIN] = sin,     [AX_VM_COS] = cos,     [AX_VM_ERF] = erf,
+};
+
+/* Inputs where the functions change regime: signed zeros, denormals, the limits of f32,
+ * infinities and NaN, and each function's thresholds (overflow, underflow, the switch between
+ * two approximations, the end of sin/cos's vector range) with their neighbours on both
+ * sides. */
 static const float vecmath_thresholds[] = {
     0x1p-149f,    0x1.fffffcp-127f,
     FLT_MIN,      0x1p-25f,
