@@ -47,12 +47,12 @@
 #define VM_TWO_OVER_PI    0x1.45f306dc9c883p-1
 #define VM_SQRT_HALF_BITS 0x3f3504f3u
 
-/* Taylor coefficients of e^r and of (e^r - 1 - r) / r^2, sin and cos; the series of log(1+f)
- * in s = f / (2 + f); minimax fits (runtime/vecmath_fit.py) for tanh, erf and erfc. */
-static const float vm_exp_c[] = {0x1p+0f,        0x1p+0f,        0x1p-1f,         0x1.555556p-3f,
-                                 0x1.555556p-5f, 0x1.111112p-7f, 0x1.6c16c2p-10f, 0x1.a01a02p-13f};
-static const float vm_expm1_q[] = {0x1p-1f,         0x1.555556p-3f,  0x1.555556p-5f, 0x1.111112p-7f,
-                                   0x1.6c16c2p-10f, 0x1.a01a02p-13f, 0x1.a01a02p-16f};
+/* Minimax fits (runtime/vecmath_fit.py) for e^r, (e^r - 1 - r) / r^2, tanh, erf and erfc; the
+ * Taylor coefficients of sin and cos, and the series of log(1 + f) in s = f / (2 + f). */
+static const float vm_exp_c[] = {0x1p+0f,        0x1p+0f,        0x1.fffffap-2f, 0x1.55540ap-3f,
+                                 0x1.55589cp-5f, 0x1.126d66p-7f, 0x1.6ab90cp-10f};
+static const float vm_expm1_q[] = {0x1p-1f,        0x1.555554p-3f,  0x1.5554bp-5f,
+                                   0x1.11118ap-7f, 0x1.6d7246p-10f, 0x1.a0336cp-13f};
 static const float vm_log_w[] = {0x1.555556p-1f, 0x1.99999ap-2f, 0x1.24924ap-2f, 0x1.c71c72p-3f,
                                  0x1.745d18p-3f};
 static const float vm_sin_s[] = {-0x1.555556p-3f, 0x1.111112p-7f, -0x1.a01a02p-13f,
@@ -105,6 +105,12 @@ VM_FN(scale, VM_F p, VM_I n) {
     LET(ni, TOI(SUB(BITS(n##_t), U(VM_ROUNDER_BITS))));                                            \
     LET(r, FMA(n, F(-VM_LN2_LO), FMA(n, F(-VM_LN2_HI), xc)))
 
+/* e^x for x in [-87.3, 88.7] (normal results) in one step */
+VM_FN(exp_core, VM_F x) {
+    VM_REDUCE_LN2(x, n, ni, r);
+    RETURN(MUL(HORNER(r, vm_exp_c), CALL(pow2, ni)));
+}
+
 /* e^x = 2^n e^r; past +-(104..110) the result is 0 or inf whatever the clamp */
 VM_FN(exp, VM_F x) {
     LET(xc, CALL(clamp, x, F(-110.0f), F(100.0f)));
@@ -132,7 +138,8 @@ VM_FN(tanh, VM_F x) {
     LET(a, CALL(abs, x));
     LET(z, MUL(a, a));
     LET(near0, FMA(MUL(a, z), HORNER(z, vm_tanh_p), a));
-    LET(u, CALL(exp, NEG(ADD(a, a))));
+    LET(minus_2a, NEG(ADD(a, a)));
+    LET(u, CALL(exp_core, SEL(LT(minus_2a, F(-87.0f)), F(-87.0f), minus_2a))); /* NaN passes */
     LET(far, FMA(NEG(u), HORNER(u, vm_tanh_r), F(1.0f)));
     RETURN(CALL(copysign, SEL(LT(a, F(0.625f)), near0, far), x));
 }
@@ -232,6 +239,6 @@ VM_FN(erf, VM_F x) {
     LET(near0, FMA(a, HORNER(MUL(a, a), vm_erf_q), a));
     LET(ac, SEL(GT(a, F(4.0f)), F(4.0f), a));
     LET(t, SUB(DIV(F(1.0f), ADD(F(1.0f), ac)), F(0.35f)));
-    LET(erfc, MUL(CALL(exp, NEG(MUL(ac, ac))), HORNER(t, vm_erfc_g)));
+    LET(erfc, MUL(CALL(exp_core, NEG(MUL(ac, ac))), HORNER(t, vm_erfc_g)));
     RETURN(CALL(copysign, SEL(LT(a, F(1.0f)), near0, SUB(F(1.0f), erfc)), x));
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The fitted polynomial coefficients of runtime/vecmath_body.h (tanh, erf, erfc), made again.
+"""The fitted polynomial coefficients of runtime/vecmath_body.h (exp, expm1, tanh, erf, erfc),
+made again.
 
 Each is a near-minimax polynomial: weighted least squares on Chebyshev points, reweighted by
 the error (Lawson's iteration) so that the error levels out, against 40-digit mpmath values;
-the coefficients are then rounded to f32. The Taylor coefficients in the same file (exp,
-expm1, log, sin, cos) need no fit. Run with /usr/bin/python3 (numpy, mpmath); prints the C
+the coefficients are then rounded to f32. The Taylor coefficients in the same file (log, sin,
+cos) need no fit. Run with /usr/bin/python3 (numpy, mpmath); prints the C
 arrays and each fit's worst relative error before rounding.
 """
 import math
@@ -39,7 +40,13 @@ def c_array(name, coefs):
 
 
 def main():
+    half_ln2 = math.log(2) / 2 * 1.0005  # exp's |r| bound, with room for the reduction's
     fits = [
+        # e^r on |r| <= ln2/2: relative error
+        ("vm_exp_c", mp.exp, -half_ln2, half_ln2, 6, lambda r: r, lambda r, y: 1 / np.abs(y)),
+        # e^r - 1 = r + r^2 Q(r): relative error of e^r - 1
+        ("vm_expm1_q", lambda r: (mp.exp(r) - 1 - r) / (r * r) if r else mp.mpf(0.5), -half_ln2,
+         half_ln2, 5, lambda r: r, lambda r, y: r * r / np.abs(np.expm1(r) + 1e-300)),
         # tanh(a) = a + a z P(z), z = a^2, a in [0, 0.625]: relative error of tanh
         ("vm_tanh_p", lambda a: (mp.tanh(a) / a - 1) / (a * a), 1e-4, 0.625, 4,
          lambda a: a * a, lambda a, y: a * a / (1 + a * a * y)),
