@@ -145,6 +145,7 @@ static gcc_jit_rvalue *horner(vmj *J, gcc_jit_rvalue *z, const float *c, int n) 
 #define D2I(d)       cast(J, d, J->i32)
 #define HORNER(z, c) horner(J, z, c, (int)(sizeof c / sizeof *c))
 #define FMA(a, b, c) fma_op(J, a, b, c)
+#define FUSED        (J->fused)
 
 #include "../runtime/vecmath_body.h"
 

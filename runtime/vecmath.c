@@ -52,10 +52,10 @@ typedef int VM_K;
 #define D2I(d)       ((int32_t)(d))
 #define HORNER(z, c) vm_horner(z, c, (int)(sizeof c / sizeof *c))
 #if defined(__FMA__)
-#define VM_FUSED     1
+#define FUSED        1
 #define FMA(a, b, c) _Generic((a), float : fmaf, double : fma)(a, b, c)
 #else
-#define VM_FUSED     0
+#define FUSED        0
 #define FMA(a, b, c) ((a) * (b) + (c))
 #endif
 
@@ -149,7 +149,7 @@ void ax_vecmath_f32(ax_vm_fn f, int64_t n, const float *x, int64_t incx, float *
 }
 
 bool ax_vecmath_fused(void) {
-    return VM_FUSED;
+    return FUSED;
 }
 
 const char *ax_vecmath_name(ax_vm_fn f) {

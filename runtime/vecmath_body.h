@@ -15,7 +15,8 @@
  *   F(c) D(c) I(c) U(c)         constants of each lane type
  *   ADD SUB MUL DIV NEG         float arithmetic (ADD/SUB also on int32 and uint32 lanes)
  *   FMA(a, b, c)                a * b + c: one rounding where the build has FMA instructions
- *                               (VM_FUSED, the same in both back ends), two elsewhere
+ *                               (FUSED, known when the code is made and the same in both back
+ *                               ends), two elsewhere
  *   LT LE GT GE EQ NE           comparisons, giving masks; MAND MOR combine masks
  *   SEL(m, a, b)                a where m, else b
  *   BAND BOR BXOR SHL SHR       bit operations (SHR: arithmetic on int32, logical on uint32)
@@ -144,13 +145,27 @@ VM_FN(tanh, VM_F x) {
     RETURN(CALL(copysign, SEL(LT(a, F(0.625f)), near0, far), x));
 }
 
+/* 1/u within 1.5%, for corrections a few ulps small: the bits of 1/u estimated by one
+ * subtraction, then a Newton step */
+VM_FN(rough_recip, VM_F u) {
+    LET(r, FROMBITS(SUB(U(0x7ef311c7u), BITS(u))));
+    RETURN(MUL(r, FMA(NEG(u), r, F(2.0f))));
+}
+
 /* 1 / (1 + e^-x) = 1 / (1 + e) for x >= 0 and e / (1 + e) below, with e = e^-|x|: nothing
- * overflows and tiny results keep their precision. The quotient is taken in f64, so that the
- * only rounding after exp's is the final one (in f32, three roundings reach 2.2 ulp). */
+ * overflows and tiny results keep their precision. The only rounding after exp's should be
+ * the last (a bare f32 quotient reaches 2.2 ulp): with FMA, the quotient y = num / q is
+ * corrected for the roundings of q = 1 + e and of the division, by (num - y q - y q_lo) / q;
+ * without, it is taken in f64. */
 VM_FN(logistic, VM_F x) {
     LET(e, CALL(exp, NEG(CALL(abs, x))));
     LET(num, SEL(GE(x, F(0.0f)), F(1.0f), e));
-    RETURN(D2F(DIV(F2D(num), ADD(D(1.0), F2D(e)))));
+    if (!FUSED) RETURN(D2F(DIV(F2D(num), ADD(D(1.0), F2D(e)))));
+    LET(q, ADD(F(1.0f), e));
+    LET(q_lo, ADD(SUB(F(1.0f), q), e)); /* 1 + e = q + q_lo exactly (e <= 1) */
+    LET(y, DIV(num, q));
+    LET(r, FMA(NEG(y), q, num)); /* num - y q, exactly */
+    RETURN(FMA(FMA(NEG(y), q_lo, r), CALL(rough_recip, q), y));
 }
 
 /* ---- log, log1p ---- */
@@ -182,14 +197,15 @@ VM_FN(log, VM_F x) {
                SEL(EQ(x, F(0.0f)), F(-INFINITY), F(NAN))));
 }
 
-/* log(u) for u = 1 + x rounded, plus c = (x - (u - 1)) / u, the log of what the rounding lost;
- * when u is within [sqrt(1/2), sqrt(2)) x itself is reduced (exactly) */
+/* log(u) for u = 1 + x rounded, plus c = (x - (u - 1)) / u, the log of what the rounding lost
+ * (a few ulps: rough_recip's 1/u serves); when u is within [sqrt(1/2), sqrt(2)) x itself is
+ * reduced (exactly) */
 VM_FN(log1p, VM_F x) {
     LET(u, ADD(F(1.0f), x));
     VM_SPLIT_LOG(u, k, m);
     LET(k0, EQ(k, I(0)));
     LET(lost, SEL(GE(k, I(2)), SUB(F(1.0f), SUB(u, x)), SUB(x, SUB(u, F(1.0f)))));
-    LET(c, SEL(MOR(k0, GE(k, I(25))), F(0.0f), DIV(lost, u)));
+    LET(c, SEL(MOR(k0, GE(k, I(25))), F(0.0f), MUL(lost, CALL(rough_recip, u))));
     LET(y, CALL(log_core, SEL(k0, x, SUB(m, F(1.0f))), k, c));
     /* x itself below 2^-25 (where it is the rounded result; keeps -0) and for +inf */
     LET(x_itself, MOR(LT(CALL(abs, x), F(0x1p-25f)), EQ(x, F(INFINITY))));
