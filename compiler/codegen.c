@@ -990,41 +990,47 @@ static void lane_convert(cg *g, lanes_ref dst, lanes_ref src, gcc_jit_type *t) {
     loop_end(g, &l);
 }
 
-/* sin or cos of a block: the vector code on every lane, then, when some lane is beyond its
- * range, ax_vecmath_trig_big for those lanes (as the eager kernel does). The lane arrays'
- * addresses never escape, so GCC vectorises the loops that fill and read them. */
-static void trig_call(cg *g, int i) {
-    int is_cos = g->nd[i].prim == AX_P_COS;
-    lanes_ref out = spill_ref(g, i), in = mathin_ref(g, i, 0);
-    gcc_jit_lvalue *big = local(g, g->t_int, "big");
-    assign(g, big, GJ(gcc_jit_context_zero)(g->c, g->t_int));
-    loop l = lanes_upto(g, B);
-    gcc_jit_rvalue *x = hold(g, g->st[AX_F32], rv(g, ref_lane(g, in)));
-    assign(g, ref_lane(g, out), vecmath(g, g->nd[i].prim, x));
-    gcc_jit_rvalue *beyond = cmp(g, GCC_JIT_COMPARISON_GT, fbuiltin(g, "fabs", AX_F32, x),
-                                 fconst(g, AX_F32, AX_VECMATH_TRIG_MAX));
-    GJ(gcc_jit_block_add_assignment_op)
-    (g->blk, NULL, big, GCC_JIT_BINARY_OP_BITWISE_OR, cast(g, beyond, g->t_int));
-    loop_end(g, &l);
-    gcc_jit_block *fix = block(g, "fix"), *done = block(g, "fixed");
-    GJ(gcc_jit_block_end_with_conditional)
-    (g->blk, NULL,
-     cmp(g, GCC_JIT_COMPARISON_NE, rv(g, big), GJ(gcc_jit_context_zero)(g->c, g->t_int)), fix,
-     done);
-    g->blk = fix;
+/* Whether |x| is beyond sin and cos's vector range. */
+static gcc_jit_rvalue *trig_beyond(cg *g, gcc_jit_rvalue *x) {
+    return cmp(g, GCC_JIT_COMPARISON_GT, fbuiltin(g, "fabs", AX_F32, x),
+               fconst(g, AX_F32, AX_VECMATH_TRIG_MAX));
+}
+
+/* Recomputes the lanes of `out` whose input is beyond the vector range with
+ * ax_vecmath_trig_big (a call per lane: reached only for blocks that have such a lane). */
+static void trig_fix_lanes(cg *g, lanes_ref out, lanes_ref in, int is_cos) {
     gcc_jit_type *params[2] = {g->st[AX_F32], g->t_int};
     gcc_jit_type *fn_t =
         GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, g->st[AX_F32], 2, params, 0);
     gcc_jit_rvalue *slow = cast(g, rv(g, at(g, g->fns, i64c(g, AX_FN_TRIG_BIG_F32))), fn_t);
-    l = lanes_upto(g, B);
-    x = hold(g, g->st[AX_F32], rv(g, ref_lane(g, in)));
+    loop l = lanes_upto(g, B);
+    gcc_jit_rvalue *x = hold(g, g->st[AX_F32], rv(g, ref_lane(g, in)));
     gcc_jit_rvalue *args[2] = {x, GJ(gcc_jit_context_new_rvalue_from_int)(g->c, g->t_int, is_cos)};
     gcc_jit_rvalue *y = GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, slow, 2, args);
-    beyond = cmp(g, GCC_JIT_COMPARISON_GT, fbuiltin(g, "fabs", AX_F32, x),
-                 fconst(g, AX_F32, AX_VECMATH_TRIG_MAX));
     assign(g, ref_lane(g, out),
-           sel(g, AX_F32, beyond, hold(g, g->st[AX_F32], y), rv(g, ref_lane(g, out))));
+           sel(g, AX_F32, trig_beyond(g, x), hold(g, g->st[AX_F32], y), rv(g, ref_lane(g, out))));
     loop_end(g, &l);
+}
+
+/* sin or cos of a block: the vector code on every lane, then trig_fix_lanes when some lane is
+ * beyond its range (as the eager kernel does). The lane arrays' addresses never escape, so
+ * GCC vectorises the loops that fill and read them. */
+static void trig_call(cg *g, int i) {
+    lanes_ref out = spill_ref(g, i), in = mathin_ref(g, i, 0);
+    gcc_jit_rvalue *zero = GJ(gcc_jit_context_zero)(g->c, g->t_int);
+    gcc_jit_lvalue *big = local(g, g->t_int, "big");
+    assign(g, big, zero);
+    loop l = lanes_upto(g, B);
+    gcc_jit_rvalue *x = hold(g, g->st[AX_F32], rv(g, ref_lane(g, in)));
+    assign(g, ref_lane(g, out), vecmath(g, g->nd[i].prim, x));
+    GJ(gcc_jit_block_add_assignment_op)
+    (g->blk, NULL, big, GCC_JIT_BINARY_OP_BITWISE_OR, cast(g, trig_beyond(g, x), g->t_int));
+    loop_end(g, &l);
+    gcc_jit_block *fix = block(g, "fix"), *done = block(g, "fixed");
+    GJ(gcc_jit_block_end_with_conditional)
+    (g->blk, NULL, cmp(g, GCC_JIT_COMPARISON_NE, rv(g, big), zero), fix, done);
+    g->blk = fix;
+    trig_fix_lanes(g, out, in, g->nd[i].prim == AX_P_COS);
     GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, done);
     g->blk = done;
 }
