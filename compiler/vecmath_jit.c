@@ -70,7 +70,7 @@ static gcc_jit_rvalue *iconst(vmj *J, gcc_jit_type *t, long v) {
 
 /* m ? a : b as `t = b; if (m) t = a;`: GCC if-converts it into a blend when it vectorises the
  * lane loop (a mask of bits, and-ed and or-ed, costs it 3-4 instructions more) */
-static gcc_jit_rvalue *select(vmj *J, gcc_jit_rvalue *m, gcc_jit_rvalue *a, gcc_jit_rvalue *b) {
+static gcc_jit_rvalue *lane_select(vmj *J, gcc_jit_rvalue *m, gcc_jit_rvalue *a, gcc_jit_rvalue *b) {
     char name[32];
     snprintf(name, sizeof name, "vm%d", (*J->w.nlocals)++);
     gcc_jit_lvalue *t = GJ(gcc_jit_function_new_local)(J->w.fn, NULL, type_of(J, a), name);
@@ -129,7 +129,7 @@ static gcc_jit_rvalue *horner(vmj *J, gcc_jit_rvalue *z, const float *c, int n) 
 #define NE(a, b)     cmp(J, GCC_JIT_COMPARISON_NE, a, b)
 #define MAND(a, b)   bin(J, GCC_JIT_BINARY_OP_LOGICAL_AND, a, b)
 #define MOR(a, b)    bin(J, GCC_JIT_BINARY_OP_LOGICAL_OR, a, b)
-#define SEL(m, a, b) select(J, m, a, b)
+#define SEL(m, a, b) lane_select(J, m, a, b)
 #define BAND(a, b)   bin(J, GCC_JIT_BINARY_OP_BITWISE_AND, a, b)
 #define BOR(a, b)    bin(J, GCC_JIT_BINARY_OP_BITWISE_OR, a, b)
 #define BXOR(a, b)   bin(J, GCC_JIT_BINARY_OP_BITWISE_XOR, a, b)
