@@ -221,17 +221,14 @@ VM_FN(log1p, VM_F x) {
 VM_FN(sincos, VM_F x, VM_K is_cos) {
     LET(ok, LE(CALL(abs, x), F(AX_VECMATH_TRIG_MAX)));
     LET(xd, F2D(SEL(ok, x, F(0.0f))));
-    LET(t, ADD(MUL(xd, D(VM_TWO_OVER_PI)), D(VM_ROUNDER_D)));
+    LET(t, FMA(xd, D(VM_TWO_OVER_PI), D(VM_ROUNDER_D)));
     LET(nd, SUB(t, D(VM_ROUNDER_D)));
-    LET(r, FMA(nd, D(-VM_PIO2_3), FMA(nd, D(-VM_PIO2_2), FMA(nd, D(-VM_PIO2_1), xd))));
-    LET(rh, D2F(r));
-    LET(rl, D2F(SUB(r, F2D(rh))));
+    LET(rh, D2F(FMA(nd, D(-VM_PIO2_3), FMA(nd, D(-VM_PIO2_2), FMA(nd, D(-VM_PIO2_1), xd)))));
     LET(z, MUL(rh, rh));
-    LET(sin_r, ADD(rh, FMA(MUL(rh, z), HORNER(z, vm_sin_s), rl)));
+    LET(sin_r, FMA(MUL(rh, z), HORNER(z, vm_sin_s), rh));
     LET(hz, MUL(F(0.5f), z));
     LET(w, SUB(F(1.0f), hz));
-    LET(cos_r, ADD(w, ADD(SUB(SUB(F(1.0f), w), hz),
-                          FMA(MUL(z, z), HORNER(z, vm_cos_c), NEG(MUL(rh, rl))))));
+    LET(cos_r, ADD(w, FMA(MUL(z, z), HORNER(z, vm_cos_c), SUB(SUB(F(1.0f), w), hz))));
     LET(q, ADD(D2I(nd), I(is_cos)));
     LET(y, SEL(NE(BAND(q, I(1)), I(0)), cos_r, sin_r));
     LET(sy, FROMBITS(BXOR(BITS(y), SHL(TOU(BAND(q, I(2))), 30))));

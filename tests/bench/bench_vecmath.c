@@ -2,13 +2,15 @@
  *
  *   bench_vecmath              ns per element of each function, 16K elements in cache and 10M
  *                              from memory, against y = 2x + 1 on the same arrays (medians of 7)
- *   bench_vecmath --ulp [S]    the accuracy sweep of docs/vecmath.md: every S-th f32 bit
- *                              pattern (default 1: all 2^32; ~10 min per function on one core)
+ *   bench_vecmath --ulp [S [name...]]  the accuracy sweep of docs/vecmath.md: every S-th f32
+ *                              bit pattern (default 1: all 2^32; ~2-10 min per function on one
+ *                              core), of the named functions (default all)
  *                              against glibc's f64 function; prints the worst error in ulps
  *                              (|y - exact| / ulp(exact), the f64 result standing for exact)
  *                              and how many results are 0, 1, 2... steps from the correctly
  *                              rounded one. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,10 +102,18 @@ static int64_t steps(float y, float want) {
     return d > 99 ? 99 : d;
 }
 
-static int accuracy(uint64_t stride) {
+/* Whether function f is among names[0..n) (all when n == 0). */
+static bool wanted(int f, char **names, int n) {
+    for (int k = 0; k < n; k++)
+        if (!strcmp(names[k], ax_vecmath_name((ax_vm_fn)f))) return true;
+    return n == 0;
+}
+
+static int accuracy(uint64_t stride, char **names, int nnames) {
     enum { N = 4096 };
     float x[N], y[N];
     for (int f = 0; f < AX_VM_COUNT; f++) {
+        if (!wanted(f, names, nnames)) continue;
         double worst = 0;
         float worst_x = 0;
         int64_t hist[4] = {0}; /* 0, 1, 2, more steps */
@@ -134,7 +144,7 @@ static int accuracy(uint64_t stride) {
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "--ulp")) {
         uint64_t stride = argc > 2 ? strtoull(argv[2], NULL, 0) : 1;
-        return accuracy(stride ? stride : 1);
+        return accuracy(stride ? stride : 1, argv + 3, argc > 3 ? argc - 3 : 0);
     }
     return speed();
 }
