@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../runtime/context.h"
+#include "../runtime/device.h"
 #include "../runtime/format.h"
 #include "../stdlib/libs.h"
 #include "../lang/interp.h"
@@ -33,6 +34,7 @@ static const char usage_text[] =
     "                      (echoing values, :commands) even when stdin is not a terminal\n"
     "  --x64               default float f64 and int i64 (also: environment AX_X64=1)\n"
     "  --allow-key-reuse   do not report a PRNG key used twice\n"
+    "  --devices N         N CPU devices for pmap (default: one per core; also AX_DEVICES=N)\n"
     "  --version           print the version and exit\n"
     "  -h, --help          print this help and exit\n";
 
@@ -42,6 +44,7 @@ typedef struct options {
     bool force_repl;  /* -i */
     bool x64;
     bool allow_key_reuse;
+    int devices; /* --devices N, or 0 */
     int nargs; /* program arguments: argv[0] is the file (or "-e", "-") */
     char **args;
 } options;
@@ -73,6 +76,13 @@ static int parse_options(int argc, char **argv, options *o) {
             o->x64 = true;
         } else if (!strcmp(a, "--allow-key-reuse")) {
             o->allow_key_reuse = true;
+        } else if (!strcmp(a, "--devices")) {
+            char *end = NULL;
+            long n = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+            if (i + 1 >= argc || *end || n < 1 || n > 1024)
+                return usage_error("%s needs a number of devices from 1 to 1024", a);
+            o->devices = (int)n;
+            i++;
         } else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
             printf("ax %s\n", AX_VERSION);
             return 0;
@@ -114,8 +124,14 @@ static void define_argv(ax_interp *in, const options *o, bool from_stdin) {
     }
     ax_value *list = ax_value_list(n, items);
     free(items);
-    if (list) ax_interp_define_builtin(in, "argv", list);
+    if (list) ax_interp_define_builtin_take(in, "argv", list);
     ax_error_clear(in->cx);
+}
+
+/* Before the runtime context exists: the same report as ax_error_print's. */
+static int out_of_memory(void) {
+    fputs("error[MemoryError]: out of memory\n", stderr);
+    return EXIT_PROGRAM_ERROR;
 }
 
 static int run_source(ax_interp *in, const char *src, size_t len, const char *file) {
@@ -136,6 +152,7 @@ static int run(const options *o, const char *exe) {
         o->file ? !strcmp(o->file, "-") : !o->code && !o->force_repl && !isatty(STDIN_FILENO);
     if (o->file && !from_stdin) {
         src = ax_read_file(o->file, NULL, &len);
+        if (!src && errno == ENOMEM) return out_of_memory();
         if (!src) {
             fprintf(stderr, "ax: cannot read '%s': %s\n", o->file, strerror(errno));
             return EXIT_USAGE;
@@ -143,6 +160,7 @@ static int run(const options *o, const char *exe) {
         name = o->file;
     } else if (from_stdin) {
         src = ax_read_stream(stdin, NULL, &len);
+        if (!src && errno == ENOMEM) return out_of_memory();
         if (!src) {
             fprintf(stderr, "ax: cannot read the program from stdin: %s\n", strerror(errno));
             return EXIT_PROGRAM_ERROR;
@@ -153,10 +171,10 @@ static int run(const options *o, const char *exe) {
     ax_ctx *cx = ax_ctx_new();
     if (!cx) {
         free(src);
-        fputs("ax: out of memory\n", stderr);
-        return EXIT_PROGRAM_ERROR;
+        return out_of_memory();
     }
     cx->x64 = o->x64;
+    cx->ndevices = o->devices;
     int status = 0;
     ax_interp *in = ax_interp_new(cx, exe);
     if (in && ax_libs_open(in) < 0) {
@@ -177,6 +195,8 @@ static int run(const options *o, const char *exe) {
             ax_repl_options ropt = {.interactive = isatty(STDIN_FILENO), .in = stdin};
             status = ax_repl_run(in, &ropt);
         }
+        /* under mpirun: a failed process stops the others, which may wait for it */
+        ax_distributed_finish(cx, status != 0);
         ax_interp_free(in);
     }
     ax_ctx_free(cx);

@@ -634,7 +634,9 @@ static char *updated_text(const nb_document *doc, int *changed) {
         char *got = ax_notebook_transcript(r);
         if (!got) continue;
         const nb_block *old = b->output >= 0 ? &doc->blocks[b->output] : NULL;
-        bool keep = old ? outputs_match(old->code, got) : !*got;
+        /* a nocheck block's output (timings, paths) differs on every run: once recorded, it
+         * stays until the recorded block is deleted */
+        bool keep = old ? b->nocheck || outputs_match(old->code, got) : !*got;
         if (!keep) {
             (*changed)++;
             ax_strbuf_appendf(&s, "%.*s", (int)(b->end - copied), doc->text + copied);

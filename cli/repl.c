@@ -23,6 +23,7 @@
 
 #include "../runtime/context.h"
 #include "../runtime/format.h"
+#include "../stdlib/help.h"
 
 #define HISTORY_MAX 2000
 
@@ -156,70 +157,11 @@ int ax_repl_eval(ax_interp *in, const char *source, FILE *out) {
 
 /* ---------- describing values: :type, :vars, :help ---------- */
 
-/* The type of a value, with the structure of containers: "(f32[3], {'b': f32[]})". */
-static void describe_value(ax_strbuf *out, const ax_value *v, int depth) {
-    char buf[256];
-    if (depth > 4 || (v->kind != AX_V_TUPLE && v->kind != AX_V_LIST && v->kind != AX_V_DICT)) {
-        ax_value_describe(buf, sizeof buf, v);
-        ax_strbuf_append(out, buf);
-        return;
-    }
-    const char *open = v->kind == AX_V_TUPLE ? "(" : v->kind == AX_V_LIST ? "[" : "{";
-    const char *close = v->kind == AX_V_TUPLE ? ")" : v->kind == AX_V_LIST ? "]" : "}";
-    ax_strbuf_append(out, open);
-    for (int i = 0; i < v->n; i++) {
-        if (i) ax_strbuf_append(out, ", ");
-        if (i == 16) {
-            ax_strbuf_append(out, "...");
-            break;
-        }
-        if (v->kind == AX_V_DICT) ax_strbuf_appendf(out, "'%s': ", v->keys[i]->str);
-        describe_value(out, v->items[i], depth + 1);
-    }
-    if (v->kind == AX_V_TUPLE && v->n == 1) ax_strbuf_append(out, ",");
-    ax_strbuf_append(out, close);
-}
-
-/* "def f(x, alpha=1.67, *args, **kw)" for a closure. */
-static void describe_signature(ax_strbuf *out, const ax_value *v) {
-    const ax_closure *fn = v->fn;
-    const ax_node *def = fn->def;
-    bool is_lambda = def->kind == AX_N_LAMBDA;
-    ax_strbuf_appendf(out, "%s%s(", is_lambda ? "lambda " : "def ",
-                      is_lambda ? "" : (fn->name ? fn->name : "?"));
-    bool kwonly_marked = false;
-    for (int i = 0; i < def->nparams; i++) {
-        const ax_param *p = &def->params[i];
-        if (i) ax_strbuf_append(out, ", ");
-        if (p->kwonly && !kwonly_marked && !p->star2) {
-            kwonly_marked = true;
-            bool star_before = i > 0 && def->params[i - 1].star;
-            if (!star_before) ax_strbuf_append(out, "*, ");
-        }
-        ax_strbuf_appendf(out, "%s%s", p->star ? "*" : p->star2 ? "**" : "", p->name);
-        if (p->star) kwonly_marked = true;
-        if (fn->defaults && fn->defaults[i]) {
-            ax_strbuf_append(out, "=");
-            ax_value_format(out, fn->defaults[i]);
-        }
-    }
-    ax_strbuf_append(out, ")");
-}
-
-/* The docstring of a def: a string literal as the first statement of its body. */
-static const char *closure_docstring(const ax_value *v) {
-    const ax_node *def = v->fn->def;
-    if (def->kind != AX_N_DEF || def->body.n < 2) return NULL;
-    const ax_node *first = def->body.items[0];
-    if (first->kind == AX_N_EXPR && first->a && first->a->kind == AX_N_STR) return first->a->text;
-    return NULL;
-}
-
 static void describe_for_listing(ax_strbuf *out, const ax_value *v) {
     if (v->kind == AX_V_FUNC) {
-        describe_signature(out, v);
+        ax_help_signature(out, v);
     } else {
-        describe_value(out, v, 0);
+        ax_help_describe_value(out, v, 0);
     }
 }
 
@@ -327,56 +269,6 @@ static void print_command_list(FILE *out) {
           out);
 }
 
-typedef struct attr_list {
-    ax_strbuf text;
-    int n;
-} attr_list;
-
-static void collect_attr(void *arg, const char *name) {
-    attr_list *l = arg;
-    if (l->n >= 60) return;
-    ax_strbuf_appendf(&l->text, "%s%s", l->n ? ", " : "", name);
-    l->n++;
-}
-
-static void help_value(ax_interp *in, const char *name, const ax_value *v, FILE *out) {
-    ax_strbuf s;
-    ax_strbuf_init(&s);
-    switch (v->kind) {
-    case AX_V_BUILTIN: {
-        const char *doc = v->builtin->doc;
-        if (!doc || !*doc) doc = "(no documentation)";
-        size_t n = strlen(v->builtin->name);
-        if (strncmp(doc, v->builtin->name, n) == 0 && doc[n] == '(')
-            ax_strbuf_append(&s, doc);
-        else
-            ax_strbuf_appendf(&s, "%s: %s", name, doc);
-        break;
-    }
-    case AX_V_FUNC: {
-        describe_signature(&s, v);
-        const char *doc = closure_docstring(v);
-        if (doc) ax_strbuf_appendf(&s, "\n    %s", doc);
-        break;
-    }
-    case AX_V_MODULE: {
-        attr_list l = {.n = 0};
-        ax_strbuf_init(&l.text);
-        ax_value_each_attr(in, (ax_value *)v, collect_attr, &l);
-        ax_strbuf_appendf(&s, "module %s: %s%s", name, l.text.data ? l.text.data : "",
-                          l.n >= 60 ? ", ..." : "");
-        ax_strbuf_free(&l.text);
-        break;
-    }
-    default:
-        ax_strbuf_appendf(&s, "%s : ", name);
-        describe_value(&s, v, 0);
-        break;
-    }
-    fprintf(out, "%s\n", s.data ? s.data : "");
-    ax_strbuf_free(&s);
-}
-
 static const repl_command *find_command(const char *name, size_t n) {
     const repl_command *found = NULL;
     for (int i = 0; i < NCOMMANDS; i++) {
@@ -406,7 +298,11 @@ static void cmd_help(ax_interp *in, const char *args, FILE *out) {
         fprintf(stderr, "no name '%s' (try :vars, or Tab to complete)\n", args);
         return;
     }
-    help_value(in, args, v, out);
+    ax_strbuf s;
+    ax_strbuf_init(&s);
+    ax_help_text(in, &s, args, v);
+    fprintf(out, "%s\n", s.data ? s.data : "");
+    ax_strbuf_free(&s);
     ax_value_release(v);
 }
 

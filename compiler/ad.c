@@ -36,7 +36,7 @@ static ax_array *jvp_tracer(ax_ctx *cx, ax_trace *t, ax_array *primal, ax_array 
 
 static ax_jvp_rule jvp_rule_of(ax_ctx *cx, ax_prim p) {
     const ax_prim_info *info = ax_prim_get(p);
-    if (info->jvp) return (ax_jvp_rule)info->jvp;
+    if (info->jvp) return info->jvp;
     if (info->flags & AX_PRIM_NONDIFF) return ax_jvp_zero;
     ax_error(cx, AX_ERR_TYPE, "cannot differentiate %s: it has no derivative rule", info->name);
     return NULL;
@@ -121,7 +121,7 @@ static int run_jvp(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array *
     jvp_trace_init(&trace);
     if (ax_trace_push(cx, &trace)) return -1;
     ax_array **in = calloc((size_t)(nin ? nin : 1), sizeof *in), **out = NULL;
-    int rc = in ? 0 : -1;
+    int rc = in ? 0 : (ax_error_oom(cx), -1);
     for (int i = 0; i < nin && !rc; i++) {
         in[i] = tangents[i] ? jvp_tracer(cx, &trace, ax_array_retain(primals[i]),
                                          ax_array_retain(tangents[i]))
@@ -147,6 +147,7 @@ static int run_jvp(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array *
     if (!*pout || !*tout) {
         free(*pout);
         free(*tout);
+        *pout = *tout = NULL; /* the caller releases what they hold */
         return ax_error_oom(cx), -1;
     }
     return 0;
@@ -320,7 +321,7 @@ static int eval_nonlinear(ax_ctx *cx, const ax_ir *ir, const bool *linear, ax_ar
 
 static ax_transpose_rule transpose_rule_of(ax_ctx *cx, ax_prim p) {
     const ax_prim_info *info = ax_prim_get(p);
-    if (info->transpose) return (ax_transpose_rule)info->transpose;
+    if (info->transpose) return info->transpose;
     if (info->flags & AX_PRIM_LINEAR) return ax_transpose_linear;
     ax_error(cx, AX_ERR_TYPE, "reverse-mode differentiation of %s is not possible: it is not linear in its tangents", info->name);
     return NULL;

@@ -6,40 +6,35 @@
 
 #include "lax.h"
 
-/* JVP: given the primal inputs `in` and their tangents `tin` (NULL = a symbolic zero), compute
- * the primal outputs `out` and their tangents `tout` (NULL = zero). New references. */
-typedef int (*ax_jvp_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                           ax_array **tin, ax_array **out, ax_array **tout);
+/* The rule types (ax_jvp_rule, ax_transpose_rule) are in compiler/primitive.h. */
 
-/* Transpose of a primitive linear in the inputs marked `lin`: given the cotangents `cts` of
- * its outputs (one per output; an entry NULL = zero, at least one is not) and the values of the non-linear inputs (in[i] for !lin[i]; in[i] is NULL for linear
- * ones, whose types are in_types[i]), fill ct_in[i] for each linear input (new references;
- * NULL = zero). */
-typedef int (*ax_transpose_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin,
-                                 ax_array **in, const bool *lin, const ax_aval *in_types,
-                                 ax_array *const *cts, ax_array **ct_in);
-
-/* The rule families (one function serves a family, switching on `prim`). */
+/* The rule families: one function serves the rows that name it, reading what differs from the
+ * row (compiler/primitive.h). An elementwise primitive of one operand: the tangent times the
+ * row's derivative. */
 int ax_jvp_unary(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                  ax_array **tin, ax_array **out, ax_array **tout);
-int ax_jvp_binary(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                  ax_array **tin, ax_array **out, ax_array **tout);
-/* Linear primitives: the tangent is the primitive applied to the tangents (zeros filled in). */
+/* The row's tangent rule (ax_tangent_rule) on the primal output. */
+int ax_jvp_tangent(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                   ax_array **tin, ax_array **out, ax_array **tout);
+/* For tangent rules: a + b (NULL: zero) broadcast to z's shape; NULL when both are. */
+ax_array *ax_tangent_sum(ax_scope *s, ax_array *a, ax_array *b, const ax_array *z);
+/* Linear primitives: the tangent is the primitive applied to the tangents (zeros filled in)
+ * of the operands in the row's linear_in, the others as they are. */
 int ax_jvp_linear(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                   ax_array **tin, ax_array **out, ax_array **tout);
+/* The same with the operands from `first` on linear (custom_linear: after its residuals). */
+int ax_jvp_linear_from(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                       ax_array **tin, ax_array **out, ax_array **tout, int first);
 /* Zero derivative (floor, sign, round, stop_gradient, ...): tangent is zero. */
 int ax_jvp_zero(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                 ax_array **tin, ax_array **out, ax_array **tout);
-/* Everything else, one case per primitive (select, clamp, reductions, dot_general, ...). */
-int ax_jvp_special(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                   ax_array **tin, ax_array **out, ax_array **tout);
-
-/* Whether input i of a primitive carries a tangent / cotangent (indices, predicates and start
- * positions do not). */
-bool ax_prim_input_is_linear(ax_prim prim, const ax_params *p, int i);
-
+/* The row's cotangent rule (ax_cotangent_rule) on the cotangent of the single output. */
 int ax_transpose_linear(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
                         const bool *lin, const ax_aval *in_types, ax_array *const *cts,
                         ax_array **ct_in);
+/* For cotangent rules: ct summed down to the shape of t (the transpose of broadcasting). */
+ax_array *ax_cotangent_to(ax_scope *s, ax_array *ct, const ax_aval *t);
+/* Zeros of type t (a broadcast scalar). */
+ax_array *ax_zeros_of(ax_scope *s, const ax_aval *t);
 
 #endif

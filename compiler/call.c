@@ -136,25 +136,19 @@ ax_jit_program *ax_call_program(ax_ctx *cx, ax_ir *body) {
     if (!m) return ax_error_oom(cx);
     if (m->prog) return m->prog;
     ax_ir *native = for_native_code(cx, body);
-    m->prog = native ? ax_jit_build(cx, native) : NULL;
+    m->prog = native ? ax_jit_start(cx, native) : NULL; /* it logs the build */
     ax_ir_release(native);
-    if (m->prog && ax_jit_logging(cx)) {
-        const ax_jit_info *info = ax_jit_program_info(m->prog);
-        fprintf(stderr,
-                "ax: jit: %s %s in %.2f ms: %d fused loops, %d matrix products, %d eager "
-                "steps\n",
-                info->from_disk ? "loaded"
-                : info->native  ? "compiled"
-                                : "prepared (no native code)",
-                body->name ? body->name : "<lambda>", info->build_ms, info->nloops,
-                info->ngemms, info->neager);
-    }
     return m->prog;
+}
+
+ax_jit_program *ax_call_ready(ax_ctx *cx, ax_ir *body) {
+    ax_jit_program *prog = ax_call_program(cx, body);
+    return prog && !ax_jit_ready(cx, prog) ? prog : NULL;
 }
 
 /* ---------------------------------------------------------------- rules */
 
-static int call_nout(const ax_params *p) {
+int ax_call_nout(const ax_params *p) {
     return p->sub[0]->nout;
 }
 
@@ -178,18 +172,22 @@ static int call_eager(ax_ctx *cx, int nin, ax_array **in, const ax_params *p, ax
     return prog ? ax_jit_run(cx, prog, in, out) : -1;
 }
 
-/* Binds a call of `body` on args; out gets body->nout new references. */
-static int bind_call(ax_ctx *cx, const ax_params *p, ax_ir *body, int n, ax_array **args,
-                     ax_array **out) {
+/* Binds prim (call, or pmap) of `body` on args; out gets body->nout new references. */
+static int bind_call(ax_ctx *cx, ax_prim prim, const ax_params *p, ax_ir *body, int n,
+                     ax_array **args, ax_array **out) {
     ax_params q = *p;
     q.nsub = 1;
     q.sub = (struct ax_ir *const *)&body;
-    return ax_bind(cx, AX_P_CALL, n, args, &q, out);
+    return ax_bind(cx, prim, n, args, &q, out);
 }
 
-static int call_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                    ax_array **tin, ax_array **out, ax_array **tout) {
-    (void)prim;
+/* The leading axis a mapped primitive (pmap) adds to its body's operands and results, or 0. */
+static int64_t mapped_size(ax_prim prim, const ax_params *p) {
+    return ax_prim_get(prim)->flags & AX_PRIM_MAPPED ? p->length : 0;
+}
+
+int ax_call_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                ax_array **tin, ax_array **out, ax_array **tout) {
     ax_ir *body = (ax_ir *)p->sub[0];
     int nout = body->nout;
     bool *nz = calloc((size_t)nin + (size_t)nout + 1, sizeof *nz), *nzo = nz ? nz + nin : NULL;
@@ -211,7 +209,7 @@ static int call_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_ar
     for (int i = 0; i < nin; i++)
         if (nz[i]) args[n++] = tin[i];
     ax_array **res = args + n;
-    if (!rc) rc = bind_call(cx, p, jb, n, args, res);
+    if (!rc) rc = bind_call(cx, prim, p, jb, n, args, res);
     for (int j = 0, t = nout; j < nout && !rc; j++) {
         out[j] = res[j];
         tout[j] = nzo[j] ? res[t++] : NULL;
@@ -221,8 +219,8 @@ static int call_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_ar
     return rc;
 }
 
-static int call_partial_eval(ax_ctx *cx, ax_ir_trace *t, ax_prim prim, const ax_params *p,
-                             int nin, ax_array **in, const bool *unknown, ax_array **out) {
+int ax_call_partial_eval(ax_ctx *cx, ax_ir_trace *t, ax_prim prim, const ax_params *p, int nin,
+                         ax_array **in, const bool *unknown, ax_array **out) {
     ax_ir *body = (ax_ir *)p->sub[0], *kn = NULL, *un = NULL;
     int nout = body->nout, nres = 0;
     bool *uo = calloc((size_t)nout + 1, sizeof *uo);
@@ -248,7 +246,7 @@ static int call_partial_eval(ax_ctx *cx, ax_ir_trace *t, ax_prim prim, const ax_
         for (int i = 0; i < nin; i++)
             if (!unknown[i]) args[n++] = in[i];
         ax_array **kres = args + n;
-        rc = bind_call(cx, p, kn, n, args, kres);
+        rc = bind_call(cx, prim, p, kn, n, args, kres);
         ax_array **uargs = kres + nk + nres, **ures = NULL;
         if (!rc) {
             int m = 0;
@@ -271,10 +269,11 @@ static int call_partial_eval(ax_ctx *cx, ax_ir_trace *t, ax_prim prim, const ax_
     return rc;
 }
 
-static int call_transpose(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                          const bool *lin, const ax_aval *in_types, ax_array *const *cts,
-                          ax_array **ct_in) {
-    (void)prim, (void)in_types;
+int ax_call_transpose(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                      const bool *lin, const ax_aval *in_types, ax_array *const *cts,
+                      ax_array **ct_in) {
+    (void)in_types;
+    int64_t lead = mapped_size(prim, p);
     ax_ir *body = (ax_ir *)p->sub[0];
     int nout = body->nout;
     memo_entry *e = memo_find(body, MEMO_TRANSPOSE, 0, lin);
@@ -295,11 +294,16 @@ static int call_transpose(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin,
         ax_aval ty;
         ax_ir_out_type(body, j, &ty);
         ty.weak = false;
+        if (lead) {
+            memmove(ty.shape + 1, ty.shape, (size_t)ty.ndim * sizeof *ty.shape);
+            ty.shape[0] = lead;
+            ty.ndim++;
+        }
         args[n++] = cts[j] ? cts[j] : ax_lax_full_aval(&s, &ty, 0.0);
         if (!args[n - 1]) rc = -1;
     }
     (void)zeros, (void)nz;
-    if (!rc) rc = bind_call(cx, p, tb, n, args, res);
+    if (!rc) rc = bind_call(cx, prim, p, tb, n, args, res);
     for (int i = 0, r = 0; i < nin; i++) ct_in[i] = !rc && lin[i] ? res[r++] : NULL;
     ax_scope_end(&s);
     ax_ir_release(tb);
@@ -307,9 +311,10 @@ static int call_transpose(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin,
     return rc;
 }
 
-static int call_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                      const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
-    (void)prim;
+/* A mapped primitive's operands keep their leading axis: the batch goes second. */
+int ax_call_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                  const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+    int lead = mapped_size(prim, p) ? 1 : 0;
     ax_ir *body = (ax_ir *)p->sub[0];
     int nout = body->nout;
     bool *bm = calloc((size_t)nin + (size_t)nout + 1, sizeof *bm), *bo = bm ? bm + nin : NULL;
@@ -318,7 +323,7 @@ static int call_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_
     if (rc) ax_error_oom(cx);
     for (int i = 0; i < nin && !rc; i++) {
         bm[i] = bdim[i] >= 0;
-        x[i] = bm[i] ? ax_moveaxis(cx, in[i], bdim[i], 0) : ax_array_retain(in[i]);
+        x[i] = bm[i] ? ax_moveaxis(cx, in[i], bdim[i], lead) : ax_array_retain(in[i]);
         if (!x[i]) rc = -1;
     }
     memo_entry *e = rc ? NULL : memo_find(body, MEMO_VMAP, size, bm);
@@ -329,17 +334,23 @@ static int call_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_
         memo_add(body, MEMO_VMAP, size, bm, bo, nout, vb, NULL, 0);
     }
     if (!rc && !vb) rc = -1;
-    if (!rc) rc = bind_call(cx, p, vb, nin, x, out);
-    for (int j = 0; j < nout; j++) out_bdim[j] = bo && bo[j] ? 0 : -1;
+    if (!rc) rc = bind_call(cx, prim, p, vb, nin, x, out);
+    for (int j = 0; j < nout; j++) out_bdim[j] = bo && bo[j] ? lead : -1;
     for (int i = 0; x && i < nin; i++) ax_array_release(x[i]);
     ax_ir_release(vb);
     free(bm), free(x);
     return rc;
 }
 
-static void call_dependencies(const ax_params *p, int nin, const bool *in, bool *out) {
+void ax_call_dependencies(const ax_params *p, int nin, const bool *in, bool *out) {
     (void)nin;
     ax_ir_dependencies(p->sub[0], in, out);
+}
+
+static void call_format(ax_ir_printer *pr, const ax_params *p) {
+    const ax_ir *body = p->sub[0];
+    ax_strbuf_appendf(ax_ir_print_param(pr), "name=%s", body->name ? body->name : "<lambda>");
+    ax_ir_print_sub(pr, "jaxpr", body);
 }
 
 const ax_prim_info ax_call_info = {
@@ -348,10 +359,13 @@ const ax_prim_info ax_call_info = {
     .nout = -1,
     .shape = call_shape,
     .eager = call_eager,
-    .jvp = (void *)call_jvp,
-    .transpose = (void *)call_transpose,
-    .batch = (void *)call_batch,
-    .partial_eval = call_partial_eval,
-    .nout_of = call_nout,
-    .dependencies = call_dependencies,
+    .jvp = ax_call_jvp,
+    .transpose = ax_call_transpose,
+    .batch = ax_call_batch,
+    .partial_eval = ax_call_partial_eval,
+    .nout_of = ax_call_nout,
+    .dependencies = ax_call_dependencies,
+    .format_subs = call_format,
+    .lower = AX_LOWER_EAGER,
+    .tested_by = "tests/unit/test_control_flow.c, tests/lang/lax_transforms.ax",
 };

@@ -1,5 +1,8 @@
 /* Code generation with libgccjit (see codegen.h). It reads the lowered plan (ax_code) and
- * nothing else, so the jit cache key, a hash of that code, covers all it depends on.
+ * the lowerings of the primitive table's rows (what each node computes, compiler/primitive.h)
+ * and nothing else, so the jit cache key, a hash of that code and AX_CODEGEN_VERSION, covers
+ * all it depends on. It implements each operation of the kernel IR (ax_kop) once; an operation
+ * it has no code for is refused with an internal error, never guessed at.
  *
  * A LOOP step becomes one loop nest. The innermost dimension runs in blocks of B = 16 lanes
  * (the eager kernels' f32 vector width with AVX-512), and inside a block every equation is a
@@ -28,6 +31,7 @@
 
 #include "../runtime/elementwise.h"
 #include "../runtime/reduce.h"
+#include "../runtime/tile.h"
 #include "vecmath_jit.h"
 
 /* libgccjit through the table of the generator in scope (compiler/gccjit.h) */
@@ -42,228 +46,51 @@ static bool is_intlike(ax_dtype t) {
     return t == AX_U8 || t == AX_I32 || t == AX_U32 || t == AX_I64;
 }
 
-/* Unary operations on floats: the eager kernels' functions, and how each is computed:
- * M_VECMATH inline in the lane loop (ax's f32 vector math, runtime/vecmath.h), M_TRIG the
- * same on whole blocks (sin and cos leave arguments beyond their range to glibc). */
+/* What a node or an equation computes: its primitive's lowering (compiler/primitive.h). The
+ * rows' lowerings are part of the code generator: AX_CODEGEN_VERSION covers them too. */
+static const ax_lowering *lowering(ax_prim p) {
+    return &ax_prim_get(p)->lower;
+}
+
+/* Float functions (libm's, ax's own, logistic): how each is computed. M_VECMATH: ax's f32
+ * vector math inline in the lane loop (runtime/vecmath.h); M_TRIG: the same on whole blocks
+ * (sin and cos leave arguments beyond their vector range to glibc). */
 typedef enum { M_NONE, M_EXPR, M_DIRECT, M_PROMOTED, M_AXFN, M_VECMATH, M_TRIG } math_kind;
 
-/* The f32 function of runtime/vecmath.h computing p, or -1. */
-static int vecmath_fn(ax_prim p) {
-    switch (p) {
-    case AX_P_EXP:
-        return AX_VM_EXP;
-    case AX_P_EXPM1:
-        return AX_VM_EXPM1;
-    case AX_P_LOG:
-        return AX_VM_LOG;
-    case AX_P_LOG1P:
-        return AX_VM_LOG1P;
-    case AX_P_TANH:
-        return AX_VM_TANH;
-    case AX_P_LOGISTIC:
-        return AX_VM_LOGISTIC;
-    case AX_P_SIN:
-        return AX_VM_SIN;
-    case AX_P_COS:
-        return AX_VM_COS;
-    case AX_P_ERF:
-        return AX_VM_ERF;
-    default:
-        return -1;
-    }
-}
-
-static const char *libm_name(ax_prim p) {
-    switch (p) {
-    case AX_P_EXP:
-        return "exp";
-    case AX_P_EXP2:
-        return "exp2";
-    case AX_P_LOG:
-        return "log";
-    case AX_P_LOG1P:
-        return "log1p";
-    case AX_P_EXPM1:
-        return "expm1";
-    case AX_P_SIN:
-        return "sin";
-    case AX_P_COS:
-        return "cos";
-    case AX_P_TAN:
-        return "tan";
-    case AX_P_ASIN:
-        return "asin";
-    case AX_P_ACOS:
-        return "acos";
-    case AX_P_ATAN:
-        return "atan";
-    case AX_P_SINH:
-        return "sinh";
-    case AX_P_COSH:
-        return "cosh";
-    case AX_P_TANH:
-        return "tanh";
-    case AX_P_ASINH:
-        return "asinh";
-    case AX_P_ACOSH:
-        return "acosh";
-    case AX_P_ATANH:
-        return "atanh";
-    case AX_P_CBRT:
-        return "cbrt";
-    case AX_P_ERF:
-        return "erf";
-    case AX_P_ERFC:
-        return "erfc";
-    case AX_P_POW:
-        return "pow";
-    case AX_P_ATAN2:
-        return "atan2";
-    default:
-        return NULL;
-    }
-}
-
-/* The eager kernels call libmvec's f32 functions directly for these (with AVX-512) and go
- * through the f64 functions for the rest (runtime/elementwise.c explains why). */
-static bool mvec_direct(ax_prim p) {
-    switch (p) {
-    case AX_P_EXP2:
-    case AX_P_ACOS:
-    case AX_P_SINH:
-    case AX_P_ASINH:
-    case AX_P_ACOSH:
-    case AX_P_ATANH:
-    case AX_P_CBRT:
-    case AX_P_ERFC:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* How primitive p on dtype t is computed, given the eager kernels' f32 vector width vw. */
-static math_kind float_math(ax_prim p, ax_dtype t, int vw) {
-    switch (p) {
-    case AX_P_ERF_INV:
-    case AX_P_LGAMMA:
-    case AX_P_DIGAMMA:
-        return M_AXFN;
-    default:
-        break;
-    }
-    if (t == AX_F32 && vecmath_fn(p) >= 0)
-        return p == AX_P_SIN || p == AX_P_COS ? M_TRIG : M_VECMATH;
-    if (p == AX_P_LOGISTIC) return M_EXPR;
-    if (!libm_name(p)) return M_NONE;
+/* How lowering l on dtype t is computed, given the eager kernels' f32 vector width vw: the
+ * eager kernels run ax's own vector math on f32 where the row says so, call libmvec's f32
+ * functions directly for some others (with AVX-512) and go through the f64 functions for the
+ * rest (runtime/elementwise.c explains why). */
+static math_kind float_math(const ax_lowering *l, ax_dtype t, int vw) {
+    if (l->kop == AX_KOP_AXFN) return M_AXFN;
+    if (l->vecmath && t == AX_F32) return ax_vecmath_has_big(l->vm) ? M_TRIG : M_VECMATH;
+    if (l->kop == AX_KOP_LOGISTIC) return M_EXPR;
+    if (l->kop != AX_KOP_LIBM) return M_NONE;
     if (t == AX_F64 || vw == 1) return M_EXPR; /* scalar libm */
-    return mvec_direct(p) && vw == 16 ? M_DIRECT : M_PROMOTED;
-}
-
-static bool unary_ok(ax_prim p, ax_dtype t, const ax_params *params) {
-    switch (p) {
-    case AX_P_NEG:
-    case AX_P_STOP_GRADIENT:
-        return t != AX_BOOL;
-    case AX_P_ABS:
-    case AX_P_SIGN:
-        return t != AX_BOOL && t != AX_U8;
-    case AX_P_NOT:
-        return t == AX_BOOL || is_intlike(t);
-    case AX_P_SQRT:
-    case AX_P_RSQRT:
-    case AX_P_FLOOR:
-    case AX_P_CEIL:
-    case AX_P_ROUND:
-    case AX_P_SQUARE:
-    case AX_P_IS_FINITE:
-        return is_float(t) || (p == AX_P_SQUARE && is_intlike(t));
-    case AX_P_INTEGER_POW:
-        return is_float(t) && params->k >= -64 && params->k <= 64;
-    default:
-        return is_float(t) && float_math(p, t, 1) != M_NONE;
-    }
-}
-
-static bool binary_ok(ax_prim p, ax_dtype t) {
-    switch (p) {
-    case AX_P_ADD:
-    case AX_P_SUB:
-    case AX_P_MUL:
-    case AX_P_MAX:
-    case AX_P_MIN:
-        return t != AX_BOOL;
-    case AX_P_DIV:
-        return is_float(t);
-    case AX_P_POW:
-    case AX_P_ATAN2:
-        return is_float(t);
-    case AX_P_EQ:
-    case AX_P_NE:
-    case AX_P_LT:
-    case AX_P_LE:
-    case AX_P_GT:
-    case AX_P_GE:
-        return true;
-    case AX_P_AND:
-    case AX_P_OR:
-    case AX_P_XOR:
-        return t == AX_BOOL || is_intlike(t);
-    case AX_P_SHL:
-    case AX_P_SHR_LOGICAL:
-    case AX_P_SHR_ARITH:
-        return t == AX_I32 || t == AX_U32 || t == AX_I64;
-    default:
-        return false;
-    }
-}
-
-static bool reduce_ok(ax_prim p, ax_dtype in, ax_dtype out) {
-    if (in != out) return false;
-    switch (p) {
-    case AX_P_REDUCE_SUM:
-    case AX_P_REDUCE_PROD:
-    case AX_P_REDUCE_MAX:
-    case AX_P_REDUCE_MIN:
-        return in != AX_BOOL;
-    case AX_P_REDUCE_AND:
-    case AX_P_REDUCE_OR:
-        return in == AX_BOOL;
-    default:
-        return false;
-    }
+    return l->vec_f32 && vw == 16 ? M_DIRECT : M_PROMOTED;
 }
 
 bool ax_codegen_fusable(const ax_ir_eqn *e, const ax_aval *in, const ax_aval *out) {
     if (e->nout != 1 || e->nsub) return false;
-    const ax_prim_info *info = ax_prim_get(e->prim);
+    const ax_lowering *l = lowering(e->prim);
     ax_dtype t = e->nin ? in[0].dtype : out->dtype;
-    /* A reduction over no axes is a copy, left to the eager kernel: fusion would take it for a
-     * loop without reductions yet and let other reductions join it. */
-    if (ax_prim_is_reduction(e->prim))
-        return reduce_ok(e->prim, t, out->dtype) && in[0].ndim > 0 && e->params.naxes > 0;
-    switch (e->prim) {
-    case AX_P_BROADCAST_IN_DIM:
-    case AX_P_TRANSPOSE:
-    case AX_P_RESHAPE:
-    case AX_P_SQUEEZE:
-    case AX_P_EXPAND_DIMS:
-        return true;
-    case AX_P_IOTA:
-        return out->dtype != AX_BOOL;
-    case AX_P_SELECT:
-        return in[0].dtype == AX_BOOL;
-    case AX_P_CLAMP:
-        return is_float(in[1].dtype) || is_intlike(in[1].dtype);
-    case AX_P_CONVERT: /* float -> integer saturates: left to the eager kernel */
+    if (l->kop == AX_KOP_NONE || l->kop == AX_KOP_EAGER || !(l->dtypes & AX_DT(t))) return false;
+    if (ax_kop_is_reduction(l->kop))
+        /* A reduction over no axes is a copy, left to the eager kernel: fusion would take it
+         * for a loop without reductions yet and let other reductions join it. */
+        return t == out->dtype && in[0].ndim > 0 && e->params.naxes > 0;
+    switch (l->kop) { /* the limits of the loops' code */
+    case AX_KOP_INTEGER_POW:
+        return e->params.k >= -64 && e->params.k <= 64;
+    case AX_KOP_CONVERT: /* float -> integer saturates: left to the eager kernel */
         return !(is_float(t) && is_intlike(out->dtype));
+    case AX_KOP_COND:
+    case AX_KOP_WHILE:
+    case AX_KOP_SCAN:
+        return false;
     default:
-        break;
+        return true;
     }
-    if (!(info->flags & AX_PRIM_ELEMENTWISE)) return false;
-    if (info->nin == 1) return unary_ok(e->prim, t, &e->params);
-    if (info->nin == 2) return binary_ok(e->prim, t);
-    return false;
 }
 
 /* ---------------------------------------------------------------- loop structure */
@@ -273,11 +100,69 @@ enum {
     CHUNK = AX_REDUCE_CHUNK, /* a reduction's run is folded every CHUNK elements */
     TILE = 1024,             /* ROWS: outputs accumulated together (see nest) */
 };
+_Static_assert((int)AX_TILE == (int)B, "a tile's row is one block of lanes");
 
 static bool has_reduce(const ax_code *code, const ax_code_step *st) {
     for (int i = 0; i < st->nnodes; i++)
         if (code->nodes[st->first_node + i].kind == AX_KN_REDUCE) return true;
     return false;
+}
+
+/* Whether a loop is big enough to become a driver and piece functions (see plan_pieces). */
+static bool in_pieces(const ax_code *code, const ax_code_step *st) {
+    int work = 0, piece_work = code->h.piece_work;
+    for (int i = 0; i < st->nnodes; i++) {
+        const ax_code_node *n = &code->nodes[st->first_node + i];
+        work += n->kind == AX_KN_OP || n->kind == AX_KN_REDUCE;
+    }
+    return piece_work > 0 && work > 2 * piece_work;
+}
+
+/* A load whose lanes are not consecutive elements (x.T read along its rows): neither
+ * contiguous nor broadcast along the lane dim. */
+static bool strided_load(const ax_code_node *n, int lane) {
+    return n->kind == AX_KN_LOAD && n->stride[lane] != 0 && n->stride[lane] != 1;
+}
+
+static int lane_dim(const ax_code *code, const ax_code_step *st);
+
+/* A bool read along the lanes: a tile widens it (see tile_dim). */
+static bool bool_load(const ax_code_node *n, int lane) {
+    return n->kind == AX_KN_LOAD && n->dtype == AX_BOOL && n->stride[lane] != 0;
+}
+
+/* The dim along which loads are read in tiles (runtime/tile.h), or -1. Its loop runs in tiles
+ * of AX_TILE rows, and a tile's rows inside the lane blocks: a block reads AX_TILE x B
+ * elements of each tiled load through the runtime, and its lanes then read them
+ * contiguously. Strided loads are tiled along the dim, other than the lane dim, in which
+ * most of their bytes are contiguous (a transposed tile, read with AX_TILE contiguous runs);
+ * bools along any (widened to their 32-bit values, so that the lane loops hold no bytes), by
+ * default the innermost dim that may be tiled. Tiling reorders iterations, so only where no
+ * reduction sees it: in loops without reductions; in ROWS reductions along their innermost
+ * reduced dim (each output still takes its elements in order); in RUNS reductions along a
+ * kept dim, whose AX_TILE outputs then accumulate side by side (sum(x.T, axis=1) reads x's
+ * rows). Not in loops split into pieces. */
+static int tile_dim(const ax_code *code, const ax_code_step *st) {
+    int lane = lane_dim(code, st), inner = st->ndim - 1, last_reduced = -1;
+    bool reduces = has_reduce(code, st), bools = false, runs = reduces && st->reduced[inner];
+    if ((runs && lane != inner) || in_pieces(code, st)) return -1;
+    for (int d = 0; d < st->ndim; d++)
+        if (st->reduced[d]) last_reduced = d;
+    int64_t bytes[AX_MAX_RANK] = {0};
+    for (int i = 0; i < st->nnodes; i++) {
+        const ax_code_node *n = &code->nodes[st->first_node + i];
+        bools |= bool_load(n, lane);
+        if (!strided_load(n, lane)) continue;
+        for (int d = 0; d < st->ndim; d++)
+            if (d != lane && n->stride[d] == 1) bytes[d] += (int64_t)ax_dtype_size(n->dtype);
+    }
+    int best = -1, innermost = -1;
+    for (int d = 0; d < st->ndim; d++) {
+        if (d == lane || (runs ? st->reduced[d] : reduces && d != last_reduced)) continue;
+        innermost = d;
+        if (bytes[d] > 0 && (best < 0 || bytes[d] > bytes[best])) best = d;
+    }
+    return best >= 0 ? best : bools ? innermost : -1;
 }
 
 /* The dim whose consecutive elements are a block's lanes: the innermost, unless it is a short
@@ -297,12 +182,14 @@ static int lane_dim(const ax_code *code, const ax_code_step *st) {
 
 /* Loop order: kept dims outside, reduced dims inside, and the lane dim blocked; when the lane
  * dim is kept it comes before the reduced ones (per-lane accumulators); a reduced lane dim
- * comes last, or just before the innermost when that is a short run (ACROSS_RUNS). */
+ * comes last, or just before the innermost when that is a short run (ACROSS_RUNS). A kept
+ * tile dim comes just before the lane dim, so a tile is read whole before the next. */
 static int loop_order(const ax_code *code, const ax_code_step *st, int *order) {
-    int n = 0, lane = lane_dim(code, st), inner = st->ndim - 1;
+    int n = 0, lane = lane_dim(code, st), inner = st->ndim - 1, tdim = tile_dim(code, st);
     bool across = st->reduced[lane] && lane != inner;
     for (int d = 0; d < st->ndim; d++)
-        if (!st->reduced[d] && d != lane) order[n++] = d;
+        if (!st->reduced[d] && d != lane && d != tdim) order[n++] = d;
+    if (tdim >= 0 && !st->reduced[tdim]) order[n++] = tdim;
     if (!st->reduced[lane]) order[n++] = lane;
     for (int d = 0; d < st->ndim; d++)
         if (st->reduced[d] && d != lane && !(across && d == inner)) order[n++] = d;
@@ -312,6 +199,10 @@ static int loop_order(const ax_code *code, const ax_code_step *st, int *order) {
 }
 
 void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out) {
+    *out = code->steps[step].split;
+}
+
+void ax_codegen_choose_split(const ax_code *code, int step, ax_loop_split *out) {
     const ax_code_step *st = &code->steps[step];
     int order[AX_MAX_RANK];
     loop_order(code, st, order);
@@ -319,8 +210,27 @@ void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out) {
     for (int d = 0; d < st->ndim; d++) total *= st->shape[d];
     out->extent = st->shape[order[0]];
     out->work_per_iter = out->extent ? total / out->extent : 0;
-    out->granule = order[0] == lane_dim(code, st) ? B : 1;
+    out->granule = order[0] == lane_dim(code, st)   ? B
+                   : order[0] == tile_dim(code, st) ? AX_TILE
+                                                    : 1;
     out->splittable = !(st->reduced[order[0]] && has_reduce(code, st));
+}
+
+/* A load reads its lanes from the block's tile, at the block's row, when the loop has a tile
+ * dim and the load is a bool or strided and contiguous along it; else in the lane loops when
+ * it is contiguous or broadcast along the lane dim; else it is gathered into a lane array in
+ * a loop of its own before the block's lane loops (one strided load inside a lane loop
+ * keeps GCC from vectorising any of it). Tiles and gathered lanes hold values (a bool's tile
+ * its 32-bit values). */
+static ax_load_access load_access(const ax_code_node *n, int lane, int tdim) {
+    if (tdim >= 0 && (bool_load(n, lane) || (strided_load(n, lane) && n->stride[tdim] == 1)))
+        return AX_LOAD_TILE;
+    return strided_load(n, lane) ? AX_LOAD_GATHER : AX_LOAD_DIRECT;
+}
+
+ax_load_access ax_codegen_load_access(const ax_code *code, int step, int node) {
+    const ax_code_step *st = &code->steps[step];
+    return load_access(&code->nodes[st->first_node + node], lane_dim(code, st), tile_dim(code, st));
 }
 
 /* ---------------------------------------------------------------- the generator */
@@ -374,6 +284,11 @@ typedef struct cg {
     int first_reduced; /* position in order of the first reduced dim */
     int run_pos;       /* SHORT_RUNS: position of the reduced innermost dim, else -1 */
     reduce_kind rk;
+    int tdim;                /* the dim strided loads are tiled along (tile_dim), or -1 */
+    bool trun;               /* RUNS tiled along a kept dim: accumulators and totals per row */
+    gcc_jit_lvalue *t_lo;    /* the current tile's first index in tdim */
+    gcc_jit_rvalue *t_rows;  /* its rows */
+    gcc_jit_lvalue *t_i;     /* the row of it the block computes */
     bool tiled;              /* ROWS over tiles: accumulators for TILE lanes */
     gcc_jit_lvalue *tile_lo; /* the driver's current tile: [tile_lo, tile_hi) of the lane dim */
     gcc_jit_rvalue *tile_hi;
@@ -384,20 +299,25 @@ typedef struct cg {
     int *piece;     /* per node: the piece function computing it */
     int *frame_off; /* per node: its lane array's (or accumulator's) place in the frame, or -1 */
     bool *far;      /* per node: read by another piece */
+    char *access;   /* per node: how a load reads its lanes (ax_load_access) */
+    int *gathers;   /* scratch: the loads a block gathers */
+    bool *gathering;
     int npieces, frame_bytes;
     gcc_jit_function **piece_fn;
     /* the function being built: per node (reset for each function) */
     gcc_jit_rvalue **ptr;                               /* per buffer slot: its typed pointer */
     gcc_jit_lvalue **spill, **mathin, **mathin2, **acc; /* local lane arrays, made on use */
     gcc_jit_lvalue **tot;                               /* RUNS, SHORT_RUNS: per-output totals */
-    gcc_jit_lvalue *idxl[AX_MAX_RANK];                  /* the driver's loop indices */
-    gcc_jit_rvalue *idxp[AX_MAX_RANK];                  /* a piece's (parameters) */
+    gcc_jit_lvalue **lbuf; /* strided loads: the block's tile or gathered lanes, made on use */
+    gcc_jit_lvalue *idxl[AX_MAX_RANK]; /* the driver's loop indices */
+    gcc_jit_rvalue *idxp[AX_MAX_RANK]; /* a piece's (parameters) */
     /* the current lane loop */
     gcc_jit_lvalue *j;
     gcc_jit_rvalue *L; /* lanes in this block: B, or the tail's count */
     bool tail;
     int cur;              /* current segment */
     gcc_jit_rvalue **val; /* per node: its value in the current lane loop, or NULL */
+    char refused[200];    /* the first operation refused (see refuse), or "" */
 } cg;
 
 static char *fresh(cg *g, const char *base, char *buf, size_t n) {
@@ -617,7 +537,8 @@ static lanes_ref spill_ref(cg *g, int i) {
 
 static ax_dtype acc_dtype(const cg *g, int i) {
     const ax_code_node *n = &g->nd[i];
-    bool widen = n->prim == AX_P_REDUCE_SUM || n->prim == AX_P_REDUCE_PROD;
+    ax_kop k = lowering(n->prim)->kop;
+    bool widen = k == AX_KOP_REDUCE_SUM || k == AX_KOP_REDUCE_PROD;
     return n->dtype == AX_F32 && widen ? AX_F64 : n->dtype;
 }
 
@@ -626,12 +547,21 @@ static ax_dtype acc_dtype(const cg *g, int i) {
 static lanes_ref acc_ref(cg *g, int i) {
     gcc_jit_type *t = g->st[acc_dtype(g, i)];
     if (g->npieces > 1) return (lanes_ref){.off = g->frame_off[i], .t = t};
-    if (!g->acc[i]) g->acc[i] = array_of(g, t, g->tiled ? TILE : B, "acc");
+    if (!g->acc[i]) g->acc[i] = array_of(g, t, g->tiled ? TILE : g->trun ? B * AX_TILE : B, "acc");
     return (lanes_ref){.local = g->acc[i], .t = t};
+}
+
+/* With RUNS tiled, element k of the current tile row's accumulators (else element k). */
+static gcc_jit_lvalue *acc_at(cg *g, int i, gcc_jit_rvalue *k) {
+    if (g->trun)
+        k = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64,
+                bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, rv(g, g->t_i), i64c(g, B)), k);
+    return ref_at(g, acc_ref(g, i), k);
 }
 
 /* The accumulator of the current lane: lane j, or in a tile the block's offset in it plus j. */
 static gcc_jit_lvalue *acc_lane(cg *g, int i) {
+    if (g->trun) return acc_at(g, i, rv(g, g->j));
     if (!g->tiled) return ref_lane(g, acc_ref(g, i));
     gcc_jit_rvalue *off = g->accoff_p ? g->accoff_p
                                       : bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64,
@@ -667,10 +597,30 @@ static gcc_jit_rvalue *offset(cg *g, const int64_t *stride, bool with_lane) {
 static gcc_jit_rvalue *value(cg *g, int i);
 static gcc_jit_rvalue *op_value(cg *g, int i);
 
+/* A strided load's tile or gathered lanes in the function being built. */
+static gcc_jit_rvalue *load_buf(cg *g, int i) {
+    if (!g->lbuf[i]) {
+        bool tile = g->access[i] == AX_LOAD_TILE;
+        g->lbuf[i] =
+            array_of(g, g->st[g->nd[i].dtype], tile ? AX_TILE * AX_TILE : B, tile ? "tb" : "gb");
+    }
+    return rv(g, g->lbuf[i]);
+}
+
+/* Strided load i's element at the current lane, from its tile or gathered lanes. */
+static gcc_jit_lvalue *load_buf_lane(cg *g, int i) {
+    gcc_jit_rvalue *k = rv(g, g->j);
+    if (g->access[i] == AX_LOAD_TILE)
+        k = bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64,
+                bin(g, GCC_JIT_BINARY_OP_MULT, g->t_i64, rv(g, g->t_i), i64c(g, AX_TILE)), k);
+    return at(g, load_buf(g, i), k);
+}
+
 static gcc_jit_rvalue *compute(cg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     switch (n->kind) {
     case AX_KN_LOAD:
+        if (g->access[i] != AX_LOAD_DIRECT) return rv(g, load_buf_lane(g, i));
         return cast(g, rv(g, at(g, g->ptr[n->buf], offset(g, n->stride, true))), g->st[n->dtype]);
     case AX_KN_CONST:
         return literal(g, n->dtype, &n->lit);
@@ -743,30 +693,41 @@ static gcc_jit_rvalue *integer_pow(cg *g, ax_dtype t, gcc_jit_rvalue *x, int64_t
     return k < 0 ? bin(g, GCC_JIT_BINARY_OP_DIVIDE, g->st[t], fconst(g, t, 1.0), acc) : acc;
 }
 
-/* ax's f32 vector math function for p on x, emitted where the function being built is. */
-static gcc_jit_rvalue *vecmath(cg *g, ax_prim p, gcc_jit_rvalue *x) {
+/* An operation this code generator has no code for: a row's lowering that does not fit what
+ * fusion made of its equation (a unary operation given two operands, a reduction as an
+ * elementwise node, ...). Refused, never guessed at: the first such is recorded and
+ * ax_codegen_build fails with it; the value returned only lets the build reach its end. */
+static gcc_jit_rvalue *refuse(cg *g, ax_prim p, ax_dtype t, const char *as) {
+    if (!g->refused[0])
+        snprintf(g->refused, sizeof g->refused,
+                 "internal error: the code generator has no code for %s as %s (its lowering is "
+                 "operation %d)",
+                 ax_prim_get(p)->name, as, (int)lowering(p)->kop);
+    return GJ(gcc_jit_context_zero)(g->c, g->st[t]);
+}
+
+/* ax's f32 vector math function f on x, emitted where the function being built is. */
+static gcc_jit_rvalue *vecmath(cg *g, ax_vm_fn f, gcc_jit_rvalue *x) {
     ax_vecmath_jit where = {g->api, g->c, g->fn, g->blk, &g->nlocals};
-    gcc_jit_rvalue *y = ax_vecmath_jit_emit(&where, (ax_vm_fn)vecmath_fn(p), x);
+    gcc_jit_rvalue *y = ax_vecmath_jit_emit(&where, f, x);
     g->blk = where.blk;
     return y;
 }
 
 /* A float function through its scalar implementation: libm for f64 (as the eager kernels),
- * ax's own special functions through the fns table. */
+ * ax's own special functions through the fns table, ax's f32 vector math inline. */
 static gcc_jit_rvalue *scalar_math(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *a,
                                    gcc_jit_rvalue *b) {
     gcc_jit_type *ft = g->st[t];
-    if (float_math(p, t, g->vw) == M_VECMATH) return vecmath(g, p, a);
-    if (float_math(p, t, g->vw) == M_AXFN) {
-        int slot = p == AX_P_ERF_INV  ? AX_FN_ERF_INV_F32
-                   : p == AX_P_LGAMMA ? AX_FN_LGAMMA_F32
-                                      : AX_FN_DIGAMMA_F32;
-        if (t == AX_F64) slot++;
+    const ax_lowering *l = lowering(p);
+    if (float_math(l, t, g->vw) == M_VECMATH) return vecmath(g, l->vm, a);
+    if (float_math(l, t, g->vw) == M_AXFN) {
+        int slot = l->fn_slot + (t == AX_F64);
         gcc_jit_type *fp = GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, ft, 1, &ft, 0);
         gcc_jit_rvalue *f = cast(g, rv(g, at(g, g->fns, i64c(g, slot))), fp);
         return GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, f, 1, &a);
     }
-    if (p == AX_P_LOGISTIC) { /* 1/(1+e) or e/(1+e) with e = exp(-|x|), in f64 */
+    if (l->kop == AX_KOP_LOGISTIC) { /* 1/(1+e) or e/(1+e) with e = exp(-|x|), in f64 */
         gcc_jit_type *d = g->st[AX_F64];
         gcc_jit_rvalue *x = cast(g, a, d);
         gcc_jit_rvalue *e =
@@ -783,71 +744,14 @@ static gcc_jit_rvalue *scalar_math(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue 
     }
     /* f64, or f32 without libmvec: the f64 libm function, rounded once */
     gcc_jit_type *d = g->st[AX_F64];
-    const char *name = libm_name(p);
     int n = b ? 2 : 1;
-    gcc_jit_function *f = import(g, name, d, d, n);
+    gcc_jit_function *f = import(g, l->fn, d, d, n);
     gcc_jit_rvalue *r =
         n == 2 ? call2(g, f, cast(g, a, d), cast(g, b, d)) : call1(g, f, cast(g, a, d));
     return cast(g, r, ft);
 }
 
-static gcc_jit_rvalue *unary_value(cg *g, const ax_code_node *e, ax_dtype t, gcc_jit_rvalue *v) {
-    gcc_jit_type *ty = g->st[t];
-    switch (e->prim) {
-    case AX_P_NEG: /* floats: a sign flip (0 - x would give +0 for +0) */
-        if (is_float(t))
-            return GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, ty, v);
-        return wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), v);
-    case AX_P_STOP_GRADIENT:
-        return v;
-    case AX_P_ABS:
-        if (is_float(t)) return fbuiltin(g, "fabs", t, v);
-        return sel(g, t, cmp(g, GCC_JIT_COMPARISON_LT, v, GJ(gcc_jit_context_zero)(g->c, ty)),
-                   wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), v),
-                   v);
-    case AX_P_SIGN:
-        if (is_float(t)) return float_sign(g, t, v);
-        return cast(
-            g,
-            bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_int,
-                cast(g, cmp(g, GCC_JIT_COMPARISON_GT, v, GJ(gcc_jit_context_zero)(g->c, ty)),
-                     g->t_int),
-                cast(g, cmp(g, GCC_JIT_COMPARISON_LT, v, GJ(gcc_jit_context_zero)(g->c, ty)),
-                     g->t_int)),
-            ty);
-    case AX_P_NOT:
-        if (t == AX_BOOL)
-            return bin(g, GCC_JIT_BINARY_OP_BITWISE_XOR, ty, v, GJ(gcc_jit_context_one)(g->c, ty));
-        return GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_BITWISE_NEGATE, ty, v);
-    case AX_P_SQRT:
-        return fbuiltin(g, "sqrt", t, v);
-    case AX_P_RSQRT:
-        return bin(g, GCC_JIT_BINARY_OP_DIVIDE, ty, fconst(g, t, 1.0), fbuiltin(g, "sqrt", t, v));
-    case AX_P_FLOOR:
-        return fbuiltin(g, "floor", t, v);
-    case AX_P_CEIL:
-        return fbuiltin(g, "ceil", t, v);
-    case AX_P_ROUND:
-        return fbuiltin(g, "rint", t, v);
-    case AX_P_SQUARE:
-        return wrap_arith(g, GCC_JIT_BINARY_OP_MULT, t, v, v);
-    case AX_P_IS_FINITE: {
-        gcc_jit_type *u = g->ut[t];
-        gcc_jit_rvalue *expo =
-            t == AX_F32 ? GJ(gcc_jit_context_new_rvalue_from_long)(g->c, u, 0x7f800000L)
-                        : GJ(gcc_jit_context_new_rvalue_from_long)(g->c, u, 0x7ff0000000000000L);
-        return to_bool_storage(
-            g, cmp(g, GCC_JIT_COMPARISON_NE,
-                   bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, u, bitcast(g, v, u), expo), expo));
-    }
-    case AX_P_INTEGER_POW:
-        return integer_pow(g, t, v, e->k);
-    default:
-        return scalar_math(g, e->prim, t, v, NULL);
-    }
-}
-
-static gcc_jit_rvalue *shift(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *a, gcc_jit_rvalue *b) {
+static gcc_jit_rvalue *shift(cg *g, ax_kop k, ax_dtype t, gcc_jit_rvalue *a, gcc_jit_rvalue *b) {
     gcc_jit_type *u = g->ut[t];
     int bits = (int)ax_dtype_size(t) * 8;
     gcc_jit_rvalue *big = cmp(g, GCC_JIT_COMPARISON_GE, cast(g, b, u),
@@ -855,10 +759,10 @@ static gcc_jit_rvalue *shift(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *a, gc
     gcc_jit_rvalue *amount = bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, u, cast(g, b, u),
                                  GJ(gcc_jit_context_new_rvalue_from_int)(g->c, u, bits - 1));
     gcc_jit_rvalue *zero = GJ(gcc_jit_context_zero)(g->c, g->st[t]);
-    if (p == AX_P_SHL)
+    if (k == AX_KOP_SHL)
         return sel(g, t, big, zero,
                    cast(g, bin(g, GCC_JIT_BINARY_OP_LSHIFT, u, cast(g, a, u), amount), g->st[t]));
-    if (p == AX_P_SHR_LOGICAL)
+    if (k == AX_KOP_SHR_LOGICAL)
         return sel(g, t, big, zero,
                    cast(g, bin(g, GCC_JIT_BINARY_OP_RSHIFT, u, cast(g, a, u), amount), g->st[t]));
     /* arithmetic: the sign-extended pattern shifted by min(b, bits - 1) */
@@ -871,74 +775,144 @@ static gcc_jit_rvalue *shift(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *a, gc
                 g->st[t]);
 }
 
-static enum gcc_jit_comparison comparison(ax_prim p) {
-    switch (p) {
-    case AX_P_EQ:
-        return GCC_JIT_COMPARISON_EQ;
-    case AX_P_NE:
-        return GCC_JIT_COMPARISON_NE;
-    case AX_P_LT:
-        return GCC_JIT_COMPARISON_LT;
-    case AX_P_LE:
-        return GCC_JIT_COMPARISON_LE;
-    case AX_P_GT:
-        return GCC_JIT_COMPARISON_GT;
-    default:
-        return GCC_JIT_COMPARISON_GE;
-    }
+static gcc_jit_rvalue *compare(cg *g, enum gcc_jit_comparison op, gcc_jit_rvalue *a,
+                               gcc_jit_rvalue *b) {
+    return to_bool_storage(g, cmp(g, op, a, b));
 }
 
-static gcc_jit_rvalue *binary_value(cg *g, const ax_code_node *e, ax_dtype t, gcc_jit_rvalue *a,
-                                    gcc_jit_rvalue *b) {
+/* An elementwise operation of operand a (and b, of operations of two operands) of dtype t: the
+ * case of its row's kernel operation. */
+static gcc_jit_rvalue *elementwise_value(cg *g, const ax_code_node *e, ax_dtype t,
+                                         gcc_jit_rvalue *a, gcc_jit_rvalue *b) {
     gcc_jit_type *ty = g->st[t];
-    switch (e->prim) {
-    case AX_P_ADD:
-        return wrap_arith(g, GCC_JIT_BINARY_OP_PLUS, t, a, b);
-    case AX_P_SUB:
-        return wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, a, b);
-    case AX_P_MUL:
-        return wrap_arith(g, GCC_JIT_BINARY_OP_MULT, t, a, b);
-    case AX_P_DIV:
-        return bin(g, GCC_JIT_BINARY_OP_DIVIDE, ty, a, b);
-    case AX_P_MAX:
-        return max_min(g, t, true, a, b);
-    case AX_P_MIN:
-        return max_min(g, t, false, a, b);
-    case AX_P_AND:
-        return bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, ty, a, b);
-    case AX_P_OR:
-        return bin(g, GCC_JIT_BINARY_OP_BITWISE_OR, ty, a, b);
-    case AX_P_XOR:
-        return bin(g, GCC_JIT_BINARY_OP_BITWISE_XOR, ty, a, b);
-    case AX_P_SHL:
-    case AX_P_SHR_LOGICAL:
-    case AX_P_SHR_ARITH:
-        return shift(g, e->prim, t, a, b);
-    case AX_P_POW:
-    case AX_P_ATAN2:
-        return scalar_math(g, e->prim, t, a, b);
-    default:
-        return to_bool_storage(g, cmp(g, comparison(e->prim), a, b));
+    const ax_lowering *l = lowering(e->prim);
+    /* add ... ge, listed together in ax_kop, take two */
+    if (!b && l->kop >= AX_KOP_ADD && l->kop <= AX_KOP_GE)
+        return refuse(g, e->prim, t, "an operation of one operand");
+    switch (l->kop) {
+    case AX_KOP_NEG: /* floats: a sign flip (0 - x would give +0 for +0) */
+        if (is_float(t))
+            return GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, ty, a);
+        return wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), a);
+    case AX_KOP_COPY:
+        return a;
+    case AX_KOP_ABS:
+        if (is_float(t)) return fbuiltin(g, "fabs", t, a);
+        return sel(g, t, cmp(g, GCC_JIT_COMPARISON_LT, a, GJ(gcc_jit_context_zero)(g->c, ty)),
+                   wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, GJ(gcc_jit_context_zero)(g->c, ty), a),
+                   a);
+    case AX_KOP_SIGN:
+        if (is_float(t)) return float_sign(g, t, a);
+        return cast(
+            g,
+            bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_int,
+                cast(g, cmp(g, GCC_JIT_COMPARISON_GT, a, GJ(gcc_jit_context_zero)(g->c, ty)),
+                     g->t_int),
+                cast(g, cmp(g, GCC_JIT_COMPARISON_LT, a, GJ(gcc_jit_context_zero)(g->c, ty)),
+                     g->t_int)),
+            ty);
+    case AX_KOP_NOT:
+        if (t == AX_BOOL)
+            return bin(g, GCC_JIT_BINARY_OP_BITWISE_XOR, ty, a, GJ(gcc_jit_context_one)(g->c, ty));
+        return GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_BITWISE_NEGATE, ty, a);
+    case AX_KOP_BUILTIN:
+        return fbuiltin(g, l->fn, t, a);
+    case AX_KOP_RSQRT:
+        return bin(g, GCC_JIT_BINARY_OP_DIVIDE, ty, fconst(g, t, 1.0), fbuiltin(g, "sqrt", t, a));
+    case AX_KOP_SQUARE:
+        return wrap_arith(g, GCC_JIT_BINARY_OP_MULT, t, a, a);
+    case AX_KOP_IS_FINITE: {
+        gcc_jit_type *u = g->ut[t];
+        gcc_jit_rvalue *expo =
+            t == AX_F32 ? GJ(gcc_jit_context_new_rvalue_from_long)(g->c, u, 0x7f800000L)
+                        : GJ(gcc_jit_context_new_rvalue_from_long)(g->c, u, 0x7ff0000000000000L);
+        return to_bool_storage(
+            g, cmp(g, GCC_JIT_COMPARISON_NE,
+                   bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, u, bitcast(g, a, u), expo), expo));
     }
+    case AX_KOP_INTEGER_POW:
+        return integer_pow(g, t, a, e->k);
+    case AX_KOP_LIBM: /* of one or two operands */
+    case AX_KOP_AXFN:
+    case AX_KOP_LOGISTIC:
+        return scalar_math(g, e->prim, t, a, b);
+    case AX_KOP_ADD:
+        return wrap_arith(g, GCC_JIT_BINARY_OP_PLUS, t, a, b);
+    case AX_KOP_SUB:
+        return wrap_arith(g, GCC_JIT_BINARY_OP_MINUS, t, a, b);
+    case AX_KOP_MUL:
+        return wrap_arith(g, GCC_JIT_BINARY_OP_MULT, t, a, b);
+    case AX_KOP_DIV:
+        return bin(g, GCC_JIT_BINARY_OP_DIVIDE, ty, a, b);
+    case AX_KOP_MAX:
+        return max_min(g, t, true, a, b);
+    case AX_KOP_MIN:
+        return max_min(g, t, false, a, b);
+    case AX_KOP_AND:
+        return bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, ty, a, b);
+    case AX_KOP_OR:
+        return bin(g, GCC_JIT_BINARY_OP_BITWISE_OR, ty, a, b);
+    case AX_KOP_XOR:
+        return bin(g, GCC_JIT_BINARY_OP_BITWISE_XOR, ty, a, b);
+    case AX_KOP_SHL:
+    case AX_KOP_SHR_LOGICAL:
+    case AX_KOP_SHR_ARITH:
+        return shift(g, l->kop, t, a, b);
+    case AX_KOP_EQ:
+        return compare(g, GCC_JIT_COMPARISON_EQ, a, b);
+    case AX_KOP_NE:
+        return compare(g, GCC_JIT_COMPARISON_NE, a, b);
+    case AX_KOP_LT:
+        return compare(g, GCC_JIT_COMPARISON_LT, a, b);
+    case AX_KOP_LE:
+        return compare(g, GCC_JIT_COMPARISON_LE, a, b);
+    case AX_KOP_GT:
+        return compare(g, GCC_JIT_COMPARISON_GT, a, b);
+    case AX_KOP_GE:
+        return compare(g, GCC_JIT_COMPARISON_GE, a, b);
+    /* not elementwise operations of one or two operands */
+    case AX_KOP_NONE:
+    case AX_KOP_EAGER:
+    case AX_KOP_SELECT:
+    case AX_KOP_CLAMP:
+    case AX_KOP_CONVERT:
+    case AX_KOP_REDUCE_SUM:
+    case AX_KOP_REDUCE_PROD:
+    case AX_KOP_REDUCE_MAX:
+    case AX_KOP_REDUCE_MIN:
+    case AX_KOP_REDUCE_AND:
+    case AX_KOP_REDUCE_OR:
+    case AX_KOP_INDEX:
+    case AX_KOP_BROADCAST:
+    case AX_KOP_TRANSPOSE:
+    case AX_KOP_RESHAPE:
+    case AX_KOP_COND:
+    case AX_KOP_WHILE:
+    case AX_KOP_SCAN:
+        break;
+    }
+    return refuse(g, e->prim, t, "an elementwise operation");
 }
 
 static gcc_jit_rvalue *op_value(cg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     const ax_code_node *e = n;
     ax_dtype in_t = n->nin ? g->nd[n->in[0]].dtype : n->dtype;
-    switch (e->prim) {
-    case AX_P_SELECT: {
+    if (ax_prim_get(e->prim)->nin != n->nin)
+        return refuse(g, e->prim, n->dtype, "an operation of another number of operands");
+    switch (lowering(e->prim)->kop) {
+    case AX_KOP_SELECT: {
         gcc_jit_rvalue *pred = value(g, n->in[0]);
         gcc_jit_rvalue *cond =
             cmp(g, GCC_JIT_COMPARISON_NE, pred, GJ(gcc_jit_context_zero)(g->c, g->st[AX_BOOL]));
         return sel(g, n->dtype, cond, value(g, n->in[1]), value(g, n->in[2]));
     }
-    case AX_P_CLAMP: { /* min(max(x, lo), hi), as the eager kernel */
+    case AX_KOP_CLAMP: { /* min(max(x, lo), hi), as the eager kernel */
         gcc_jit_rvalue *m = hold(
             g, g->st[n->dtype], max_min(g, n->dtype, true, value(g, n->in[1]), value(g, n->in[0])));
         return max_min(g, n->dtype, false, m, value(g, n->in[2]));
     }
-    case AX_P_CONVERT: {
+    case AX_KOP_CONVERT: {
         gcc_jit_rvalue *v = value(g, n->in[0]);
         if (n->dtype == AX_BOOL)
             return to_bool_storage(
@@ -948,8 +922,9 @@ static gcc_jit_rvalue *op_value(cg *g, int i) {
     default:
         break;
     }
-    if (n->nin == 1) return unary_value(g, e, in_t, value(g, n->in[0]));
-    return binary_value(g, e, in_t, value(g, n->in[0]), value(g, n->in[1]));
+    if (n->nin == 1) return elementwise_value(g, e, in_t, value(g, n->in[0]), NULL);
+    if (n->nin == 2) return elementwise_value(g, e, in_t, value(g, n->in[0]), value(g, n->in[1]));
+    return refuse(g, e->prim, n->dtype, "an elementwise operation");
 }
 
 /* ---- vector math on whole blocks ---- */
@@ -957,7 +932,7 @@ static gcc_jit_rvalue *op_value(cg *g, int i) {
 static bool is_math_node(const cg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     if (n->kind != AX_KN_OP || n->dtype != AX_F32) return false;
-    math_kind m = float_math(n->prim, AX_F32, g->vw);
+    math_kind m = float_math(lowering(n->prim), AX_F32, g->vw);
     return m == M_DIRECT || m == M_PROMOTED || m == M_TRIG;
 }
 
@@ -998,14 +973,15 @@ static gcc_jit_rvalue *trig_beyond(cg *g, gcc_jit_rvalue *x) {
 
 /* Recomputes the lanes of `out` whose input is beyond the vector range with
  * ax_vecmath_trig_big (a call per lane: reached only for blocks that have such a lane). */
-static void trig_fix_lanes(cg *g, lanes_ref out, lanes_ref in, int is_cos) {
+static void trig_fix_lanes(cg *g, lanes_ref out, lanes_ref in, ax_vm_fn f) {
     gcc_jit_type *params[2] = {g->st[AX_F32], g->t_int};
     gcc_jit_type *fn_t =
         GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, g->st[AX_F32], 2, params, 0);
     gcc_jit_rvalue *slow = cast(g, rv(g, at(g, g->fns, i64c(g, AX_FN_TRIG_BIG_F32))), fn_t);
     loop l = lanes_upto(g, B);
     gcc_jit_rvalue *x = hold(g, g->st[AX_F32], rv(g, ref_lane(g, in)));
-    gcc_jit_rvalue *args[2] = {x, GJ(gcc_jit_context_new_rvalue_from_int)(g->c, g->t_int, is_cos)};
+    gcc_jit_rvalue *args[2] = {
+        x, GJ(gcc_jit_context_new_rvalue_from_int)(g->c, g->t_int, f == AX_VM_COS)};
     gcc_jit_rvalue *y = GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, slow, 2, args);
     assign(g, ref_lane(g, out),
            sel(g, AX_F32, trig_beyond(g, x), hold(g, g->st[AX_F32], y), rv(g, ref_lane(g, out))));
@@ -1022,7 +998,8 @@ static void trig_call(cg *g, int i) {
     assign(g, big, zero);
     loop l = lanes_upto(g, B);
     gcc_jit_rvalue *x = hold(g, g->st[AX_F32], rv(g, ref_lane(g, in)));
-    assign(g, ref_lane(g, out), vecmath(g, g->nd[i].prim, x));
+    ax_vm_fn f = lowering(g->nd[i].prim)->vm;
+    assign(g, ref_lane(g, out), vecmath(g, f, x));
     GJ(gcc_jit_block_add_assignment_op)
     (g->blk, NULL, big, GCC_JIT_BINARY_OP_BITWISE_OR, cast(g, trig_beyond(g, x), g->t_int));
     loop_end(g, &l);
@@ -1030,7 +1007,7 @@ static void trig_call(cg *g, int i) {
     GJ(gcc_jit_block_end_with_conditional)
     (g->blk, NULL, cmp(g, GCC_JIT_COMPARISON_NE, rv(g, big), zero), fix, done);
     g->blk = fix;
-    trig_fix_lanes(g, out, in, g->nd[i].prim == AX_P_COS);
+    trig_fix_lanes(g, out, in, f);
     GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, done);
     g->blk = done;
 }
@@ -1040,7 +1017,8 @@ static void math_call(cg *g, int i) {
     const ax_code_node *e = &g->nd[i];
     const char *isa = g->vw == 16 ? "e" : "d";
     gcc_jit_type *f = g->st[AX_F32], *d = g->st[AX_F64];
-    math_kind m = float_math(e->prim, AX_F32, g->vw);
+    const ax_lowering *lw = lowering(e->prim);
+    math_kind m = float_math(lw, AX_F32, g->vw);
     if (m == M_TRIG) {
         trig_call(g, i);
         return;
@@ -1048,7 +1026,7 @@ static void math_call(cg *g, int i) {
     lanes_ref none = {0}, out = spill_ref(g, i), in = mathin_ref(g, i, 0);
     char name[64];
     if (m == M_DIRECT) {
-        snprintf(name, sizeof name, "_ZGV%sN%dv_%sf", isa, g->vw, libm_name(e->prim));
+        snprintf(name, sizeof name, "_ZGV%sN%dv_%sf", isa, g->vw, lw->fn);
         vector_calls(g, name, f, g->vw, 1, out, in, none);
         return;
     }
@@ -1060,8 +1038,7 @@ static void math_call(cg *g, int i) {
         din2 = (lanes_ref){.local = lane_array(g, d, "din"), .t = d};
         lane_convert(g, din2, mathin_ref(g, i, 1), d);
     }
-    snprintf(name, sizeof name, "_ZGV%sN%d%s_%s", isa, g->vw / 2, nargs == 2 ? "vv" : "v",
-             libm_name(e->prim));
+    snprintf(name, sizeof name, "_ZGV%sN%d%s_%s", isa, g->vw / 2, nargs == 2 ? "vv" : "v", lw->fn);
     vector_calls(g, name, d, g->vw / 2, nargs, dout, din, din2);
     lane_convert(g, out, dout, f);
 }
@@ -1069,17 +1046,21 @@ static void math_call(cg *g, int i) {
 /* ---- reductions ---- */
 
 static gcc_jit_rvalue *reduce_identity(cg *g, ax_prim p, ax_dtype t) {
-    switch (p) {
-    case AX_P_REDUCE_SUM:
-    case AX_P_REDUCE_OR:
+    ax_kop k = lowering(p)->kop;
+    switch (k) {
+    case AX_KOP_REDUCE_SUM:
+    case AX_KOP_REDUCE_OR:
         return GJ(gcc_jit_context_zero)(g->c, g->st[t]);
-    case AX_P_REDUCE_PROD:
-    case AX_P_REDUCE_AND:
+    case AX_KOP_REDUCE_PROD:
+    case AX_KOP_REDUCE_AND:
         return GJ(gcc_jit_context_one)(g->c, g->st[t]);
-    default:
+    case AX_KOP_REDUCE_MAX:
+    case AX_KOP_REDUCE_MIN:
         break;
+    default:
+        return refuse(g, p, t, "a reduction");
     }
-    bool is_max = p == AX_P_REDUCE_MAX;
+    bool is_max = k == AX_KOP_REDUCE_MAX;
     if (is_float(t)) return fconst(g, t, is_max ? -__builtin_inf() : __builtin_inf());
     int64_t lo = 0, hi = 0;
     switch (t) {
@@ -1121,19 +1102,22 @@ static gcc_jit_rvalue *float_extreme(cg *g, ax_dtype t, bool is_max, gcc_jit_rva
 /* acc op v in the accumulator's dtype t. */
 static gcc_jit_rvalue *reduce_step(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *acc,
                                    gcc_jit_rvalue *v) {
-    switch (p) {
-    case AX_P_REDUCE_SUM:
+    ax_kop k = lowering(p)->kop;
+    switch (k) {
+    case AX_KOP_REDUCE_SUM:
         return wrap_arith(g, GCC_JIT_BINARY_OP_PLUS, t, acc, v);
-    case AX_P_REDUCE_PROD:
+    case AX_KOP_REDUCE_PROD:
         return wrap_arith(g, GCC_JIT_BINARY_OP_MULT, t, acc, v);
-    case AX_P_REDUCE_MAX:
-    case AX_P_REDUCE_MIN:
-        if (is_float(t)) return float_extreme(g, t, p == AX_P_REDUCE_MAX, acc, v);
-        return max_min(g, t, p == AX_P_REDUCE_MAX, acc, v);
-    case AX_P_REDUCE_AND:
+    case AX_KOP_REDUCE_MAX:
+    case AX_KOP_REDUCE_MIN:
+        if (is_float(t)) return float_extreme(g, t, k == AX_KOP_REDUCE_MAX, acc, v);
+        return max_min(g, t, k == AX_KOP_REDUCE_MAX, acc, v);
+    case AX_KOP_REDUCE_AND:
         return bin(g, GCC_JIT_BINARY_OP_BITWISE_AND, g->st[t], acc, v);
-    default:
+    case AX_KOP_REDUCE_OR:
         return bin(g, GCC_JIT_BINARY_OP_BITWISE_OR, g->st[t], acc, v);
+    default:
+        return refuse(g, p, t, "a reduction");
     }
 }
 
@@ -1148,7 +1132,8 @@ static void accumulate(cg *g, int i, gcc_jit_lvalue *a, gcc_jit_rvalue *v) {
 static gcc_jit_rvalue *reduce_result(cg *g, int i, gcc_jit_rvalue *v) {
     const ax_code_node *n = &g->nd[i];
     ax_dtype t = acc_dtype(g, i);
-    if (is_float(t) && (n->prim == AX_P_REDUCE_MAX || n->prim == AX_P_REDUCE_MIN)) {
+    ax_kop k = lowering(n->prim)->kop;
+    if (is_float(t) && (k == AX_KOP_REDUCE_MAX || k == AX_KOP_REDUCE_MIN)) {
         gcc_jit_rvalue *h = hold(g, g->st[t], v);
         v = sel(g, t, is_nan(g, h), fconst(g, t, __builtin_nan("")), h);
     }
@@ -1173,13 +1158,23 @@ static void reset_lanes(cg *g, bool totals, int64_t n) {
     loop_end(g, &l);
 }
 
-/* RUNS: the totals, one per reduction, before the reduced loops. */
+/* With RUNS tiled, reduction i's total for the current tile row (else its total). */
+static gcc_jit_lvalue *row_total(cg *g, int i) {
+    return g->trun ? at(g, rv(g, g->tot[i]), rv(g, g->t_i)) : g->tot[i];
+}
+
+/* RUNS: the totals, one per reduction (and tile row), before the reduced loops. */
 static void init_totals(cg *g) {
     for (int i = 0; i < g->n; i++) {
         if (g->nd[i].kind != AX_KN_REDUCE) continue;
         ax_dtype t = acc_dtype(g, i);
         if (g->rk == RK_SHORT_RUNS) { /* a total per lane */
             g->tot[i] = lane_array(g, g->st[t], "tot");
+        } else if (g->trun) {
+            g->tot[i] = array_of(g, g->st[t], AX_TILE, "tot");
+            loop l = loop_begin(g, g->t_i, i64c(g, 0), i64c(g, AX_TILE), i64c(g, 1));
+            assign(g, row_total(g, i), reduce_identity(g, g->nd[i].prim, t));
+            loop_end(g, &l);
         } else {
             g->tot[i] = local(g, g->st[t], "tot");
             assign(g, g->tot[i], reduce_identity(g, g->nd[i].prim, t));
@@ -1188,22 +1183,25 @@ static void init_totals(cg *g) {
     if (g->rk == RK_SHORT_RUNS) reset_lanes(g, true, -1);
 }
 
-/* RUNS: a chunk's lanes [0, n) folded in order and added to the total. */
+/* RUNS: a chunk's lanes [0, n) folded in order and added to the total (of each tile row). */
 static void fold_chunk(cg *g, int64_t n) {
+    loop rows = {0};
+    if (g->trun) rows = loop_begin(g, g->t_i, i64c(g, 0), g->t_rows, i64c(g, 1));
     for (int i = 0; i < g->n; i++) {
         if (g->nd[i].kind != AX_KN_REDUCE) continue;
         ax_dtype t = acc_dtype(g, i);
         ax_prim p = g->nd[i].prim;
-        lanes_ref a = acc_ref(g, i);
         gcc_jit_lvalue *r = local(g, g->st[t], "r");
-        assign(g, r, rv(g, ref_at(g, a, i64c(g, 0))));
+        assign(g, r, rv(g, acc_at(g, i, i64c(g, 0))));
         if (n > 1) {
             loop l = loop_begin(g, g->j, i64c(g, 1), i64c(g, n), i64c(g, 1));
-            assign(g, r, reduce_step(g, p, t, rv(g, r), rv(g, ref_lane(g, a))));
+            assign(g, r, reduce_step(g, p, t, rv(g, r), rv(g, acc_at(g, i, rv(g, g->j)))));
             loop_end(g, &l);
         }
-        assign(g, g->tot[i], reduce_step(g, p, t, rv(g, g->tot[i]), rv(g, r)));
+        gcc_jit_lvalue *tot = row_total(g, i);
+        assign(g, tot, reduce_step(g, p, t, rv(g, tot), rv(g, r)));
     }
+    if (g->trun) loop_end(g, &rows);
 }
 
 /* SHORT_RUNS: each lane's run added to its total; ACROSS_RUNS: the lanes' runs added to the
@@ -1223,10 +1221,17 @@ static void add_runs(cg *g) {
 
 /* After the reduced loops: the results to the outputs. */
 static void store_results(cg *g) {
-    if (g->rk == RK_RUNS || g->rk == RK_ACROSS_RUNS) { /* one total */
+    if (g->rk == RK_RUNS || g->rk == RK_ACROSS_RUNS) { /* one total (per tile row) */
+        loop rows = {0};
+        if (g->trun) {
+            rows = loop_begin(g, g->t_i, i64c(g, 0), g->t_rows, i64c(g, 1));
+            assign(g, g->idxl[g->tdim],
+                   bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, g->t_lo), rv(g, g->t_i)));
+        }
         for (int i = 0; i < g->n; i++)
             if (g->nd[i].kind == AX_KN_REDUCE)
-                store_node(g, i, reduce_result(g, i, rv(g, g->tot[i])), false);
+                store_node(g, i, reduce_result(g, i, rv(g, row_total(g, i))), false);
+        if (g->trun) loop_end(g, &rows);
         return;
     }
     if (g->tiled) { /* the tile's outputs: from its first index on */
@@ -1246,9 +1251,32 @@ static void store_results(cg *g) {
 
 /* ---- blocks ---- */
 
+/* The gathered loads that nodes [a, b) read: each into its lane array, in one lane loop. */
+static void gather_loads(cg *g, int a, int b) {
+    int *list = g->gathers, n = 0;
+    for (int i = a; i < b; i++)
+        for (int k = 0; k < g->nd[i].nin; k++) {
+            int src = g->nd[i].in[k];
+            if (g->access[src] != AX_LOAD_GATHER || g->gathering[src]) continue;
+            g->gathering[src] = true;
+            list[n++] = src;
+        }
+    if (!n) return;
+    loop l = lanes_begin(g);
+    for (int k = 0; k < n; k++) {
+        const ax_code_node *ld = &g->nd[list[k]];
+        assign(
+            g, load_buf_lane(g, list[k]),
+            cast(g, rv(g, at(g, g->ptr[ld->buf], offset(g, ld->stride, true))), g->st[ld->dtype]));
+        g->gathering[list[k]] = false;
+    }
+    loop_end(g, &l);
+}
+
 /* Nodes [a, b) on one block of lanes: their lane loops and vector calls, then the stores of
  * the values they computed. */
 static void emit_block(cg *g, int a, int b) {
+    gather_loads(g, a, b);
     if (g->tail) /* lanes past the tail's end feed the vector calls something harmless */
         for (int i = a; i < b; i++) {
             if (!g->math[i]) continue;
@@ -1289,8 +1317,8 @@ static void emit_block(cg *g, int a, int b) {
     }
 }
 
-/* The innermost body: the whole block, or a call of each piece function. */
-static void block_body(cg *g) {
+/* The whole block, or a call of each piece function. */
+static void block_or_pieces(cg *g) {
     if (g->npieces <= 1) {
         emit_block(g, 0, g->n);
         return;
@@ -1307,7 +1335,64 @@ static void block_body(cg *g) {
     }
 }
 
+/* Each tiled load's tile for the block: AX_TILE rows of tdim from t_lo (t_rows of them), the
+ * block's lanes, through the runtime (runtime/tile.h). */
+static void load_tiles(cg *g) {
+    gcc_jit_type *ps[6] = {g->t_voidp, g->t_voidp, g->t_i64, g->t_i64, g->t_i64, g->t_i64};
+    gcc_jit_type *fp = GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, g->t_void, 6, ps, 0);
+    for (int i = 0; i < g->n; i++) {
+        if (g->access[i] != AX_LOAD_TILE) continue;
+        const ax_code_node *n = &g->nd[i];
+        size_t size = ax_dtype_size(n->dtype);
+        int slot = n->dtype == AX_BOOL ? AX_FN_TILE1TO4
+                   : size == 1         ? AX_FN_TILE1
+                   : size == 4         ? AX_FN_TILE4
+                                       : AX_FN_TILE8;
+        gcc_jit_rvalue *f = cast(g, rv(g, at(g, g->fns, i64c(g, slot))), fp);
+        gcc_jit_rvalue *src = GJ(gcc_jit_lvalue_get_address)(
+            at(g, g->ptr[n->buf], offset(g, n->stride, false)), NULL);
+        gcc_jit_rvalue *args[6] = {
+            cast(g, GJ(gcc_jit_lvalue_get_address)(at(g, load_buf(g, i), i64c(g, 0)), NULL),
+                 g->t_voidp),
+            cast(g, src, g->t_voidp),
+            i64c(g, n->stride[g->tdim]),
+            i64c(g, n->stride[g->lane]),
+            g->t_rows,
+            g->L};
+        GJ(gcc_jit_block_add_eval)
+        (g->blk, NULL, GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, f, 6, args));
+    }
+}
+
+/* The innermost body: the block; with tiles, their reads, then the block once per
+ * row of them. */
+static void block_body(cg *g) {
+    if (g->tdim < 0) {
+        block_or_pieces(g);
+        return;
+    }
+    gcc_jit_lvalue *ti = g->idxl[g->tdim];
+    assign(g, ti, rv(g, g->t_lo));
+    load_tiles(g);
+    loop l = loop_begin(g, g->t_i, i64c(g, 0), g->t_rows, i64c(g, 1));
+    assign(g, ti, bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g, g->t_lo), rv(g, g->t_i)));
+    block_or_pieces(g);
+    loop_end(g, &l);
+}
+
 static void nest(cg *g, int pos);
+
+/* The tile dim in tiles of AX_TILE rows over [from, to); the rows of a tile run inside the
+ * lane blocks (block_body). */
+static void tile_rows(cg *g, int pos, gcc_jit_rvalue *from, gcc_jit_rvalue *to) {
+    gcc_jit_rvalue *size = i64c(g, AX_TILE);
+    loop l = loop_begin(g, g->t_lo, from, to, size);
+    gcc_jit_rvalue *left = bin(g, GCC_JIT_BINARY_OP_MINUS, g->t_i64, to, rv(g, g->t_lo));
+    g->t_rows =
+        hold(g, g->t_i64, sel(g, AX_I64, cmp(g, GCC_JIT_COMPARISON_LT, left, size), left, size));
+    nest(g, pos + 1);
+    loop_end(g, &l);
+}
 
 /* A run of blocks of the lane dim d from `from` (an index) over `count` blocks of B lanes
  * (count < 0: up to the rvalue `to`), then a tail of `tail` lanes (constant) when > 0. */
@@ -1334,16 +1419,17 @@ static void blocks_then_tail(cg *g, int pos, gcc_jit_rvalue *from, int64_t count
  * accumulators afresh and ends folding them into the totals. */
 static void chunked(cg *g, int pos) {
     int64_t extent = g->ks->shape[g->lane], nfull = extent / CHUNK, rem = extent % CHUNK;
+    int64_t lanes = g->trun ? B * AX_TILE : B; /* accumulators: B per tile row */
     if (nfull > 0) {
         gcc_jit_lvalue *c = local(g, g->t_i64, "c");
         loop l = loop_begin(g, c, i64c(g, 0), i64c(g, nfull * CHUNK), i64c(g, CHUNK));
-        reset_lanes(g, false, B);
+        reset_lanes(g, false, lanes);
         blocks_then_tail(g, pos, rv(g, c), CHUNK / B, 0);
         fold_chunk(g, B);
         loop_end(g, &l);
     }
     if (rem > 0) {
-        reset_lanes(g, false, B);
+        reset_lanes(g, false, lanes);
         blocks_then_tail(g, pos, i64c(g, nfull * CHUNK), rem / B, rem % B);
         fold_chunk(g, rem < B ? rem : B);
     }
@@ -1429,6 +1515,8 @@ static void nest(cg *g, int pos) {
             tiles(g, pos, from, to);
         } else if (d == g->lane) {
             blocked(g, pos, from, to, false);
+        } else if (d == g->tdim) {
+            tile_rows(g, pos, from, to);
         } else {
             loop l = loop_begin(g, g->idxl[d], from, to, i64c(g, 1));
             nest(g, pos + 1);
@@ -1447,10 +1535,8 @@ static void nest(cg *g, int pos) {
  * nest) that calls piece functions of about that many operations on each block. Values a later
  * piece reads, and the reductions' accumulators, live in a frame the driver passes them. */
 static void plan_pieces(cg *g) {
-    int work = 0, p = 0, since = 0, piece_work = g->code->h.piece_work;
-    for (int i = 0; i < g->n; i++)
-        work += g->nd[i].kind == AX_KN_OP || g->nd[i].kind == AX_KN_REDUCE;
-    bool split = piece_work > 0 && work > 2 * piece_work;
+    int p = 0, since = 0, piece_work = g->code->h.piece_work;
+    bool split = in_pieces(g->code, g->ks);
     for (int i = 0; i < g->n; i++) {
         bool counts = g->nd[i].kind == AX_KN_OP || g->nd[i].kind == AX_KN_REDUCE;
         if (split && counts && since >= piece_work) {
@@ -1526,6 +1612,9 @@ static void plan_kernel(cg *g, int step) {
         if (g->rk == RK_SHORT_RUNS || g->rk == RK_ACROSS_RUNS) g->run_pos = k->ndim - 1;
         g->tiled = g->rk == RK_ROWS && g->first_reduced < k->ndim && k->shape[g->lane] > B;
     }
+    g->tdim = tile_dim(g->code, k);
+    g->trun = g->rk == RK_RUNS && g->tdim >= 0;
+    for (int i = 0; i < g->n; i++) g->access[i] = (char)load_access(&g->nd[i], g->lane, g->tdim);
     plan_pieces(g);
     plan_segments(g);
 }
@@ -1545,6 +1634,7 @@ static void begin_function(cg *g, gcc_jit_function *fn, gcc_jit_param **p) {
     memset(g->mathin2, 0, n * sizeof *g->mathin2);
     memset(g->acc, 0, n * sizeof *g->acc);
     memset(g->tot, 0, n * sizeof *g->tot);
+    memset(g->lbuf, 0, n * sizeof *g->lbuf);
     memset(g->val, 0, n * sizeof *g->val);
     memset(g->idxp, 0, sizeof g->idxp);
     g->accoff_p = NULL;
@@ -1639,6 +1729,8 @@ static bool build_loop(cg *g, int step) {
         assign(g, g->idxl[d], i64c(g, 0));
     }
     g->tile_lo = g->tiled ? local(g, g->t_i64, "tile") : NULL;
+    g->t_lo = g->tdim >= 0 ? local(g, g->t_i64, "tlo") : NULL;
+    g->t_i = g->tdim >= 0 ? local(g, g->t_i64, "ti") : NULL;
     g->L = i64c(g, B);
     nest(g, 0);
     GJ(gcc_jit_block_end_with_void_return)(g->blk, NULL);
@@ -1690,17 +1782,23 @@ static bool alloc_node_arrays(cg *g) {
     g->acc = calloc(n, sizeof *g->acc);
     g->tot = calloc(n, sizeof *g->tot);
     g->val = calloc(n, sizeof *g->val);
+    g->access = calloc(n, sizeof *g->access);
+    g->lbuf = calloc(n, sizeof *g->lbuf);
+    g->gathers = calloc(n, sizeof *g->gathers);
+    g->gathering = calloc(n, sizeof *g->gathering);
     return g->math && g->seg && g->spilled && g->piece && g->frame_off && g->far && g->ptr &&
-           g->spill && g->mathin && g->mathin2 && g->acc && g->tot && g->val;
+           g->spill && g->mathin && g->mathin2 && g->acc && g->tot && g->val && g->access &&
+           g->lbuf && g->gathers && g->gathering;
 }
 
 static void free_node_arrays(cg *g) {
     free(g->math), free(g->seg), free(g->spilled), free(g->piece), free(g->frame_off), free(g->far);
     free(g->ptr), free(g->spill), free(g->mathin), free(g->mathin2), free(g->acc), free(g->tot);
-    free(g->val);
+    free(g->val), free(g->access), free(g->lbuf), free(g->gathers), free(g->gathering);
 }
 
-bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code) {
+bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code, char *why,
+                      size_t whylen) {
     cg g = {.api = api, .c = ctx, .code = code, .vw = code->h.vector_lanes};
     init_types(&g);
     bool ok = alloc_node_arrays(&g);
@@ -1709,7 +1807,8 @@ bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code 
         if (code->steps[s].kind == AX_STEP_LOOP) ok = build_loop(&g, s);
     }
     free_node_arrays(&g);
-    return ok;
+    if (g.refused[0]) snprintf(why, whylen, "%s", g.refused);
+    return ok && !g.refused[0];
 }
 
 /* ---------------------------------------------------------------- options */

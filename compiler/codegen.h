@@ -12,21 +12,11 @@
 
 #include "fuse.h"
 
-/* Functions generated code calls through the `fns` table: ax's own scalar special
- * functions, and sin / cos of arguments beyond their vector range (ax_vecmath_trig_big). */
-enum {
-    AX_FN_ERF_INV_F32,
-    AX_FN_ERF_INV_F64,
-    AX_FN_LGAMMA_F32,
-    AX_FN_LGAMMA_F64,
-    AX_FN_DIGAMMA_F32,
-    AX_FN_DIGAMMA_F64,
-    AX_FN_TRIG_BIG_F32,
-    AX_FN_COUNT
-};
+/* The functions generated code calls through the `fns` table (AX_FN_*) are listed in
+ * compiler/primitive.h, beside the lowerings that use them (and the loop nests' tile reads). */
 
 /* Bump when generated code changes, so that old cache entries are not used. */
-#define AX_CODEGEN_VERSION "ax-codegen-13"
+#define AX_CODEGEN_VERSION "ax-codegen-14-vm"
 
 typedef void (*ax_step_fn)(char **bufs, void *const *fns, int64_t lo, int64_t hi);
 
@@ -34,14 +24,17 @@ typedef void (*ax_step_fn)(char **bufs, void *const *fns, int64_t lo, int64_t hi
  * elementwise operations, reductions and views on the dtypes code generation handles. */
 bool ax_codegen_fusable(const ax_ir_eqn *e, const ax_aval *in, const ax_aval *out);
 
-/* How a step's function is called: [0, extent) of its outermost loop, which may be split
- * into ranges at multiples of `granule` (not when it runs over a reduced axis), each
- * iteration touching work_per_iter elements. */
-typedef struct ax_loop_split {
-    int64_t extent, work_per_iter, granule;
-    bool splittable;
-} ax_loop_split;
+/* How LOOP step `step`'s function is called (ax_loop_split in fuse.h), as recorded in the
+ * code when it was lowered; ax_codegen_choose_split chooses it, from the loop order the code
+ * generator will build. */
 void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out);
+void ax_codegen_choose_split(const ax_code *code, int step, ax_loop_split *out);
+
+/* How load `node` (counted from the step's first) of LOOP step `step` reads its lanes: in
+ * the lane loops (contiguous or broadcast along them), through a tile (runtime/tile.h:
+ * strided loads and bools), or gathered before the lane loops. */
+typedef enum { AX_LOAD_DIRECT, AX_LOAD_TILE, AX_LOAD_GATHER } ax_load_access;
+ax_load_access ax_codegen_load_access(const ax_code *code, int step, int node);
 
 /* Operations per piece function of a big loop (see codegen.c): 48, or AX_JIT_PIECE_WORK
  * when set (0: a loop is always one function). */
@@ -53,8 +46,10 @@ int ax_codegen_opt_level(void);
 void ax_codegen_options(const ax_gccjit *api, gcc_jit_context *ctx);
 /* The target the options select ("x86-64-v4"...), for cache keys and logs. */
 const char *ax_codegen_target(void);
-/* Adds the function "s<N>" for every LOOP step N of `code` to `ctx`. Reads nothing
- * but `code`. */
-bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code);
+/* Adds the function "s<N>" for every LOOP step N of `code` to `ctx`. Reads `code` and the
+ * lowerings of its primitives (compiler/primitive.h). False when out of memory, or with the
+ * reason in `why` when the code holds an operation it has no code for (an internal error). */
+bool ax_codegen_build(const ax_gccjit *api, gcc_jit_context *ctx, const ax_code *code, char *why,
+                      size_t whylen);
 
 #endif

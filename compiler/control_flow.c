@@ -73,7 +73,7 @@ static ax_array *zeros_of(ax_ctx *cx, const ax_aval *t) {
  * `broadcast` (else returned as it is). A new reference. */
 static ax_array *batch_at(ax_ctx *cx, ax_array *x, int bdim, int to, int64_t size, bool broadcast) {
     if (bdim < 0 && !broadcast) return ax_array_retain(x);
-    return ax_vmap_place(cx, ax_array_retain(x), bdim, size, to);
+    return ax_vmap_place_take(cx, ax_array_retain(x), bdim, size, to);
 }
 
 /* The concrete integer in a rank-0 array, clamped into [0, n). */
@@ -459,18 +459,25 @@ static void cond_dependencies(const ax_params *p, int nin, const bool *in, bool 
     free(one);
 }
 
+static void cond_format(ax_ir_printer *pr, const ax_params *p) {
+    ax_ir_print_subs(pr, "branches", p->nsub, p->sub);
+}
+
 const ax_prim_info ax_cond_info = {
     .name = "cond",
     .nin = -1,
     .nout = -1,
     .shape = cond_shape,
     .eager = cond_eager,
-    .jvp = (void *)cond_jvp,
-    .transpose = (void *)cond_transpose,
-    .batch = (void *)cond_batch,
+    .jvp = cond_jvp,
+    .transpose = cond_transpose,
+    .batch = cond_batch,
     .partial_eval = cond_partial_eval,
     .nout_of = cond_nout,
     .dependencies = cond_dependencies,
+    .format_subs = cond_format,
+    .lower = {.kop = AX_KOP_COND},
+    .tested_by = "tests/unit/test_control_flow.c, tests/lang/control_flow.ax",
 };
 
 /* ================================================================ while */
@@ -560,17 +567,22 @@ static int while_eager(ax_ctx *cx, int nin, ax_array **in, const ax_params *p, a
 
 /* The carried values that become `what` (tangent, unknown, batched) in the loop: those that
  * start so, and those the body makes so from them (iterated to a fixed point). mask: the body's
- * inputs (its consts, then the carry), updated in place; the carry part is the answer. */
-static void carry_fixpoint(const ax_ir *body, int nconsts, int ncarry, bool *mask) {
-    bool *deps = calloc((size_t)body->nout + 1, sizeof *deps);
-    if (!deps) return; /* the caller's pass reports the memory error */
-    for (bool changed = true; changed;) {
+ * inputs (its consts, then the carry), updated in place; the carry part is the answer. False
+ * when memory ran out: the mask is then conservative (every carry is `what`), which the
+ * dependency rules may use, but the passes need the exact answer (partial evaluation computes
+ * wrong derivatives when a known carry is taken for unknown) and report MemoryError. */
+static bool carry_fixpoint(const ax_ir *body, int nconsts, int ncarry, bool *mask) {
+    bool *deps = calloc((size_t)body->nout + 1, sizeof *deps), exact = deps != NULL;
+    for (bool changed = deps != NULL; changed;) {
         changed = false;
-        ax_ir_dependencies(body, mask, deps);
+        exact = ax_ir_dependencies(body, mask, deps) && exact;
         for (int j = 0; j < ncarry; j++)
             if (deps[j] && !mask[nconsts + j]) mask[nconsts + j] = changed = true;
     }
     free(deps);
+    if (!exact)
+        for (int j = 0; j < ncarry; j++) mask[nconsts + j] = true;
+    return exact;
 }
 
 static int while_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
@@ -579,7 +591,10 @@ static int while_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_a
     bool *nz = alloc0(cx, (size_t)(nb + 2 * n), sizeof *nz), *nzo = nz ? nz + nb + n : NULL;
     if (!nz) return -1;
     for (int i = 0; i < nb + n; i++) nz[i] = tin[nc + i] != NULL;
-    carry_fixpoint(p->sub[1], nb, n, nz);
+    if (!carry_fixpoint(p->sub[1], nb, n, nz)) {
+        free(nz);
+        return ax_error_oom(cx), -1;
+    }
     bool *nzc = nz + nb;
     int tb = count(nb, nz), tc = count(n, nzc);
     ax_ir *bj = ax_pass_jvp(cx, p->sub[1], nz, nzc, nzo), *subs[2] = {NULL, NULL};
@@ -649,7 +664,10 @@ static int while_partial_eval(ax_ctx *cx, ax_ir_trace *t, ax_prim prim, const ax
     bool *mask = alloc0(cx, (size_t)(nb + n), sizeof *mask);
     if (!mask) return -1;
     memcpy(mask, unknown + nc, (size_t)(nb + n) * sizeof *mask);
-    carry_fixpoint(p->sub[1], nb, n, mask);
+    if (!carry_fixpoint(p->sub[1], nb, n, mask)) {
+        free(mask);
+        return ax_error_oom(cx), -1;
+    }
     /* The loop runs now, its unknown part recorded step by step, when the predicate reads only
      * known values and every known input is concrete (so each step's predicate is); otherwise
      * it is recorded whole (forward mode works on it, reverse mode cannot transpose it). */
@@ -746,7 +764,7 @@ static int while_batch_any(ax_ctx *cx, const ax_params *p, int nin, ax_array **x
     for (int j = 0; j < n && !rc; j++) { /* the carry, all batched */
         ax_array *c = x[nc + nb + j];
         if (!bm[nc + nb + j]) {
-            x[nc + nb + j] = ax_vmap_place(cx, c, -1, size, 0);
+            x[nc + nb + j] = ax_vmap_place_take(cx, c, -1, size, 0);
             if (!x[nc + nb + j]) rc = -1;
         }
     }
@@ -792,7 +810,7 @@ static int while_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax
     ax_ir *subs[2] = {NULL, NULL};
     if (!rc) {
         memcpy(mask, bm + nc, (size_t)(nb + n) * sizeof *mask);
-        carry_fixpoint(p->sub[1], nb, n, mask);
+        if (!carry_fixpoint(p->sub[1], nb, n, mask)) rc = -1, ax_error_oom(cx);
     }
     /* is the predicate batched? */
     bool *cm = rc ? NULL : alloc0(cx, (size_t)(nc + n), sizeof *cm);
@@ -809,7 +827,7 @@ static int while_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax
         for (int j = 0; j < n && !rc && subs[1]; j++) {
             if (!mask[nb + j] || bm[nc + nb + j]) continue;
             ax_array *c = x[nc + nb + j];
-            if (!(x[nc + nb + j] = ax_vmap_place(cx, c, -1, size, 0))) rc = -1;
+            if (!(x[nc + nb + j] = ax_vmap_place_take(cx, c, -1, size, 0))) rc = -1;
         }
         if (!subs[1]) rc = -1;
         if (!rc) {
@@ -832,7 +850,7 @@ static void while_dependencies(const ax_params *p, int nin, const bool *in, bool
         return;
     }
     memcpy(mask, in + nc, (size_t)(nb + n) * sizeof *mask);
-    carry_fixpoint(p->sub[1], nb, n, mask);
+    (void)carry_fixpoint(p->sub[1], nb, n, mask); /* conservative will do here */
     /* a predicate that depends on them makes the number of steps, so every value, depend */
     memcpy(cm, in, (size_t)nc * sizeof *cm);
     memcpy(cm + nc, mask + nb, (size_t)n * sizeof *cm);
@@ -842,18 +860,28 @@ static void while_dependencies(const ax_params *p, int nin, const bool *in, bool
     free(mask);
 }
 
+static void while_format(ax_ir_printer *pr, const ax_params *p) {
+    ax_ir_print_sub(pr, "body_jaxpr", p->sub[1]);
+    ax_strbuf_appendf(ax_ir_print_param(pr), "body_nconsts=%d", p->nconsts2);
+    ax_ir_print_sub(pr, "cond_jaxpr", p->sub[0]);
+    ax_strbuf_appendf(ax_ir_print_param(pr), "cond_nconsts=%d", p->nconsts);
+}
+
 const ax_prim_info ax_while_info = {
     .name = "while",
     .nin = -1,
     .nout = -1,
     .shape = while_shape,
     .eager = while_eager,
-    .jvp = (void *)while_jvp,
-    .transpose = (void *)while_transpose,
-    .batch = (void *)while_batch,
+    .jvp = while_jvp,
+    .transpose = while_transpose,
+    .batch = while_batch,
     .partial_eval = while_partial_eval,
     .nout_of = while_nout,
     .dependencies = while_dependencies,
+    .format_subs = while_format,
+    .lower = {.kop = AX_KOP_WHILE},
+    .tested_by = "tests/unit/test_control_flow.c, tests/lang/control_flow.ax",
 };
 
 /* ================================================================ scan */
@@ -984,7 +1012,10 @@ static int scan_jvp(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_ar
     bool *inst = nz ? nz + nin : NULL, *nzo = nz ? inst + nout : NULL;
     if (!nz) return -1;
     for (int i = 0; i < nin; i++) nz[i] = tin[i] != NULL;
-    carry_fixpoint(body, nc, ncar, nz);
+    if (!carry_fixpoint(body, nc, ncar, nz)) {
+        free(nz);
+        return ax_error_oom(cx), -1;
+    }
     for (int j = 0; j < ncar; j++) inst[j] = nz[nc + j];
     ax_ir *bj = ax_pass_jvp(cx, body, nz, inst, nzo), *sub = NULL;
     int tk = count(nc, nz), tc = count(ncar, nz + nc), tx = count(nx, nz + nc + ncar);
@@ -1058,7 +1089,10 @@ static int scan_partial_eval(ax_ctx *cx, ax_ir_trace *t, ax_prim prim, const ax_
     bool *inst = uk ? uk + nin : NULL, *uo = uk ? inst + nout : NULL;
     if (!uk) return -1;
     memcpy(uk, unknown, (size_t)nin * sizeof *uk);
-    carry_fixpoint(body, nc, ncar, uk);
+    if (!carry_fixpoint(body, nc, ncar, uk)) {
+        free(uk);
+        return ax_error_oom(cx), -1;
+    }
     for (int j = 0; j < ncar; j++) inst[j] = uk[nc + j];
     ax_ir *kn = NULL, *un = NULL, *kb = NULL, *ub = NULL;
     int nres = 0, rc = ax_pass_partial_eval(cx, body, uk, inst, uo, &kn, &un, &nres);
@@ -1272,7 +1306,7 @@ static int scan_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_
     bool *force = bm ? bm + nin : NULL, *bo = bm ? force + nout : NULL;
     int rc = x && bm ? 0 : -1;
     for (int i = 0; i < nin && !rc; i++) bm[i] = bdim[i] >= 0;
-    if (!rc) carry_fixpoint(body, nc, ncar, bm);
+    if (!rc && !carry_fixpoint(body, nc, ncar, bm)) rc = -1, ax_error_oom(cx);
     for (int i = 0; i < nin && !rc; i++) {
         bool is_x = i >= nc + ncar, is_carry = i >= nc && !is_x;
         /* xs keep their leading (scan) axis: the batch goes after it */
@@ -1301,9 +1335,18 @@ static void scan_dependencies(const ax_params *p, int nin, const bool *in, bool 
         return;
     }
     memcpy(mask, in, (size_t)nin * sizeof *mask);
-    carry_fixpoint(body, p->nconsts, p->ncarry, mask);
-    ax_ir_dependencies(body, mask, out);
+    (void)carry_fixpoint(body, p->nconsts, p->ncarry, mask); /* conservative will do here */
+    (void)ax_ir_dependencies(body, mask, out);
     free(mask);
+}
+
+static void scan_format(ax_ir_printer *pr, const ax_params *p) {
+    ax_ir_print_sub(pr, "jaxpr", p->sub[0]);
+    ax_strbuf_appendf(ax_ir_print_param(pr), "length=%lld", (long long)p->length);
+    ax_strbuf_appendf(ax_ir_print_param(pr), "num_carry=%d", p->ncarry);
+    ax_strbuf_appendf(ax_ir_print_param(pr), "num_consts=%d", p->nconsts);
+    ax_strbuf_appendf(ax_ir_print_param(pr), "reverse=%s", p->reverse ? "True" : "False");
+    ax_strbuf_appendf(ax_ir_print_param(pr), "unroll=%d", p->unroll);
 }
 
 const ax_prim_info ax_scan_info = {
@@ -1312,10 +1355,13 @@ const ax_prim_info ax_scan_info = {
     .nout = -1,
     .shape = scan_shape,
     .eager = scan_eager,
-    .jvp = (void *)scan_jvp,
-    .transpose = (void *)scan_transpose,
-    .batch = (void *)scan_batch,
+    .jvp = scan_jvp,
+    .transpose = scan_transpose,
+    .batch = scan_batch,
     .partial_eval = scan_partial_eval,
     .nout_of = scan_nout,
     .dependencies = scan_dependencies,
+    .format_subs = scan_format,
+    .lower = {.kop = AX_KOP_SCAN},
+    .tested_by = "tests/unit/test_control_flow.c, tests/lang/control_flow.ax",
 };

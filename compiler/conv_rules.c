@@ -5,14 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vmap.h"
+#include "prim_rows.h"
 
-/* The shape rule and the eager adapter of a primitive (ax_shape_rule, ax_eager_rule). */
+/* The shape rule of a primitive (ax_shape_rule). */
 #define SHAPE_RULE(name)                                                                           \
     static int shape_##name(ax_ctx *cx, int nin, const ax_aval *in, const ax_params *p,            \
                             ax_aval *out)
-#define EAGER(name)                                                                                \
-    static int eager_##name(ax_ctx *cx, int nin, ax_array **in, const ax_params *p, ax_array **out)
 
 /* ---------------------------------------------------------------- parameters */
 
@@ -335,12 +333,7 @@ SHAPE_RULE(select_and_scatter_add) {
 
 /* ---------------------------------------------------------------- eager adapters */
 
-static int one(ax_array *result, ax_array **out) {
-    out[0] = result;
-    return result ? 0 : -1;
-}
-
-EAGER(conv_general_dilated) {
+AX_EAGER(conv_general_dilated) {
     (void)nin;
     ax_aval l, r;
     ax_aval_of(&l, in[0]);
@@ -352,43 +345,45 @@ EAGER(conv_general_dilated) {
     memcpy(g.lhs_spec, p->conv.lhs_spec, sizeof g.lhs_spec);
     memcpy(g.rhs_spec, p->conv.rhs_spec, sizeof g.rhs_spec);
     memcpy(g.out_spec, p->conv.out_spec, sizeof g.out_spec);
-    return one(ax_conv_general(cx, in[0], in[1], &g, out_shape), out);
+    return ax_eager_one(ax_conv_general(cx, in[0], in[1], &g, out_shape), out);
 }
 
 static int eager_window(ax_ctx *cx, ax_window_op op, ax_array *x, const ax_params *p,
                         ax_array **out) {
     ax_window w;
     window_of(p, x->ndim, &w);
-    return one(ax_reduce_window(cx, op, x, &w), out);
+    return ax_eager_one(ax_reduce_window(cx, op, x, &w), out);
 }
 
-EAGER(reduce_window_sum) {
+AX_EAGER(reduce_window_sum) {
     (void)nin;
     return eager_window(cx, AX_WINDOW_SUM, in[0], p, out);
 }
 
-EAGER(reduce_window_max) {
+AX_EAGER(reduce_window_max) {
     (void)nin;
     return eager_window(cx, AX_WINDOW_MAX, in[0], p, out);
 }
 
-EAGER(reduce_window_min) {
+AX_EAGER(reduce_window_min) {
     (void)nin;
     return eager_window(cx, AX_WINDOW_MIN, in[0], p, out);
 }
 
-EAGER(select_and_gather_add) {
+AX_EAGER(select_and_gather_add) {
     (void)nin;
     ax_window w;
     window_of(p, in[1]->ndim, &w);
-    return one(ax_select_and_gather_add(cx, in[0], in[1], p->flag == AX_SELECT_LE, &w), out);
+    return ax_eager_one(ax_select_and_gather_add(cx, in[0], in[1], p->flag == AX_SELECT_LE, &w),
+                        out);
 }
 
-EAGER(select_and_scatter_add) {
+AX_EAGER(select_and_scatter_add) {
     (void)nin;
     ax_window w;
     window_of(p, in[1]->ndim, &w);
-    return one(ax_select_and_scatter_add(cx, in[0], in[1], p->flag == AX_SELECT_LE, &w), out);
+    return ax_eager_one(ax_select_and_scatter_add(cx, in[0], in[1], p->flag == AX_SELECT_LE, &w),
+                        out);
 }
 
 /* ---------------------------------------------------------------- JVP */
@@ -397,48 +392,44 @@ static ax_array *conv(ax_scope *s, ax_array *l, ax_array *r, const ax_params *p)
     return ax_lax_bind(s, AX_P_CONV_GENERAL_DILATED, 2, (ax_array *[]){l, r}, p);
 }
 
-static ax_array *window_tangent(ax_scope *s, ax_prim prim, const ax_params *p, ax_array **in,
-                                ax_array **tin) {
-    switch (prim) {
-    case AX_P_CONV_GENERAL_DILATED: {
-        ax_array *a = tin[0] ? conv(s, tin[0], in[1], p) : NULL;
-        ax_array *b = tin[1] ? conv(s, in[0], tin[1], p) : NULL;
-        return a && b ? ax_lax_add(s, a, b) : a ? a : b;
-    }
-    case AX_P_REDUCE_WINDOW_MAX:
-    case AX_P_REDUCE_WINDOW_MIN: {
-        ax_params q = *p;
-        q.flag = prim == AX_P_REDUCE_WINDOW_MAX ? AX_SELECT_GE : AX_SELECT_LE;
-        return ax_lax_bind(s, AX_P_SELECT_AND_GATHER_ADD, 2, (ax_array *[]){tin[0], in[0]}, &q);
-    }
-    default: { /* linear in operand 0; the operand they select by only picks positions */
-        int nin = ax_prim_get(prim)->nin;
-        ax_array *args[2] = {tin[0], nin > 1 ? in[1] : NULL};
-        return tin[0] ? ax_lax_bind(s, prim, nin, args, p) : NULL;
-    }
-    }
+/* The tangent rules (ax_tangent_rule). Integer windows carry no tangent. */
+static ax_array *conv_general_dilated_tangent(ax_scope *s, const ax_params *p, ax_array **in,
+                                              ax_array **tin, ax_array *out) {
+    if (!ax_dtype_is_float(out->dtype)) return NULL;
+    ax_array *a = tin[0] ? conv(s, tin[0], in[1], p) : NULL;
+    ax_array *b = tin[1] ? conv(s, in[0], tin[1], p) : NULL;
+    return a && b ? ax_lax_add(s, a, b) : a ? a : b;
 }
 
-static int jvp_window(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                      ax_array **tin, ax_array **out, ax_array **tout) {
-    if (ax_bind(cx, prim, nin, in, p, out)) return -1;
-    *tout = NULL;
-    bool any = false;
-    for (int i = 0; i < nin; i++) any |= tin[i] != NULL;
-    if (!any || !ax_dtype_is_float(out[0]->dtype)) return 0;
-    if (prim != AX_P_CONV_GENERAL_DILATED && prim != AX_P_REDUCE_WINDOW_MAX &&
-        prim != AX_P_REDUCE_WINDOW_MIN && !tin[0])
-        return 0;
-    ax_scope s;
-    ax_scope_begin(&s, cx);
-    ax_array *t = window_tangent(&s, prim, p, in, tin);
-    *tout = t ? ax_scope_keep(&s, t) : NULL;
-    ax_scope_end(&s);
-    if (*tout) return 0;
-    ax_array_release(out[0]);
-    out[0] = NULL;
-    return -1;
+/* A window's maximum (minimum) takes the tangent of the element it selects. */
+static ax_array *selected_tangent(ax_scope *s, const ax_params *p, int select, ax_array **in,
+                                  ax_array **tin, ax_array *out) {
+    if (!ax_dtype_is_float(out->dtype)) return NULL;
+    ax_params q = *p;
+    q.flag = select;
+    return ax_lax_bind(s, AX_P_SELECT_AND_GATHER_ADD, 2, (ax_array *[]){tin[0], in[0]}, &q);
 }
+static ax_array *reduce_window_max_tangent(ax_scope *s, const ax_params *p, ax_array **in,
+                                           ax_array **tin, ax_array *out) {
+    return selected_tangent(s, p, AX_SELECT_GE, in, tin, out);
+}
+static ax_array *reduce_window_min_tangent(ax_scope *s, const ax_params *p, ax_array **in,
+                                           ax_array **tin, ax_array *out) {
+    return selected_tangent(s, p, AX_SELECT_LE, in, tin, out);
+}
+
+/* Linear in operand 0; the operand they select by (if any) only picks positions. */
+#define LINEAR_IN_FIRST_TANGENT(name, prim)                                                        \
+    static ax_array *name##_tangent(ax_scope *s, const ax_params *p, ax_array **in,                \
+                                    ax_array **tin, ax_array *out) {                               \
+        if (!ax_dtype_is_float(out->dtype) || !tin[0]) return NULL;                                \
+        int nin = ax_prim_get(prim)->nin;                                                          \
+        ax_array *args[2] = {tin[0], nin > 1 ? in[1] : NULL};                                      \
+        return ax_lax_bind(s, prim, nin, args, p);                                                 \
+    }
+LINEAR_IN_FIRST_TANGENT(reduce_window_sum, AX_P_REDUCE_WINDOW_SUM)
+LINEAR_IN_FIRST_TANGENT(select_and_gather_add, AX_P_SELECT_AND_GATHER_ADD)
+LINEAR_IN_FIRST_TANGENT(select_and_scatter_add, AX_P_SELECT_AND_SCATTER_ADD)
 
 /* ---------------------------------------------------------------- reshapes for groups */
 
@@ -587,61 +578,69 @@ static ax_array *window_sum_transpose(ax_scope *s, const ax_params *p, ax_array 
     return ax_lax_bind(s, AX_P_REDUCE_WINDOW_SUM, 1, &padded, &q);
 }
 
-static ax_array *transpose_one(ax_scope *s, ax_prim prim, const ax_params *p, int i, ax_array **in,
-                               const ax_aval *ty, ax_array *ct) {
-    switch (prim) {
-    case AX_P_CONV_GENERAL_DILATED:
-        return i == 0 ? conv_transpose_lhs(s, p, ct, in[1], &ty[0])
-                      : conv_transpose_rhs(s, p, ct, in[0], &ty[1]);
-    case AX_P_REDUCE_WINDOW_SUM:
-        return window_sum_transpose(s, p, ct, &ty[0]);
-    case AX_P_SELECT_AND_GATHER_ADD:
-        return ax_lax_bind(s, AX_P_SELECT_AND_SCATTER_ADD, 2, (ax_array *[]){ct, in[1]}, p);
-    case AX_P_SELECT_AND_SCATTER_ADD:
-        return ax_lax_bind(s, AX_P_SELECT_AND_GATHER_ADD, 2, (ax_array *[]){ct, in[1]}, p);
-    default:
-        return ax_error(s->cx, AX_ERR_RUNTIME, "%s has no transpose rule", ax_prim_get(prim)->name);
+/* A cotangent made for operand i, checked against its type. */
+static int cotangent_for(ax_scope *s, const char *name, int i, const ax_aval *ty, ax_array *r,
+                         ax_array **out) {
+    if (r && !ax_shape_equal(r->ndim, r->shape, ty[i].ndim, ty[i].shape)) {
+        char got[200], want[200];
+        ax_array_type_format(got, sizeof got, r);
+        ax_type_format(want, sizeof want, ty[i].dtype, ty[i].ndim, ty[i].shape);
+        ax_error(s->cx, AX_ERR_RUNTIME,
+                 "internal error: %s's transpose gave %s for operand %d of type %s", name, got, i,
+                 want);
+        r = NULL;
     }
+    out[i] = r;
+    return r ? 0 : -1;
 }
 
-static int transpose_window(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
-                            const bool *lin, const ax_aval *in_types, ax_array *const *cts,
-                            ax_array **ct_in) {
-    ax_array *ct = cts[0];
-    ax_scope s;
-    ax_scope_begin(&s, cx);
-    int rc = 0;
-    for (int i = 0; i < nin; i++) ct_in[i] = NULL;
-    if (prim != AX_P_CONV_GENERAL_DILATED && nin > 1 && lin[1]) {
-        ax_error(cx, AX_ERR_RUNTIME, "%s is not linear in the operand it selects by",
-                 ax_prim_get(prim)->name);
-        rc = -1;
+/* The cotangent rules (ax_cotangent_rule). The convolution is bilinear, linear in one operand
+ * at a time. */
+static int conv_general_dilated_cotangent(ax_scope *s, const ax_params *p, int nin, ax_array **in,
+                                          const bool *lin, const ax_aval *ty, ax_array *ct,
+                                          ax_array **r) {
+    (void)nin;
+    if (lin[0] && lin[1]) {
+        ax_error(s->cx, AX_ERR_RUNTIME, "conv_general_dilated is linear in one operand at a time");
+        return -1;
     }
-    if (prim == AX_P_CONV_GENERAL_DILATED && lin[0] && lin[1]) {
-        ax_error(cx, AX_ERR_RUNTIME, "conv_general_dilated is linear in one operand at a time");
-        rc = -1;
+    if (lin[0])
+        return cotangent_for(s, CONV, 0, ty, conv_transpose_lhs(s, p, ct, in[1], &ty[0]), r);
+    return cotangent_for(s, CONV, 1, ty, conv_transpose_rhs(s, p, ct, in[0], &ty[1]), r);
+}
+
+static int reduce_window_sum_cotangent(ax_scope *s, const ax_params *p, int nin, ax_array **in,
+                                       const bool *lin, const ax_aval *ty, ax_array *ct,
+                                       ax_array **r) {
+    (void)nin, (void)in, (void)lin;
+    return cotangent_for(s, "reduce_window_sum", 0, ty, window_sum_transpose(s, p, ct, &ty[0]), r);
+}
+
+/* select_and_gather_add and select_and_scatter_add transpose into each other (in the
+ * tangents / source they move; the operand only picks positions). */
+static int select_transpose(ax_scope *s, ax_prim prim, ax_prim to, const ax_params *p,
+                            ax_array **in, const bool *lin, const ax_aval *ty, ax_array *ct,
+                            ax_array **r) {
+    const char *name = ax_prim_get(prim)->name;
+    if (lin[1]) {
+        ax_error(s->cx, AX_ERR_RUNTIME, "%s is not linear in the operand it selects by", name);
+        return -1;
     }
-    for (int i = 0; i < nin && !rc; i++) {
-        if (!lin[i]) continue;
-        ax_array *r = transpose_one(&s, prim, p, i, in, in_types, ct);
-        if (r && !ax_shape_equal(r->ndim, r->shape, in_types[i].ndim, in_types[i].shape)) {
-            char got[200], want[200];
-            ax_array_type_format(got, sizeof got, r);
-            ax_type_format(want, sizeof want, in_types[i].dtype, in_types[i].ndim,
-                           in_types[i].shape);
-            ax_error(cx, AX_ERR_RUNTIME,
-                     "internal error: %s's transpose gave %s for operand %d "
-                     "of type %s",
-                     ax_prim_get(prim)->name, got, i, want);
-            r = NULL;
-        }
-        if (!r) rc = -1;
-        ct_in[i] = r ? ax_scope_keep(&s, r) : NULL;
-    }
-    if (rc)
-        for (int i = 0; i < nin; i++) ax_array_release(ct_in[i]), ct_in[i] = NULL;
-    ax_scope_end(&s);
-    return rc;
+    return cotangent_for(s, name, 0, ty, ax_lax_bind(s, to, 2, (ax_array *[]){ct, in[1]}, p), r);
+}
+static int select_and_gather_add_cotangent(ax_scope *s, const ax_params *p, int nin, ax_array **in,
+                                           const bool *lin, const ax_aval *ty, ax_array *ct,
+                                           ax_array **r) {
+    (void)nin;
+    return select_transpose(s, AX_P_SELECT_AND_GATHER_ADD, AX_P_SELECT_AND_SCATTER_ADD, p, in, lin,
+                            ty, ct, r);
+}
+static int select_and_scatter_add_cotangent(ax_scope *s, const ax_params *p, int nin, ax_array **in,
+                                            const bool *lin, const ax_aval *ty, ax_array *ct,
+                                            ax_array **r) {
+    (void)nin;
+    return select_transpose(s, AX_P_SELECT_AND_SCATTER_ADD, AX_P_SELECT_AND_GATHER_ADD, p, in, lin,
+                            ty, ct, r);
 }
 
 /* ---------------------------------------------------------------- batching */
@@ -775,18 +774,14 @@ static void format_conv(ax_strbuf *s, const ax_params *p) {
     ax_strbuf_append(s, "]");
 }
 
-void ax_conv_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
-    if (prim == AX_P_CONV_GENERAL_DILATED) {
-        format_conv(s, p);
-        return;
-    }
+/* The windowed reductions' parameters; `select`: select_and_{gather,scatter}_add's too. */
+static void format_window(ax_strbuf *s, const ax_params *p, bool select) {
     int n = p->ndim;
     ax_strbuf_append(s, "[base_dilation=");
     append_tuple(s, n, p->conv.lhs_dilation);
     ax_strbuf_append(s, " padding=");
     append_padding(s, n, p->lo, p->hi);
-    if (prim == AX_P_SELECT_AND_GATHER_ADD || prim == AX_P_SELECT_AND_SCATTER_ADD)
-        ax_strbuf_appendf(s, " select_prim=%s", p->flag == AX_SELECT_LE ? "le" : "ge");
+    if (select) ax_strbuf_appendf(s, " select_prim=%s", p->flag == AX_SELECT_LE ? "le" : "ge");
     ax_strbuf_append(s, " window_dilation=");
     append_tuple(s, n, p->conv.rhs_dilation);
     ax_strbuf_append(s, " window_dimensions=");
@@ -796,30 +791,110 @@ void ax_conv_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
     ax_strbuf_append(s, "]");
 }
 
+static void format_reduce_window(ax_strbuf *s, const ax_params *p) {
+    format_window(s, p, false);
+}
+
+static void format_select_window(ax_strbuf *s, const ax_params *p) {
+    format_window(s, p, true);
+}
+
 /* ---------------------------------------------------------------- the table's rows */
 
-enum { LIN = AX_PRIM_LINEAR };
+#define WINDOW_ROW(NAME, NIN, FLAGS, BATCH, FORMAT, ...)                                           \
+    const ax_prim_info ax_##NAME##_info = {.name = #NAME,                                          \
+                                           .nin = NIN,                                             \
+                                           .nout = 1,                                              \
+                                           .flags = FLAGS,                                         \
+                                           .shape = shape_##NAME,                                  \
+                                           .eager = eager_##NAME,                                  \
+                                           .jvp = ax_jvp_tangent,                                  \
+                                           .tangent = NAME##_tangent,                              \
+                                           .batch = BATCH,                                         \
+                                           .format_params = FORMAT,                                \
+                                           .lower = AX_LOWER_EAGER,                                \
+                                           __VA_ARGS__}
+#define LINEAR(NAME) .transpose = ax_transpose_linear, .cotangent = NAME##_cotangent
 
-/* The slots are void pointers: `1 ? f : (type)0` makes the compiler check each rule's type. */
-#define TYPED(type, f) (void *)(1 ? (f) : (type)0)
-#define WINDOW_ROW(NAME, NIN, FLAGS, BATCH)                                                        \
-    const ax_prim_info ax_##NAME##_info = {                                                        \
-        .name = #NAME,                                                                             \
-        .nin = NIN,                                                                                \
-        .nout = 1,                                                                                 \
-        .flags = FLAGS,                                                                            \
-        .shape = shape_##NAME,                                                                     \
-        .eager = eager_##NAME,                                                                     \
-        .jvp = TYPED(ax_jvp_rule, jvp_window),                                                     \
-        .transpose = (FLAGS)&LIN ? TYPED(ax_transpose_rule, transpose_window) : NULL,              \
-        .batch = TYPED(ax_batch_rule, BATCH),                                                      \
+/* Examples' parameters: a convolution's dimension numbers (lhs, rhs and out specs) and groups
+ * ((feature, batch) group counts), then the spatial dims' strides, padding and dilations
+ * (base = lhs, window = rhs); a window's dims, strides, padding and dilations. */
+#define ONES                                                                                       \
+    { 1, 1, 1, 1, 1 }
+#define CONV_PARAMS(n, lhs, rhs, out, groups, strides, lo_, hi_, base, wdil)                       \
+    {                                                                                              \
+        .ndim = n, .step = {AX_LIST strides}, .lo = {AX_LIST lo_}, .hi = {AX_LIST hi_}, .conv = {  \
+            .lhs_spec = {AX_LIST lhs},                                                             \
+            .rhs_spec = {AX_LIST rhs},                                                             \
+            .out_spec = {AX_LIST out},                                                             \
+            .lhs_dilation = {AX_LIST base},                                                        \
+            .rhs_dilation = {AX_LIST wdil},                                                        \
+            .feature_group_count = AX_FIRST groups,                                                \
+            .batch_group_count = AX_SECOND groups                                                  \
+        }                                                                                          \
     }
+#define WINDOW_PARAMS(n, dims, strides, lo_, hi_, base, wdil, select)                              \
+    {                                                                                              \
+        .ndim = n, .shape = {AX_LIST dims}, .step = {AX_LIST strides}, .lo = {AX_LIST lo_},        \
+        .hi = {AX_LIST hi_}, .flag = select, .conv = {                                             \
+            .lhs_dilation = {AX_LIST base},                                                        \
+            .rhs_dilation = {AX_LIST wdil}                                                         \
+        }                                                                                          \
+    }
+#define AX_FIRST(a, b)  a
+#define AX_SECOND(a, b) b
+#define NCW             (0, 1, 2)
 
-/* bilinear: transposes in either operand */
-WINDOW_ROW(conv_general_dilated, 2, LIN, batch_conv);
-WINDOW_ROW(reduce_window_sum, 1, LIN, batch_window);
-WINDOW_ROW(reduce_window_max, 1, 0, batch_window);
-WINDOW_ROW(reduce_window_min, 1, 0, batch_window);
+WINDOW_ROW(conv_general_dilated, 2, LIN, batch_conv, format_conv, LINEAR(conv_general_dilated),
+           AX_EXAMPLES(
+               /* 1-d NCW: strided, padded, rhs-dilated */
+               {.nin = 2,
+                .in = {AX_FLOATS(-2, 2, 2, 2, 5), AX_FLOATS(-2, 2, 3, 2, 2)},
+                .p = CONV_PARAMS(3, NCW, NCW, NCW, (1, 1), (2), (1), (0), (1), (2))},
+               /* 2-d NHWC / HWIO with lhs dilation and uneven padding */
+               {.nin = 2,
+                .in = {AX_FLOATS(-2, 2, 1, 4, 3, 2), AX_FLOATS(-2, 2, 2, 2, 2, 3)},
+                .p = CONV_PARAMS(4, (0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2), (1, 1), (1, 2),
+                                 (1, 0), (1, 1), (2, 1), (1, 1))},
+               /* feature groups, batch groups */
+               {.nin = 2,
+                .in = {AX_FLOATS(-2, 2, 1, 4, 4), AX_FLOATS(-2, 2, 4, 2, 3)},
+                .p = CONV_PARAMS(3, NCW, NCW, NCW, (2, 1), (1), (1), (1), (1), (1))},
+               {.nin = 2,
+                .in = {AX_FLOATS(-2, 2, 4, 2, 4), AX_FLOATS(-2, 2, 4, 2, 2)},
+                .p = CONV_PARAMS(3, NCW, NCW, NCW, (1, 2), (1), (0), (0), (1), (1))},
+               /* 2-d NCHW, feature groups */
+               {.nin = 2,
+                .in = {AX_FLOATS(-2, 2, 1, 4, 3, 3), AX_FLOATS(-2, 2, 4, 2, 2, 2)},
+                .p = CONV_PARAMS(4, (0, 1, 2, 3), (0, 1, 2, 3), (0, 1, 2, 3), (2, 1), (1, 1),
+                                 (1, 0), (0, 1), (1, 1), (1, 1))},
+               /* 3-d, negative padding */
+               {.nin = 2,
+                .in = {AX_FLOATS(-2, 2, 1, 1, 3, 4, 3), AX_FLOATS(-2, 2, 2, 1, 2, 2, 2)},
+                .p = CONV_PARAMS(5, (0, 1, 2, 3, 4), (0, 1, 2, 3, 4), (0, 1, 4, 3, 2), (1, 1),
+                                 (1, 2, 1), (0, -1, 1), (1, 0, 0), (1, 1, 1), (1, 1, 1))}));
+WINDOW_ROW(reduce_window_sum, 1, LIN, batch_window, format_reduce_window, LINEAR(reduce_window_sum),
+           AX_EXAMPLES({.nin = 1,
+                        .in = {AX_FLOATS(-2, 2, 3, 4)},
+                        .p = WINDOW_PARAMS(2, (2, 2), (1, 2), (1, 0), (0, 1), (2, 1), (1, 1), 0)}));
+WINDOW_ROW(reduce_window_max, 1, 0, batch_window, format_reduce_window,
+           AX_EXAMPLES({.nin = 1,
+                        .in = {AX_FLOATS(-2, 2, 4, 5)},
+                        .p = WINDOW_PARAMS(2, (2, 3), (2, 1), (0, 1), (1, 0), (1, 1), (1, 2), 0)}));
+WINDOW_ROW(reduce_window_min, 1, 0, batch_window, format_reduce_window,
+           AX_EXAMPLES({.nin = 1,
+                        .in = {AX_FLOATS(-2, 2, 4, 5)},
+                        .p = WINDOW_PARAMS(2, (2, 2), (1, 2), (1, 1), (0, 0), (1, 1), (1, 1), 0)}));
 /* linear in operand 0 (tangents / source); operand 1 only picks positions */
-WINDOW_ROW(select_and_gather_add, 2, LIN, batch_window);
-WINDOW_ROW(select_and_scatter_add, 2, LIN, batch_window);
+WINDOW_ROW(select_and_gather_add, 2, LIN, batch_window, format_select_window,
+           LINEAR(select_and_gather_add), .linear_in = 1,
+           AX_EXAMPLES({.nin = 2,
+                        .in = {AX_FLOATS(-2, 2, 4, 5), AX_FLOATS(-2, 2, 4, 5)},
+                        .p = WINDOW_PARAMS(2, (2, 2), (2, 1), (1, 0), (0, 1), (1, 1), (1, 1),
+                                           AX_SELECT_GE)}));
+WINDOW_ROW(select_and_scatter_add, 2, LIN, batch_window, format_select_window,
+           LINEAR(select_and_scatter_add), .linear_in = 1,
+           AX_EXAMPLES({.nin = 2,
+                        .in = {AX_FLOATS(-2, 2, 2, 5), AX_FLOATS(-2, 2, 4, 5)},
+                        .p = WINDOW_PARAMS(2, (2, 2), (2, 1), (1, 0), (0, 1), (1, 1), (1, 1),
+                                           AX_SELECT_LE)}));

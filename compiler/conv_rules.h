@@ -15,9 +15,6 @@ extern const ax_prim_info ax_conv_general_dilated_info, ax_reduce_window_sum_inf
     ax_reduce_window_max_info, ax_reduce_window_min_info, ax_select_and_gather_add_info,
     ax_select_and_scatter_add_info;
 
-/* The parameters as jax.make_jaxpr prints them ("[batch_group_count=1 dimension_numbers=..."). */
-void ax_conv_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p);
-
 /* Parameters for library code: a window over all n dims with unit strides and dilations and
  * no padding (reduce_window), or a convolution with unit strides and dilations, no padding,
  * one group and spec (0, 1, ..., n-1) for lhs, rhs and out (NCHW / OIHW). */

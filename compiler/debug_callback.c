@@ -77,6 +77,10 @@ static void debug_dependencies(const ax_params *p, int nin, const bool *in, bool
     (void)p, (void)nin, (void)in, (void)out; /* no outputs */
 }
 
+static void debug_format(ax_strbuf *s, const ax_params *p) {
+    ax_strbuf_appendf(s, "[callback=%s effect=Debug]", p->cb ? p->cb->name : "?");
+}
+
 const ax_prim_info ax_debug_callback_info = {
     .name = "debug_callback",
     .nin = -1,
@@ -84,7 +88,10 @@ const ax_prim_info ax_debug_callback_info = {
     .flags = AX_PRIM_EFFECT,
     .shape = debug_shape,
     .eager = debug_eager,
-    .jvp = (void *)debug_jvp,
-    .batch = (void *)debug_batch,
+    .jvp = debug_jvp,
+    .batch = debug_batch,
     .dependencies = debug_dependencies,
+    .format_params = debug_format,
+    .lower = AX_LOWER_EAGER,
+    .tested_by = "tests/unit/test_debug_callback.c, tests/lang/jax_debug_print.ax",
 };

@@ -239,7 +239,7 @@ static void fuse_elementwise(fuser *f, int eqn) {
     if (ks < 0) return;
     prepare_operands(f, ks, e);
     ax_knode n = {.kind = AX_KN_OP, .dtype = t->dtype, .var = e->out[0], .eqn = eqn, .nin = e->nin};
-    if (e->prim == AX_P_IOTA) {
+    if (ax_prim_get(e->prim)->lower.kop == AX_KOP_INDEX) {
         n.kind = AX_KN_INDEX;
         n.stride[e->params.axes[0]] = 1;
     }
@@ -297,6 +297,7 @@ static void fuse_reduce(fuser *f, int eqn) {
  * of a view that is not a plain composition, a literal) they run eagerly. */
 static bool make_view(fuser *f, int eqn) {
     const ax_ir_eqn *e = &f->ir->eqns[eqn];
+    ax_kop kop = ax_prim_get(e->prim)->lower.kop;
     int x = e->in[0].var;
     const ax_array *lit = x < 0 ? e->in[0].lit : f->vs[x].state == ST_VIEW ? f->vs[x].lit : NULL;
     if (lit && lit->size == 1) { /* a scalar literal broadcast: every loop reads the constant */
@@ -310,24 +311,20 @@ static bool make_view(fuser *f, int eqn) {
     int64_t base[AX_MAX_RANK];
     int src_var = x;
     if (src->state == ST_VIEW) {
-        if (e->prim != AX_P_BROADCAST_IN_DIM && e->prim != AX_P_TRANSPOSE) return false;
+        if (kop != AX_KOP_BROADCAST && kop != AX_KOP_TRANSPOSE) return false;
         memcpy(base, src->stride, sizeof base);
         src_var = src->src;
     } else {
         contiguous_strides(in, base);
     }
     var_state v = {.state = ST_VIEW, .src = src_var, .view_eqn = eqn};
-    switch (e->prim) {
-    case AX_P_BROADCAST_IN_DIM:
+    if (kop == AX_KOP_BROADCAST) {
         for (int i = 0; i < in->ndim; i++)
             v.stride[e->params.axes[i]] = in->shape[i] == 1 ? 0 : base[i];
-        break;
-    case AX_P_TRANSPOSE:
+    } else if (kop == AX_KOP_TRANSPOSE) {
         for (int d = 0; d < out->ndim; d++) v.stride[d] = base[e->params.axes[d]];
-        break;
-    default: /* reshape, squeeze, expand_dims of a contiguous buffer */
+    } else { /* reshape, squeeze, expand_dims of a contiguous buffer */
         contiguous_strides(out, v.stride);
-        break;
     }
     f->vs[e->out[0]] = v;
     return true;
@@ -352,8 +349,12 @@ static void fuse_control(fuser *f, int eqn) {
     ax_step st = {.kind = AX_STEP_CONTROL, .eqn = eqn, .nsub = e->nsub};
     st.sub = calloc((size_t)e->nsub, sizeof *st.sub);
     st.sub_base = calloc((size_t)e->nsub, sizeof *st.sub_base);
-    for (int i = 0; st.sub && st.sub_base && i < e->nsub; i++)
-        if (!(st.sub[i] = ax_fuse(e->sub[i]))) f->oom = true;
+    for (int i = 0; st.sub && st.sub_base && i < e->nsub; i++) {
+        if (!(st.sub[i] = ax_fuse(e->sub[i])))
+            f->oom = true;
+        else if (st.sub[i]->unlowered)
+            f->plan->unlowered = st.sub[i]->unlowered;
+    }
     if (!st.sub || !st.sub_base) f->oom = true;
     int s = add_step(f, st);
     if (s < 0) { /* not kept: freed here */
@@ -363,13 +364,15 @@ static void fuse_control(fuser *f, int eqn) {
     for (int i = 0; i < e->nout; i++) f->vs[e->out[i]] = (var_state){.state = ST_MAT, .ready = s};
 }
 
-static bool is_control(ax_prim p) {
-    return p == AX_P_COND || p == AX_P_WHILE || p == AX_P_SCAN;
-}
-
 static void fuse_eqn(fuser *f, int eqn) {
     const ax_ir_eqn *e = &f->ir->eqns[eqn];
-    if (is_control(e->prim)) {
+    const ax_prim_info *info = ax_prim_get(e->prim);
+    if (info->lower.kop == AX_KOP_NONE) { /* a row that does not say: refused (see ax_plan) */
+        f->plan->unlowered = info->name;
+        run_eagerly(f, eqn);
+        return;
+    }
+    if (ax_kop_is_control(info->lower.kop)) {
         fuse_control(f, eqn);
         return;
     }
@@ -387,22 +390,13 @@ static void fuse_eqn(fuser *f, int eqn) {
     }
     const ax_aval *out = type_of(f, e->out[0]);
     if (e->nin <= 3 && ax_codegen_fusable(e, in, out)) {
-        if (ax_prim_is_reduction(e->prim)) {
+        if (ax_kop_is_reduction(info->lower.kop))
             fuse_reduce(f, eqn);
-            return;
-        }
-        switch (e->prim) {
-        case AX_P_TRANSPOSE:
-        case AX_P_BROADCAST_IN_DIM:
-        case AX_P_RESHAPE:
-        case AX_P_SQUEEZE:
-        case AX_P_EXPAND_DIMS:
-            if (!make_view(f, eqn)) run_eagerly(f, eqn);
-            return;
-        default:
+        else if (!ax_kop_is_view(info->lower.kop))
             fuse_elementwise(f, eqn);
-            return;
-        }
+        else if (!make_view(f, eqn))
+            run_eagerly(f, eqn);
+        return;
     }
     run_eagerly(f, eqn);
 }
@@ -525,7 +519,7 @@ static void lower_node(const ax_plan *plan, const ax_knode *n, int ndim, const i
     if (n->kind == AX_KN_OP || n->kind == AX_KN_REDUCE || n->kind == AX_KN_INDEX) {
         const ax_ir_eqn *e = &plan->ir->eqns[n->eqn];
         c->prim = e->prim;
-        if (e->prim == AX_P_INTEGER_POW) c->k = e->params.k;
+        if (ax_prim_get(e->prim)->lower.kop == AX_KOP_INTEGER_POW) c->k = e->params.k;
     }
     if (n->kind == AX_KN_CONST) memcpy(&c->lit, ax_array_data(n->lit), ax_dtype_size(n->dtype));
 }
@@ -583,6 +577,7 @@ static void lower_loop(ax_plan *plan, const ax_kernel *k, ax_code_step *cs, int 
     }
     for (int i = 0; i < k->nnodes; i++)
         lower_node(plan, &k->nodes[i], k->ndim, vars, cs->nbufs, &code->nodes[code->h.nnodes + i]);
+    ax_codegen_choose_split(code, (int)(cs - code->steps), &cs->split); /* field by field */
     code->h.nnodes += k->nnodes;
     code->h.nbufs += cs->nbufs;
 }
@@ -604,6 +599,9 @@ static bool lower_plan(ax_plan *plan) {
         free(vars);
         return false;
     }
+    _Static_assert(sizeof AX_CODEGEN_VERSION + 1 + AX_VECMATH_REVISION_MAX <=
+                       sizeof code->h.version,
+                   "the version and the vector math's revision must fit the header, whole");
     snprintf(code->h.version, sizeof code->h.version, "%s+%s", AX_CODEGEN_VERSION,
              ax_vecmath_jit_revision());
     snprintf(code->h.target, sizeof code->h.target, "%s", ax_codegen_target());
@@ -632,8 +630,22 @@ _Static_assert(sizeof(ax_code_header) % 8 == 0 &&
                    sizeof(ax_code) == sizeof(ax_code_header) + 3 * sizeof(void *),
                "a new member of ax_code must be hashed in ax_code_key");
 
+/* What the code generator reads from the primitive table besides the code: the rows'
+ * lowerings (compiler/primitive.h). Hashed into every key, so that a row whose lowering changes
+ * never meets the code compiled for the old one in the disk cache. */
+static uint64_t hash_lowerings(uint64_t h) {
+    for (int p = 0; p < AX_P_NPRIMS; p++) {
+        const ax_prim_info *info = ax_prim_get((ax_prim)p);
+        const ax_lowering *l = &info->lower;
+        int64_t v[7] = {l->kop, l->dtypes, l->vec_f32, l->fn_slot, l->vecmath, l->vm, info->nin};
+        h = ax_hash_bytes(h, v, sizeof v);
+        if (l->fn) h = ax_hash_bytes(h, l->fn, strlen(l->fn) + 1);
+    }
+    return h;
+}
+
 uint64_t ax_code_key(const ax_code *code) {
-    uint64_t h = ax_hash_bytes(AX_HASH_INIT, &code->h, sizeof code->h);
+    uint64_t h = hash_lowerings(ax_hash_bytes(AX_HASH_INIT, &code->h, sizeof code->h));
     h = ax_hash_bytes(h, code->steps, (size_t)code->h.nsteps * sizeof *code->steps);
     h = ax_hash_bytes(h, code->nodes, (size_t)code->h.nnodes * sizeof *code->nodes);
     return ax_hash_bytes(h, code->bufs, (size_t)code->h.nbufs * sizeof *code->bufs);

@@ -77,6 +77,14 @@ typedef struct ax_code_node {
     int64_t stride[AX_MAX_RANK], ostride[AX_MAX_RANK];
 } ax_code_node;
 
+/* How a LOOP step's function is called: [0, extent) of its outermost loop, which may be split
+ * into ranges at multiples of `granule` (not when it runs over a reduced axis), each
+ * iteration touching work_per_iter elements. */
+typedef struct ax_loop_split {
+    int64_t extent, work_per_iter, granule;
+    bool splittable;
+} ax_loop_split;
+
 typedef struct ax_code_step {
     ax_step_kind kind;
     /* LOOP */
@@ -85,6 +93,9 @@ typedef struct ax_code_step {
     bool reduced[AX_MAX_RANK];
     int first_node, nnodes; /* the step's nodes: code->nodes[first_node ..] */
     int first_buf, nbufs;   /* the buffers the function takes: code->bufs[first_buf ..] */
+    /* the ranges its function is called with: in the key, so that an object cached by a build
+     * that ordered the loop otherwise is never called with this build's ranges */
+    ax_loop_split split;
 } ax_code_step;
 
 typedef struct ax_code_header {
@@ -110,11 +121,15 @@ typedef struct ax_plan {
     ax_step *steps;
     ax_code code;  /* the steps lowered for code generation */
     int *slot_var; /* per buffer slot of `code`: the variable bound to it when running */
+    /* a primitive whose row declares no lowering (AX_KOP_NONE: a bug in the row), here or in a
+     * sub-program: jit refuses the program with an internal error; NULL: none */
+    const char *unlowered;
 } ax_plan;
 
 /* The steps for `ir`, with their code; NULL when out of memory. */
 ax_plan *ax_fuse(const ax_ir *ir);
-/* The cache key of the code: a hash of its header and records. */
+/* The cache key of the code: a hash of its header and records, and of the lowerings of the
+ * primitive table that the code generator reads with them. */
 uint64_t ax_code_key(const ax_code *code);
 void ax_plan_free(ax_plan *plan);
 /* The plan as text ("loop f32[5000,5000]: mul mul add -> c" per step), for logs and :ir. */

@@ -11,9 +11,10 @@ ax_gccjit *ax_gccjit_open(char *why, size_t n) {
         snprintf(why, n, "cannot load libgccjit: %s", dlerror());
         return NULL;
     }
+    /* On failure the library stays loaded too: unloading it would turn what its
+     * constructors allocated into leaks (see ax_gccjit_close). */
     ax_gccjit *api = calloc(1, sizeof *api);
     if (!api) {
-        dlclose(h);
         snprintf(why, n, "out of memory");
         return NULL;
     }
@@ -22,7 +23,6 @@ ax_gccjit *ax_gccjit_open(char *why, size_t n) {
     if (!(*(void **)&api->name = dlsym(h, #name))) {                                               \
         snprintf(why, n, "libgccjit lacks %s", #name);                                             \
         ax_gccjit_close(api);                                                                      \
-        dlclose(h);                                                                                \
         return NULL;                                                                               \
     }
     AX_GCCJIT_FUNCTIONS(AX_GCCJIT_LOAD)

@@ -1,9 +1,6 @@
 /* The typed IR: builder, printer, verifier, evaluator. */
 #include "ir.h"
 
-#include "conv_rules.h"
-#include "linalg_rules.h"
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -285,12 +282,13 @@ ax_ir *ax_ir_rewire(const ax_ir *ir, int nin, const int *in_src, const ax_aval *
     return r;
 }
 
-void ax_ir_dependencies(const ax_ir *ir, const bool *in_mask, bool *out_mask) {
+bool ax_ir_dependencies(const ax_ir *ir, const bool *in_mask, bool *out_mask) {
     bool *dep = calloc((size_t)ir->nvars + 1, sizeof *dep);
     if (!dep) { /* conservative: everything depends on everything */
         for (int j = 0; j < ir->nout; j++) out_mask[j] = true;
-        return;
+        return false;
     }
+    bool exact = true;
     for (int i = 0; i < ir->nin; i++) dep[ir->invars[i]] = in_mask[i];
     for (int k = 0; k < ir->neqns; k++) {
         const ax_ir_eqn *e = &ir->eqns[k];
@@ -306,10 +304,12 @@ void ax_ir_dependencies(const ax_ir *ir, const bool *in_mask, bool *out_mask) {
             free(in);
             continue;
         }
+        exact = exact && !(any && info->dependencies); /* out of memory: every output, then */
         for (int i = 0; i < e->nout; i++) dep[e->out[i]] = any;
     }
     for (int j = 0; j < ir->nout; j++) out_mask[j] = ir->outs[j].var >= 0 && dep[ir->outs[j].var];
     free(dep);
+    return exact;
 }
 
 bool ax_ir_uses_input(const ax_ir *ir, int i) {
@@ -344,7 +344,7 @@ static void format_type(ax_strbuf *s, const ax_aval *t) {
 
 /* Printing state: variables are named in the order they are printed, across nested sub-IRs
  * too, as JAX names them (names[v] = -1 until v is first printed). */
-typedef struct printer {
+typedef struct ax_ir_printer {
     ax_strbuf *s;
     int next;     /* the next name */
     int depth;    /* nesting of sub-IRs: their indentation */
@@ -378,6 +378,7 @@ static void format_atom(printer *pr, ir_names *n, const ax_ir_atom *a) {
     ax_strbuf_init(&tmp);
     ax_format_array(&tmp, a->lit);
     ax_strbuf_append(pr->s, tmp.data ? tmp.data : "?");
+    pr->s->failed |= tmp.failed;
     ax_strbuf_free(&tmp);
     ax_strbuf_append(pr->s, ":");
     ax_aval t;
@@ -385,171 +386,21 @@ static void format_atom(printer *pr, ir_names *n, const ax_ir_atom *a) {
     format_type(pr->s, &t);
 }
 
-static void format_ints(ax_strbuf *s, int n, const int *v) {
+void ax_ir_format_ints(ax_strbuf *s, int n, const int *v) {
     ax_strbuf_append(s, "(");
     for (int i = 0; i < n; i++) ax_strbuf_appendf(s, i ? ", %d" : "%d", v[i]);
     ax_strbuf_append(s, n == 1 ? ",)" : ")");
 }
 
-static void format_i64s(ax_strbuf *s, int n, const int64_t *v) {
+void ax_ir_format_i64s(ax_strbuf *s, int n, const int64_t *v) {
     ax_strbuf_append(s, "(");
     for (int i = 0; i < n; i++) ax_strbuf_appendf(s, i ? ", %lld" : "%lld", (long long)v[i]);
     ax_strbuf_append(s, n == 1 ? ",)" : ")");
 }
 
-static const char *scatter_mode_name(int mode) {
-    static const char *const names[] = {"set", "add", "mul", "min", "max"};
-    return mode >= 0 && mode < 5 ? names[mode] : "?";
-}
-
 void ax_ir_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
-    switch (prim) {
-    case AX_P_CONV_GENERAL_DILATED:
-    case AX_P_REDUCE_WINDOW_SUM:
-    case AX_P_REDUCE_WINDOW_MAX:
-    case AX_P_REDUCE_WINDOW_MIN:
-    case AX_P_SELECT_AND_GATHER_ADD:
-    case AX_P_SELECT_AND_SCATTER_ADD:
-        ax_conv_format_params(s, prim, p);
-        break;
-    case AX_P_INTEGER_POW:
-        ax_strbuf_appendf(s, "[y=%lld]", (long long)p->k);
-        break;
-    case AX_P_CONVERT:
-        ax_strbuf_appendf(s, "[new_dtype=%s weak_type=%s]", ax_dtype_name(p->dtype),
-                          p->weak ? "True" : "False");
-        break;
-    case AX_P_BITCAST:
-        ax_strbuf_appendf(s, "[new_dtype=%s]", ax_dtype_name(p->dtype));
-        break;
-    case AX_P_REDUCE_SUM:
-    case AX_P_REDUCE_PROD:
-    case AX_P_REDUCE_MAX:
-    case AX_P_REDUCE_MIN:
-    case AX_P_REDUCE_AND:
-    case AX_P_REDUCE_OR:
-        ax_strbuf_append(s, "[axes=");
-        format_ints(s, p->naxes, p->axes);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_ARGMAX:
-    case AX_P_ARGMIN:
-        ax_strbuf_appendf(s, "[axes=(%d,) index_dtype=%s]", p->axes[0], ax_dtype_name(p->dtype));
-        break;
-    case AX_P_TRIANGULAR_SOLVE:
-        ax_strbuf_appendf(s, "[left_side=%s lower=%s transpose_a=%s unit_diagonal=%s]",
-                          p->flag & AX_TRSOLVE_RIGHT_SIDE ? "False" : "True",
-                          p->flag & AX_TRSOLVE_LOWER ? "True" : "False",
-                          p->flag & AX_TRSOLVE_TRANSPOSE_A ? "True" : "False",
-                          p->flag & AX_TRSOLVE_UNIT_DIAGONAL ? "True" : "False");
-        break;
-    case AX_P_EIGH:
-    case AX_P_SVD:
-    case AX_P_QR:
-        ax_linalg_format_params(s, prim, p);
-        break;
-    case AX_P_CUMSUM:
-    case AX_P_CUMPROD:
-    case AX_P_CUMMAX:
-    case AX_P_CUMMIN:
-        ax_strbuf_appendf(s, "[axis=%d reverse=%s]", p->axes[0], p->flag ? "True" : "False");
-        break;
-    case AX_P_RESHAPE:
-        ax_strbuf_append(s, "[new_sizes=");
-        format_i64s(s, p->ndim, p->shape);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_TRANSPOSE:
-        ax_strbuf_append(s, "[permutation=");
-        format_ints(s, p->naxes, p->axes);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_BROADCAST_IN_DIM:
-        ax_strbuf_append(s, "[broadcast_dimensions=");
-        format_ints(s, p->naxes, p->axes);
-        ax_strbuf_append(s, " shape=");
-        format_i64s(s, p->ndim, p->shape);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_CONCATENATE:
-        ax_strbuf_appendf(s, "[dimension=%d]", p->axes[0]);
-        break;
-    case AX_P_SLICE:
-        ax_strbuf_append(s, "[start_indices=");
-        format_i64s(s, p->ndim, p->lo);
-        ax_strbuf_append(s, " limit_indices=");
-        format_i64s(s, p->ndim, p->hi);
-        ax_strbuf_append(s, " strides=");
-        format_i64s(s, p->ndim, p->step);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_PAD:
-        ax_strbuf_append(s, "[padding_config=(");
-        for (int i = 0; i < p->ndim; i++)
-            ax_strbuf_appendf(s, "%s(%lld, %lld, %lld)", i ? ", " : "", (long long)p->lo[i],
-                              (long long)p->hi[i], (long long)p->step[i]);
-        ax_strbuf_append(s, p->ndim == 1 ? ",)]" : ")]");
-        break;
-    case AX_P_SQUEEZE:
-    case AX_P_EXPAND_DIMS:
-    case AX_P_REV:
-        ax_strbuf_append(s, "[dimensions=");
-        format_ints(s, p->naxes, p->axes);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_GATHER:
-        ax_strbuf_append(s, "[axes=");
-        format_ints(s, p->naxes, p->axes);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_SCATTER:
-        ax_strbuf_append(s, "[axes=");
-        format_ints(s, p->naxes, p->axes);
-        ax_strbuf_appendf(s, " mode=%s]", scatter_mode_name(p->flag));
-        break;
-    case AX_P_DYNAMIC_SLICE:
-        ax_strbuf_append(s, "[slice_sizes=");
-        format_i64s(s, p->ndim, p->shape);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_IOTA:
-        ax_strbuf_appendf(s, "[dimension=%d dtype=%s shape=", p->axes[0], ax_dtype_name(p->dtype));
-        format_i64s(s, p->ndim, p->shape);
-        ax_strbuf_append(s, "]");
-        break;
-    case AX_P_DOT_GENERAL: {
-        const ax_dot_dims *d = &p->dot;
-        ax_strbuf_append(s, "[dimension_numbers=((");
-        format_ints(s, d->ncontract, d->lhs_contract);
-        ax_strbuf_append(s, ", ");
-        format_ints(s, d->ncontract, d->rhs_contract);
-        ax_strbuf_append(s, "), (");
-        format_ints(s, d->nbatch, d->lhs_batch);
-        ax_strbuf_append(s, ", ");
-        format_ints(s, d->nbatch, d->rhs_batch);
-        ax_strbuf_append(s, "))]");
-        break;
-    }
-    case AX_P_SORT:
-        ax_strbuf_appendf(s, "[dimension=%d descending=%s]", p->axes[0],
-                          p->flag ? "True" : "False");
-        break;
-    case AX_P_ARGSORT:
-        ax_strbuf_appendf(s, "[dimension=%d descending=%s index_dtype=%s]", p->axes[0],
-                          p->flag ? "True" : "False", ax_dtype_name(p->dtype));
-        break;
-    case AX_P_CUSTOM_CALL:
-        ax_strbuf_appendf(s, "[fn=%s output=%lld]", p->cb ? p->cb->name : "?", (long long)p->k);
-        break;
-    case AX_P_CUSTOM_LINEAR:
-        ax_strbuf_appendf(s, "[fn=%s output=%lld]", p->cb ? p->cb->name : "?", (long long)p->k);
-        break;
-    case AX_P_DEBUG_CALLBACK:
-        ax_strbuf_appendf(s, "[callback=%s effect=Debug]", p->cb ? p->cb->name : "?");
-        break;
-    default:
-        break;
-    }
+    const ax_prim_info *info = ax_prim_get(prim);
+    if (info && info->format_params) info->format_params(s, p);
 }
 
 static void format_ir(printer *pr, const ax_ir *ir);
@@ -567,56 +418,39 @@ static void format_sub_param(printer *pr, const char *name, const ax_ir *sub) {
     pr->depth -= 3;
 }
 
-/* The parameters of a higher-order primitive, one per line as JAX prints them. */
+ax_strbuf *ax_ir_print_param(ax_ir_printer *pr) {
+    newline(pr, 6);
+    return pr->s;
+}
+
+void ax_ir_print_sub(ax_ir_printer *pr, const char *name, const ax_ir *sub) {
+    format_sub_param(pr, name, sub);
+}
+
+void ax_ir_print_subs(ax_ir_printer *pr, const char *name, int n, ax_ir *const *subs) {
+    ax_strbuf_appendf(ax_ir_print_param(pr), "%s=(", name);
+    pr->depth += 4;
+    for (int i = 0; i < n; i++) {
+        newline(pr, 0);
+        format_ir(pr, subs[i]);
+    }
+    pr->depth -= 4;
+    ax_strbuf_append(ax_ir_print_param(pr), ")");
+}
+
+/* The parameters of a higher-order primitive, one per line as JAX prints them: by its row, or
+ * each sub-program as jaxpr=. */
 static void format_sub_params(printer *pr, const ax_ir_eqn *e) {
-    const ax_params *p = &e->params;
-    ax_strbuf *s = pr->s;
-    ax_strbuf_append(s, "[");
-    switch (e->prim) {
-    case AX_P_COND:
-        newline(pr, 6);
-        ax_strbuf_append(s, "branches=(");
-        pr->depth += 4;
-        for (int i = 0; i < e->nsub; i++) {
-            newline(pr, 0);
-            format_ir(pr, e->sub[i]);
-        }
-        pr->depth -= 4;
-        newline(pr, 6);
-        ax_strbuf_append(s, ")");
-        break;
-    case AX_P_WHILE:
-        format_sub_param(pr, "body_jaxpr", e->sub[1]);
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "body_nconsts=%d", p->nconsts2);
-        format_sub_param(pr, "cond_jaxpr", e->sub[0]);
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "cond_nconsts=%d", p->nconsts);
-        break;
-    case AX_P_SCAN:
-        format_sub_param(pr, "jaxpr", e->sub[0]);
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "length=%lld", (long long)p->length);
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "num_carry=%d", p->ncarry);
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "num_consts=%d", p->nconsts);
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "reverse=%s", p->reverse ? "True" : "False");
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "unroll=%d", p->unroll);
-        break;
-    case AX_P_CALL:
-        newline(pr, 6);
-        ax_strbuf_appendf(s, "name=%s", e->sub[0]->name ? e->sub[0]->name : "<lambda>");
-        format_sub_param(pr, "jaxpr", e->sub[0]);
-        break;
-    default:
+    ax_strbuf_append(pr->s, "[");
+    const ax_prim_info *info = ax_prim_get(e->prim);
+    if (info->format_subs) {
+        info->format_subs(pr, &e->params);
+    } else { /* its parameters on a line, then each sub-program as jaxpr= */
+        if (info->format_params) info->format_params(ax_ir_print_param(pr), &e->params);
         for (int i = 0; i < e->nsub; i++) format_sub_param(pr, "jaxpr", e->sub[i]);
-        break;
     }
     newline(pr, 4);
-    ax_strbuf_append(s, "]");
+    ax_strbuf_append(pr->s, "]");
 }
 
 static void format_eqn(printer *pr, ir_names *n, const ax_ir_eqn *e) {
@@ -689,6 +523,7 @@ static void format_ir(printer *pr, const ax_ir *ir) {
         ax_strbuf_append(&one, " ");
         format_outs(pr, &n);
         pr->s = out;
+        out->failed |= one.failed; /* then nothing more is appended to out */
         bool fits = one.data && one.len + 2 * (size_t)pr->depth <= 80;
         if (fits) ax_strbuf_append(out, one.data);
         ax_strbuf_free(&one);
@@ -713,6 +548,7 @@ static void format_ir(printer *pr, const ax_ir *ir) {
 void ax_ir_format(ax_strbuf *out, const ax_ir *ir) {
     printer pr = {.s = out};
     format_ir(&pr, ir);
+    out->failed |= pr.failed;
 }
 
 /* ---------------------------------------------------------------- verifying */

@@ -85,8 +85,9 @@ ax_ir *ax_ir_lift_consts(const ax_ir *ir, const bool *lift);
  * Inputs of ir left out must be unused. NULL when out of memory. */
 ax_ir *ax_ir_rewire(const ax_ir *ir, int nin, const int *in_src, const ax_aval *new_types,
                     int nout, const int *out_src);
-/* Which outputs depend on the inputs marked in_mask (through any chain of equations). */
-void ax_ir_dependencies(const ax_ir *ir, const bool *in_mask, bool *out_mask);
+/* Which outputs depend on the inputs marked in_mask (through any chain of equations). False
+ * when memory ran out: out_mask is then conservative (more outputs marked than depend). */
+bool ax_ir_dependencies(const ax_ir *ir, const bool *in_mask, bool *out_mask);
 /* Whether ir's input i is used by an equation or an output. */
 bool ax_ir_uses_input(const ax_ir *ir, int i);
 
@@ -95,6 +96,17 @@ bool ax_ir_uses_input(const ax_ir *ir, int i);
 void ax_ir_format(ax_strbuf *out, const ax_ir *ir);
 /* "[axes=(0,)]" or "" — the static parameters of an equation as the printer shows them. */
 void ax_ir_format_params(ax_strbuf *out, ax_prim prim, const ax_params *p);
+/* For the rows' format_params: a tuple as Python prints it, "(1, 2)", "(0,)" or "()". */
+void ax_ir_format_ints(ax_strbuf *s, int n, const int *v);
+void ax_ir_format_i64s(ax_strbuf *s, int n, const int64_t *v);
+/* For the rows of higher-order primitives (ax_prim_info.format_subs): their parameters one per
+ * line, as JAX prints them. ax_ir_print_param starts a line and returns the text to write it
+ * to; ax_ir_print_sub writes "name=" and a sub-program, ax_ir_print_subs "name=(" and each of
+ * n sub-programs, ")". Variables are named across the whole program. */
+typedef struct ax_ir_printer ax_ir_printer;
+ax_strbuf *ax_ir_print_param(ax_ir_printer *pr);
+void ax_ir_print_sub(ax_ir_printer *pr, const char *name, const ax_ir *sub);
+void ax_ir_print_subs(ax_ir_printer *pr, const char *name, int n, ax_ir *const *subs);
 /* Checks types (each equation's outputs equal its shape rule's), single assignment and
  * definition before use. Returns 0, or -1 with a RuntimeError describing the first problem. */
 int ax_ir_verify(ax_ctx *cx, const ax_ir *ir);

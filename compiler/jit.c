@@ -2,27 +2,36 @@
 #include "jit.h"
 
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../runtime/elementwise.h"
 #include "../runtime/pool.h"
 #include "../runtime/special.h"
+#include "../runtime/tile.h"
 #include "../runtime/vecmath.h"
 #include "codegen.h"
 #include "gccjit.h"
 #include "fuse.h"
 #include "jit_cache.h"
+#include "jit_job.h"
+#include "jit_layout.h"
 #include "jit_loops.h"
+
+/* A layout variant of a program (compiler/jit_layout.h): the broadcast axes of each input it
+ * is for, how often calls brought them, and its program once built. */
+typedef struct variant {
+    uint32_t *axes;
+    int seen;
+    bool failed;
+    struct ax_jit_program *prog;
+} variant;
+
+enum { MAX_VARIANTS = 4 };
 
 struct ax_jit_program {
     ax_ir *ir;
@@ -30,20 +39,59 @@ struct ax_jit_program {
     void *dl;       /* the loaded shared object; NULL: run the IR on the eager kernels */
     ax_step_fn *fn; /* per step (NULL for eager steps) */
     ax_jit_info info;
+    /* The context that built it: only calls under it change the program (poll its compile,
+     * count its calls, build variants). Calls under other contexts (pmap's devices, threads
+     * that run it at once) only read it: see ax_jit_ready. */
+    ax_ctx *owner;
+    struct pending *pending; /* the background compile it waits for, or NULL */
+    int nvariants;
+    variant variants[MAX_VARIANTS];
 };
 
-/* Per-context state: whether the tools exist, the one warning, the log switch, the cache. */
+/* A compile in the background (tiered execution): queued until a child process is free to
+ * run it, then running. Its program runs on the eager kernels meanwhile. */
+typedef struct pending {
+    struct pending *next;
+    struct jit_state *owner;
+    ax_jit_program *prog; /* NULL once the program is freed: the compile then only fills the
+                             disk cache (see detach) */
+    ax_jit_job *job;      /* NULL while queued */
+    ax_code *own;         /* the code of a queued compile whose program is gone */
+    uint64_t key;
+    char *name;
+    double queued_ms, started_ms;
+} pending;
+
+/* Per-context state: whether the tools exist, the one warning, the log switch, the cache,
+ * the compiles in the background. */
 typedef struct jit_state {
+    ax_ctx *cx; /* its context */
     bool tools_checked, tools_ok, warned, log;
+    bool sync;        /* AX_JIT_SYNC=1: every call waits for its compile */
+    int max_jobs;     /* compiles in the background at once */
+    int exit_wait_ms; /* AX_JIT_EXIT_WAIT: how long the end waits for running compiles */
     ax_jit_cache *cache;
-    ax_gccjit *api; /* opened on the first compile */
+    ax_gccjit *api; /* opened on the first compile in this process (not for compiles in the
+                       background: the child opens it) */
     bool api_failed;
     char api_why[256];
+    pending *pending; /* in the order they were asked for */
+    int running;
+    double last_poll_ms;
 } jit_state;
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void finish_at_exit(jit_state *s);
 
 static void jit_state_free(void *p) {
     jit_state *s = p;
     if (s) {
+        finish_at_exit(s);
         ax_jit_cache_close(s->cache);
         ax_gccjit_close(s->api);
     }
@@ -59,12 +107,45 @@ static const ax_gccjit *gccjit(jit_state *s) {
     return s->api;
 }
 
+static bool env_flag(const char *name) {
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Compiles run one per core beyond the one running ax, at least one, at most four: more
+ * would only slow each other and the program they are for. */
+static int background_jobs(void) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus <= 2 ? 1 : cpus - 1 > 4 ? 4 : (int)cpus - 1;
+}
+
+/* How long the end of a process waits at most for compiles still running, so that the next
+ * run finds their code in the disk cache (docs/jit.md, "Tiered execution", has the figures):
+ * a bound, in case a compile takes very long, not what a wait usually costs. */
+#define EXIT_WAIT_MS 10000
+
+static int exit_wait_ms(void) {
+    const char *v = getenv("AX_JIT_EXIT_WAIT");
+    if (!v || !*v) return EXIT_WAIT_MS;
+    char *end;
+    long ms = strtol(v, &end, 10);
+    if (ms >= 0 && ms <= 3600000 && !*end) return (int)ms;
+    fprintf(stderr,
+            "ax: warning: AX_JIT_EXIT_WAIT='%s' is not a number of milliseconds (0 to 3600000); "
+            "the end of the process waits at most %d ms for compiles\n",
+            v, EXIT_WAIT_MS);
+    return EXIT_WAIT_MS;
+}
+
 static jit_state *state(ax_ctx *cx) {
     if (!cx->jit) {
         jit_state *s = calloc(1, sizeof *s);
         if (!s) return NULL;
-        const char *log = getenv("AX_LOG_COMPILES");
-        s->log = log && *log && strcmp(log, "0") != 0;
+        s->cx = cx;
+        s->log = env_flag("AX_LOG_COMPILES");
+        s->sync = env_flag("AX_JIT_SYNC");
+        s->max_jobs = background_jobs();
+        s->exit_wait_ms = exit_wait_ms();
         s->cache = ax_jit_cache_open(s->log);
         cx->jit = s;
         cx->jit_free = jit_state_free;
@@ -75,12 +156,6 @@ static jit_state *state(ax_ctx *cx) {
 bool ax_jit_logging(ax_ctx *cx) {
     jit_state *s = state(cx);
     return s && s->log;
-}
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
 /* libgccjit runs the assembler and linker as programs; without `as` it exits the whole
@@ -120,142 +195,231 @@ static void warn_once(jit_state *s, const char *why) {
 
 /* ---- building ---- */
 
-static gcc_jit_context *new_context(const ax_gccjit *api, const ax_plan *plan) {
-    gcc_jit_context *ctx = GCCJIT(gcc_jit_context_acquire)();
-    if (!ctx) return NULL;
-    GCCJIT(gcc_jit_context_set_bool_print_errors_to_stderr)(ctx, 0);
-    ax_codegen_options(api, ctx);
-    /* The link is most of a small program's compile time. The shared object's undefined
-     * symbols (libm, libmvec) resolve against ax itself, so it needs no C library; without
-     * the LTO plugin (never used here) and a build id, ld starts faster (~15 ms of ~75). */
-    GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-nostdlib");
-    GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-fno-use-linker-plugin");
-    GCCJIT(gcc_jit_context_add_driver_option)(ctx, "-Wl,--build-id=none");
-    if (!ax_codegen_build(api, ctx, &plan->code)) {
-        GCCJIT(gcc_jit_context_release)(ctx);
-        return NULL;
-    }
-    return ctx;
-}
-
 /* "$TMPDIR/name" (default /tmp), a template for mkstemp / mkdtemp. */
 static void temp_template(char *buf, size_t n, const char *name) {
     const char *base = getenv("TMPDIR");
     snprintf(buf, n, "%s/%s", base && *base ? base : "/tmp", name);
 }
 
-/* Builds the code and compiles it to the shared object `path`; 0, or -1 with the reason. */
-static int compile_here(const ax_gccjit *api, const ax_plan *plan, const char *path, char *why,
-                        size_t whylen) {
-    gcc_jit_context *ctx = new_context(api, plan);
-    if (!ctx) {
-        snprintf(why, whylen, "libgccjit cannot make a context");
-        return -1;
+static bool bind_functions(ax_jit_program *p) {
+    for (int s = 0; s < p->plan->code.h.nsteps; s++) {
+        if (p->plan->code.steps[s].kind != AX_STEP_LOOP) continue;
+        char name[32];
+        snprintf(name, sizeof name, "s%d", ax_jit_code_twin(&p->plan->code, s));
+        p->fn[s] = (ax_step_fn)dlsym(p->dl, name);
+        if (!p->fn[s]) return false;
     }
-    GCCJIT(gcc_jit_context_compile_to_file)(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, path);
-    const char *err = GCCJIT(gcc_jit_context_get_first_error)(ctx);
-    if (err) snprintf(why, whylen, "libgccjit: %s", err);
-    GCCJIT(gcc_jit_context_release)(ctx);
-    return err ? -1 : 0;
+    return true;
 }
 
-/* Waits for the compiling child `pid`, reading its message from `fd`, until it ends or Ctrl-C
- * (cx->interrupt) abandons it: then it is killed. 0, -1 with the reason, or -2: interrupted. */
-static int wait_for_compile(ax_ctx *cx, pid_t pid, int fd, char *why, size_t whylen) {
-    char msg[512];
-    size_t got = 0;
-    for (;;) {
-        if (cx->interrupt) {
-            kill(pid, SIGKILL);
-            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-            }
-            return -2;
-        }
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, 50) <= 0) continue; /* a timeout, or a signal (Ctrl-C) */
-        ssize_t n = read(fd, msg + got, sizeof msg - 1 - got);
-        if (n > 0) got += (size_t)n;
-        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN) || got == sizeof msg - 1) break;
+/* The shared object a finished job compiled, loaded, then offered to the disk cache (the code
+ * runs whether or not it can be cached); NULL with the reason. */
+static void *load_job(jit_state *s, ax_jit_job *job, uint64_t key, char *why, size_t whylen) {
+    if (ax_jit_job_poll(job, 0) != AX_JOB_DONE) {
+        snprintf(why, whylen, "%s", ax_jit_job_why(job));
+        return NULL;
     }
-    msg[got] = 0;
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    const char *so = ax_jit_job_so(job);
+    void *dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        const char *dlerr = dlerror();
+        snprintf(why, whylen, "cannot load the compiled code: %s", dlerr ? dlerr : "?");
+        return NULL;
     }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
-    if (got)
-        snprintf(why, whylen, "%s", msg);
-    else if (WIFSIGNALED(status))
-        snprintf(why, whylen, "the compiler process died of signal %d", WTERMSIG(status));
-    else
-        snprintf(why, whylen, "the compiler process failed");
-    return -1;
+    ax_jit_cache_store(s->cache, key, so);
+    return dl;
 }
 
-/* Compiles in a child process, which Ctrl-C can abandon (GCC cannot be stopped in the middle
- * of a compile; a large program takes seconds): 0, -1 with the reason, -2: interrupted. When
- * there is no child to be had, compiles here. */
-static int compile_to(ax_ctx *cx, const ax_gccjit *api, const ax_plan *plan, const char *path,
-                      char *why, size_t whylen) {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC)) return compile_here(api, plan, path, why, whylen);
-    pid_t parent = getpid(), pid = fork();
-    if (pid == 0) { /* the child: compile, report, and leave without running exit handlers */
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* and die with ax, if ax is killed first */
-        if (getppid() != parent) _exit(1);
-        close(fds[0]);
-        char msg[512] = "";
-        int rc = compile_here(api, plan, path, msg, sizeof msg);
-        if (rc && write(fds[1], msg, strlen(msg)) < 0) rc = -1;
-        _exit(rc ? 1 : 0);
-    }
-    close(fds[1]);
-    int rc = pid < 0 ? compile_here(api, plan, path, why, whylen)
-                     : wait_for_compile(cx, pid, fds[0], why, whylen);
-    close(fds[0]);
-    return rc;
+/* Installs the shared object in the program; false (with the reason) when it lacks the
+ * program's functions. */
+static bool install(ax_jit_program *p, void *dl, char *why, size_t whylen) {
+    p->dl = dl;
+    if (bind_functions(p)) return true;
+    snprintf(why, whylen, "compiled code lacks its functions");
+    dlclose(p->dl);
+    p->dl = NULL;
+    return false;
 }
 
-/* Compiles in the process's scratch directory (in a child process: see compile_to) and loads
- * the result, then offers it to the disk cache: the code runs whether or not it can be cached.
- * *interrupted: Ctrl-C abandoned the compile. */
-static void *compile_and_load(ax_ctx *cx, jit_state *s, const ax_plan *plan, uint64_t key,
+/* Starts a compile and waits for it, until it ends or Ctrl-C (cx->interrupt) abandons it (the
+ * child is killed then: *interrupted). The loaded code, or NULL with the reason. */
+static void *compile_and_wait(ax_ctx *cx, jit_state *s, const ax_code *code, uint64_t key,
                               char *why, size_t whylen, bool *interrupted) {
     const ax_gccjit *api = gccjit(s);
     if (!api) {
         snprintf(why, whylen, "%s", s->api_why);
         return NULL;
     }
-    ax_jit_scratch scratch;
-    void *dl = NULL;
-    if (!ax_jit_scratch_begin(&scratch, key)) {
-        snprintf(why, whylen, "no temporary directory to compile in");
-    } else {
-        const char *so = scratch.so;
-        int rc = compile_to(cx, api, plan, so, why, whylen);
-        *interrupted = rc == -2;
-        if (rc) {
-            /* why says it (nothing to say when interrupted) */
-        } else if (!(dl = dlopen(so, RTLD_NOW | RTLD_LOCAL))) {
-            const char *dlerr = dlerror();
-            snprintf(why, whylen, "cannot load the compiled code: %s", dlerr ? dlerr : "?");
-        } else {
-            ax_jit_cache_store(s->cache, key, so);
-        }
-        ax_jit_scratch_end(&scratch);
+    ax_jit_job *job = ax_jit_job_start(api, code, key, why, whylen);
+    if (!job) return NULL;
+    while (!(*interrupted = cx->interrupt != 0) && ax_jit_job_poll(job, 50) == AX_JOB_RUNNING) {
     }
+    void *dl = *interrupted ? NULL : load_job(s, job, key, why, whylen);
+    ax_jit_job_free(job);
     return dl;
 }
 
-static bool bind_functions(ax_jit_program *p) {
-    for (int s = 0; s < p->plan->code.h.nsteps; s++) {
-        if (p->plan->code.steps[s].kind != AX_STEP_LOOP) continue;
-        char name[32];
-        snprintf(name, sizeof name, "s%d", s);
-        p->fn[s] = (ax_step_fn)dlsym(p->dl, name);
-        if (!p->fn[s]) return false;
+/* ---- compiles in the background ---- */
+
+/* A copy of the code (its arrays), for a queued compile that outlives its program. */
+static ax_code *code_copy(const ax_code *c) {
+    ax_code *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    d->h = c->h;
+    d->steps = malloc(((size_t)c->h.nsteps + 1) * sizeof *d->steps);
+    d->nodes = malloc(((size_t)c->h.nnodes + 1) * sizeof *d->nodes);
+    d->bufs = malloc(((size_t)c->h.nbufs + 1) * sizeof *d->bufs);
+    if (d->steps && d->nodes && d->bufs) {
+        memcpy(d->steps, c->steps, (size_t)c->h.nsteps * sizeof *d->steps);
+        memcpy(d->nodes, c->nodes, (size_t)c->h.nnodes * sizeof *d->nodes);
+        memcpy(d->bufs, c->bufs, (size_t)c->h.nbufs * sizeof *d->bufs);
+        return d;
     }
-    return true;
+    free(d->steps), free(d->nodes), free(d->bufs), free(d);
+    return NULL;
 }
+
+static void code_free(ax_code *c) {
+    if (c) free(c->steps), free(c->nodes), free(c->bufs), free(c);
+}
+
+static void pending_unlink(jit_state *s, pending *q) {
+    for (pending **at = &s->pending; *at; at = &(*at)->next)
+        if (*at == q) {
+            *at = q->next;
+            break;
+        }
+    if (q->job) s->running--;
+    if (q->prog) q->prog->pending = NULL, q->prog->info.compiling = false;
+    ax_jit_job_free(q->job);
+    code_free(q->own);
+    free(q->name);
+    free(q);
+}
+
+/* The program lets go of its compile (it is freed, or the context ends): a running compile
+ * goes on for the disk cache, and so does a queued one if the program ran (with a copy of its
+ * code); one that never ran is dropped. */
+static void detach(jit_state *s, pending *q) {
+    ax_jit_program *p = q->prog;
+    if (!q->job && (p->info.eager_calls == 0 || !(q->own = code_copy(&p->plan->code)))) {
+        pending_unlink(s, q);
+        return;
+    }
+    p->pending = NULL;
+    p->info.compiling = false;
+    q->prog = NULL;
+}
+
+static void log_background(const jit_state *s, const pending *q, const char *outcome) {
+    if (s->log)
+        fprintf(stderr,
+                "ax: jit: compiled %s in %.2f ms in the background (%.2f ms after it was "
+                "asked for): %s\n",
+                q->name, now_ms() - q->started_ms, now_ms() - q->queued_ms, outcome);
+}
+
+/* A compile that ended: its code goes to the disk cache, and to its program if it still has
+ * one; a failure warns (once) and leaves the program on the eager kernels. */
+static void settle(jit_state *s, pending *q) {
+    char why[512] = "", outcome[128];
+    ax_jit_program *p = q->prog;
+    void *dl = load_job(s, q->job, q->key, why, sizeof why);
+    if (dl && !p) { /* no program left: the disk cache was what it was for */
+        dlclose(dl);
+        log_background(s, q, "stored in the disk cache (its function is gone)");
+    } else if (dl && install(p, dl, why, sizeof why)) {
+        p->info.native = true;
+        p->info.build_ms = now_ms() - q->started_ms;
+        snprintf(outcome, sizeof outcome, "native from its call %d on", p->info.eager_calls + 1);
+        log_background(s, q, outcome);
+    } else {
+        warn_once(s, why);
+    }
+    pending_unlink(s, q);
+}
+
+/* Starts queued compiles of programs that ran (the first call gets the machine to itself),
+ * while fewer than max_jobs run. */
+static void start_queued(jit_state *s) {
+    for (pending *q = s->pending, *next; q && s->running < s->max_jobs; q = next) {
+        next = q->next;
+        if (q->job || (q->prog && q->prog->info.eager_calls == 0)) continue;
+        char why[512] = "";
+        q->started_ms = now_ms();
+        /* libgccjit is opened by the child unless this process has it already */
+        const ax_code *code = q->prog ? &q->prog->plan->code : q->own;
+        if (!(q->job = ax_jit_job_start(s->api, code, q->key, why, sizeof why))) {
+            warn_once(s, why);
+            pending_unlink(s, q);
+            continue;
+        }
+        s->running++;
+    }
+}
+
+/* Settles the compiles that ended, then starts queued ones. */
+static void poll_pending(jit_state *s) {
+    s->last_poll_ms = now_ms();
+    for (pending *q = s->pending, *next; q; q = next) {
+        next = q->next;
+        if (q->job && ax_jit_job_poll(q->job, 0) != AX_JOB_RUNNING) settle(s, q);
+    }
+    start_queued(s);
+}
+
+/* Queues the program's compile: it starts after the program's first call (ax_jit_run), when
+ * a child is free. A program whose compile cannot start (no scratch directory, no process)
+ * stays on the eager kernels, with the warning. */
+static void compile_in_background(jit_state *s, ax_jit_program *p) {
+    pending *q = calloc(1, sizeof *q);
+    const char *name = p->ir->name ? p->ir->name : "<lambda>";
+    if (!q || !(q->name = strdup(name))) {
+        free(q);
+        return; /* out of memory: it stays on the eager kernels */
+    }
+    q->owner = s;
+    q->prog = p;
+    q->key = p->info.key;
+    q->queued_ms = now_ms();
+    pending **at = &s->pending;
+    while (*at) at = &(*at)->next;
+    *at = q;
+    p->pending = q;
+    p->info.background = p->info.compiling = true;
+}
+
+/* The end of the context: the compiles of programs that ran get up to exit_wait_ms (or until
+ * Ctrl-C) to finish, queued ones included, so that the next run loads their code from the disk
+ * cache; waiting costs no more than a synchronous compile would have. The rest are killed. */
+static void finish_at_exit(jit_state *s) {
+    double t0 = now_ms(), deadline = t0 + s->exit_wait_ms;
+    int asked = 0, stopped = 0;
+    for (pending *q = s->pending, *next; q; q = next) {
+        next = q->next;
+        if (q->prog) detach(s, q);
+    }
+    for (pending *q = s->pending; q; q = q->next) asked++;
+    while (s->pending && now_ms() < deadline && !s->cx->interrupt) {
+        ax_jit_job *jobs[16];
+        int n = 0;
+        for (pending *q = s->pending; q && n < 16; q = q->next)
+            if (q->job) jobs[n++] = q->job;
+        ax_jit_job_wait_any(jobs, n, (int)(deadline - now_ms()) + 1);
+        poll_pending(s);
+    }
+    while (s->pending) {
+        stopped++;
+        pending_unlink(s, s->pending);
+    }
+    if (s->log && asked)
+        fprintf(stderr,
+                "ax: jit: at exit, waited %.2f ms for %d compile%s in the background; %d "
+                "stopped (AX_JIT_EXIT_WAIT=%d ms)\n",
+                now_ms() - t0, asked, asked == 1 ? "" : "s", stopped, s->exit_wait_ms);
+}
+
+/* ---- programs ---- */
 
 /* Counts the steps of a plan and of its sub-programs' plans. */
 static void count_plan(ax_jit_info *info, const ax_plan *plan) {
@@ -279,7 +443,39 @@ static bool prepare_functions(ax_jit_program *p) {
     return p->fn != NULL;
 }
 
-ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
+/* A rough count of the elements one call writes on the eager kernels (each equation counting
+ * at least 1024, its dispatch): loops multiply their bodies, a while's trip count is unknown. */
+static double eager_work(const ax_ir *ir) {
+    double work = 0;
+    for (int k = 0; k < ir->neqns; k++) {
+        const ax_ir_eqn *e = &ir->eqns[k];
+        if (e->prim == AX_P_WHILE) return INFINITY;
+        double body = 0;
+        for (int i = 0; i < e->nsub; i++) body += eager_work(e->sub[i]);
+        if (e->prim == AX_P_SCAN) body *= (double)e->params.length;
+        double out = 0;
+        for (int j = 0; j < e->nout; j++) {
+            const ax_aval *t = &ir->types[e->out[j]];
+            double n = 1;
+            for (int d = 0; d < t->ndim; d++) n *= (double)t->shape[d];
+            out += n;
+        }
+        work += body + (out > 1024 ? out : 1024);
+    }
+    return work;
+}
+
+/* Whether the first calls should run on the eager kernels while the code compiles: not when
+ * one call could take longer than the compile itself (~2^26 elements written, ~0.1 s: the
+ * order of a compile), as a while loop's or a long scan's can, whose steps cost microseconds
+ * eagerly and nanoseconds natively. */
+static bool worth_tiering(const ax_ir *ir) {
+    return eager_work(ir) < (double)(1 << 26);
+}
+
+/* Fuses `ir`, then loads its code from the disk cache or compiles it: at once, or (background)
+ * in a child process while the program runs on the eager kernels. */
+static ax_jit_program *build(ax_ctx *cx, ax_ir *ir, bool background) {
     double t0 = now_ms();
     jit_state *s = state(cx);
     ax_jit_program *p = calloc(1, sizeof *p);
@@ -289,51 +485,83 @@ ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
         return NULL;
     }
     p->ir = ax_ir_retain(ir);
+    p->owner = cx;
     p->plan = ax_fuse(ir);
     if (!p->plan || !prepare_functions(p)) {
         ax_jit_free(p);
         ax_error_oom(cx);
         return NULL;
     }
+    if (p->plan->unlowered) {
+        ax_error(cx, AX_ERR_RUNTIME,
+                 "internal error: jit cannot compute %s: its row in the primitive table declares "
+                 "no lowering",
+                 p->plan->unlowered);
+        ax_jit_free(p);
+        return NULL;
+    }
     count_steps(p);
+    if (s->pending) poll_pending(s);
     if (p->info.nloops == 0) { /* nothing to compile: eager steps only */
         p->info.build_ms = now_ms() - t0;
         return p;
     }
     p->info.key = ax_code_key(&p->plan->code);
     char why[512] = "";
-    p->dl = ax_jit_cache_load(s->cache, p->info.key);
-    p->info.from_disk = p->dl != NULL;
-    if (p->dl && !bind_functions(p)) {
-        dlclose(p->dl);
-        p->dl = NULL;
-        p->info.from_disk = false;
-    }
+    void *dl = ax_jit_cache_load(s->cache, p->info.key);
+    p->info.from_disk = dl && install(p, dl, why, sizeof why);
     if (!p->dl && !tools_ok(s)) { /* a cached entry loads without them */
         warn_once(s, "the assembler 'as' or linker 'ld' is not on PATH");
+    } else if (!p->dl && background) {
+        compile_in_background(s, p);
     } else if (!p->dl) {
         bool interrupted = false;
-        p->dl = compile_and_load(cx, s, p->plan, p->info.key, why, sizeof why, &interrupted);
+        dl = compile_and_wait(cx, s, &p->plan->code, p->info.key, why, sizeof why, &interrupted);
         if (interrupted) { /* KeyboardInterrupt, and nothing kept of the abandoned compile */
             ax_jit_free(p);
             cx->interrupt = 0;
             ax_error(cx, AX_ERR_INTERRUPT, "interrupted");
             return NULL;
         }
-        if (p->dl && !bind_functions(p)) {
-            snprintf(why, sizeof why, "compiled code lacks its functions");
-            dlclose(p->dl);
-            p->dl = NULL;
-        }
-        if (!p->dl) warn_once(s, why);
+        if (!dl || !install(p, dl, why, sizeof why)) warn_once(s, why);
     }
     p->info.native = p->dl != NULL;
     p->info.build_ms = now_ms() - t0;
     return p;
 }
 
+ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir) {
+    return build(cx, ir, false);
+}
+
+static void log_build(const ax_jit_program *p) {
+    const ax_jit_info *info = &p->info;
+    fprintf(stderr,
+            "ax: jit: %s %s in %.2f ms: %d fused loops, %d matrix products, %d eager steps%s\n",
+            info->from_disk    ? "loaded"
+            : info->native     ? "compiled"
+            : info->background ? "started"
+                               : "prepared (no native code)",
+            p->ir->name ? p->ir->name : "<lambda>", info->build_ms, info->nloops, info->ngemms,
+            info->neager,
+            info->background ? " (compiling in the background; the eager kernels run it meanwhile)"
+                             : "");
+}
+
+ax_jit_program *ax_jit_start(ax_ctx *cx, ax_ir *ir) {
+    jit_state *s = state(cx);
+    ax_jit_program *p = build(cx, ir, s && !s->sync && worth_tiering(ir));
+    if (p && s->log) log_build(p);
+    return p;
+}
+
 void ax_jit_free(ax_jit_program *p) {
     if (!p) return;
+    if (p->pending) detach(p->pending->owner, p->pending);
+    for (int i = 0; i < p->nvariants; i++) {
+        ax_jit_free(p->variants[i].prog);
+        free(p->variants[i].axes);
+    }
     if (p->dl) dlclose(p->dl);
     free(p->fn);
     ax_plan_free(p->plan);
@@ -359,16 +587,18 @@ int ax_jit_dump_c(ax_ctx *cx, const ax_jit_program *p, ax_strbuf *out) {
     char path[4096];
     temp_template(path, sizeof path, "ax-dump-XXXXXX");
     int fd = api ? mkstemp(path) : -1;
-    gcc_jit_context *ctx = fd >= 0 ? new_context(api, p->plan) : NULL;
+    char why[256] = "";
+    gcc_jit_context *ctx = fd >= 0 ? ax_jit_new_context(api, &p->plan->code, why, sizeof why) : NULL;
     if (!ctx) {
         if (fd >= 0) {
             close(fd);
             unlink(path);
         }
         ax_error(cx, AX_ERR_RUNTIME, "cannot dump the generated code (%s)",
-                 api ? "no temporary file"
-                 : s ? s->api_why
-                     : "out of memory");
+                 why[0] ? why
+                 : api  ? "no temporary file"
+                 : s    ? s->api_why
+                        : "out of memory");
         return -1;
     }
     close(fd);
@@ -479,11 +709,85 @@ static void fill_fns(void **fns) {
     fns[AX_FN_LGAMMA_F64] = (void *)ax_lgamma_f64;
     fns[AX_FN_DIGAMMA_F32] = (void *)ax_digamma_f32;
     fns[AX_FN_DIGAMMA_F64] = (void *)ax_digamma_f64;
+    fns[AX_FN_TILE1] = (void *)ax_tile_load1;
+    fns[AX_FN_TILE1TO4] = (void *)ax_tile_load1to4;
+    fns[AX_FN_TILE4] = (void *)ax_tile_load4;
+    fns[AX_FN_TILE8] = (void *)ax_tile_load8;
     fns[AX_FN_TRIG_BIG_F32] = (void *)ax_vecmath_trig_big;
 }
 
-int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) {
-    if (!p->dl) return ax_ir_eval(cx, p->ir, args, outs);
+/* How often a program waiting for its compile looks whether it has ended: a poll is a system
+ * call, a call of a small program a few microseconds. */
+#define POLL_INTERVAL_MS 1.0
+
+/* ---- layout variants ---- */
+
+/* Broadcast inputs smaller than this are copied out: a variant costs a compile. */
+#define VARIANT_MIN_BYTES ((int64_t)1 << 20)
+
+/* The variant for these broadcast axes, created (unbuilt) the first time; NULL when the
+ * program has as many as it keeps. */
+static variant *find_variant(ax_jit_program *p, const uint32_t *axes) {
+    size_t n = (size_t)p->ir->nin * sizeof *axes;
+    for (int i = 0; i < p->nvariants; i++)
+        if (!memcmp(p->variants[i].axes, axes, n)) return &p->variants[i];
+    if (p->nvariants == MAX_VARIANTS) return NULL;
+    uint32_t *copy = malloc(n + 1);
+    if (!copy) return NULL;
+    memcpy(copy, axes, n);
+    p->variants[p->nvariants] = (variant){.axes = copy};
+    return &p->variants[p->nvariants++];
+}
+
+/* Builds the variant (on the second call that brings its layout); false with an error only
+ * when Ctrl-C abandoned its compile: any other failure leaves the program as it is. */
+static bool build_variant(ax_ctx *cx, ax_jit_program *p, variant *v) {
+    ax_ir *ir = ax_layout_variant(cx, p->ir, v->axes);
+    v->prog = ir ? ax_jit_start(cx, ir) : NULL;
+    ax_ir_release(ir);
+    p->info.nvariants += v->prog != NULL;
+    if (v->prog) return true;
+    if (cx->err.kind == AX_ERR_INTERRUPT) return false; /* the next call may try again */
+    v->failed = true;
+    ax_error_clear(cx);
+    return true;
+}
+
+/* The native variant of p for the layout of these arguments, if there is one (building it
+ * when its time has come). *rc: -1 when Ctrl-C interrupted that. */
+static ax_jit_program *variant_for(ax_ctx *cx, ax_jit_program *p, ax_array **args, int *rc) {
+    uint32_t small[64], *axes = p->ir->nin <= 64 ? small : calloc((size_t)p->ir->nin, sizeof *axes);
+    if (!axes) return NULL;
+    int64_t bytes = 0;
+    for (int i = 0; i < p->ir->nin; i++) {
+        axes[i] = ax_layout_broadcast_axes(args[i]);
+        if (axes[i]) bytes += args[i]->size * (int64_t)ax_dtype_size(args[i]->dtype);
+    }
+    variant *v = bytes >= VARIANT_MIN_BYTES ? find_variant(p, axes) : NULL;
+    if (axes != small) free(axes);
+    if (!v || v->failed) return NULL;
+    if (++v->seen >= 2 && !v->prog && !build_variant(cx, p, v)) *rc = -1;
+    return v->prog && v->prog->dl ? v->prog : NULL;
+}
+
+/* Runs the variant on the compact forms of the arguments. */
+static int run_variant(ax_ctx *cx, ax_jit_program *p, ax_jit_program *v, ax_array **args,
+                       ax_array **outs) {
+    int n = p->ir->nin, rc = 0;
+    ax_array **compact = calloc((size_t)n + 1, sizeof *compact);
+    if (!compact) return ax_error_oom(cx), -1;
+    for (int i = 0; i < n && !rc; i++) {
+        uint32_t axes = ax_layout_broadcast_axes(args[i]);
+        compact[i] = axes ? ax_layout_compact(cx, args[i], axes) : ax_array_retain(args[i]);
+        if (!compact[i]) rc = -1;
+    }
+    if (!rc) rc = ax_jit_run(cx, v, compact, outs);
+    for (int i = 0; i < n; i++) ax_array_release(compact[i]);
+    free(compact);
+    return rc;
+}
+
+static int run_native(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) {
     const ax_ir *ir = p->ir;
     void *fns[AX_FN_COUNT] = {0};
     ax_array **env = calloc((size_t)ir->nvars + 1, sizeof *env);
@@ -510,5 +814,44 @@ int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) 
         outs[i] = ax_array_retain(atom_array(env, &ir->outs[i]));
     for (int v = 0; v < ir->nvars; v++) ax_array_release(env[v]);
     free(env);
+    return rc;
+}
+
+int ax_jit_ready(ax_ctx *cx, ax_jit_program *p) {
+    pending *q = p->pending;
+    if (!q) return 0;
+    jit_state *s = q->owner;
+    char why[512] = "";
+    if (!q->job) { /* queued: start it now, whatever else runs */
+        q->started_ms = now_ms();
+        if (!(q->job = ax_jit_job_start(s->api, &p->plan->code, q->key, why, sizeof why))) {
+            warn_once(s, why);
+            pending_unlink(s, q);
+            return 0;
+        }
+        s->running++;
+    }
+    while (ax_jit_job_poll(q->job, 50) == AX_JOB_RUNNING)
+        if (ax_ctx_check_interrupt(cx)) return -1; /* the compile goes on in the background */
+    settle(s, q);
+    return 0;
+}
+
+int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) {
+    if (cx != p->owner) /* another thread's context: read only (see ax_jit_ready) */
+        return p->dl ? run_native(cx, p, args, outs) : ax_ir_eval(cx, p->ir, args, outs);
+    if (p->pending && now_ms() - p->pending->owner->last_poll_ms >= POLL_INTERVAL_MS)
+        poll_pending(p->pending->owner);
+    if (p->dl) {
+        int rc = 0;
+        ax_jit_program *v = variant_for(cx, p, args, &rc);
+        if (rc || v) return rc ? rc : run_variant(cx, p, v, args, outs);
+        return run_native(cx, p, args, outs);
+    }
+    if (!p->pending) return ax_ir_eval(cx, p->ir, args, outs);
+    p->info.eager_calls++;
+    int rc = ax_ir_eval(cx, p->ir, args, outs);
+    /* A compile starts after the first call, which so runs alone on the machine */
+    if (p->pending && !p->pending->job) start_queued(p->pending->owner);
     return rc;
 }

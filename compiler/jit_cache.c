@@ -648,31 +648,28 @@ static void scratch_init(void) {
     atexit(scratch_remove);
 }
 
-bool ax_jit_scratch_begin(ax_jit_scratch *s, uint64_t key) {
+const char *ax_jit_scratch_dir(void) {
     pthread_once(&scratch.once, scratch_init);
+    return scratch.dir;
+}
+
+bool ax_jit_scratch_enter(ax_jit_scratch *s) {
     *s = (ax_jit_scratch){0};
-    if (!scratch.dir || !(s->so = entry_path(scratch.dir, key, "so"))) return false;
-    const char *tmpdir = getenv("TMPDIR");
-    s->saved_tmpdir = tmpdir ? strdup(tmpdir) : NULL;
-    if (tmpdir && !s->saved_tmpdir) {
-        free(s->so);
-        s->so = NULL;
-        return false;
-    }
-    setenv("TMPDIR", scratch.dir, 1);
+    const char *dir = ax_jit_scratch_dir(), *tmpdir = getenv("TMPDIR");
+    if (!dir || (tmpdir && !(s->saved_tmpdir = strdup(tmpdir)))) return false;
+    setenv("TMPDIR", dir, 1);
+    s->entered = true;
     return true;
 }
 
-void ax_jit_scratch_end(ax_jit_scratch *s) {
-    if (!s->so) return;
+void ax_jit_scratch_leave(ax_jit_scratch *s) {
+    if (!s->entered) return;
     /* The user's own temporary files (show()'s figures, ...) must not land in a directory
      * that goes away at exit. */
     if (s->saved_tmpdir)
         setenv("TMPDIR", s->saved_tmpdir, 1);
     else
         unsetenv("TMPDIR");
-    unlink(s->so);
-    free(s->so);
     free(s->saved_tmpdir);
     *s = (ax_jit_scratch){0};
 }

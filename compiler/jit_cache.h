@@ -46,19 +46,21 @@ void *ax_jit_cache_load(ax_jit_cache *c, uint64_t key);
  * leaves no partial entry and only costs the caching. */
 void ax_jit_cache_store(ax_jit_cache *c, uint64_t key, const char *so);
 
-/* A compile in the process's scratch directory (`ax-jit-<pid>-XXXXXX` under $TMPDIR, default
- * /tmp, removed at exit). Between begin and end, $TMPDIR points at that directory, so that
- * libgccjit's temporary directories and the compiler driver's files go there too: a process
- * killed mid-compile leaves only that directory, and the next process to compile removes it
- * (its owner gone and its lock free). */
-typedef struct ax_jit_scratch {
-    char *so; /* where to compile the shared object */
-    char *saved_tmpdir;
-} ax_jit_scratch;
+/* The process's scratch directory (`ax-jit-<pid>-XXXXXX` under $TMPDIR, default /tmp), made
+ * on first use and removed at exit; NULL when none can be made. Compiles write their shared
+ * objects there, with $TMPDIR pointing at it, so that libgccjit's temporary directories and
+ * the compiler driver's files go there too: a process killed mid-compile leaves only that
+ * directory, and the next process to compile removes it (its owner gone and its lock free). */
+const char *ax_jit_scratch_dir(void);
 
-/* false (nothing to end) when no scratch directory can be made. */
-bool ax_jit_scratch_begin(ax_jit_scratch *s, uint64_t key);
-/* Puts $TMPDIR back and removes the shared object (which stays usable if loaded). */
-void ax_jit_scratch_end(ax_jit_scratch *s);
+/* For a compile in this process (no child to be had): points $TMPDIR at the scratch
+ * directory until ax_jit_scratch_leave puts it back. false (nothing to leave) when there is no
+ * scratch directory or memory is short. */
+typedef struct ax_jit_scratch {
+    bool entered;
+    char *saved_tmpdir; /* NULL: $TMPDIR was unset */
+} ax_jit_scratch;
+bool ax_jit_scratch_enter(ax_jit_scratch *s);
+void ax_jit_scratch_leave(ax_jit_scratch *s);
 
 #endif

@@ -426,16 +426,16 @@ static int run_while(ax_ctx *cx, const ax_jit_fns *f, const ax_plan *plan, const
 
 int ax_jit_run_control(ax_ctx *cx, const ax_jit_fns *f, const ax_plan *plan, const ax_step *st,
                        int base, char *const *in, char *const *out) {
-    switch (plan->ir->eqns[st->eqn].prim) {
-    case AX_P_COND:
+    const ax_prim_info *info = ax_prim_get(plan->ir->eqns[st->eqn].prim);
+    switch (info->lower.kop) {
+    case AX_KOP_COND:
         return run_cond(cx, f, plan, st, base, in, out);
-    case AX_P_SCAN:
+    case AX_KOP_SCAN:
         return run_scan(cx, f, plan, st, base, in, out);
-    case AX_P_WHILE:
+    case AX_KOP_WHILE:
         return run_while(cx, f, plan, st, base, in, out);
-    default:
-        ax_error(cx, AX_ERR_RUNTIME, "internal error: %s is not a loop jit runs",
-                 ax_prim_get(plan->ir->eqns[st->eqn].prim)->name);
+    default: /* fusion makes CONTROL steps of these three only */
+        ax_error(cx, AX_ERR_RUNTIME, "internal error: %s is not a loop jit runs", info->name);
         return -1;
     }
 }

@@ -1,4 +1,5 @@
-/* lu, eigh, svd and qr: their rules and table rows (see linalg_rules.h).
+/* Linear algebra: dot_general, cholesky, triangular_solve and the factorisations lu, eigh,
+ * svd and qr: their rows and every rule about them (see linalg_rules.h).
  *
  * The JVP rules follow JAX's (jax/_src/lax/linalg.py), written for leading batch dimensions:
  * - lu: De Hoog, Anderssen & Lukas: with P A = L U, inv(L) P dA inv(U) = inv(L) dL + dU inv(U),
@@ -19,9 +20,7 @@
 #include <string.h>
 
 #include "../runtime/lapack.h"
-#include "ad_rules.h"
-#include "lax.h"
-#include "vmap.h"
+#include "prim_rows.h"
 
 /* ---------------------------------------------------------------- shape rules */
 
@@ -110,6 +109,21 @@ static int qr_shape(ax_ctx *cx, int nin, const ax_aval *in, const ax_params *p, 
 }
 
 /* ---------------------------------------------------------------- eager kernels */
+
+AX_EAGER(dot_general) {
+    (void)nin;
+    return ax_eager_one(ax_dot_general(cx, in[0], in[1], &p->dot), out);
+}
+
+AX_EAGER(cholesky) {
+    (void)nin, (void)p;
+    return ax_eager_one(ax_cholesky(cx, in[0]), out);
+}
+
+AX_EAGER(triangular_solve) {
+    (void)nin;
+    return ax_eager_one(ax_triangular_solve(cx, in[0], in[1], p->flag), out);
+}
 
 static int lu_eager(ax_ctx *cx, int nin, ax_array **in, const ax_params *p, ax_array **out) {
     (void)nin, (void)p;
@@ -472,44 +486,427 @@ static int batch_leading(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, 
 
 /* ---------------------------------------------------------------- printing and the rows */
 
-void ax_linalg_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p) {
+/* An example: a float (..., m, n) operand and the flags. */
+#define MATRIX(flags, ...)                                                                         \
+    {                                                                                              \
+        .nin = 1, .in = {AX_FLOATS(-2, 2, __VA_ARGS__)}, .p = {.flag = (flags) }                   \
+    }
+
 #define TF(bit) ((p->flag & (bit)) ? "True" : "False")
-    if (prim == AX_P_EIGH)
-        ax_strbuf_appendf(s, "[lower=%s sort_eigenvalues=True]", TF(AX_EIGH_LOWER));
-    else if (prim == AX_P_SVD)
-        ax_strbuf_appendf(s, "[compute_uv=%s full_matrices=%s]", TF(AX_SVD_COMPUTE_UV),
-                          TF(AX_SVD_FULL_MATRICES));
-    else if (prim == AX_P_QR)
-        ax_strbuf_appendf(s, "[full_matrices=%s pivoting=False]", TF(AX_QR_FULL_MATRICES));
-#undef TF
+static void eigh_format(ax_strbuf *s, const ax_params *p) {
+    ax_strbuf_appendf(s, "[lower=%s sort_eigenvalues=True]", TF(AX_EIGH_LOWER));
 }
+
+static void svd_format(ax_strbuf *s, const ax_params *p) {
+    ax_strbuf_appendf(s, "[compute_uv=%s full_matrices=%s]", TF(AX_SVD_COMPUTE_UV),
+                      TF(AX_SVD_FULL_MATRICES));
+}
+
+static void qr_format(ax_strbuf *s, const ax_params *p) {
+    ax_strbuf_appendf(s, "[full_matrices=%s pivoting=False]", TF(AX_QR_FULL_MATRICES));
+}
+#undef TF
 
 const ax_prim_info ax_lu_info = {.name = "lu",
                                  .nin = 1,
                                  .nout = 3,
                                  .shape = lu_shape,
                                  .eager = lu_eager,
-                                 .jvp = (void *)lu_jvp,
-                                 .batch = (void *)batch_leading};
+                                 .jvp = lu_jvp,
+                                 .batch = batch_leading,
+                                 .lower = AX_LOWER_EAGER,
+                                 AX_EXAMPLES(MATRIX(0, 3, 3), MATRIX(0, 2, 4, 3), MATRIX(0, 2, 4))};
 const ax_prim_info ax_eigh_info = {.name = "eigh",
                                    .nin = 1,
                                    .nout = 2,
                                    .shape = eigh_shape,
                                    .eager = eigh_eager,
-                                   .jvp = (void *)eigh_jvp,
-                                   .batch = (void *)batch_leading};
-const ax_prim_info ax_svd_info = {.name = "svd",
-                                  .nin = 1,
-                                  .nout = -1,
-                                  .shape = svd_shape,
-                                  .eager = svd_eager,
-                                  .jvp = (void *)svd_jvp,
-                                  .batch = (void *)batch_leading,
-                                  .nout_of = svd_nout};
+                                   .jvp = eigh_jvp,
+                                   .batch = batch_leading,
+                                   .format_params = eigh_format,
+                                   .lower = AX_LOWER_EAGER,
+                                   AX_EXAMPLES(MATRIX(AX_EIGH_LOWER, 3, 3), MATRIX(0, 2, 3, 3))};
+const ax_prim_info ax_svd_info = {
+    .name = "svd",
+    .nin = 1,
+    .nout = -1,
+    .shape = svd_shape,
+    .eager = svd_eager,
+    .jvp = svd_jvp,
+    .batch = batch_leading,
+    .nout_of = svd_nout,
+    .format_params = svd_format,
+    .lower = AX_LOWER_EAGER,
+    AX_EXAMPLES(MATRIX(AX_SVD_COMPUTE_UV, 4, 3), MATRIX(AX_SVD_COMPUTE_UV, 2, 3),
+                MATRIX(AX_SVD_COMPUTE_UV | AX_SVD_FULL_MATRICES, 2, 3, 3), MATRIX(0, 3, 4))};
 const ax_prim_info ax_qr_info = {.name = "qr",
                                  .nin = 1,
                                  .nout = 2,
                                  .shape = qr_shape,
                                  .eager = qr_eager,
-                                 .jvp = (void *)qr_jvp,
-                                 .batch = (void *)batch_leading};
+                                 .jvp = qr_jvp,
+                                 .batch = batch_leading,
+                                 .format_params = qr_format,
+                                 .lower = AX_LOWER_EAGER,
+                                 AX_EXAMPLES(MATRIX(0, 4, 3), MATRIX(AX_QR_FULL_MATRICES, 4, 2),
+                                             MATRIX(0, 2, 4), MATRIX(AX_QR_FULL_MATRICES, 2, 2, 3),
+                                             MATRIX(AX_QR_FULL_MATRICES, 2, 3, 3))};
+
+/* ---------------------------------------------------------------- dot_general */
+
+static void shift_by_one(int *axes, int n) {
+    for (int i = 0; i < n; i++) axes[i]++;
+}
+
+/* The product rule: da b + a db. */
+static ax_array *dot_general_tangent(ax_scope *s, const ax_params *p, ax_array **in, ax_array **tin,
+                                     ax_array *out) {
+    (void)out;
+    ax_array *a = tin[0] ? ax_lax_dot_general(s, tin[0], in[1], &p->dot) : NULL;
+    ax_array *b = tin[1] ? ax_lax_dot_general(s, in[0], tin[1], &p->dot) : NULL;
+    return a && b ? ax_lax_add(s, a, b) : a ? a : b;
+}
+
+/* dot_general's transpose for one operand: contract the cotangent with the other operand over
+ * the other operand's free dimensions, then put the result's dimensions in the operand's
+ * order. `lhs_side` says which operand is wanted. */
+static ax_array *dot_transpose(ax_scope *s, const ax_dot_dims *d, bool lhs_side, ax_array *ct,
+                               ax_array *other, const ax_aval *want) {
+    const int *mine_c = lhs_side ? d->lhs_contract : d->rhs_contract;
+    const int *mine_b = lhs_side ? d->lhs_batch : d->rhs_batch;
+    const int *oth_c = lhs_side ? d->rhs_contract : d->lhs_contract;
+    const int *oth_b = lhs_side ? d->rhs_batch : d->lhs_batch;
+    int nb = d->nbatch, nc = d->ncontract;
+    int mine_free[AX_MAX_RANK], oth_free[AX_MAX_RANK], nmf = 0, nof = 0;
+    bool used[AX_MAX_RANK] = {0};
+    for (int i = 0; i < nc; i++) used[mine_c[i]] = true;
+    for (int i = 0; i < nb; i++) used[mine_b[i]] = true;
+    for (int i = 0; i < want->ndim; i++)
+        if (!used[i]) mine_free[nmf++] = i;
+    memset(used, 0, sizeof used);
+    for (int i = 0; i < nc; i++) used[oth_c[i]] = true;
+    for (int i = 0; i < nb; i++) used[oth_b[i]] = true;
+    for (int i = 0; i < other->ndim; i++)
+        if (!used[i]) oth_free[nof++] = i;
+    /* ct dims: batch, lhs free, rhs free. */
+    int ct_mine_free0 = lhs_side ? nb : nb + nof, ct_oth_free0 = lhs_side ? nb + nmf : nb;
+    ax_dot_dims nd = {.ncontract = nof, .nbatch = nb};
+    for (int j = 0; j < nof; j++)
+        nd.lhs_contract[j] = ct_oth_free0 + j, nd.rhs_contract[j] = oth_free[j];
+    for (int i = 0; i < nb; i++) nd.lhs_batch[i] = i, nd.rhs_batch[i] = oth_b[i];
+    ax_array *r = ax_lax_dot_general(s, ct, other, &nd);
+    (void)ct_mine_free0;
+    /* r dims: batch, my free dims, then the other's contracting dims in increasing order. */
+    int perm[AX_MAX_RANK], k = nb + nmf;
+    for (int i = 0; i < nb; i++) perm[mine_b[i]] = i;
+    for (int j = 0; j < nmf; j++) perm[mine_free[j]] = nb + j;
+    for (int od = 0; od < other->ndim; od++)
+        for (int m = 0; m < nc; m++)
+            if (oth_c[m] == od) perm[mine_c[m]] = k++;
+    /* perm maps my dim -> r dim; transpose wants, for each output dim, the r dim. */
+    return ax_lax_transpose(s, r, perm);
+}
+
+/* Bilinear: transposes in either operand. */
+static int dot_general_cotangent(ax_scope *s, const ax_params *p, int nin, ax_array **in,
+                                 const bool *lin, const ax_aval *ty, ax_array *ct, ax_array **r) {
+    (void)nin;
+    if (lin[0]) r[0] = dot_transpose(s, &p->dot, true, ct, in[1], &ty[0]);
+    if (lin[1]) r[1] = dot_transpose(s, &p->dot, false, ct, in[0], &ty[1]);
+    return 0;
+}
+
+static int dot_general_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                             const int *bdim, int64_t size, ax_array **out, int *out_bdim) {
+    (void)prim, (void)nin;
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    ax_dot_dims d = p->dot;
+    ax_array *a = in[0], *b = in[1];
+    /* Every dimension number shifts by one for an operand whose batch dimension goes first. */
+    if (bdim[0] >= 0) {
+        a = ax_batch_first(&s, a, bdim[0], size);
+        shift_by_one(d.lhs_contract, d.ncontract), shift_by_one(d.lhs_batch, d.nbatch);
+    }
+    if (bdim[1] >= 0) {
+        b = ax_batch_first(&s, b, bdim[1], size);
+        shift_by_one(d.rhs_contract, d.ncontract), shift_by_one(d.rhs_batch, d.nbatch);
+    }
+    int where = 0;
+    if (bdim[0] >= 0 && bdim[1] >= 0) {
+        /* Both batched: one more batch dimension, first in the output. */
+        memmove(d.lhs_batch + 1, d.lhs_batch, (size_t)d.nbatch * sizeof *d.lhs_batch);
+        memmove(d.rhs_batch + 1, d.rhs_batch, (size_t)d.nbatch * sizeof *d.rhs_batch);
+        d.lhs_batch[0] = d.rhs_batch[0] = 0;
+        d.nbatch++;
+        where = 0;
+    } else if (bdim[0] >= 0) {
+        where = d.nbatch; /* the first free dimension of the lhs */
+    } else {
+        /* the first free dimension of the rhs, after the batch and lhs free dimensions */
+        where = a->ndim - d.ncontract;
+    }
+    ax_array *r = ax_lax_dot_general(&s, a, b, &d);
+    out[0] = r ? ax_scope_keep(&s, r) : NULL;
+    out_bdim[0] = where;
+    ax_scope_end(&s);
+    return out[0] ? 0 : -1;
+}
+
+/* Renumbers an operand's batch and contracting dims through a transpose's permutation (its
+ * dim d is dim perm[d] of the transpose's operand): false when the permutation would reorder
+ * the operand's free dims, whose order is the result's. */
+static bool renumber_through(const int *perm, int ndim, int nb, int *batch, int nc, int *contract) {
+    bool named[AX_MAX_RANK] = {false};
+    for (int i = 0; i < nb; i++) named[batch[i]] = true;
+    for (int i = 0; i < nc; i++) named[contract[i]] = true;
+    for (int d = 0, last = -1; d < ndim; d++) {
+        if (named[d]) continue;
+        if (perm[d] < last) return false;
+        last = perm[d];
+    }
+    for (int i = 0; i < nb; i++) batch[i] = perm[batch[i]];
+    for (int i = 0; i < nc; i++) contract[i] = perm[contract[i]];
+    return true;
+}
+
+/* simplify: dot_general of a transpose reads the transpose's operand with renumbered dims, as
+ * it does eagerly, where a transpose is a view: jit makes the same BLAS call as eager (gemm's
+ * Trans flag instead of a copy), and x @ x.T becomes a product of x with itself, which the
+ * kernel runs as syrk (runtime/linalg.c). */
+static void dot_general_fold(const ax_simplify_view *v, ax_params *p, ax_ir_atom *in) {
+    for (int side = 0; side < 2; side++) {
+        const ax_ir_eqn *t = ax_simplify_producer(v, &in[side]);
+        if (!t || t->prim != AX_P_TRANSPOSE) continue;
+        ax_dot_dims d = p->dot;
+        bool ok = side == 0 ? renumber_through(t->params.axes, t->params.naxes, d.nbatch,
+                                               d.lhs_batch, d.ncontract, d.lhs_contract)
+                            : renumber_through(t->params.axes, t->params.naxes, d.nbatch,
+                                               d.rhs_batch, d.ncontract, d.rhs_contract);
+        if (!ok) continue;
+        p->dot = d;
+        in[side] = t->in[0];
+    }
+}
+
+static void dot_general_format(ax_strbuf *s, const ax_params *p) {
+    const ax_dot_dims *d = &p->dot;
+    ax_strbuf_append(s, "[dimension_numbers=((");
+    ax_ir_format_ints(s, d->ncontract, d->lhs_contract);
+    ax_strbuf_append(s, ", ");
+    ax_ir_format_ints(s, d->ncontract, d->rhs_contract);
+    ax_strbuf_append(s, "), (");
+    ax_ir_format_ints(s, d->nbatch, d->lhs_batch);
+    ax_strbuf_append(s, ", ");
+    ax_ir_format_ints(s, d->nbatch, d->rhs_batch);
+    ax_strbuf_append(s, "))]");
+}
+
+/* Matrix products run on their eager kernel, so that jit makes the OpenBLAS calls eager makes
+ * (their bits depend on the operands' layout). */
+const ax_prim_info ax_dot_general_info = {
+    .name = "dot_general",
+    .nin = 2,
+    .nout = 1,
+    .flags = LIN,
+    .shape = ax_shape_dot_general,
+    .eager = eager_dot_general,
+    .jvp = ax_jvp_tangent,
+    .tangent = dot_general_tangent,
+    .transpose = ax_transpose_linear,
+    .cotangent = dot_general_cotangent,
+    .batch = dot_general_batch,
+    .format_params = dot_general_format,
+    .fold = dot_general_fold,
+    .lower = AX_LOWER_EAGER,
+    AX_EXAMPLES({.nin = 2,
+                 .in = {AX_FLOATS(-2, 2, 2, 3), AX_FLOATS(-2, 2, 3, 2)},
+                 .p = {.dot = {.ncontract = 1, .lhs_contract = {1}, .rhs_contract = {0}}}},
+                {.nin = 2,
+                 .in = {AX_FLOATS(-2, 2, 2, 3), AX_FLOATS(-2, 2, 3)},
+                 .p = {.dot = {.ncontract = 1, .lhs_contract = {1}, .rhs_contract = {0}}}},
+                {.nin = 2,
+                 .in = {AX_FLOATS(-2, 2, 2, 2, 3), AX_FLOATS(-2, 2, 2, 3, 2)},
+                 .p = {.dot = {.ncontract = 1,
+                               .lhs_contract = {2},
+                               .rhs_contract = {1},
+                               .nbatch = 1,
+                               .lhs_batch = {0},
+                               .rhs_batch = {0}}}}),
+};
+
+/* ---------------------------------------------------------------- cholesky and triangular_solve */
+
+/* Where an element of the last two dims of x lies against the diagonal (iota rows `cmp`
+ * iota cols), broadcast to x's shape. */
+static ax_array *diagonal_side(ax_scope *s, const ax_array *x, ax_prim cmp) {
+    int nd = x->ndim;
+    int64_t n = x->shape[nd - 1];
+    ax_params rows = {.dtype = AX_I32, .ndim = 2, .shape = {n, n}, .naxes = 1, .axes = {0}};
+    ax_params cols = rows;
+    cols.axes[0] = 1;
+    ax_array *side = ax_lax_binary(s, cmp, ax_lax_bind(s, AX_P_IOTA, 0, NULL, &rows),
+                                   ax_lax_bind(s, AX_P_IOTA, 0, NULL, &cols));
+    return ax_lax_broadcast_in_dim(s, side, nd, x->shape, (int[]){nd - 2, nd - 1});
+}
+
+/* x scaled by f, exact zeros for f = 0 (a select, so that infinities there do not leak). */
+static ax_array *scaled(ax_scope *s, ax_array *x, double f) {
+    if (f == 0) return ax_lax_zeros_like(s, x);
+    return f == 1 ? x : ax_lax_mul(s, x, ax_lax_scalar_like(s, x, f));
+}
+
+/* x (..., n, n) with its elements below the diagonal scaled by `below`, on it by `on`, over
+ * it by `above`: tril/triu and phi's halved diagonal. */
+static ax_array *triangle_part(ax_scope *s, ax_array *x, double below, double on, double above) {
+    if (!x) return NULL;
+    ax_array *on_or_above =
+        ax_lax_select(s, diagonal_side(s, x, AX_P_EQ), scaled(s, x, on), scaled(s, x, above));
+    return ax_lax_select(s, diagonal_side(s, x, AX_P_GT), scaled(s, x, below), on_or_above);
+}
+
+/* x = op(a)^-1 b: dx = op(a)^-1 (db - op(da) x); on the right, x = b op(a)^-1 and
+ * dx = (db - x op(da)) op(a)^-1. da counts only where the kernel reads a: its triangle, less
+ * the diagonal when that is taken as ones. */
+static ax_array *triangular_solve_tangent(ax_scope *s, const ax_params *p, ax_array **in,
+                                          ax_array **tin, ax_array *x) {
+    int f = p->flag;
+    bool lower = f & AX_TRSOLVE_LOWER, ta = f & AX_TRSOLVE_TRANSPOSE_A;
+    ax_array *rhs = tin[1];
+    if (tin[0]) {
+        ax_array *da = triangle_part(s, tin[0], lower, !(f & AX_TRSOLVE_UNIT_DIAGONAL), !lower);
+        ax_array *dax = f & AX_TRSOLVE_RIGHT_SIDE ? ax_lax_matmul(s, x, false, da, ta)
+                                                  : ax_lax_matmul(s, da, ta, x, false);
+        rhs = rhs ? ax_lax_sub(s, rhs, dax) : ax_lax_neg(s, dax);
+    }
+    return ax_lax_triangular_solve(s, in[0], rhs, f);
+}
+
+/* L = chol(A) from A's lower triangle: with dA the symmetric matrix that triangle's tangent
+ * stands for, dL = L phi(L^-1 dA L^-T), phi taking the lower triangle with half the diagonal
+ * (Murray, "Differentiation of the Cholesky decomposition", 2016; JAX's rule). */
+static ax_array *cholesky_tangent(ax_scope *s, ax_array *da, ax_array *l) {
+    ax_array *sym = ax_lax_add(s, triangle_part(s, da, 1, 1, 0),
+                               ax_lax_matrix_transpose(s, triangle_part(s, da, 1, 0, 0)));
+    int lower_t = AX_TRSOLVE_LOWER | AX_TRSOLVE_TRANSPOSE_A | AX_TRSOLVE_RIGHT_SIDE;
+    ax_array *tmp = ax_lax_triangular_solve(s, l, sym, lower_t);            /* dA L^-T */
+    ax_array *inner = ax_lax_triangular_solve(s, l, tmp, AX_TRSOLVE_LOWER); /* L^-1 dA L^-T */
+    return ax_lax_matmul(s, l, false, triangle_part(s, inner, 1, 0.5, 0), false);
+}
+
+static ax_array *cholesky_jvp_tangent(ax_scope *s, const ax_params *p, ax_array **in,
+                                      ax_array **tin, ax_array *out) {
+    (void)p, (void)in;
+    return cholesky_tangent(s, tin[0], out);
+}
+
+static ax_array *triangular_solve_jvp_tangent(ax_scope *s, const ax_params *p, ax_array **in,
+                                              ax_array **tin, ax_array *out) {
+    return triangular_solve_tangent(s, p, in, tin, out);
+}
+
+/* x = S b with S = op(a)^-1: ct_b = S^T ct, a solve with op(a)^T on the same side (on the
+ * right, x = b S and ct_b = ct S^T). */
+static int triangular_solve_cotangent(ax_scope *s, const ax_params *p, int nin, ax_array **in,
+                                      const bool *lin, const ax_aval *ty, ax_array *ct,
+                                      ax_array **r) {
+    (void)nin, (void)ty;
+    if (lin[0]) {
+        ax_error(s->cx, AX_ERR_RUNTIME, "triangular_solve is not linear in its matrix");
+        return -1;
+    }
+    ax_params q = {.flag = p->flag ^ AX_TRSOLVE_TRANSPOSE_A};
+    if (lin[1]) r[1] = ax_lax_bind(s, AX_P_TRIANGULAR_SOLVE, 2, (ax_array *[]){in[0], ct}, &q);
+    return 0;
+}
+
+/* One matrix a for a batch of b: the examples become more right-hand sides of a single solve,
+ * as JAX does, rather than copies of a. b's batch dim moves next to the dim the solve keeps
+ * apart (before b's columns on the left, before its rows on the right) and merges with it. */
+static int solve_shared_matrix(ax_scope *s, const ax_params *p, ax_array *a, ax_array *b, int bdim,
+                               ax_array **out, int *out_bdim) {
+    int r = a->ndim, at = p->flag & AX_TRSOLVE_RIGHT_SIDE ? r - 2 : r - 1;
+    ax_array *moved = ax_scope_own(s, ax_moveaxis(s->cx, b, bdim, at));
+    if (!moved) return -1;
+    int64_t merged[AX_MAX_RANK];
+    for (int d = 0, k = 0; d <= r; d++) {
+        if (d == at + 1)
+            merged[k - 1] *= moved->shape[d];
+        else
+            merged[k++] = moved->shape[d];
+    }
+    ax_array *x = ax_lax_bind(s, AX_P_TRIANGULAR_SOLVE, 2,
+                              (ax_array *[]){a, ax_lax_reshape(s, moved, r, merged)}, p);
+    x = x ? ax_lax_reshape(s, x, r + 1, moved->shape) : NULL;
+    out[0] = x ? ax_scope_keep(s, x) : NULL;
+    out_bdim[0] = at;
+    return out[0] ? 0 : -1;
+}
+
+/* triangular_solve: batch dims lead, like the primitive's own; an unbatched b is broadcast,
+ * an unbatched a is shared (above). */
+static int triangular_solve_batch(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin,
+                                  ax_array **in, const int *bdim, int64_t size, ax_array **out,
+                                  int *out_bdim) {
+    (void)nin;
+    ax_scope s;
+    ax_scope_begin(&s, cx);
+    if (bdim[0] < 0 && bdim[1] >= 0) {
+        int rc = solve_shared_matrix(&s, p, in[0], in[1], bdim[1], out, out_bdim);
+        ax_scope_end(&s);
+        return rc;
+    }
+    ax_array *ab[2] = {ax_batch_first(&s, in[0], bdim[0], size),
+                       ax_batch_first(&s, in[1], bdim[1], size)};
+    return ax_batch_done(&s, ax_lax_bind(&s, prim, 2, ab, p), out, out_bdim);
+}
+
+static void triangular_solve_format(ax_strbuf *s, const ax_params *p) {
+    ax_strbuf_appendf(s, "[left_side=%s lower=%s transpose_a=%s unit_diagonal=%s]",
+                      p->flag & AX_TRSOLVE_RIGHT_SIDE ? "False" : "True",
+                      p->flag & AX_TRSOLVE_LOWER ? "True" : "False",
+                      p->flag & AX_TRSOLVE_TRANSPOSE_A ? "True" : "False",
+                      p->flag & AX_TRSOLVE_UNIT_DIAGONAL ? "True" : "False");
+}
+
+const ax_prim_info ax_cholesky_info = {
+    .name = "cholesky",
+    .nin = 1,
+    .nout = 1,
+    .shape = ax_shape_cholesky,
+    .eager = eager_cholesky,
+    .jvp = ax_jvp_tangent,
+    .tangent = cholesky_jvp_tangent,
+    .batch = batch_leading,
+    .lower = AX_LOWER_EAGER,
+    AX_EXAMPLES({.nin = 1, .in = {AX_SPD(3, 3)}}, {.nin = 1, .in = {AX_SPD(2, 3, 3)}}),
+};
+
+/* Linear in b: its transpose solves with op(a)^T. */
+#define SOLVE_EXAMPLE(flags, a, b)                                                                 \
+    {                                                                                              \
+        .nin = 2, .in = {AX_SPD a, AX_FLOATS(-1, 1, AX_LIST b)}, .p = {.flag = (flags) }           \
+    }
+const ax_prim_info ax_triangular_solve_info = {
+    .name = "triangular_solve",
+    .nin = 2,
+    .nout = 1,
+    .flags = LIN,
+    .shape = ax_shape_triangular_solve,
+    .eager = eager_triangular_solve,
+    .jvp = ax_jvp_tangent,
+    .tangent = triangular_solve_jvp_tangent,
+    .transpose = ax_transpose_linear,
+    .cotangent = triangular_solve_cotangent,
+    .batch = triangular_solve_batch,
+    .format_params = triangular_solve_format,
+    .lower = AX_LOWER_EAGER,
+    AX_EXAMPLES(SOLVE_EXAMPLE(AX_TRSOLVE_LOWER, (3, 3), (3, 2)),
+                SOLVE_EXAMPLE(AX_TRSOLVE_TRANSPOSE_A, (3, 3), (3, 2)),
+                SOLVE_EXAMPLE(AX_TRSOLVE_LOWER | AX_TRSOLVE_TRANSPOSE_A, (2, 3, 3), (2, 3, 1)),
+                SOLVE_EXAMPLE(AX_TRSOLVE_UNIT_DIAGONAL, (3, 3), (3, 2)),
+                SOLVE_EXAMPLE(AX_TRSOLVE_RIGHT_SIDE, (3, 3), (2, 3)),
+                SOLVE_EXAMPLE(AX_TRSOLVE_RIGHT_SIDE | AX_TRSOLVE_LOWER | AX_TRSOLVE_TRANSPOSE_A |
+                                  AX_TRSOLVE_UNIT_DIAGONAL,
+                              (2, 3, 3), (2, 1, 3))),
+};

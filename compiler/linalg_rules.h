@@ -24,8 +24,4 @@ enum {
 
 extern const ax_prim_info ax_lu_info, ax_eigh_info, ax_svd_info, ax_qr_info;
 
-/* "[full_matrices=True compute_uv=False]": the parameters of an equation of these primitives,
- * as the IR prints them (nothing for lu). */
-void ax_linalg_format_params(ax_strbuf *s, ax_prim prim, const ax_params *p);
-
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ad.h"
+#include "collectives.h"
 #include "lax.h"
 #include "simplify.h"
 #include "vmap.h"
@@ -295,13 +296,15 @@ static int vmap_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
     if (!axes) return ax_error_oom(cx), -1;
     for (int i = 0; i < nin; i++) axes[i] = c->batched_in[i] ? 0 : -1;
     ax_array **res = NULL;
-    int rc = ax_vmap(cx, ax_ir_flat_fn, (void *)c->ir, nin, in, axes, c->size, &n, &res, &bdims);
+    /* named after the vmap whose rule asks (a jit or scan body under vmap(axis_name=...)) */
+    int rc = ax_vmap_named(cx, ax_batching_axis(cx), ax_ir_flat_fn, (void *)c->ir, nin, in, axes,
+                           c->size, &n, &res, &bdims);
     free(axes);
     if (rc) return -1;
     for (int j = 0; j < n; j++) {
         bool force = c->force_out && c->force_out[j];
         c->batched_out[j] = bdims[j] >= 0 || force;
-        if (c->batched_out[j]) res[j] = ax_vmap_place(cx, res[j], bdims[j], c->size, 0);
+        if (c->batched_out[j]) res[j] = ax_vmap_place_take(cx, res[j], bdims[j], c->size, 0);
     }
     free(bdims);
     return give_outputs(cx, n, res, nout, out);

@@ -1,101 +1,29 @@
 /* The one table of primitives, and bind: the single entry point of every array operation.
  *
- * Each primitive is one row of compiler/primitive.c holding every rule about it: its
- * shape/dtype rule, its eager kernel (an adapter onto runtime/), and the slots that the
- * transformation passes fill (JVP, transpose, batching, code generation). */
+ * Each primitive is one row (ax_prim_info) holding every rule about it: its shape/dtype rule,
+ * its eager kernel (an adapter onto runtime/), its JVP, transpose and batching rules (or what
+ * the shared rules need from it), how jit computes it, how it prints and simplifies, and the
+ * examples the table's tests run them on. compiler/primitives.def lists the primitives and
+ * where each row is defined; docs/primitives.md tells how to add one. */
 #ifndef AX_PRIMITIVE_H
 #define AX_PRIMITIVE_H
 
 #include "../runtime/array.h"
 #include "../runtime/elementwise.h"
+#include "../runtime/format.h"
 #include "../runtime/index.h"
 #include "../runtime/linalg.h"
 #include "../runtime/reduce.h"
+#include "../runtime/vecmath.h"
 
+struct ax_axis_spec;
+
+/* The primitives, in the order of compiler/primitives.def (which says where each one's row
+ * and rules are, and which parameters it reads). */
 typedef enum {
-    /* elementwise unary: params none (integer_pow: k) */
-    AX_P_NEG, AX_P_ABS, AX_P_SIGN, AX_P_EXP, AX_P_EXP2, AX_P_LOG, AX_P_LOG1P, AX_P_EXPM1,
-    AX_P_SIN, AX_P_COS, AX_P_TAN, AX_P_ASIN, AX_P_ACOS, AX_P_ATAN, AX_P_SINH, AX_P_COSH,
-    AX_P_TANH, AX_P_ASINH, AX_P_ACOSH, AX_P_ATANH, AX_P_LOGISTIC, AX_P_SQRT, AX_P_RSQRT,
-    AX_P_CBRT, AX_P_FLOOR, AX_P_CEIL, AX_P_ROUND, AX_P_ERF, AX_P_ERFC, AX_P_ERF_INV,
-    AX_P_LGAMMA, AX_P_DIGAMMA, AX_P_IS_FINITE, AX_P_NOT, AX_P_SQUARE, AX_P_INTEGER_POW,
-    /* elementwise binary: operands of one dtype, equal shapes or one of them rank 0 */
-    AX_P_ADD, AX_P_SUB, AX_P_MUL, AX_P_DIV, AX_P_FLOOR_DIV, AX_P_REM, AX_P_MOD, AX_P_POW,
-    AX_P_MAX, AX_P_MIN, AX_P_ATAN2, AX_P_NEXTAFTER, AX_P_EQ, AX_P_NE, AX_P_LT, AX_P_LE,
-    AX_P_GT, AX_P_GE, AX_P_AND, AX_P_OR, AX_P_XOR, AX_P_SHL, AX_P_SHR_LOGICAL, AX_P_SHR_ARITH,
-    /* elementwise others */
-    AX_P_SELECT,  /* (pred, on_true, on_false) */
-    AX_P_CLAMP,   /* (lo, x, hi) */
-    AX_P_CONVERT, /* params: dtype, weak */
-    AX_P_BITCAST, /* params: dtype */
-    AX_P_STOP_GRADIENT,
-    /* reductions: params axes */
-    AX_P_REDUCE_SUM, AX_P_REDUCE_PROD, AX_P_REDUCE_MAX, AX_P_REDUCE_MIN, AX_P_REDUCE_AND,
-    AX_P_REDUCE_OR,
-    AX_P_ARGMAX, AX_P_ARGMIN, /* params: axes[0], dtype (index dtype) */
-    AX_P_CUMSUM, AX_P_CUMPROD, AX_P_CUMMAX, AX_P_CUMMIN, /* params: axes[0], flag = reverse */
-    /* shapes */
-    AX_P_RESHAPE,          /* params: shape */
-    AX_P_TRANSPOSE,        /* params: axes = permutation */
-    AX_P_BROADCAST_IN_DIM, /* params: shape, axes = broadcast_dimensions */
-    AX_P_CONCATENATE,      /* variadic; params: axes[0] */
-    AX_P_SLICE,            /* params: lo = start, hi = limit, step = strides */
-    AX_P_PAD,              /* (x, padding value); params: lo, hi, step = interior */
-    AX_P_SQUEEZE,          /* params: axes */
-    AX_P_EXPAND_DIMS,      /* params: axes */
-    AX_P_REV,              /* params: axes */
-    /* indexing */
-    AX_P_GATHER,           /* (x, idx); params: axes */
-    AX_P_SCATTER,          /* (x, idx, updates); params: axes, flag = ax_scatter_mode */
-    AX_P_DYNAMIC_SLICE,    /* (x, start_0, ..., start_{n-1}); params: shape = slice sizes;
-                              starts are clamped into range, as lax.dynamic_slice */
-    AX_P_DYNAMIC_UPDATE_SLICE, /* (x, update, start_0, ...) */
-    /* creation */
-    AX_P_IOTA,             /* no inputs; params: dtype, shape, axes[0] = dimension */
-    /* linear algebra */
-    AX_P_DOT_GENERAL,      /* params: dot */
-    AX_P_CHOLESKY,
-    AX_P_TRIANGULAR_SOLVE, /* (a, b): x with op(a) x = b (or x op(a) = b), a (..., n, n)
-                              triangular; params: flag = AX_TRSOLVE_* bits (runtime/linalg.h):
-                              lower, transpose_a, unit_diagonal, right side (left_side=False) */
-    /* factorisations of (..., m, n) matrices, rules in compiler/linalg_rules.c; params: flag =
-     * the AX_EIGH_* / AX_SVD_* / AX_QR_* bits of compiler/linalg_rules.h */
-    AX_P_LU,   /* a -> (lu, pivots, permutation) */
-    AX_P_EIGH, /* a -> (eigenvectors, eigenvalues) */
-    AX_P_SVD,  /* a -> (s, u, vt), or (s,) without compute_uv */
-    AX_P_QR,   /* a -> (q, r) */
-    /* sorting */
-    AX_P_SORT,             /* params: axes[0], flag = descending */
-    AX_P_ARGSORT,          /* params: axes[0], flag = descending, dtype = index dtype */
-    /* a user-defined linear map (the tangent of a custom_vjp function): (residuals, tangents),
-     * one output of type (dtype, shape), linear in the tangents; params: cb (its transpose),
-     * k = output index, nconsts = the number of residuals */
-    AX_P_CUSTOM_LINEAR,
-    /* a function with a custom derivative (custom_jvp / custom_vjp) met by jit, vmap or
-     * make_jaxpr: variadic inputs (its flattened arguments), output k of the function;
-     * params: cb (body = the function traced, jvp = its rule), k */
-    AX_P_CUSTOM_CALL,
-    /* the PRNG's hash: (k0, k1, x0, x1) u32, shapes equal or rank 0 -> (y0, y1) */
-    AX_P_THREEFRY2X32,
-    /* an effect (jax.debug.print, jax.debug.callback): no outputs; params: cb, whose `effect`
-     * runs on the concrete operands when the equation runs (compiler/debug_callback.h) */
-    AX_P_DEBUG_CALLBACK,
-    /* higher-order primitives: closed sub-programs in params.sub (compiler/control_flow.h,
-     * compiler/call.h); any number of outputs */
-    AX_P_COND,  /* (index, operands...): branch sub[clamp(index)] applied to the operands */
-    AX_P_WHILE, /* (cond consts, body consts, carry...): sub[0] = cond, sub[1] = body */
-    AX_P_SCAN,  /* (consts, carry, xs...): sub[0] = body; length, reverse, unroll */
-    AX_P_CALL,  /* (args...): sub[0] applied to the arguments (what jit leaves in a trace) */
-    /* convolution and windowed reductions (compiler/conv_rules.c has all their rules) */
-    AX_P_CONV_GENERAL_DILATED, /* (lhs, rhs); params: conv, ndim = rank, step = window
-                                  strides, lo/hi = padding (spatial dims, rhs_spec order) */
-    AX_P_REDUCE_WINDOW_SUM,    /* (x); params: ndim = rank, shape = window_dimensions, step =
-                                  window_strides, lo/hi = padding, conv.lhs_dilation = base
-                                  dilation, conv.rhs_dilation = window dilation */
-    AX_P_REDUCE_WINDOW_MAX, AX_P_REDUCE_WINDOW_MIN, /* the same */
-    AX_P_SELECT_AND_GATHER_ADD,  /* (tangents, operand) -> window shape; the same params, flag =
-                                    AX_SELECT_GE (max) / AX_SELECT_LE (min) */
-    AX_P_SELECT_AND_SCATTER_ADD, /* (source, operand) -> operand's shape; the same params */
+#define AX_PRIM(NAME, row) AX_P_##NAME,
+#include "primitives.def"
+#undef AX_PRIM
     AX_P_NPRIMS
 } ax_prim;
 
@@ -111,7 +39,7 @@ typedef struct ax_conv_dims {
 /* select_and_gather_add / select_and_scatter_add: which element of a window is selected. */
 enum { AX_SELECT_GE = 0, AX_SELECT_LE = 1 };
 
-/* Static parameters. Which fields a primitive reads is listed in the enum above. */
+/* Static parameters. Which fields a primitive reads is listed in compiler/primitives.def. */
 typedef struct ax_params {
     ax_dtype dtype;
     bool weak;
@@ -135,6 +63,8 @@ typedef struct ax_params {
     int64_t length;   /* scan: number of steps */
     int unroll;       /* scan: steps per iteration of the generated loop (a hint) */
     bool reverse;     /* scan: from the last element to the first */
+    /* pmap and collectives: the axis names (interned: compiler/collectives.h) */
+    const struct ax_axis_spec *axis;
 } ax_params;
 
 struct ax_ir;
@@ -191,6 +121,10 @@ enum {
     AX_PRIM_ELEMENTWISE = 2,  /* fusable pointwise op */
     AX_PRIM_NONDIFF = 4,      /* not differentiable (integer/bool results, comparisons, iota) */
     AX_PRIM_EFFECT = 8,       /* has an effect: never dropped, merged or folded by a pass */
+    AX_PRIM_COLLECTIVE = 16,  /* names axes (params.axis): bind finds the trace that binds them */
+    AX_PRIM_MAPPED = 32,      /* operands and results carry a leading axis of params.length
+                                 that its sub-program does not see (pmap) */
+    AX_PRIM_COMMUTATIVE = 64, /* f(a, b) = f(b, a) (graphs draw its operands unnumbered) */
 };
 
 struct ax_ir_trace;
@@ -204,6 +138,225 @@ typedef int (*ax_partial_eval_rule)(ax_ctx *cx, struct ax_ir_trace *t, ax_prim p
                                     const ax_params *p, int nin, ax_array **in,
                                     const bool *unknown, ax_array **out);
 
+/* JVP (forward mode, compiler/ad.c): given the primal inputs `in` and their tangents `tin`
+ * (NULL = a symbolic zero), compute the primal outputs `out` and their tangents `tout` (NULL =
+ * zero). New references. Rules bind primitives (compiler/lax.h), so they work at any level of
+ * nesting: the same rule serves eager grad, grad of grad and jit. */
+typedef int (*ax_jvp_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                           ax_array **tin, ax_array **out, ax_array **tout);
+
+/* Transpose of a primitive linear in the inputs marked `lin` (reverse mode): given the
+ * cotangents `cts` of its outputs (one per output; an entry NULL = zero, at least one is not)
+ * and the values of the non-linear inputs (in[i] for !lin[i]; in[i] is NULL for linear ones,
+ * whose types are in_types[i]), fill ct_in[i] for each linear input (new references; NULL =
+ * zero). */
+typedef int (*ax_transpose_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin,
+                                 ax_array **in, const bool *lin, const ax_aval *in_types,
+                                 ax_array *const *cts, ax_array **ct_in);
+
+/* Batching (vmap, compiler/vmap.c): inputs in[i] with batch dimension bdim[i] (-1 when not
+ * batched), batch size `size`; fills out (new references) and out_bdim (-1 when an output is
+ * not batched). */
+typedef int (*ax_batch_rule)(ax_ctx *cx, ax_prim prim, const ax_params *p, int nin, ax_array **in,
+                             const int *bdim, int64_t size, ax_array **out, int *out_bdim);
+
+struct ax_ir_atom;
+struct ax_ir_printer;
+struct ax_simplify_view;
+struct ax_scope;
+
+/* The per-primitive parts of the shared rules: a row names a family rule (ax_jvp_unary,
+ * ax_jvp_tangent, ax_transpose_linear, compiler/ad_rules.h) and gives what differs. They bind
+ * primitives in scope s (compiler/lax.h) and return NULL (or -1) with an error pending on
+ * failure. */
+/* dy/dx of an elementwise primitive of one operand, from x and y = f(x): rank 0 or x's shape
+ * (.jvp = ax_jvp_unary multiplies the tangent by it). */
+typedef ax_array *(*ax_derivative_rule)(struct ax_scope *s, const ax_params *p, ax_array *x,
+                                        ax_array *y);
+/* The tangent of the single output from the primal inputs, their tangents `tin` (NULL: zero;
+ * not all NULL) and the primal output `out` (.jvp = ax_jvp_tangent); NULL without an error
+ * pending: a zero tangent. */
+typedef ax_array *(*ax_tangent_rule)(struct ax_scope *s, const ax_params *p, ax_array **in,
+                                     ax_array **tin, ax_array *out);
+/* The cotangents r[i] of the inputs marked lin[i] (the others stay NULL; NULL is zero) from the
+ * cotangent `ct` of the single output (.transpose = ax_transpose_linear): in[i] holds the
+ * inputs that are not linear, ty[i] every input's type. 0, or -1 with an error. */
+typedef int (*ax_cotangent_rule)(struct ax_scope *s, const ax_params *p, int nin, ax_array **in,
+                                 const bool *lin, const ax_aval *ty, ax_array *ct, ax_array **r);
+
+/* Operand dtypes as a mask (1u << dtype), for rows that list the dtypes a rule applies to. */
+#define AX_DT(t)     (1u << (t))
+#define AX_DT_FLOAT  (AX_DT(AX_F32) | AX_DT(AX_F64))
+#define AX_DT_INT    (AX_DT(AX_U8) | AX_DT(AX_I32) | AX_DT(AX_U32) | AX_DT(AX_I64))
+#define AX_DT_BOOL   AX_DT(AX_BOOL)
+#define AX_DT_ALL    (AX_DT_FLOAT | AX_DT_INT | AX_DT_BOOL)
+#define AX_DT_NUMBER (AX_DT_FLOAT | AX_DT_INT)
+
+/* How jit computes a primitive: an operation of the neutral kernel IR that compiled loops are
+ * made of (compiler/fuse.h), or an eager step. A backend's renderer (compiler/codegen.c for
+ * libgccjit) implements each operation once, for every row naming it; what differs between
+ * rows of one operation (a libm function's name, the dtypes) is data in the row. The scalar
+ * semantics are the eager kernels' (runtime/elementwise.h, runtime/reduce.h), operation for
+ * operation, so that jit and eager give the same bits. A row must say which: AX_KOP_NONE (a
+ * row that says nothing) makes jit refuse the program with an internal error. */
+typedef enum {
+    AX_KOP_NONE,  /* not declared: a bug in the row, refused */
+    AX_KOP_EAGER, /* an eager step: the equation runs on its eager kernel between the loops */
+    /* elementwise, on operands of one dtype (their dtype: ax_lowering.dtypes) */
+    AX_KOP_COPY,        /* the operand (stop_gradient) */
+    AX_KOP_NEG,         /* floats: the sign flipped; integers: 0 - x, wrapping */
+    AX_KOP_ABS,         /* floats: fabs; integers: x < 0 ? 0 - x : x */
+    AX_KOP_SIGN,        /* XLA's sign: -1, 0, 1 (floats keep zeros and NaN) */
+    AX_KOP_NOT,         /* logical (bool) or bitwise not */
+    AX_KOP_SQUARE,      /* x * x */
+    AX_KOP_RSQRT,       /* 1 / sqrt(x) */
+    AX_KOP_IS_FINITE,   /* the exponent bits are not all ones */
+    AX_KOP_INTEGER_POW, /* x ** params.k by the eager kernel's products (|k| <= 64) */
+    AX_KOP_BUILTIN,     /* fn: a C function the compiler expands inline (sqrt, floor, rint) */
+    AX_KOP_LIBM,        /* fn: libm's function of one or two floats; f32 through f64, or with
+                           AVX-512 libmvec's f32 function when vec_f32, or ax's own vector math
+                           when vecmath (as the eager kernels) */
+    AX_KOP_AXFN,        /* fn_slot: ax's own scalar function through the fns table (AX_FN_*) */
+    AX_KOP_LOGISTIC,    /* 1 / (1 + exp(-x)) as the eager kernel computes it (f32: vecmath) */
+    AX_KOP_ADD,         /* + - *: integers wrap */
+    AX_KOP_SUB,
+    AX_KOP_MUL,
+    AX_KOP_DIV,
+    AX_KOP_MAX, /* NaN propagates, as lax.max */
+    AX_KOP_MIN,
+    AX_KOP_AND, /* bitwise (bool: logical) */
+    AX_KOP_OR,
+    AX_KOP_XOR,
+    AX_KOP_SHL, /* shifts by an amount >= the width give 0 (arithmetic: the sign) */
+    AX_KOP_SHR_LOGICAL,
+    AX_KOP_SHR_ARITH,
+    AX_KOP_EQ, /* comparisons: bool results */
+    AX_KOP_NE,
+    AX_KOP_LT,
+    AX_KOP_LE,
+    AX_KOP_GT,
+    AX_KOP_GE,
+    AX_KOP_SELECT,  /* (pred, on_true, on_false) */
+    AX_KOP_CLAMP,   /* (lo, x, hi): min(max(x, lo), hi) */
+    AX_KOP_CONVERT, /* to the output's dtype, as ax_convert (float -> integer: eager) */
+    /* reductions over params.axes, in the eager kernels' order (runtime/reduce.h) */
+    AX_KOP_REDUCE_SUM,
+    AX_KOP_REDUCE_PROD,
+    AX_KOP_REDUCE_MAX,
+    AX_KOP_REDUCE_MIN,
+    AX_KOP_REDUCE_AND,
+    AX_KOP_REDUCE_OR,
+    AX_KOP_INDEX, /* iota: the index along params.axes[0] */
+    /* views, folded into the strides of the loops that read them */
+    AX_KOP_BROADCAST, /* broadcast_in_dim */
+    AX_KOP_TRANSPOSE, /* by params.axes */
+    AX_KOP_RESHAPE,   /* reshape, squeeze, expand_dims (of contiguous data) */
+    /* control flow: loops over the steps of the sub-programs' own plans (compiler/jit_loops.c) */
+    AX_KOP_COND,
+    AX_KOP_WHILE,
+    AX_KOP_SCAN,
+} ax_kop;
+
+/* Functions generated code calls through its `fns` table (AX_KOP_AXFN): ax's own scalar
+ * special functions, the f64 version in the slot after the f32 one; and the reads of the
+ * loop nests' tiles (runtime/tile.h, compiler/codegen.c), by element size. */
+enum {
+    AX_FN_ERF_INV_F32,
+    AX_FN_ERF_INV_F64,
+    AX_FN_LGAMMA_F32,
+    AX_FN_LGAMMA_F64,
+    AX_FN_DIGAMMA_F32,
+    AX_FN_DIGAMMA_F64,
+    AX_FN_TILE1,
+    AX_FN_TILE1TO4,
+    AX_FN_TILE4,
+    AX_FN_TILE8,
+    AX_FN_TRIG_BIG_F32, /* sin and cos beyond ax's vector range (ax_vecmath_trig_big) */
+    AX_FN_COUNT
+};
+
+typedef struct ax_lowering {
+    ax_kop kop;
+    /* elementwise operations, reductions, iota: the dtypes of operand 0 (of the output for
+     * iota) that loops compute; on the others the equation is an eager step */
+    unsigned dtypes;
+    const char *fn; /* BUILTIN, LIBM: the C function ("exp"; "expf" is its f32 name) */
+    bool vec_f32;   /* LIBM: libmvec's f32 function is called directly (with AVX-512) */
+    int fn_slot;    /* AXFN: the f32 function's AX_FN_* slot */
+    /* LIBM, LOGISTIC: f32 loops compute ax's own vector math function `vm` inline
+     * (runtime/vecmath.h), the code the eager kernel runs; f64 ones are unchanged */
+    bool vecmath;
+    ax_vm_fn vm;
+} ax_lowering;
+
+static inline bool ax_kop_is_reduction(ax_kop k) {
+    return k >= AX_KOP_REDUCE_SUM && k <= AX_KOP_REDUCE_OR;
+}
+/* Operations that are views: folded into the strides of their readers. */
+static inline bool ax_kop_is_view(ax_kop k) {
+    return k == AX_KOP_BROADCAST || k == AX_KOP_TRANSPOSE || k == AX_KOP_RESHAPE;
+}
+/* cond, while, scan: loops over sub-programs. */
+static inline bool ax_kop_is_control(ax_kop k) {
+    return k == AX_KOP_COND || k == AX_KOP_WHILE || k == AX_KOP_SCAN;
+}
+
+/* The rows' lowerings, spelled alike. */
+#define AX_LOWER(kop_, dtypes_) {.kop = (kop_), .dtypes = (dtypes_)}
+#define AX_LOWER_EAGER          {.kop = AX_KOP_EAGER}
+#define AX_LOWER_LIBM(name, vec)                                                                   \
+    {.kop = AX_KOP_LIBM, .dtypes = AX_DT_FLOAT, .fn = (name), .vec_f32 = (vec)}
+#define AX_LOWER_BUILTIN(name) {.kop = AX_KOP_BUILTIN, .dtypes = AX_DT_FLOAT, .fn = (name)}
+#define AX_LOWER_AXFN(slot)    {.kop = AX_KOP_AXFN, .dtypes = AX_DT_FLOAT, .fn_slot = (slot)}
+/* libm's `name` on f64, ax's vector math function vm_ (AX_VM_*) on f32 */
+#define AX_LOWER_VECMATH(name, vm_)                                                                \
+    {.kop = AX_KOP_LIBM, .dtypes = AX_DT_FLOAT, .fn = (name), .vecmath = true, .vm = (vm_)}
+/* logistic: ax's vector math on f32, the eager kernel's expression on f64 */
+#define AX_LOWER_LOGISTIC                                                                          \
+    {.kop = AX_KOP_LOGISTIC, .dtypes = AX_DT_FLOAT, .vecmath = true, .vm = AX_VM_LOGISTIC}
+
+#define AX_LINEAR_ALL 0xffffffffu
+
+/* Examples: the cases tests/unit/test_prim_table.c runs every rule of a row on (derivatives
+ * against finite differences, transposition against the JVP, batching against a loop over
+ * examples, jit against eager), so that a new row is tested by being added. */
+typedef enum {
+    AX_ARG_FLOAT, /* floats in [lo, hi] (f64 for the derivatives, f32 and f64 under jit) */
+    AX_ARG_INT,   /* integers of `dtype` in [lo, hi]: indices, bit patterns (not differentiated) */
+    AX_ARG_BOOL,  /* booleans (not differentiated) */
+    AX_ARG_SPD,   /* floats: (..., n, n) symmetric positive definite matrices with a strong
+                     diagonal, to factor and solve with */
+} ax_arg_kind;
+
+typedef struct ax_example_arg {
+    ax_arg_kind kind;
+    int ndim;
+    int64_t shape[5];
+    double lo, hi;
+    ax_dtype dtype; /* INT */
+} ax_example_arg;
+
+enum {
+    /* the derivative is a convention, not the function's (stop_gradient, nextafter): not
+     * compared with finite differences */
+    AX_EXAMPLE_NO_FD = 1,
+};
+
+typedef struct ax_prim_example {
+    int nin;
+    ax_example_arg in[5];
+    ax_params p;
+    unsigned skip; /* AX_EXAMPLE_* */
+} ax_prim_example;
+
+/* A row's examples: .examples = ..., .nexamples = ... from a list of ax_prim_example. */
+#define AX_EXAMPLES(...)                                                                           \
+    .examples = (const ax_prim_example[]){__VA_ARGS__},                                           \
+    .nexamples = (int)(sizeof((const ax_prim_example[]){__VA_ARGS__}) / sizeof(ax_prim_example))
+
+/* One row of the table: a primitive and every rule about it. Rows are defined beside their
+ * rules, one file per family (compiler/prims_*.c, control_flow.c, conv_rules.c, ...); how to
+ * add one is in docs/primitives.md. */
 typedef struct ax_prim_info {
     const char *name; /* as the IR prints it: "add", "reduce_sum", "broadcast_in_dim" */
     int nin;          /* -1: variadic */
@@ -211,15 +364,41 @@ typedef struct ax_prim_info {
     unsigned flags;
     ax_shape_rule shape;
     ax_eager_rule eager;
-    void *jvp;        /* compiler/jvp_rules.c fills these (typed there) */
-    void *transpose;
-    void *batch;
-    void *codegen;
+    ax_jvp_rule jvp;             /* NULL: not differentiable (zero tangents when NONDIFF) */
+    ax_transpose_rule transpose; /* the LINEAR ones */
+    ax_batch_rule batch;         /* NULL: vmap reports that it has none */
+    /* what the family rules read (see ax_derivative_rule and the others above) */
+    ax_derivative_rule derivative; /* .jvp = ax_jvp_unary */
+    ax_tangent_rule tangent;       /* .jvp = ax_jvp_tangent */
+    ax_cotangent_rule cotangent;   /* .transpose = ax_transpose_linear */
+    /* The operands that carry tangents (.jvp = ax_jvp_linear: the tangent is the primitive of
+     * the tangents, the other operands as they are): bit i for operand i, bit 31 for the
+     * operands from 31 on (AX_LINEAR_ALL: every one). */
+    unsigned linear_in;
     ax_partial_eval_rule partial_eval;
     int (*nout_of)(const ax_params *p); /* the number of outputs, when nout is -1 */
     /* Which outputs depend on the inputs marked in `in` (what partial evaluation and the loop
      * fixpoints ask); without it every output depends on every input. */
     void (*dependencies)(const ax_params *p, int nin, const bool *in, bool *out);
+    /* The parameters as the IR prints them after the name ("[axes=(0,)]"); NULL: none. */
+    void (*format_params)(ax_strbuf *s, const ax_params *p);
+    /* Higher-order primitives: their parameters and sub-programs, one per line (through
+     * ax_ir_print_param / ax_ir_print_sub, compiler/ir.h); NULL: each sub-program as jaxpr=. */
+    void (*format_subs)(struct ax_ir_printer *pr, const ax_params *p);
+    /* simplify: the operand an equation with these operands computes (when it has the
+     * result's type), or -1; NULL: none (see compiler/simplify.h for the helpers). */
+    int (*identity)(const ax_params *p, const struct ax_ir_atom *in);
+    /* simplify: rewrites the operands in[] and parameters p of an equation to read what the
+     * equations making its operands read (compiler/simplify.h), when that is cheaper or what
+     * eager does; NULL: none. */
+    void (*fold)(const struct ax_simplify_view *v, ax_params *p, struct ax_ir_atom *in);
+    /* How jit computes it: a loop operation or an eager step (never left zero). */
+    ax_lowering lower;
+    /* What the table's tests run its rules on; a row without examples names the tests that
+     * check it instead (sub-programs and callbacks are no static data). */
+    const ax_prim_example *examples;
+    int nexamples;
+    const char *tested_by;
 } ax_prim_info;
 
 const ax_prim_info *ax_prim_get(ax_prim p);
@@ -232,9 +411,9 @@ int ax_prim_nout(ax_prim p, const ax_params *params);
  * it either way. */
 void *ax_scratch(ax_ctx *cx, void *small, int cap, int n, size_t size);
 void ax_scratch_free(void *p, const void *small);
-/* reduce_sum ... reduce_or: the reductions over axes with one output. */
+/* reduce_sum ... reduce_or: the reductions over axes with one output (whose loops reduce). */
 static inline bool ax_prim_is_reduction(ax_prim p) {
-    return p >= AX_P_REDUCE_SUM && p <= AX_P_REDUCE_OR;
+    return ax_kop_is_reduction(ax_prim_get(p)->lower.kop);
 }
 /* Finds a primitive by its printed name; -1 if none. */
 int ax_prim_lookup(const char *name);

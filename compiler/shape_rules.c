@@ -188,9 +188,11 @@ static unsigned unary_accepted(ax_unary_op op) {
     return set;
 }
 
-static int unary_rule(ax_ctx *cx, const char *name, ax_unary_op op, const ax_aval *x,
+int ax_shape_unary_op(ax_ctx *cx, const char *name, ax_unary_op op, const ax_aval *x,
                       ax_aval *out) {
-    if (require_dtypes(cx, name, unary_accepted(op), x)) return -1;
+    /* the set of accepted dtypes only for the message: this runs at every bind */
+    if (!ax_unary_accepts(op, x->dtype) && require_dtypes(cx, name, unary_accepted(op), x))
+        return -1;
     *out = *x;
     if (op == AX_IS_FINITE) {
         out->dtype = AX_BOOL;
@@ -199,28 +201,7 @@ static int unary_rule(ax_ctx *cx, const char *name, ax_unary_op op, const ax_ava
     return 0;
 }
 
-#define UNARY_RULE(name, op)                                                                       \
-    AX_SHAPE_RULE(name) {                                                                          \
-        (void)nin, (void)p;                                                                        \
-        return unary_rule(cx, #name, op, &in[0], out);                                             \
-    }
-
-// clang-format off
-UNARY_RULE(neg, AX_NEG) UNARY_RULE(abs, AX_ABS) UNARY_RULE(sign, AX_SIGN) UNARY_RULE(exp, AX_EXP)
-UNARY_RULE(exp2, AX_EXP2) UNARY_RULE(log, AX_LOG) UNARY_RULE(log1p, AX_LOG1P)
-UNARY_RULE(expm1, AX_EXPM1) UNARY_RULE(sin, AX_SIN) UNARY_RULE(cos, AX_COS)
-UNARY_RULE(tan, AX_TAN) UNARY_RULE(asin, AX_ASIN) UNARY_RULE(acos, AX_ACOS)
-UNARY_RULE(atan, AX_ATAN) UNARY_RULE(sinh, AX_SINH) UNARY_RULE(cosh, AX_COSH)
-UNARY_RULE(tanh, AX_TANH) UNARY_RULE(asinh, AX_ASINH) UNARY_RULE(acosh, AX_ACOSH)
-UNARY_RULE(atanh, AX_ATANH) UNARY_RULE(logistic, AX_LOGISTIC) UNARY_RULE(sqrt, AX_SQRT)
-UNARY_RULE(rsqrt, AX_RSQRT) UNARY_RULE(cbrt, AX_CBRT) UNARY_RULE(floor, AX_FLOOR)
-UNARY_RULE(ceil, AX_CEIL) UNARY_RULE(round, AX_ROUND) UNARY_RULE(erf, AX_ERF)
-UNARY_RULE(erfc, AX_ERFC) UNARY_RULE(erf_inv, AX_ERF_INV) UNARY_RULE(lgamma, AX_LGAMMA)
-UNARY_RULE(digamma, AX_DIGAMMA) UNARY_RULE(is_finite, AX_IS_FINITE) UNARY_RULE(not, AX_NOT)
-UNARY_RULE(square, AX_SQUARE)
-    // clang-format on
-
-    AX_SHAPE_RULE(integer_pow) {
+AX_SHAPE_RULE(integer_pow) {
     (void)nin;
     if (require_dtypes(cx, "integer_pow", INTS | FLOATS, &in[0])) return -1;
     if (p->k < 0 && ax_dtype_is_int(in[0].dtype)) {
@@ -262,17 +243,16 @@ static const ax_aval *broadcast_pair(const ax_aval *a, const ax_aval *b) {
     return NULL;
 }
 
-static int binary_rule(ax_ctx *cx, const char *name, ax_binary_op op, const ax_aval *a,
+int ax_shape_binary_op(ax_ctx *cx, const char *name, ax_binary_op op, const ax_aval *a,
                        const ax_aval *b, ax_aval *out) {
     if (a->dtype != b->dtype) {
         ax_error(cx, AX_ERR_TYPE, "%s requires arguments of one dtype, got %s and %s", name,
                  TYPE(a), TYPE(b));
         return -1;
     }
-    unsigned set = binary_accepted(op);
-    if (!(set & DT(a->dtype))) {
+    if (!ax_binary_accepts(op, a->dtype)) {
         ax_error(cx, AX_ERR_TYPE, "%s requires %s, got %s and %s", name,
-                 describe_accepted(set, true).s, TYPE(a), TYPE(b));
+                 describe_accepted(binary_accepted(op), true).s, TYPE(a), TYPE(b));
         return -1;
     }
     const ax_aval *shape = broadcast_pair(a, b);
@@ -286,28 +266,10 @@ static int binary_rule(ax_ctx *cx, const char *name, ax_binary_op op, const ax_a
     return 0;
 }
 
-#define BINARY_RULE(name, op)                                                                      \
-    AX_SHAPE_RULE(name) {                                                                          \
-        (void)nin, (void)p;                                                                        \
-        return binary_rule(cx, #name, op, &in[0], &in[1], out);                                    \
-    }
+/* ---- other elementwise ---- */
 
-// clang-format off
-BINARY_RULE(add, AX_ADD) BINARY_RULE(sub, AX_SUB) BINARY_RULE(mul, AX_MUL)
-BINARY_RULE(div, AX_DIV) BINARY_RULE(floor_divide, AX_FLOOR_DIV) BINARY_RULE(rem, AX_REM)
-BINARY_RULE(mod, AX_MOD) BINARY_RULE(pow, AX_POW) BINARY_RULE(max, AX_MAX)
-BINARY_RULE(min, AX_MIN) BINARY_RULE(atan2, AX_ATAN2) BINARY_RULE(nextafter, AX_NEXTAFTER)
-BINARY_RULE(eq, AX_EQ) BINARY_RULE(ne, AX_NE) BINARY_RULE(lt, AX_LT) BINARY_RULE(le, AX_LE)
-BINARY_RULE(gt, AX_GT) BINARY_RULE(ge, AX_GE) BINARY_RULE(and, AX_AND) BINARY_RULE(or, AX_OR)
-BINARY_RULE(xor, AX_XOR) BINARY_RULE(shift_left, AX_SHL)
-BINARY_RULE(shift_right_logical, AX_SHR_LOGICAL)
-BINARY_RULE(shift_right_arithmetic, AX_SHR_ARITH)
-    // clang-format on
-
-    /* ---- other elementwise ---- */
-
-    /* The shape of the non-scalar operands (all equal), or NULL when they differ. */
-    static const ax_aval *common_shape(int n, const ax_aval *in) {
+/* The shape of the non-scalar operands (all equal), or NULL when they differ. */
+static const ax_aval *common_shape(int n, const ax_aval *in) {
     const ax_aval *shape = &in[0];
     for (int i = 1; i < n; i++) {
         shape = broadcast_pair(shape, &in[i]);

@@ -16,20 +16,25 @@ typedef struct rewriter {
     ax_ir_atom *map;  /* old variable -> atom of the new IR */
     ax_array **owned; /* folded literals, released at the end */
     int nowned;
-    int *seen; /* hash table of equations of the new IR, for CSE: index + 1, 0 = empty */
-    int nseen; /* its size (a power of two, at least twice the equations) */
+    int *seen;    /* hash table of equations of the new IR, for CSE: index + 1, 0 = empty */
+    int nseen;    /* its size (a power of two, at least twice the equations) */
+    int *made_by; /* variable of the new IR -> the equation that makes it, or -1 */
+    int nmade;    /* its size */
 } rewriter;
 
-static bool literal_is(const ax_ir_atom *a, double v) {
+bool ax_ir_atom_is(const ax_ir_atom *a, double v) {
     if (a->var >= 0 || !a->lit || a->lit->ndim != 0 || !a->lit->buf) return false;
     return ax_array_get_f64(a->lit, 0) == v;
 }
 
-/* A zero literal that is the identity of addition: for floats the one with the sign bit
- * `negative` (integers: any zero). */
-static bool literal_is_zero(const ax_ir_atom *a, bool negative) {
-    if (!literal_is(a, 0.0)) return false;
+bool ax_ir_atom_is_zero(const ax_ir_atom *a, bool negative) {
+    if (!ax_ir_atom_is(a, 0.0)) return false;
     return !ax_dtype_is_float(a->lit->dtype) || signbit(ax_array_get_f64(a->lit, 0)) == negative;
+}
+
+int ax_identity_operand(const ax_params *p, const ax_ir_atom *in) {
+    (void)p, (void)in;
+    return 0;
 }
 
 static bool same_atom(const ax_ir_atom *x, const ax_ir_atom *y) {
@@ -51,43 +56,11 @@ static bool type_equal(const ax_aval *a, const ax_aval *b) {
 /* The operand an identity reduces the equation to, or NULL. */
 static const ax_ir_atom *identity_of(const rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in,
                                      const ax_aval *out) {
+    const ax_prim_info *info = ax_prim_get(e->prim);
     const ax_ir_atom *keep = NULL;
-    switch (e->prim) {
-    case AX_P_MUL:
-        if (literal_is(&in[1], 1.0))
-            keep = &in[0];
-        else if (literal_is(&in[0], 1.0))
-            keep = &in[1];
-        break;
-    case AX_P_ADD: /* for floats only -0.0 is the identity: -0.0 + 0.0 is +0.0 */
-        if (literal_is_zero(&in[1], true))
-            keep = &in[0];
-        else if (literal_is_zero(&in[0], true))
-            keep = &in[1];
-        break;
-    case AX_P_SUB: /* x - 0.0 is x, x - -0.0 is not (for x = -0.0) */
-        if (literal_is_zero(&in[1], false)) keep = &in[0];
-        break;
-    case AX_P_DIV:
-        if (literal_is(&in[1], 1.0)) keep = &in[0];
-        break;
-    case AX_P_INTEGER_POW:
-        if (e->params.k == 1) keep = &in[0];
-        break;
-    case AX_P_CONVERT:
-    case AX_P_RESHAPE:
-    case AX_P_BROADCAST_IN_DIM:
-    case AX_P_TRANSPOSE:
-    case AX_P_SQUEEZE:
-    case AX_P_EXPAND_DIMS: {
-        keep = &in[0];
-        if (e->prim == AX_P_TRANSPOSE)
-            for (int i = 0; i < e->params.naxes; i++)
-                if (e->params.axes[i] != i) keep = NULL;
-        break;
-    }
-    default:
-        break;
+    if (info->identity) {
+        int k = info->identity(&e->params, in);
+        keep = k >= 0 ? &in[k] : NULL;
     }
     if (!keep) return NULL;
     ax_aval t;
@@ -95,6 +68,12 @@ static const ax_ir_atom *identity_of(const rewriter *r, const ax_ir_eqn *e, cons
     /* Only when the kept operand already has the result's type (x * 1 with x: f32[] and a
      * result f32[3] is a broadcast, not an identity). */
     return type_equal(&t, out) ? keep : NULL; /* weak or not: the IR's types are fixed */
+}
+
+const ax_ir_eqn *ax_simplify_producer(const ax_simplify_view *v, const ax_ir_atom *a) {
+    const rewriter *r = (const rewriter *)v;
+    if (a->var < 0 || a->var >= r->nmade || r->made_by[a->var] < 0) return NULL;
+    return &ax_ir_builder_peek(r->b)->eqns[r->made_by[a->var]];
 }
 
 /* Evaluates an equation whose operands are all literals; the result becomes a literal. */
@@ -169,17 +148,22 @@ static int add_rewritten(rewriter *r, const ax_ir_eqn *e, const ax_ir_atom *in, 
     if (ax_ir_add_eqn(r->b, e->prim, &e->params, e->nin, in, e->nout, out_types, vars, e->nsub,
                       e->sub))
         return -1;
-    if (slot >= 0) r->seen[slot] = ax_ir_builder_peek(r->b)->neqns;
-    for (int i = 0; i < e->nout; i++) r->map[e->out[i]] = (ax_ir_atom){.var = vars[i]};
+    int made = ax_ir_builder_peek(r->b)->neqns;
+    if (slot >= 0) r->seen[slot] = made;
+    for (int i = 0; i < e->nout; i++) {
+        r->map[e->out[i]] = (ax_ir_atom){.var = vars[i]};
+        if (vars[i] < r->nmade) r->made_by[vars[i]] = made - 1;
+    }
     return 0;
 }
 
 /* Maps e's operands into the new IR and applies the rewrites that replace an equation by an
  * atom: 0 when one did, 1 when the equation must be added. */
-static int rewrite_into(rewriter *r, const ax_ir_eqn *e, ax_ir_atom *in, int *pslot,
-                        ax_aval *out_types) {
+static int rewrite_into(rewriter *r, ax_ir_eqn *e, ax_ir_atom *in, int *pslot, ax_aval *out_types) {
     int slot = -1;
     for (int i = 0; i < e->nin; i++) in[i] = e->in[i].var >= 0 ? r->map[e->in[i].var] : e->in[i];
+    const ax_prim_info *info = ax_prim_get(e->prim);
+    if (info->fold) info->fold((const ax_simplify_view *)r, &e->params, in);
     for (int i = 0; i < e->nout; i++) out_types[i] = r->ir->types[e->out[i]];
     if (e->nout == 1) {
         const ax_ir_atom *keep = identity_of(r, e, in, &out_types[0]);
@@ -202,7 +186,8 @@ static int rewrite_into(rewriter *r, const ax_ir_eqn *e, ax_ir_atom *in, int *ps
     return 1;
 }
 
-static int rewrite_eqn(rewriter *r, const ax_ir_eqn *e) {
+static int rewrite_eqn(rewriter *r, const ax_ir_eqn *orig) {
+    ax_ir_eqn local = *orig, *e = &local; /* its parameters may change */
     int slot = -1;
     ax_ir_atom in_small[16], *in = e->nin <= 16 ? in_small : malloc((size_t)e->nin * sizeof *in);
     ax_aval types_small[4];
@@ -290,8 +275,11 @@ ax_ir *ax_simplify(ax_ctx *cx, const ax_ir *ir) {
     r.nseen = 16;
     while (r.nseen < 2 * ir->neqns + 2) r.nseen *= 2;
     r.seen = calloc((size_t)r.nseen, sizeof *r.seen);
+    r.nmade = ir->nvars; /* the new IR has no more variables than the old */
+    r.made_by = malloc(((size_t)r.nmade + 1) * sizeof *r.made_by);
+    for (int v = 0; r.made_by && v < r.nmade; v++) r.made_by[v] = -1;
     ax_ir *mid = NULL, *res = NULL;
-    int rc = r.b && r.map && r.seen ? 0 : -1;
+    int rc = r.b && r.map && r.seen && r.made_by ? 0 : -1;
     for (int i = 0; i < ir->nconsts && !rc; i++) {
         int v = ax_ir_add_const(r.b, ir->consts[i]);
         r.map[ir->constvars[i]] = (ax_ir_atom){.var = v};
@@ -320,6 +308,7 @@ ax_ir *ax_simplify(ax_ctx *cx, const ax_ir *ir) {
     free(r.owned);
     free(r.map);
     free(r.seen);
+    free(r.made_by);
     if (!res && !ax_error_pending(cx)) ax_error_oom(cx);
     return res;
 }

@@ -71,7 +71,7 @@ int ax_ir_trace_record(ax_ir_trace *t, ax_prim p, int nin, ax_array **in,
     int *vars = calloc((size_t)nout + 1, sizeof *vars);
     int rc = types && atoms && vars ? 0 : -1;
     if (rc) ax_error_oom(cx);
-    ax_aval *in_types = types, *out_types = types + nin;
+    ax_aval *in_types = types, *out_types = types ? types + nin : NULL; /* NULL + n is UB */
     for (int i = 0; i < nin && !rc; i++) {
         ax_aval_of(&in_types[i], in[i]);
         rc = atom_of(t, in[i], &atoms[i]);
@@ -201,7 +201,7 @@ ax_ir *ax_trace_to_ir(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, const a
     if (!t) return NULL;
     ax_array **in = calloc((size_t)(nin ? nin : 1), sizeof *in);
     ax_array **out = NULL;
-    int rc = in ? 0 : -1;
+    int rc = in ? 0 : (ax_error_oom(cx), -1);
     for (int i = 0; i < nin && !rc; i++)
         if (!(in[i] = ax_ir_trace_input(t, &in_types[i]))) rc = -1;
     if (!rc) rc = fn(cx, closure, nin, in, nout, &out);

@@ -70,7 +70,8 @@ static gcc_jit_rvalue *iconst(vmj *J, gcc_jit_type *t, long v) {
 
 /* m ? a : b as `t = b; if (m) t = a;`: GCC if-converts it into a blend when it vectorises the
  * lane loop (a mask of bits, and-ed and or-ed, costs it 3-4 instructions more) */
-static gcc_jit_rvalue *lane_select(vmj *J, gcc_jit_rvalue *m, gcc_jit_rvalue *a, gcc_jit_rvalue *b) {
+static gcc_jit_rvalue *lane_select(vmj *J, gcc_jit_rvalue *m, gcc_jit_rvalue *a,
+                                   gcc_jit_rvalue *b) {
     char name[32];
     snprintf(name, sizeof name, "vm%d", (*J->w.nlocals)++);
     gcc_jit_lvalue *t = GJ(gcc_jit_function_new_local)(J->w.fn, NULL, type_of(J, a), name);

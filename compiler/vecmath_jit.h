@@ -25,7 +25,9 @@ typedef struct ax_vecmath_jit {
 gcc_jit_rvalue *ax_vecmath_jit_emit(ax_vecmath_jit *where, ax_vm_fn f, gcc_jit_rvalue *x);
 
 /* A hash of runtime/vecmath_body.h (made by the Makefile), part of jit's cache keys: code
- * built from an older body is never loaded. */
+ * built from an older body is never loaded. At most AX_VECMATH_REVISION_MAX characters (a
+ * cksum of 10 digits, "f" when FMA steps are fused). */
 const char *ax_vecmath_jit_revision(void);
+#define AX_VECMATH_REVISION_MAX 11
 
 #endif

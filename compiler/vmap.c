@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives.h"
+
 typedef struct batched {
     ax_array *value; /* with the batch dimension */
     int bdim;
@@ -12,6 +14,7 @@ typedef struct batched {
 typedef struct vmap_trace {
     ax_trace base;
     int64_t size;
+    const char *axis; /* vmap(axis_name=...): the name its collectives use, or NULL */
 } vmap_trace;
 
 static void batched_free(void *data) {
@@ -40,7 +43,7 @@ static ax_array *batch_tracer(ax_ctx *cx, vmap_trace *t, ax_array *value, int bd
 static ax_batch_rule rule_of(ax_ctx *cx, ax_prim p) {
     const ax_prim_info *info = ax_prim_get(p);
     if (!info->batch) ax_error(cx, AX_ERR_RUNTIME, "vmap: %s has no batching rule", info->name);
-    return (ax_batch_rule)info->batch;
+    return info->batch;
 }
 
 static int vmap_process(ax_ctx *cx, ax_trace *trace, ax_prim p, int nin, ax_array **in,
@@ -63,7 +66,10 @@ static int vmap_process(ax_ctx *cx, ax_trace *trace, ax_prim p, int nin, ax_arra
         vals[i] = b ? b->value : in[i];
         bdims[i] = b ? b->bdim : -1;
     }
+    /* the rule's collectives and sub-programs see which axis they are batched along */
+    const char *outer_axis = ax_set_batching_axis(cx, t->axis);
     int rc = rule(cx, p, params, nin, vals, bdims, t->size, res, obd);
+    ax_set_batching_axis(cx, outer_axis);
     for (int j = 0; j < nout && !rc; j++) {
         if (obd[j] < 0) {
             out[j] = res[j];
@@ -87,15 +93,15 @@ static int vmap_process(ax_ctx *cx, ax_trace *trace, ax_prim p, int nin, ax_arra
 int ax_vmap_place_first(ax_ctx *cx, int n, ax_array **out, int *bdims, int64_t size) {
     int rc = 0;
     for (int j = 0; j < n; j++) {
-        out[j] =
-            rc ? (ax_array_release(out[j]), NULL) : ax_vmap_place(cx, out[j], bdims[j], size, 0);
+        out[j] = rc ? (ax_array_release(out[j]), NULL)
+                    : ax_vmap_place_take(cx, out[j], bdims[j], size, 0);
         if (!out[j]) rc = -1;
     }
     free(bdims);
     return rc;
 }
 
-ax_array *ax_vmap_place(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axis) {
+ax_array *ax_vmap_place_take(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axis) {
     if (!x) return NULL;
     ax_array *r;
     if (bdim < 0) {
@@ -118,11 +124,23 @@ ax_array *ax_vmap_place(ax_ctx *cx, ax_array *x, int bdim, int64_t size, int axi
 
 int ax_vmap(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array **in, const int *in_axes,
             int64_t size, int *nout, ax_array ***out, int **out_bdims) {
+    return ax_vmap_named(cx, NULL, fn, closure, nin, in, in_axes, size, nout, out, out_bdims);
+}
+
+int ax_vmap_named(ax_ctx *cx, const char *axis, ax_flat_fn fn, void *closure, int nin,
+                  ax_array **in, const int *in_axes, int64_t size, int *nout, ax_array ***out,
+                  int **out_bdims) {
     vmap_trace t = {.base = {.name = "vmap", .process_primitive = vmap_process}, .size = size};
     t.base.data = &t;
+    ax_axis_frame frame = {.kind = AX_AXIS_BATCHED, .size = size, .trace = &t.base};
+    if (axis && !(t.axis = frame.name = ax_intern_str(cx, axis))) return -1;
     if (ax_trace_push(cx, &t.base)) return -1;
+    if (axis && ax_axis_push(cx, &frame)) {
+        ax_trace_pop(cx, &t.base);
+        return -1;
+    }
     ax_array **args = calloc((size_t)nin + 1, sizeof *args), **res = NULL;
-    int rc = args ? 0 : -1;
+    int rc = args ? 0 : (ax_error_oom(cx), -1);
     for (int i = 0; i < nin && !rc; i++) {
         args[i] = in_axes[i] < 0 ? ax_array_retain(in[i])
                                  : batch_tracer(cx, &t, ax_array_retain(in[i]), in_axes[i]);
@@ -131,6 +149,7 @@ int ax_vmap(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array **in, co
     if (!rc) rc = fn(cx, closure, nin, args, nout, &res);
     for (int i = 0; args && i < nin; i++) ax_array_release(args[i]);
     free(args);
+    if (axis) ax_axis_pop(cx, &frame);
     ax_trace_pop(cx, &t.base);
     if (rc) return -1;
     *out = calloc((size_t)*nout + 1, sizeof **out);
@@ -147,6 +166,7 @@ int ax_vmap(ax_ctx *cx, ax_flat_fn fn, void *closure, int nin, ax_array **in, co
     if (!*out || !*out_bdims) {
         free(*out);
         free(*out_bdims);
+        *out = NULL, *out_bdims = NULL; /* the caller releases what they hold */
         return ax_error_oom(cx), -1;
     }
     return 0;

@@ -96,6 +96,7 @@ bool ax_value_truthy(ax_interp *in, ax_value *v, bool *out) {
     case AX_V_TUPLE:
     case AX_V_LIST:
     case AX_V_DICT:
+    case AX_V_SET:
         *out = v->n > 0;
         return true;
     case AX_V_RANGE:

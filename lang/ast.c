@@ -87,6 +87,7 @@ static const char *const kind_names[AX_N_NKINDS] = {
     [AX_N_TUPLE] = "tuple",
     [AX_N_LIST] = "list",
     [AX_N_DICT] = "dict",
+    [AX_N_SET] = "set",
     [AX_N_BINOP] = "binop",
     [AX_N_UNARY] = "unary",
     [AX_N_COMPARE] = "compare",
@@ -101,6 +102,8 @@ static const char *const kind_names[AX_N_NKINDS] = {
     [AX_N_ATTR] = "attr",
     [AX_N_LAMBDA] = "lambda",
     [AX_N_LISTCOMP] = "listcomp",
+    [AX_N_SETCOMP] = "setcomp",
+    [AX_N_DICTCOMP] = "dictcomp",
     [AX_N_COMPFOR] = "compfor",
     [AX_N_EXPR] = "expr",
     [AX_N_ASSIGN] = "assign",
@@ -254,8 +257,15 @@ static void dump_compare(ax_strbuf *o, const ax_node *n, int depth) {
 static void dump_dict(ax_strbuf *o, const ax_node *n, int depth) {
     ax_strbuf_append(o, "(dict");
     for (int i = 0; i < n->items.n && i < n->items2.n; i++) {
+        const ax_node *k = n->items.items[i];
+        if (k->kind == AX_N_STAR) { /* **x */
+            ax_strbuf_append(o, " (** ");
+            dump(o, k->a, depth);
+            ax_strbuf_append(o, ")");
+            continue;
+        }
         ax_strbuf_append(o, " (");
-        dump(o, n->items.items[i], depth);
+        dump(o, k, depth);
         ax_strbuf_append(o, " ");
         dump(o, n->items2.items[i], depth);
         ax_strbuf_append(o, ")");
@@ -315,7 +325,16 @@ static bool dump_simple(ax_strbuf *o, const ax_node *n, int depth) {
         head = "index";
         break;
     case AX_N_LISTCOMP:
-        head = "listcomp";
+        head = n->op == 1 ? "genexp" : "listcomp";
+        break;
+    case AX_N_SETCOMP:
+        head = "setcomp";
+        break;
+    case AX_N_DICTCOMP:
+        head = "dictcomp";
+        break;
+    case AX_N_SET:
+        head = "set";
         break;
     case AX_N_EXPR:
         head = "expr";

@@ -14,52 +14,60 @@
 
 typedef enum {
     /* expressions */
-    AX_N_INT,       /* ival (and text: the literal as written) */
-    AX_N_FLOAT,     /* fval, text */
-    AX_N_STR,       /* text (escapes resolved) */
-    AX_N_NAME,      /* text */
-    AX_N_TRUE, AX_N_FALSE, AX_N_NONE,
-    AX_N_ELLIPSIS,  /* `...` inside an index */
-    AX_N_TUPLE,     /* items */
-    AX_N_LIST,      /* items */
-    AX_N_DICT,      /* items = keys, items2 = values (same count) */
-    AX_N_BINOP,     /* op (ax_binop), a, b */
-    AX_N_UNARY,     /* op (ax_unop), a */
-    AX_N_COMPARE,   /* a = first operand; items = the further operands; ops[i] the comparison
-                       between operand i and i+1 (chains: a < b < c) */
-    AX_N_AND, AX_N_OR, /* a, b (short-circuit) */
-    AX_N_NOT,       /* a */
-    AX_N_IFEXP,     /* a = condition, b = value if true, c = value if false */
-    AX_N_CALL,      /* a = callee; items = positional args (an AX_N_STAR node for *x);
-                       kwnames/items2 = keyword args (kwnames[i] NULL for **x) */
-    AX_N_STAR,      /* a: `*x` in a call or a target list */
-    AX_N_INDEX,     /* a = object; items = index entries (one per comma-separated entry;
-                       entries are expressions, AX_N_SLICE, AX_N_ELLIPSIS or AX_N_NONE) */
-    AX_N_SLICE,     /* a = start, b = stop, c = step (each may be NULL) */
-    AX_N_ATTR,      /* a = object, text = attribute name */
-    AX_N_LAMBDA,    /* params, body (a single expression node in `a`) */
-    AX_N_LISTCOMP,  /* a = element; items = the `for` clauses (AX_N_COMPFOR) in order */
-    AX_N_COMPFOR,   /* a = target, b = iterable, items = `if` conditions */
+    AX_N_INT,   /* ival (and text: the literal as written) */
+    AX_N_FLOAT, /* fval, text */
+    AX_N_STR,   /* text (escapes resolved) */
+    AX_N_NAME,  /* text */
+    AX_N_TRUE,
+    AX_N_FALSE,
+    AX_N_NONE,
+    AX_N_ELLIPSIS, /* `...` inside an index */
+    AX_N_TUPLE,    /* items */
+    AX_N_LIST,     /* items */
+    AX_N_DICT,     /* items = keys, items2 = values (same count); `**x` is a key AX_N_STAR
+                      (op 2, a = x) with a NULL value */
+    AX_N_SET,      /* items (AX_N_STAR nodes for *x) */
+    AX_N_BINOP,    /* op (ax_binop), a, b */
+    AX_N_UNARY,    /* op (ax_unop), a */
+    AX_N_COMPARE,  /* a = first operand; items = the further operands; ops[i] the comparison
+                      between operand i and i+1 (chains: a < b < c) */
+    AX_N_AND,
+    AX_N_OR,       /* a, b (short-circuit) */
+    AX_N_NOT,      /* a */
+    AX_N_IFEXP,    /* a = condition, b = value if true, c = value if false */
+    AX_N_CALL,     /* a = callee; items = positional args (an AX_N_STAR node for *x);
+                      kwnames/items2 = keyword args (kwnames[i] NULL for **x) */
+    AX_N_STAR,     /* a: `*x` in a call or a target list */
+    AX_N_INDEX,    /* a = object; items = index entries (one per comma-separated entry;
+                      entries are expressions, AX_N_SLICE, AX_N_ELLIPSIS or AX_N_NONE) */
+    AX_N_SLICE,    /* a = start, b = stop, c = step (each may be NULL) */
+    AX_N_ATTR,     /* a = object, text = attribute name */
+    AX_N_LAMBDA,   /* params, body (a single expression node in `a`) */
+    AX_N_LISTCOMP, /* a = element; items = the `for` clauses (AX_N_COMPFOR) in order; op 1
+                      for a generator expression (made as a list) */
+    AX_N_SETCOMP,  /* a = element; items = the `for` clauses */
+    AX_N_DICTCOMP, /* a = key, b = value; items = the `for` clauses */
+    AX_N_COMPFOR,  /* a = target, b = iterable, items = `if` conditions */
 
     /* statements (every block is a list of statements; a block's value is its last one) */
-    AX_N_EXPR,      /* a */
-    AX_N_ASSIGN,    /* a = target (NAME, TUPLE/LIST of targets, STAR, INDEX, ATTR), b = value */
-    AX_N_AUGASSIGN, /* op (ax_binop), a = target NAME, b = value */
-    AX_N_DEF,       /* text = name, params, body, items = decorators (outermost first) */
-    AX_N_RETURN,    /* a (may be NULL) */
-    AX_N_IF,        /* a = condition, body = then-block, orelse = else-block (an elif is an
-                       AX_N_IF alone in orelse); orelse.n == 0 when there is no else */
-    AX_N_FOR,       /* a = target, b = iterable, body */
-    AX_N_WHILE,     /* a = condition, body */
-    AX_N_IMPORT,    /* text = module name (dotted), text2 = alias or NULL */
-    AX_N_FROMIMPORT,/* text = module; kwnames = names; aliases = `as` names (entries may be NULL) */
+    AX_N_EXPR,       /* a */
+    AX_N_ASSIGN,     /* a = target (NAME, TUPLE/LIST of targets, STAR, INDEX, ATTR), b = value */
+    AX_N_AUGASSIGN,  /* op (ax_binop), a = target NAME, b = value */
+    AX_N_DEF,        /* text = name, params, body, items = decorators (outermost first) */
+    AX_N_RETURN,     /* a (may be NULL) */
+    AX_N_IF,         /* a = condition, body = then-block, orelse = else-block (an elif is an
+                        AX_N_IF alone in orelse); orelse.n == 0 when there is no else */
+    AX_N_FOR,        /* a = target, b = iterable, body */
+    AX_N_WHILE,      /* a = condition, body */
+    AX_N_IMPORT,     /* text = module name (dotted), text2 = alias or NULL */
+    AX_N_FROMIMPORT, /* text = module; kwnames = names; aliases = `as` names (entries may be NULL)
+                      */
     AX_N_PASS,
     AX_N_BREAK,
     AX_N_CONTINUE,
-    AX_N_ASSERT,    /* a = condition, b = message or NULL */
+    AX_N_ASSERT, /* a = condition, b = message or NULL */
     AX_N_NKINDS
 } ax_node_kind;
-
 
 typedef struct ax_node ax_node;
 

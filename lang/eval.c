@@ -90,7 +90,7 @@ static ax_value *name_error(frame *f, const char *name) {
 
 /* Binds a name in the innermost scope (takes v). */
 static int bind_name(frame *f, const char *name, ax_value *v) {
-    int rc = f->env ? ax_env_set(f->env, name, v) : ax_module_set(f->module, name, v);
+    int rc = f->env ? ax_env_set_take(f->env, name, v) : ax_module_set_take(f->module, name, v);
     if (rc < 0) ax_error_oom(f->in->cx);
     return rc;
 }
@@ -183,66 +183,130 @@ static int push_all(frame *f, vlist *l, ax_value *seq) {
 
 /* ---- expressions ---- */
 
-static ax_value *eval_sequence(frame *f, const ax_node *n, ax_value_kind kind) {
-    vlist l = {0};
+/* The items of a display (`*x` entries spread) appended to l; 0 or -1 (l freed). */
+static int eval_items(frame *f, const ax_node *n, vlist *l) {
     for (int i = 0; i < n->items.n; i++) {
         const ax_node *e = n->items.items[i];
         bool star = e->kind == AX_N_STAR;
         ax_value *v = eval(f, star ? e->a : e);
-        int rc = !v ? -1 : star ? push_all(f, &l, v) : vlist_push(&l, ax_value_retain(v));
+        int rc = !v ? -1 : star ? push_all(f, l, v) : vlist_push(l, ax_value_retain(v));
         ax_value_release(v);
         if (rc < 0) {
             if (v && !ax_error_pending(f->in->cx)) ax_error_oom(f->in->cx);
             if (star) attach_span(f, e);
-            vlist_free(&l);
-            return NULL;
+            vlist_free(l);
+            return -1;
         }
     }
+    return 0;
+}
+
+static ax_value *eval_sequence(frame *f, const ax_node *n, ax_value_kind kind) {
+    vlist l = {0};
+    if (eval_items(f, n, &l) < 0) return NULL;
     return vlist_finish(f, &l, kind);
 }
 
+/* A dict being built: its entries as given (dict_finish merges repeated keys). */
+typedef struct dict_builder {
+    vlist keys, vals;
+} dict_builder;
+
+static void dict_builder_free(dict_builder *b) {
+    vlist_free(&b->keys);
+    vlist_free(&b->vals);
+}
+
+/* Adds key: value (both taken). */
+static int dict_put(frame *f, dict_builder *b, ax_value *k, ax_value *v) {
+    if (vlist_push(&b->keys, k) < 0) {
+        ax_value_release(v);
+        return ax_error_oom(f->in->cx), -1;
+    }
+    if (vlist_push(&b->vals, v) < 0) {
+        ax_value_release(b->keys.items[--b->keys.n]);
+        return ax_error_oom(f->in->cx), -1;
+    }
+    return 0;
+}
+
+/* `**m` in a dict display: m's entries. */
+static int dict_put_all(frame *f, dict_builder *b, const ax_value *m) {
+    if (m->kind != AX_V_DICT) {
+        char d[128];
+        ax_value_describe(d, sizeof d, m);
+        ax_error(f->in->cx, AX_ERR_TYPE, "'**' in a dict display needs a dict, not %s", d);
+        return -1;
+    }
+    for (int i = 0; i < m->n; i++)
+        if (dict_put(f, b, ax_value_retain(m->keys[i]), ax_value_retain(m->items[i])) < 0)
+            return -1;
+    return 0;
+}
+
+static ax_value *dict_finish(frame *f, dict_builder *b) {
+    ax_value *r = oom(f, ax_value_dict_merged(b->keys.n, b->keys.items, b->vals.items));
+    free(b->keys.items);
+    free(b->vals.items);
+    *b = (dict_builder){0};
+    return r;
+}
+
+/* One `key: value` entry of a display or comprehension. */
+static int dict_entry(frame *f, dict_builder *b, const ax_node *kn, const ax_node *vn) {
+    ax_value *k = eval(f, kn);
+    if (!k) return -1;
+    if (!ax_dict_key_check(f->in, k)) {
+        ax_value_release(k);
+        attach_span(f, kn);
+        return -1;
+    }
+    ax_value *v = eval(f, vn);
+    if (!v) {
+        ax_value_release(k);
+        return -1;
+    }
+    return dict_put(f, b, k, v);
+}
+
 static ax_value *eval_dict(frame *f, const ax_node *n) {
-    vlist keys = {0}, vals = {0};
-    ax_value *result = NULL;
+    dict_builder b = {0};
     for (int i = 0; i < n->items.n; i++) {
-        ax_value *k = eval(f, n->items.items[i]);
-        if (!k) goto done;
-        if (k->kind != AX_V_STR) {
-            char d[128];
-            ax_value_describe(d, sizeof d, k);
-            ax_value_release(k);
-            ax_error(f->in->cx, AX_ERR_TYPE, "dict keys must be strings, not %s", d);
-            attach_span(f, n->items.items[i]);
-            goto done;
+        const ax_node *k = n->items.items[i];
+        int rc;
+        if (k->kind == AX_N_STAR) { /* **m */
+            ax_value *m = eval(f, k->a);
+            rc = m ? dict_put_all(f, &b, m) : -1;
+            if (m && rc < 0) attach_span(f, k);
+            ax_value_release(m);
+        } else {
+            rc = dict_entry(f, &b, k, n->items2.items[i]);
         }
-        ax_value *v = eval(f, n->items2.items[i]);
-        if (!v) {
-            ax_value_release(k);
-            goto done;
-        }
-        int dup = -1;
-        for (int j = 0; j < keys.n; j++)
-            if (strcmp(keys.items[j]->str, k->str) == 0) dup = j;
-        if (dup >= 0) { /* a repeated key keeps its first position and its last value */
-            ax_value_release(k);
-            ax_value_release(vals.items[dup]);
-            vals.items[dup] = v;
-            continue;
-        }
-        if (vlist_push(&keys, k) < 0 || vlist_push(&vals, v) < 0) {
-            if (keys.n > vals.n) ax_value_release(keys.items[--keys.n]);
-            ax_error_oom(f->in->cx);
-            goto done;
+        if (rc < 0) {
+            dict_builder_free(&b);
+            return NULL;
         }
     }
-    result = oom(f, ax_value_dict(keys.n, keys.items, vals.items));
-    free(keys.items);
-    free(vals.items);
-    return result;
-done:
-    vlist_free(&keys);
-    vlist_free(&vals);
-    return NULL;
+    return dict_finish(f, &b);
+}
+
+/* A set of the items of a list being built (which it takes), each checked as a dict key. */
+static ax_value *set_finish(frame *f, vlist *l, const ax_node *where) {
+    for (int i = 0; i < l->n; i++)
+        if (!ax_dict_key_check(f->in, l->items[i])) {
+            attach_span(f, where);
+            vlist_free(l);
+            return NULL;
+        }
+    ax_value *r = oom(f, ax_value_set(l->n, l->items));
+    free(l->items);
+    *l = (vlist){0};
+    return r;
+}
+
+static ax_value *eval_set(frame *f, const ax_node *n) {
+    vlist l = {0};
+    return eval_items(f, n, &l) < 0 ? NULL : set_finish(f, &l, n);
 }
 
 static ax_value *eval_binop(frame *f, const ax_node *n) {
@@ -363,8 +427,15 @@ static int add_keywords_from(frame *f, call_args *c, ax_value *d) {
         return -1;
     }
     if (vlist_push(&c->held, ax_value_retain(d)) < 0) return ax_error_oom(f->in->cx), -1;
-    for (int i = 0; i < d->n; i++)
+    for (int i = 0; i < d->n; i++) {
+        if (d->keys[i]->kind != AX_V_STR) {
+            char desc[128];
+            ax_value_describe(desc, sizeof desc, d->keys[i]);
+            ax_error(f->in->cx, AX_ERR_TYPE, "keywords must be strings, not %s", desc);
+            return -1;
+        }
         if (add_keyword(f, c, d->keys[i]->str, ax_value_retain(d->items[i])) < 0) return -1;
+    }
     return 0;
 }
 
@@ -691,13 +762,13 @@ ax_value *ax_call_closure(ax_interp *in, ax_value *fnval, const ax_args *args) {
     /* A local function sees itself through the call, not through its snapshot: recursion
      * without a reference cycle. Top-level functions find themselves in their module. */
     if (c->captured && def->kind == AX_N_DEF &&
-        ax_env_set(env, c->name, ax_value_retain(fnval)) < 0) {
+        ax_env_set_take(env, c->name, ax_value_retain(fnval)) < 0) {
         ax_error_oom(in->cx);
         goto done;
     }
     if (bind_args(in, c, args, slots) < 0) goto done;
     for (int i = 0; i < def->nparams; i++) {
-        if (ax_env_set(env, def->params[i].name, slots[i]) < 0) {
+        if (ax_env_set_take(env, def->params[i].name, slots[i]) < 0) {
             slots[i] = NULL;
             ax_error_oom(in->cx);
             goto done;
@@ -728,12 +799,15 @@ done:
     return result;
 }
 
-/* ---- list comprehensions ---- */
+/* ---- comprehensions ---- */
 
 static int assign_target(frame *f, const ax_node *target, ax_value *v);
 
-static int comp_clause(frame *f, const ax_node *n, int k, vlist *out) {
+/* Runs the `for` clauses from k on; at the innermost, appends the element to out (a dict
+ * comprehension's entries to dict). */
+static int comp_clause(frame *f, const ax_node *n, int k, vlist *out, dict_builder *dict) {
     if (k == n->items.n) {
+        if (n->kind == AX_N_DICTCOMP) return dict_entry(f, dict, n->a, n->b);
         ax_value *v = eval(f, n->a);
         if (!v) return -1;
         if (vlist_push(out, v) < 0) return ax_error_oom(f->in->cx), -1;
@@ -761,21 +835,28 @@ static int comp_clause(frame *f, const ax_node *n, int k, vlist *out) {
             if (!c || !truthy_at(f, clause->items.items[i], c, &keep)) rc = -1;
             ax_value_release(c);
         }
-        if (rc == 0 && keep) rc = comp_clause(f, n, k + 1, out);
+        if (rc == 0 && keep) rc = comp_clause(f, n, k + 1, out, dict);
     }
     ax_value_release(seq);
     return rc;
 }
 
-static ax_value *eval_listcomp(frame *f, const ax_node *n) {
+/* A list, set or dict comprehension (a generator expression is made as a list). Its names
+ * live in a scope of their own, as in Python 3. */
+static ax_value *eval_comprehension(frame *f, const ax_node *n) {
     ax_env *env = ax_env_new(f->env);
     if (!env) return ax_error_oom(f->in->cx);
     frame sub = *f;
     sub.env = env;
     vlist out = {0};
+    dict_builder dict = {0};
     ax_value *r = NULL;
-    if (comp_clause(&sub, n, 0, &out) == 0) r = vlist_finish(f, &out, AX_V_LIST);
+    if (comp_clause(&sub, n, 0, &out, &dict) == 0)
+        r = n->kind == AX_N_DICTCOMP  ? dict_finish(f, &dict)
+            : n->kind == AX_N_SETCOMP ? set_finish(f, &out, n->a)
+                                      : vlist_finish(f, &out, AX_V_LIST);
     vlist_free(&out);
+    dict_builder_free(&dict);
     ax_env_free(env);
     return r;
 }
@@ -832,7 +913,11 @@ static ax_value *eval_inner(frame *f, const ax_node *n) {
     case AX_N_LAMBDA:
         return make_closure(f, n);
     case AX_N_LISTCOMP:
-        return eval_listcomp(f, n);
+    case AX_N_SETCOMP:
+    case AX_N_DICTCOMP:
+        return eval_comprehension(f, n);
+    case AX_N_SET:
+        return eval_set(f, n);
     case AX_N_STAR:
         return ax_error(in->cx, AX_ERR_SYNTAX,
                         "a starred expression is allowed only in calls, lists, tuples and "
@@ -1113,6 +1198,7 @@ static exec_status exec_assert(frame *f, const ax_node *n) {
         ax_strbuf s;
         ax_strbuf_init(&s);
         ax_value_format(&s, m);
+        if (s.failed) ax_error_oom(f->in->cx);
         ax_error(f->in->cx, AX_ERR_ASSERTION, "%s", s.data ? s.data : "");
         ax_strbuf_free(&s);
         ax_value_release(m);
@@ -1298,7 +1384,10 @@ int ax_eval_program(ax_interp *in, struct ax_program_ref *prog, ax_module *modul
             ax_strbuf_init(&s);
             ax_value_format_repl(&s, v, in->cx);
             ax_strbuf_append(&s, "\n");
-            if (!ax_write_checked(in, echo, s.data, s.len)) rc = -1;
+            if (s.failed)
+                rc = -1, ax_error_oom(in->cx);
+            else if (!ax_write_checked(in, echo, s.data, s.len))
+                rc = -1;
             fflush(echo);
             ax_strbuf_free(&s);
         }

@@ -31,7 +31,7 @@ struct ax_env {
 ax_env *ax_env_new(ax_env *parent);
 void ax_env_free(ax_env *env);
 ax_value *ax_env_get(const ax_env *env, const char *name);  /* borrowed, NULL if absent */
-int ax_env_set(ax_env *env, const char *name, ax_value *v); /* takes v; -1 on OOM */
+int ax_env_set_take(ax_env *env, const char *name, ax_value *v); /* takes v; -1 on OOM */
 /* A flat copy of everything visible through env and its parents (innermost wins). */
 ax_env *ax_env_snapshot(const ax_env *env);
 
@@ -52,7 +52,7 @@ struct ax_module {
 ax_module *ax_module_new(const char *name);
 void ax_module_free(ax_module *m);
 void ax_module_clear(ax_module *m);
-int ax_module_set(ax_module *m, const char *name, ax_value *v); /* takes v; -1 on OOM */
+int ax_module_set_take(ax_module *m, const char *name, ax_value *v); /* takes v; -1 on OOM */
 
 /* The interpreter's private part: the public struct comes first. */
 typedef struct ax_interp_impl {
@@ -99,9 +99,20 @@ typedef struct ax_near_miss {
 } ax_near_miss;
 void ax_near_miss_offer(ax_near_miss *nm, const char *candidate);
 
-/* A slice (takes the three references; each None or an int array) and Ellipsis. */
-ax_value *ax_value_slice(ax_value *start, ax_value *stop, ax_value *step);
 ax_value *ax_value_ellipsis(void);
+
+/* The methods of lists and tuples (index, count) and the fields of slices (start, stop,
+ * step, indices), or NULL without an error when there is no such attribute. */
+ax_value *ax_sequence_getattr(ax_interp *in, ax_value *obj, const char *name);
+
+/* Sets (sets.c): a | b, a & b, a - b, a ^ b; subset comparisons (a <= b, a < b, ...); the
+ * position of a (hashable) item (-1 if absent); the methods of a set value (a bound builtin,
+ * or NULL without an error when there is no such method). */
+ax_value *ax_set_binop(ax_interp *in, ax_binop op, ax_value *a, ax_value *b);
+ax_value *ax_set_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b);
+int ax_set_index(const ax_value *set, const ax_value *item);
+ax_value *ax_set_getattr(ax_interp *in, ax_value *s, const char *name);
+void ax_set_each_attr(void (*fn)(void *arg, const char *name), void *arg);
 
 /* Strings (strings.c): `fmt % args` (args a tuple or one value), and the methods of a string
  * value (a bound builtin, or NULL without an error when there is no such method). */

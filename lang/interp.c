@@ -101,7 +101,7 @@ static int env_append(ax_env *env, const char *name, ax_value *v) {
     return 0;
 }
 
-int ax_env_set(ax_env *env, const char *name, ax_value *v) {
+int ax_env_set_take(ax_env *env, const char *name, ax_value *v) {
     int i = env_find(env, name);
     if (i >= 0) {
         ax_value_release(env->vals[i]);
@@ -188,7 +188,7 @@ static int module_reindex(ax_module *m, int icap) {
     return 0;
 }
 
-int ax_module_set(ax_module *m, const char *name, ax_value *v) {
+int ax_module_set_take(ax_module *m, const char *name, ax_value *v) {
     int i = module_find(m, name);
     if (i >= 0) {
         ax_value_release(m->entries[i].val);
@@ -231,9 +231,9 @@ const char *ax_module_name(const ax_module *m) {
     return m ? m->name : "?";
 }
 
-void ax_module_define(ax_module *m, const char *name, ax_value *v) {
+void ax_module_define_take(ax_module *m, const char *name, ax_value *v) {
     if (!v) return;
-    ax_module_set(m, name, v); /* out of memory drops the definition; nothing else to do */
+    ax_module_set_take(m, name, v); /* out of memory drops the definition; nothing else to do */
 }
 
 static int add_module(ax_interp *in, ax_module *m) {
@@ -375,9 +375,11 @@ char *ax_read_file(const char *path, ax_ctx *cx, size_t *len) {
     return text;
 }
 
-/* A failed read: KeyboardInterrupt for Ctrl-C, else IOError saying what could not be read. */
+/* A failed read: KeyboardInterrupt for Ctrl-C, MemoryError, else IOError saying what could
+ * not be read. */
 static void *read_error(ax_interp *in, const char *what, const char *path) {
     if (errno == EINTR && ax_ctx_check_interrupt(in->cx)) return NULL;
+    if (errno == ENOMEM) return ax_error_oom(in->cx);
     return ax_error(in->cx, AX_ERR_IO, "cannot read %s%s: %s", what, path, strerror(errno));
 }
 
@@ -473,7 +475,7 @@ static ax_value *open_lib(ax_interp *in, const char *name) {
             ax_error(in->cx, AX_ERR_IMPORT, "the library '%s' did not open", name);
         return NULL;
     }
-    if (ax_module_set(ii->opened, name, ax_value_retain(v)) < 0) {
+    if (ax_module_set_take(ii->opened, name, ax_value_retain(v)) < 0) {
         ax_value_release(v);
         return ax_error_oom(in->cx);
     }
@@ -646,9 +648,9 @@ static ax_value *dict_method(ax_interp *in, ax_value *self, const ax_args *args)
     if (strcmp(name, "get") == 0) {
         if (!ax_args_check(in, args, "get", 2, NULL)) return NULL;
         ax_value *key = ax_arg(args, 0, NULL), *dflt = ax_arg(args, 1, NULL);
-        if (!key || key->kind != AX_V_STR)
-            return ax_error(in->cx, AX_ERR_TYPE, "dict.get() needs a string key");
-        ax_value *v = ax_dict_get(d, key->str);
+        if (!key) return ax_error(in->cx, AX_ERR_TYPE, "dict.get() needs a key");
+        if (!ax_dict_key_check(in, key)) return NULL;
+        ax_value *v = ax_dict_lookup(d, key);
         return ax_value_retain(v ? v : dflt ? dflt : ax_none());
     }
     if (!ax_args_check(in, args, name, 0, NULL)) return NULL;
@@ -708,11 +710,22 @@ static ax_value *dict_attr(ax_interp *in, ax_value *d, const char *name) {
             return m ? m : ax_error_oom(in->cx);
         }
     ax_near_miss nm = {.target = name};
-    for (int i = 0; i < d->n; i++) ax_near_miss_offer(&nm, d->keys[i]->str);
+    for (int i = 0; i < d->n; i++)
+        if (d->keys[i]->kind == AX_V_STR) ax_near_miss_offer(&nm, d->keys[i]->str);
     if (nm.best)
         return ax_error(in->cx, AX_ERR_ATTRIBUTE,
                         "the dict has no key or attribute '%s'; did you mean '%s'?", name, nm.best);
     return ax_error(in->cx, AX_ERR_ATTRIBUTE, "the dict has no key or attribute '%s'", name);
+}
+
+ax_value *ax_value_or_oom(ax_interp *in, ax_value *v) {
+    return v ? v : ax_error_oom(in->cx);
+}
+
+ax_value *ax_value_str_take_buf(ax_interp *in, ax_strbuf *s) {
+    ax_value *v = s->failed ? NULL : ax_value_str(s->data ? s->data : "");
+    ax_strbuf_free(s);
+    return ax_value_or_oom(in, v);
 }
 
 ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
@@ -732,6 +745,14 @@ ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
         return r;
     case AX_V_STR:
         r = ax_string_getattr(in, obj, name);
+        return r || ax_error_pending(in->cx) ? r : attr_error(in, obj, name);
+    case AX_V_SET:
+        r = ax_set_getattr(in, obj, name);
+        return r || ax_error_pending(in->cx) ? r : attr_error(in, obj, name);
+    case AX_V_LIST:
+    case AX_V_TUPLE:
+    case AX_V_SLICE:
+        r = ax_sequence_getattr(in, obj, name);
         return r || ax_error_pending(in->cx) ? r : attr_error(in, obj, name);
     case AX_V_DTYPE:
         if (strcmp(name, "name") == 0)
@@ -767,7 +788,8 @@ void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const 
         break;
     }
     case AX_V_DICT:
-        for (int i = 0; i < v->n; i++) fn(arg, v->keys[i]->str);
+        for (int i = 0; i < v->n; i++)
+            if (v->keys[i]->kind == AX_V_STR) fn(arg, v->keys[i]->str);
         fn(arg, "get");
         fn(arg, "items");
         fn(arg, "keys");
@@ -775,6 +797,9 @@ void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const 
         break;
     case AX_V_ARRAY:
         if (in->arrays) in->arrays->each_attr(fn, arg);
+        break;
+    case AX_V_SET:
+        ax_set_each_attr(fn, arg);
         break;
     case AX_V_STR:
         ax_string_each_attr(fn, arg);
@@ -790,9 +815,9 @@ void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const 
 
 /* ---- names ---- */
 
-void ax_interp_define_builtin(ax_interp *in, const char *name, ax_value *v) {
+void ax_interp_define_builtin_take(ax_interp *in, const char *name, ax_value *v) {
     if (!v) return;
-    if (ax_module_set(in->builtins, name, v) < 0) ax_error_oom(in->cx);
+    if (ax_module_set_take(in->builtins, name, v) < 0) ax_error_oom(in->cx);
 }
 
 ax_value *ax_interp_lookup(ax_interp *in, const char *name) {

@@ -82,9 +82,9 @@ ax_value *ax_call(ax_interp *in, ax_value *fn, const ax_args *args);
 ax_value *ax_call1(ax_interp *in, ax_value *fn, ax_value *arg);
 
 /* Defines a name in the builtin namespace (takes the reference to v). */
-void ax_interp_define_builtin(ax_interp *in, const char *name, ax_value *v);
+void ax_interp_define_builtin_take(ax_interp *in, const char *name, ax_value *v);
 /* Defines a name in a module's globals (takes the reference). */
-void ax_module_define(ax_module *m, const char *name, ax_value *v);
+void ax_module_define_take(ax_module *m, const char *name, ax_value *v);
 /* Looks a name up in the main module, then the builtins (borrowed, NULL if absent). */
 ax_value *ax_interp_lookup(ax_interp *in, const char *name);
 /* Names visible at top level (main module + builtins), for completion and :vars.
@@ -96,7 +96,7 @@ void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const 
                         void *arg);
 /* A new empty module named `name`, owned by the interpreter (it lives until ax_interp_free)
  * and importable by that name (`import random`, `from random import normal`). Fill it with
- * ax_module_define; bind it with ax_interp_define_builtin(in, name, ax_value_module(m)).
+ * ax_module_define_take; bind it with ax_interp_define_builtin_take(in, name, ax_value_module(m)).
  * NULL + error on out of memory. */
 ax_module *ax_interp_new_module(ax_interp *in, const char *name);
 /* A value referring to a module (modules are owned by the interpreter, not by values). */
@@ -138,6 +138,13 @@ ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name);
 
 /* ---- helpers for builtins ---- */
 
+/* v, or NULL + MemoryError when v is NULL: the value constructors (ax_value_str, ...) have no
+ * context to record their failure in. */
+ax_value *ax_value_or_oom(ax_interp *in, ax_value *v);
+/* The text built in s as a str value, or NULL + MemoryError if building it (or the value)
+ * failed; frees s's buffer. */
+ax_value *ax_value_str_take_buf(ax_interp *in, ax_strbuf *s);
+
 /* The argument at position `pos` or with keyword `name` (borrowed), or NULL if not given. */
 ax_value *ax_arg(const ax_args *args, int pos, const char *name);
 /* Checks that at most `maxpos` positional arguments were given and that every keyword is one
@@ -167,5 +174,9 @@ typedef struct ax_value_iter {
 int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it); /* 0 or -1 */
 /* 1 with *item (new ref), 0 at the end, -1 on error. */
 int ax_value_iter_next(ax_interp *in, ax_value_iter *it, ax_value **item);
+
+/* set(iterable): a set of its items (which must be hashable, as dict keys); new reference or
+ * NULL + error. */
+ax_value *ax_set_from(ax_interp *in, ax_value *iterable);
 
 #endif

@@ -24,6 +24,7 @@ typedef struct {
 typedef struct ax_lexer {
     const char *src, *p, *line_start;
     int line;
+    int first_line, col0; /* columns on first_line count from col0 + 1 (ax_lexer_new_at) */
     ax_token_list *out;
     indent_level indents[MAX_INDENT + 1];
     int nindent; /* indents[0] is the top level */
@@ -43,12 +44,17 @@ typedef struct {
 
 /* ---- token output ---- */
 
+/* The column of p, on the current line. */
+static int col_at(const lexer *lx, const char *p) {
+    return (int)(p - lx->line_start) + 1 + (lx->line == lx->first_line ? lx->col0 : 0);
+}
+
 static mark here(const lexer *lx) {
-    return (mark){lx->p, lx->line, (int)(lx->p - lx->line_start) + 1};
+    return (mark){lx->p, lx->line, col_at(lx, lx->p)};
 }
 
 static ax_span span_from(const lexer *lx, mark m) {
-    return (ax_span){m.line, m.col, lx->line, (int)(lx->p - lx->line_start) + 1};
+    return (ax_span){m.line, m.col, lx->line, col_at(lx, lx->p)};
 }
 
 /* Makes sure block `b` exists (blocks are added in order). */
@@ -75,11 +81,18 @@ static bool reserve(ax_token_list *out) {
 
 static int fail_oom(lexer *lx);
 
+/* Frees what a token owns. */
+static void token_free(ax_token *t) {
+    free(t->str);
+    for (int i = 0; i < t->nfields; i++) free(t->fields[i].expr);
+    free(t->fields);
+}
+
 static ax_token *push(lexer *lx, ax_tok_kind kind, ax_span span, const char *start, int len) {
     ax_token *t;
     if (lx->scan_only) {
         t = &lx->scratch;
-        free(t->str);
+        token_free(t);
     } else if (!reserve(lx->out)) {
         fail_oom(lx);
         return NULL;
@@ -351,7 +364,7 @@ static int string_error_eof(lexer *lx, mark open, bool triple) {
 
 /* Decodes the escape at lx->p (just after the backslash) into `b`. */
 static int decode_escape(lexer *lx, buf *b, mark open, bool triple) {
-    mark esc = {lx->p - 1, lx->line, (int)(lx->p - lx->line_start)};
+    mark esc = {lx->p - 1, lx->line, col_at(lx, lx->p) - 1};
     char c = *lx->p;
     static const char simple_from[] = "\\'\"abfnrtv", simple_to[] = "\\'\"\a\b\f\n\r\t\v";
     const char *s = c ? strchr(simple_from, c) : NULL;
@@ -395,13 +408,141 @@ static int decode_escape(lexer *lx, buf *b, mark open, bool triple) {
     return buf_put(b, enc, utf8_encode(cp, enc)) ? 0 : fail_oom(lx);
 }
 
-/* Lexes a string literal; lx->p is at the opening quote, `m` at the prefix (if any). */
-static int lex_string(lexer *lx, mark m, bool raw) {
+/* ---- f-strings ---- */
+
+typedef struct field_list {
+    ax_fstring_field *v;
+    int n, cap;
+} field_list;
+
+static void fields_free(field_list *l) {
+    for (int i = 0; i < l->n; i++) free(l->v[i].expr);
+    free(l->v);
+}
+
+/* Does the string's closing quote start at p? */
+static bool at_close(const char *p, char q, bool triple) {
+    return *p == q && (!triple || (p[1] == q && p[2] == q));
+}
+
+/* Moves past the end of a replacement field's expression: to the `}`, `!`, `:` or `=` (of
+ * {x=}) that ends it outside brackets and strings. -1 after an error. */
+static int scan_field_expr(lexer *lx, char q, bool triple, mark open) {
+    char stack[MAX_BRACKETS];
+    int depth = 0;
+    for (;;) {
+        char c = *lx->p;
+        if (c == 0 || (c == '\n' && !triple) || at_close(lx->p, q, triple))
+            return fail(lx, span_from(lx, open), c == 0, "f-string: expecting '}'");
+        if (c == '\\')
+            return fail(lx, span_from(lx, here(lx)), false,
+                        "f-string expression part cannot include a backslash");
+        if (c == '#')
+            return fail(lx, span_from(lx, here(lx)), false,
+                        "f-string expression part cannot include '#'");
+        if (depth == 0) {
+            bool eq =
+                c == '=' && lx->p[1] != '=' && lx->p > open.p + 1 && !strchr("=!<>", lx->p[-1]);
+            if (c == '}' || c == ':' || (c == '!' && lx->p[1] != '=') || eq) return 0;
+        }
+        if (c == '(' || c == '[' || c == '{') {
+            if (depth == MAX_BRACKETS)
+                return fail(lx, span_from(lx, here(lx)), false,
+                            "f-string: too many nested parentheses");
+            stack[depth++] = c == '(' ? ')' : c == '[' ? ']' : '}';
+        } else if (c == ')' || c == ']' || c == '}') {
+            if (depth == 0 || stack[depth - 1] != c)
+                return fail(lx, span_from(lx, here(lx)), false, "f-string: unmatched '%c'", c);
+            depth--;
+        } else if (c == '\'' || c == '"') { /* a string inside the expression */
+            char iq = c;
+            mark s = here(lx);
+            for (lx->p++; *lx->p != iq; lx->p++)
+                if (!*lx->p || *lx->p == '\n' || at_close(lx->p, q, triple))
+                    return fail(lx, span_from(lx, s), false,
+                                "f-string: unterminated string in a replacement field");
+        }
+        lx->p++;
+        if (c == '\n') newline_passed(lx);
+    }
+}
+
+/* Appends text to the template with its braces doubled (str.format reads them as braces). */
+static bool put_escaped_braces(buf *b, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!buf_put(b, &s[i], 1) || ((s[i] == '{' || s[i] == '}') && !buf_put(b, &s[i], 1)))
+            return false;
+    return true;
+}
+
+/* A replacement field; lx->p is just after its `{`. Appends its template ({}, {!r}, {:spec})
+ * to b and its expression to fields. */
+static int lex_fstring_field(lexer *lx, buf *b, field_list *fields, char q, bool triple) {
+    mark open = {lx->p - 1, lx->line, col_at(lx, lx->p) - 1};
+    mark expr = here(lx);
+    if (scan_field_expr(lx, q, triple, open) < 0) return -1;
+    const char *end = lx->p;
+    const char *t = expr.p;
+    while (t < end && (*t == ' ' || *t == '\t' || *t == '\n')) t++;
+    if (t == end)
+        return fail(lx, span_from(lx, open), false, "f-string: empty expression not allowed");
+    bool self_doc = *lx->p == '=';
+    if (self_doc) { /* {x=}: the expression's text, then its value (its repr by default) */
+        lx->p++;
+        while (*lx->p == ' ') lx->p++;
+        if (!put_escaped_braces(b, expr.p, (size_t)(lx->p - expr.p))) return fail_oom(lx);
+    }
+    char conversion = 0;
+    if (*lx->p == '!') {
+        conversion = lx->p[1];
+        if (!conversion || !strchr("rsa", conversion))
+            return fail(lx, span_from(lx, here(lx)), false,
+                        "f-string: invalid conversion character: expected 's', 'r', or 'a'");
+        lx->p += 2;
+    }
+    const char *spec = NULL, *spec_end = NULL;
+    if (*lx->p == ':') {
+        spec = ++lx->p;
+        while (*lx->p != '}') {
+            if (*lx->p == '{')
+                return fail(lx, span_from(lx, here(lx)), false,
+                            "f-string: a replacement field inside a format spec is not supported");
+            if (!*lx->p || *lx->p == '\n' || at_close(lx->p, q, triple))
+                return fail(lx, span_from(lx, open), !*lx->p, "f-string: expecting '}'");
+            lx->p++;
+        }
+        spec_end = lx->p;
+    }
+    if (*lx->p != '}') return fail(lx, span_from(lx, open), false, "f-string: expecting '}'");
+    lx->p++;
+    if (self_doc && !conversion && !spec) conversion = 'r';
+    char conv[3] = {'!', conversion == 'a' ? 'r' : conversion, 0};
+    if (!buf_put(b, "{", 1) || (conversion && !buf_put(b, conv, 2)) ||
+        (spec && (!buf_put(b, ":", 1) || !buf_put(b, spec, (size_t)(spec_end - spec)))) ||
+        !buf_put(b, "}", 1))
+        return fail_oom(lx);
+    if (fields->n == fields->cap) {
+        int cap = fields->cap ? 2 * fields->cap : 4;
+        ax_fstring_field *v = realloc(fields->v, (size_t)cap * sizeof *v);
+        if (!v) return fail_oom(lx);
+        fields->v = v;
+        fields->cap = cap;
+    }
+    char *text = strndup(expr.p, (size_t)(end - expr.p));
+    if (!text) return fail_oom(lx);
+    fields->v[fields->n++] = (ax_fstring_field){text, expr.line, expr.col};
+    return 0;
+}
+
+/* Lexes a string literal; lx->p is at the opening quote, `m` at the prefix (if any). An
+ * f-string (fmt) becomes a str.format template and the expressions of its fields. */
+static int lex_string(lexer *lx, mark m, bool raw, bool fmt) {
     char q = *lx->p;
     bool triple = lx->p[1] == q && lx->p[2] == q;
     mark open = here(lx);
     lx->p += triple ? 3 : 1;
     buf b = {0};
+    field_list fields = {0};
     if (!buf_put(&b, "", 0)) return fail_oom(lx);
     int rc = 0;
     for (;;) {
@@ -413,6 +554,24 @@ static int lex_string(lexer *lx, mark m, bool raw) {
         if (c == q && (!triple || (lx->p[1] == q && lx->p[2] == q))) {
             lx->p += triple ? 3 : 1;
             break;
+        }
+        if (fmt && (c == '{' || c == '}')) {
+            if (lx->p[1] == c) { /* {{ and }}: a brace, kept doubled in the template */
+                lx->p += 2;
+                if (!buf_put(&b, c == '{' ? "{{" : "}}", 2)) {
+                    rc = fail_oom(lx);
+                    break;
+                }
+                continue;
+            }
+            if (c == '}') {
+                rc =
+                    fail(lx, span_from(lx, here(lx)), false, "f-string: single '}' is not allowed");
+                break;
+            }
+            lx->p++;
+            if ((rc = lex_fstring_field(lx, &b, &fields, q, triple)) < 0) break;
+            continue;
         }
         lx->p++;
         if (c == '\r' && *lx->p == '\n') continue; /* CRLF in a string reads as \n */
@@ -429,12 +588,15 @@ static int lex_string(lexer *lx, mark m, bool raw) {
         }
         if (lx->p[-1] == '\n') newline_passed(lx);
     }
-    ax_token *t = rc == 0 ? emit(lx, AX_TOK_STRING, m) : NULL;
+    ax_token *t = rc == 0 ? emit(lx, fmt ? AX_TOK_FSTRING : AX_TOK_STRING, m) : NULL;
     if (!t) {
         free(b.data);
+        fields_free(&fields);
         return -1;
     }
     t->str = b.data;
+    t->fields = fields.v;
+    t->nfields = fields.n;
     return 0;
 }
 
@@ -446,12 +608,12 @@ static int lex_name(lexer *lx) {
     if ((*lx->p == '"' || *lx->p == '\'') && len <= 2) {
         char pre[3] = {0};
         for (int i = 0; i < len; i++) pre[i] = (char)(m.p[i] | 0x20);
-        if (!strcmp(pre, "r") || !strcmp(pre, "u")) return lex_string(lx, m, pre[0] == 'r');
+        if (!strcmp(pre, "r") || !strcmp(pre, "u")) return lex_string(lx, m, pre[0] == 'r', false);
         bool is_b = strchr(pre, 'b') && strspn(pre, "br") == (size_t)len;
         bool is_f = strchr(pre, 'f') && strspn(pre, "fr") == (size_t)len;
         ax_span span = {m.line, m.col, m.line, m.col + len + 1};
         if (is_b) return fail(lx, span, false, "bytes literals are not supported");
-        if (is_f) return fail(lx, span, false, "f-strings are not supported (use str() and '+')");
+        if (is_f) return lex_string(lx, m, strchr(pre, 'r') != NULL, true);
     }
     return emit(lx, keyword_kind(m.p, len), m) ? 0 : -1;
 }
@@ -683,7 +845,7 @@ static int lex_token(lexer *lx) {
         return 0;
     }
     if (c == '\\') return continuation(lx);
-    if (c == '"' || c == '\'') return lex_string(lx, here(lx), false);
+    if (c == '"' || c == '\'') return lex_string(lx, here(lx), false, false);
     if (is_digit(c) || (c == '.' && is_digit(lx->p[1]))) return lex_number(lx);
     if (is_ident_start(c)) return lex_name(lx);
     if ((unsigned char)c >= 0x80) {
@@ -730,6 +892,15 @@ static void step(lexer *lx) {
         lex_token(lx);
 }
 
+ax_lexer *ax_lexer_new_at(const char *source, int line, int col, ax_token_list *out) {
+    ax_lexer *lx = ax_lexer_new(source, out);
+    if (lx) {
+        lx->line = lx->first_line = line;
+        lx->col0 = col - 1;
+    }
+    return lx;
+}
+
 ax_lexer *ax_lexer_new(const char *source, ax_token_list *out) {
     memset(out, 0, sizeof *out);
     lexer *lx = calloc(1, sizeof *lx);
@@ -749,7 +920,7 @@ ax_lexer *ax_lexer_new(const char *source, ax_token_list *out) {
 
 void ax_lexer_free(ax_lexer *lx) {
     if (!lx) return;
-    free(lx->scratch.str);
+    token_free(&lx->scratch);
     free(lx);
 }
 
@@ -788,7 +959,7 @@ void ax_token_list_free(ax_token_list *list) {
     ax_token_list_drop(list, list->n);
     for (int b = list->dropped; b < list->nblocks; b++) {
         for (int i = b * AX_TOKEN_BLOCK; i < list->n && i < (b + 1) * AX_TOKEN_BLOCK; i++)
-            free(ax_token_at(list, i)->str);
+            token_free(ax_token_at(list, i));
         free(list->blocks[b]);
     }
     free(list->blocks);
@@ -802,7 +973,7 @@ void ax_token_list_drop(ax_token_list *list, int before) {
          list->dropped++) {
         int b = list->dropped;
         for (int i = b * AX_TOKEN_BLOCK; i < (b + 1) * AX_TOKEN_BLOCK; i++)
-            free(ax_token_at(list, i)->str);
+            token_free(ax_token_at(list, i));
         free(list->blocks[b]);
         list->blocks[b] = NULL;
     }
@@ -839,6 +1010,7 @@ static const char *const kind_desc[AX_TOK_NKINDS] = {
     [AX_TOK_INT] = "number",
     [AX_TOK_FLOAT] = "number",
     [AX_TOK_STRING] = "string",
+    [AX_TOK_FSTRING] = "f-string",
     [AX_TOK_DEF] = "'def'",
     [AX_TOK_LAMBDA] = "'lambda'",
     [AX_TOK_IF] = "'if'",

@@ -27,6 +27,7 @@ typedef enum {
     AX_TOK_INT,
     AX_TOK_FLOAT,
     AX_TOK_STRING,
+    AX_TOK_FSTRING, /* f"...": str is a str.format template, one {} per field */
     /* keywords */
     AX_TOK_DEF,
     AX_TOK_LAMBDA,
@@ -104,12 +105,22 @@ typedef enum {
     AX_TOK_NKINDS
 } ax_tok_kind;
 
+/* A replacement field of an f-string: the text of its expression and where that starts. */
+typedef struct ax_fstring_field {
+    char *expr; /* owned, NUL-terminated */
+    int line, col;
+} ax_fstring_field;
+
 typedef struct ax_token {
     ax_tok_kind kind;
     ax_span span;
     const char *start; /* the token's text in the source (len bytes) */
     int len;
-    char *str;    /* AX_TOK_STRING: the value with escapes resolved (owned) */
+    char *str; /* AX_TOK_STRING: the value with escapes resolved (owned); AX_TOK_FSTRING:
+                  the literal parts with escapes resolved and braces doubled, and each
+                  field as {}, {!r}, {:spec} (a str.format template) */
+    ax_fstring_field *fields; /* AX_TOK_FSTRING: the fields' expressions, in order (owned) */
+    int nfields;
     int64_t ival; /* AX_TOK_INT */
     double fval;  /* AX_TOK_FLOAT */
 } ax_token;
@@ -153,6 +164,9 @@ void ax_token_list_drop(ax_token_list *list, int before);
 /* A lexer that makes tokens into `out` on demand. `source` must outlive it. NULL on OOM. */
 typedef struct ax_lexer ax_lexer;
 ax_lexer *ax_lexer_new(const char *source, ax_token_list *out);
+/* The same for a piece of a bigger source (an f-string's field) that starts at line:col of
+ * it, so that tokens carry their place in the whole source. */
+ax_lexer *ax_lexer_new_at(const char *source, int line, int col, ax_token_list *out);
 void ax_lexer_free(ax_lexer *lx);
 /* Makes tokens until `out` holds at least `count` of them or the last one was made. */
 void ax_lexer_fill(ax_lexer *lx, int count);

@@ -109,25 +109,21 @@ static ax_value *repeat(ax_interp *in, ax_value *seq, ax_value *count) {
 
 /* d1 | d2: a new dict with d2's entries replacing d1's (Python 3.9). */
 static ax_value *dict_merge(ax_interp *in, ax_value *a, ax_value *b) {
-    int cap = a->n + b->n, n = 0;
-    ax_value **keys = malloc((size_t)(cap ? cap : 1) * sizeof *keys);
-    ax_value **vals = malloc((size_t)(cap ? cap : 1) * sizeof *vals);
+    int n = a->n + b->n;
+    ax_value **keys = malloc((size_t)(n ? n : 1) * sizeof *keys);
+    ax_value **vals = malloc((size_t)(n ? n : 1) * sizeof *vals);
     if (!keys || !vals) {
         free(keys);
         free(vals);
         return ax_error_oom(in->cx);
     }
-    for (int i = 0; i < a->n; i++) {
-        ax_value *repl = ax_dict_get(b, a->keys[i]->str);
-        keys[n] = ax_value_retain(a->keys[i]);
-        vals[n++] = ax_value_retain(repl ? repl : a->items[i]);
+    for (int i = 0; i < n; i++) {
+        const ax_value *d = i < a->n ? a : b;
+        int k = i < a->n ? i : i - a->n;
+        keys[i] = ax_value_retain(d->keys[k]);
+        vals[i] = ax_value_retain(d->items[k]);
     }
-    for (int i = 0; i < b->n; i++) {
-        if (ax_dict_get(a, b->keys[i]->str)) continue;
-        keys[n] = ax_value_retain(b->keys[i]);
-        vals[n++] = ax_value_retain(b->items[i]);
-    }
-    ax_value *r = ax_value_dict(n, keys, vals);
+    ax_value *r = ax_value_dict_merged(n, keys, vals);
     free(keys);
     free(vals);
     return oom(in, r);
@@ -150,6 +146,9 @@ ax_value *ax_value_binop(ax_interp *in, ax_binop op, ax_value *a, ax_value *b) {
     if (op == AX_OP_BITOR && a->kind == AX_V_DICT && b->kind == AX_V_DICT)
         return dict_merge(in, a, b);
     if (op == AX_OP_MOD && a->kind == AX_V_STR) return ax_string_percent(in, a->str, b);
+    if (a->kind == AX_V_SET && b->kind == AX_V_SET &&
+        (op == AX_OP_BITOR || op == AX_OP_BITAND || op == AX_OP_SUB || op == AX_OP_BITXOR))
+        return ax_set_binop(in, op, a, b);
     char da[128], db[128];
     ax_value_describe(da, sizeof da, a);
     ax_value_describe(db, sizeof db, b);
@@ -223,6 +222,11 @@ static int equal_at(ax_interp *in, const ax_value *a, const ax_value *b, int dep
         if (a->obj.type != b->obj.type) return 0;
         if (a->obj.type->equal) return a->obj.type->equal(in, a, b);
         return a->obj.payload == b->obj.payload;
+    case AX_V_SET: /* both sorted and without repeats */
+        if (a->n != b->n) return 0;
+        for (int i = 0; i < a->n; i++)
+            if (!ax_dict_key_equal(a->items[i], b->items[i])) return 0;
+        return 1;
     case AX_V_TUPLE:
     case AX_V_LIST:
     case AX_V_SLICE:
@@ -235,7 +239,7 @@ static int equal_at(ax_interp *in, const ax_value *a, const ax_value *b, int dep
     case AX_V_DICT:
         if (a->n != b->n) return 0;
         for (int i = 0; i < a->n; i++) {
-            ax_value *other = ax_dict_get(b, a->keys[i]->str);
+            ax_value *other = ax_dict_lookup(b, a->keys[i]);
             if (!other) return 0;
             int r = equal_at(in, a->items[i], other, depth + 1);
             if (r != 1) return r;
@@ -305,7 +309,11 @@ static int contains(ax_interp *in, ax_value *container, ax_value *item) {
         }
         return 0;
     case AX_V_DICT:
-        return item->kind == AX_V_STR && ax_dict_get(container, item->str) != NULL;
+        if (!ax_dict_key_check(in, item)) return -1;
+        return ax_dict_index(container, item) >= 0;
+    case AX_V_SET:
+        if (!ax_dict_key_check(in, item)) return -1;
+        return ax_set_index(container, item) >= 0;
     case AX_V_STR:
         if (item->kind != AX_V_STR) {
             char d[128];
@@ -341,14 +349,59 @@ static int order_strings(ax_cmpop op, const char *a, const char *b) {
     }
 }
 
+/* A Python bool or int: a concrete scalar, bool or weakly typed int (what True, 3 and 1 < 2
+ * are), whose value, not its place in memory, says which object it is. */
+static bool is_python_int(const ax_value *v) {
+    const ax_array *x = v->kind == AX_V_ARRAY ? v->arr : NULL;
+    return x && x->ndim == 0 && x->buf && !x->tracer &&
+           (x->dtype == AX_BOOL || (x->weak && ax_dtype_is_int(x->dtype)));
+}
+
+/* `a is b`: the same value. Python's True, False and None are single objects, and so are small
+ * ints: `flag is False` tests the value; an array is only itself. */
+static bool identical(const ax_value *a, const ax_value *b) {
+    if (a == b) return true;
+    if (a->kind != b->kind) return false;
+    switch (a->kind) {
+    case AX_V_NONE:
+    case AX_V_ELLIPSIS:
+        return true;
+    case AX_V_DTYPE:
+        return a->dtype == b->dtype;
+    case AX_V_MODULE:
+        return a->module == b->module;
+    case AX_V_ARRAY:
+        return is_python_int(a) && is_python_int(b) &&
+               (a->arr->dtype == AX_BOOL) == (b->arr->dtype == AX_BOOL) &&
+               ax_array_get_i64(a->arr, 0) == ax_array_get_i64(b->arr, 0);
+    default:
+        return false;
+    }
+}
+
+/* (1, 2) < (1, 3): Python's order of two tuples (or two lists), the first unequal items
+ * deciding, else the lengths. */
+static ax_value *order_sequences(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b) {
+    for (int i = 0; i < a->n && i < b->n; i++) {
+        int eq = ax_value_equal(in, a->items[i], b->items[i]);
+        if (eq < 0) return NULL;
+        if (eq) continue;
+        if (!ax_call_enter(in)) return NULL; /* nested sequences: the recursion guard */
+        ax_value *r = ax_value_compare(in, op, a->items[i], b->items[i]);
+        ax_call_leave(in);
+        return r;
+    }
+    int64_t x = a->n, y = b->n;
+    bool r = op == AX_CMP_LT ? x < y : op == AX_CMP_LE ? x <= y : op == AX_CMP_GT ? x > y : x >= y;
+    return ax_value_bool(in, r);
+}
+
 ax_value *ax_value_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b) {
     int r;
     switch (op) {
     case AX_CMP_IS:
     case AX_CMP_IS_NOT:
-        r = a == b || (a->kind == AX_V_NONE && b->kind == AX_V_NONE) ||
-            (a->kind == AX_V_DTYPE && b->kind == AX_V_DTYPE && a->dtype == b->dtype) ||
-            (a->kind == AX_V_MODULE && b->kind == AX_V_MODULE && a->module == b->module);
+        r = identical(a, b);
         return ax_value_bool(in, op == AX_CMP_IS ? r : !r);
     case AX_CMP_IN:
     case AX_CMP_NOT_IN:
@@ -365,6 +418,8 @@ ax_value *ax_value_compare(ax_interp *in, ax_cmpop op, ax_value *a, ax_value *b)
     }
     if (a->kind == AX_V_STR && b->kind == AX_V_STR)
         return ax_value_bool(in, order_strings(op, a->str, b->str));
+    if (a->kind == AX_V_SET && b->kind == AX_V_SET) return ax_set_compare(in, op, a, b);
+    if (is_sequence(a) && a->kind == b->kind) return order_sequences(in, op, a, b);
     char da[128], db[128];
     ax_value_describe(da, sizeof da, a);
     ax_value_describe(db, sizeof db, b);
@@ -488,25 +543,29 @@ static ax_value *index_range(ax_interp *in, ax_value *r, ax_value *index) {
     return ax_value_int(in, ax_range_item(r, k));
 }
 
-static ax_value *key_error(ax_interp *in, ax_value *dict, const char *key) {
-    ax_near_miss nm = {.target = key};
-    ax_strbuf keys;
+static ax_value *key_error(ax_interp *in, ax_value *dict, const ax_value *key) {
+    ax_near_miss nm = {.target = key->kind == AX_V_STR ? key->str : ""};
+    ax_strbuf keys, shown;
     ax_strbuf_init(&keys);
+    ax_strbuf_init(&shown);
+    ax_value_format_nested(&shown, key);
     for (int i = 0; i < dict->n; i++) {
-        ax_near_miss_offer(&nm, dict->keys[i]->str);
+        if (key->kind == AX_V_STR && dict->keys[i]->kind == AX_V_STR)
+            ax_near_miss_offer(&nm, dict->keys[i]->str);
         if (i < 8) {
             if (i) ax_strbuf_append(&keys, ", ");
-            ax_format_string_repr(&keys, dict->keys[i]->str);
+            ax_value_format_nested(&keys, dict->keys[i]);
         }
     }
     if (dict->n > 8) ax_strbuf_append(&keys, ", ...");
+    const char *k = shown.data ? shown.data : "?";
     if (nm.best)
-        ax_error(in->cx, AX_ERR_KEY, "'%s' is not a key of the dict; did you mean '%s'?", key,
-                 nm.best);
+        ax_error(in->cx, AX_ERR_KEY, "%s is not a key of the dict; did you mean '%s'?", k, nm.best);
     else
-        ax_error(in->cx, AX_ERR_KEY, "'%s' is not a key of the dict (its keys: %s)", key,
+        ax_error(in->cx, AX_ERR_KEY, "%s is not a key of the dict (its keys: %s)", k,
                  keys.data ? keys.data : "none");
     ax_strbuf_free(&keys);
+    ax_strbuf_free(&shown);
     return NULL;
 }
 
@@ -522,12 +581,9 @@ ax_value *ax_value_getitem(ax_interp *in, ax_value *obj, ax_value *index) {
     case AX_V_RANGE:
         return index_range(in, obj, index);
     case AX_V_DICT: {
-        if (index->kind != AX_V_STR) {
-            ax_value_describe(d, sizeof d, index);
-            return ax_error(in->cx, AX_ERR_TYPE, "dict keys are strings, not %s", d);
-        }
-        ax_value *v = ax_dict_get(obj, index->str);
-        return v ? ax_value_retain(v) : key_error(in, obj, index->str);
+        if (!ax_dict_key_check(in, index)) return NULL;
+        ax_value *v = ax_dict_lookup(obj, index);
+        return v ? ax_value_retain(v) : key_error(in, obj, index);
     }
     case AX_V_OBJECT:
         if (obj->obj.type->getitem) {
@@ -544,6 +600,95 @@ ax_value *ax_value_getitem(ax_interp *in, ax_value *obj, ax_value *index) {
     return ax_error(in->cx, AX_ERR_TYPE, "%s cannot be indexed", d);
 }
 
+/* ---- methods of lists, tuples and slices ---- */
+
+/* What Python's mutating list methods become: a new list. */
+static const struct {
+    const char *name, *instead;
+} list_mutators[] = {
+    {"append", "a = a + [x]"},
+    {"extend", "a = a + list(b)"},
+    {"insert", "a = a[:i] + [x] + a[i:]"},
+    {"pop", "x, a = a[-1], a[:-1]"},
+    {"remove", "a = [v for v in a if v != x]"},
+    {"sort", "a = sorted(a)"},
+    {"reverse", "a = a[::-1]"},
+    {"clear", "a = []"},
+};
+
+/* seq.index(x, start=0, stop=len) and seq.count(x), by ==, as Python's. */
+static ax_value *sequence_method(ax_interp *in, ax_value *self, const ax_args *a) {
+    ax_value *seq = self->builtin->data;
+    const char *m = self->builtin->name;
+    bool index = strcmp(m, "index") == 0;
+    if (!ax_args_check(in, a, m, index ? 3 : 1, NULL)) return NULL;
+    if (a->n < 1) return ax_error(in->cx, AX_ERR_TYPE, "%s() takes the value to look for", m);
+    int64_t lo = 0, hi = seq->n;
+    if (index && a->n > 1 && !ax_value_to_int(in, a->pos[1], "index()'s start", &lo)) return NULL;
+    if (index && a->n > 2 && !ax_value_to_int(in, a->pos[2], "index()'s stop", &hi)) return NULL;
+    if (lo < 0) lo = lo + seq->n < 0 ? 0 : lo + seq->n;
+    if (hi < 0) hi += seq->n;
+    if (hi > seq->n) hi = seq->n;
+    int64_t count = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        int r = ax_value_equal(in, seq->items[i], a->pos[0]);
+        if (r < 0) return NULL;
+        if (r && index) return ax_value_int(in, i);
+        count += r;
+    }
+    if (!index) return ax_value_int(in, count);
+    ax_strbuf v;
+    ax_strbuf_init(&v);
+    ax_value_format_nested(&v, a->pos[0]);
+    ax_error(in->cx, AX_ERR_VALUE, "%s is not in the %s", v.data ? v.data : "the value",
+             ax_value_kind_name(seq->kind));
+    ax_strbuf_free(&v);
+    return NULL;
+}
+
+/* slice.indices(length): (start, stop, step) for a sequence of that length. */
+static ax_value *slice_method(ax_interp *in, ax_value *self, const ax_args *a) {
+    int64_t len, start, stop, step, count;
+    if (!ax_args_check(in, a, "indices", 1, NULL)) return NULL;
+    if (a->n != 1) return ax_error(in->cx, AX_ERR_TYPE, "slice.indices() takes the length");
+    if (!ax_value_to_int(in, a->pos[0], "the length", &len)) return NULL;
+    if (len < 0) return ax_error(in->cx, AX_ERR_VALUE, "length should not be negative");
+    if (!slice_indices(in, self->builtin->data, len, &start, &stop, &step, &count)) return NULL;
+    ax_value *items[3] = {ax_value_int(in, start), ax_value_int(in, stop), ax_value_int(in, step)};
+    if (!items[0] || !items[1] || !items[2]) {
+        for (int i = 0; i < 3; i++)
+            if (items[i]) ax_value_release(items[i]);
+        return NULL;
+    }
+    return oom(in, ax_value_tuple(3, items));
+}
+
+ax_value *ax_sequence_getattr(ax_interp *in, ax_value *obj, const char *name) {
+    if (obj->kind == AX_V_SLICE) {
+        static const char *const fields[] = {"start", "stop", "step"};
+        for (int i = 0; i < 3; i++)
+            if (strcmp(name, fields[i]) == 0) return ax_value_retain(obj->items[i]);
+        if (strcmp(name, "indices") == 0)
+            return oom(in, ax_value_builtin(name, "s.indices(length): (start, stop, step)",
+                                            slice_method, ax_value_retain(obj)));
+        return NULL;
+    }
+    if (strcmp(name, "index") == 0 || strcmp(name, "count") == 0)
+        return oom(in, ax_value_builtin(name,
+                                        name[0] == 'i' ? "s.index(x, start=0, stop=len): where "
+                                                         "x first is"
+                                                       : "s.count(x): how many items equal x",
+                                        sequence_method, ax_value_retain(obj)));
+    for (size_t i = 0; obj->kind == AX_V_LIST && i < sizeof list_mutators / sizeof *list_mutators;
+         i++)
+        if (strcmp(name, list_mutators[i].name) == 0)
+            return ax_error(in->cx, AX_ERR_ATTRIBUTE,
+                            "lists never change in ax, so there is no list.%s(): make a new one, "
+                            "as in %s",
+                            name, list_mutators[i].instead);
+    return NULL;
+}
+
 /* ---- iteration ---- */
 
 int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it) {
@@ -553,6 +698,7 @@ int ax_value_iter_begin(ax_interp *in, ax_value *seq, ax_value_iter *it) {
     case AX_V_LIST:
     case AX_V_TUPLE:
     case AX_V_DICT:
+    case AX_V_SET:
         it->n = seq->n;
         return 0;
     case AX_V_STR:
@@ -588,6 +734,7 @@ int ax_value_iter_next(ax_interp *in, ax_value_iter *it, ax_value **item) {
     switch (seq->kind) {
     case AX_V_LIST:
     case AX_V_TUPLE:
+    case AX_V_SET:
         *item = ax_value_retain(seq->items[i]);
         return 1;
     case AX_V_DICT:

@@ -179,6 +179,7 @@ static bool can_start_expression(ax_tok_kind k) {
     case AX_TOK_INT:
     case AX_TOK_FLOAT:
     case AX_TOK_STRING:
+    case AX_TOK_FSTRING:
     case AX_TOK_TRUE:
     case AX_TOK_FALSE:
     case AX_TOK_NONE:
@@ -312,33 +313,104 @@ static ax_token *expect_close(parser *p, ax_tok_kind kind, const char *what) {
         return error_at(p, t, "invalid syntax. Perhaps you forgot a comma?");
     if (t->kind == AX_TOK_ASSIGN)
         return error_at(p, t, "invalid syntax. Maybe you meant '==' instead of '='?");
-    if (t->kind == AX_TOK_FOR)
-        return error_at(p, t,
-                        "generator expressions are not supported; use a list "
-                        "comprehension [... for ...]");
     char d[64];
     return error_at(p, t, "expected %s, found %s", what, describe_token(t, d, sizeof d));
 }
 
+static bool is_string_token(ax_tok_kind k) {
+    return k == AX_TOK_STRING || k == AX_TOK_FSTRING;
+}
+
+/* The expression of an f-string's field, parsed from its own text as if in parentheses (so
+ * that it may span lines), with its place in the whole source. */
+static ax_node *parse_expression_at(parser *p, const ax_fstring_field *field) {
+    size_t n = strlen(field->expr);
+    char *src = malloc(n + 3);
+    if (!src) return oom(p);
+    src[0] = '(';
+    memcpy(src + 1, field->expr, n);
+    memcpy(src + n + 1, ")", 2);
+    parser sub = {.cx = p->cx, .source = p->source, .file = p->file, .depth = p->depth};
+    sub.lexer = ax_lexer_new_at(src, field->line, field->col - 1, &sub.lx);
+    ax_node *e = sub.lexer ? parse_test(&sub) : oom(p);
+    if (e && !at(&sub, AX_TOK_NEWLINE) && !at(&sub, AX_TOK_EOF)) {
+        error_at(&sub, cur(&sub), "f-string: invalid expression");
+        ax_node_free(e);
+        e = NULL;
+    }
+    if (sub.failed && p->cx->err.kind == AX_ERR_SYNTAX) { /* the error in the f-string's terms */
+        char *m = p->cx->err.message, *paren = strstr(m, "')'");
+        if (paren) paren[1] = '}'; /* the closing parenthesis stands for the field's brace */
+        if (strncmp(m, "f-string", 8) != 0) {
+            size_t len = strnlen(m, sizeof p->cx->err.message - 11);
+            memmove(m + 10, m, len);
+            memcpy(m, "f-string: ", 10);
+            m[len + 10] = 0;
+        }
+    }
+    p->failed |= sub.failed;
+    ax_lexer_free(sub.lexer);
+    ax_token_list_free(&sub.lx);
+    free(src);
+    return e;
+}
+
+/* An f-string (possibly joined with plain literals): template.format(*fields), the template
+ * being the literal text with each field as {}, {!r} or {:spec} (see ax_token.str). */
+static ax_node *parse_fstring(parser *p, ax_node *template, int ntokens) {
+    ax_node *attr = node_new(p, AX_N_ATTR, template->span);
+    ax_node *call = attr ? node_new(p, AX_N_CALL, template->span) : NULL;
+    if (!attr || !call || !(attr->text = dup_text(p, "format", 6))) {
+        ax_node_free(template);
+        ax_node_free(attr);
+        ax_node_free(call);
+        return NULL;
+    }
+    attr->a = template;
+    call->a = attr;
+    for (int i = 0; i < ntokens; i++) {
+        ax_token *t = peek(p, i - ntokens);
+        for (int k = 0; t->kind == AX_TOK_FSTRING && k < t->nfields; k++) {
+            ax_node *e = parse_expression_at(p, &t->fields[k]);
+            if (!e || !push(p, &call->items, e)) {
+                ax_node_free(call);
+                return NULL;
+            }
+        }
+    }
+    attr->height = template->height + 1;
+    return with_height(p, call);
+}
+
+/* Adjacent string literals join ("a" "b" is "ab"); with an f-string among them, the plain
+ * ones' braces are doubled to stay text in the template. */
 static ax_node *parse_string(parser *p) {
     ax_token *first = cur(p);
     size_t len = 0;
     int n = 0;
-    for (; peek(p, n)->kind == AX_TOK_STRING; n++) len += strlen(peek(p, n)->str);
+    bool fmt = false;
+    for (; is_string_token(peek(p, n)->kind); n++) {
+        fmt |= peek(p, n)->kind == AX_TOK_FSTRING;
+        len += 2 * strlen(peek(p, n)->str);
+    }
     char *text = malloc(len + 1);
     ax_node *node = text ? node_new(p, AX_N_STR, first->span) : oom(p);
     if (!node) {
         free(text);
         return NULL;
     }
-    text[0] = 0;
-    for (int i = 0; i < n; i++) { /* adjacent literals join: "a" "b" is "ab" */
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
         ax_token *t = advance(p);
-        strcat(text, t->str);
+        for (const char *s = t->str; *s; s++) {
+            text[at++] = *s;
+            if (fmt && t->kind == AX_TOK_STRING && (*s == '{' || *s == '}')) text[at++] = *s;
+        }
         node->span = join(first->span, t->span);
     }
+    text[at] = 0;
     node->text = text;
-    return node;
+    return fmt ? parse_fstring(p, with_height(p, node), n) : node;
 }
 
 static ax_node *parse_number(parser *p) {
@@ -354,17 +426,40 @@ static ax_node *parse_number(parser *p) {
     return n;
 }
 
-static ax_node *parse_star_or_test(parser *p) {
-    if (!at(p, AX_TOK_STAR)) return parse_test(p);
+/* `*x` (op 0) or `**x` (op 2): the star token is current. */
+static ax_node *parse_starred(parser *p, int op) {
     ax_token *star = advance(p);
     ax_node *v = parse_bitor(p);
-    if (!v) return NULL;
-    ax_node *n = node2(p, AX_N_STAR, 0, v, NULL);
+    ax_node *n = v ? node2(p, AX_N_STAR, op, v, NULL) : NULL;
     if (n) n->span = join(star->span, v->span);
     return n;
 }
 
-/* The parenthesised form: (), (x), (x,), (x, y). */
+static ax_node *parse_star_or_test(parser *p) {
+    return at(p, AX_TOK_STAR) ? parse_starred(p, 0) : parse_test(p);
+}
+
+static bool parse_comp_clauses(parser *p, ax_node *comp);
+
+/* `element for ... in ...` (element taken): a generator expression, which ax makes as a list
+ * (sum(x * x for x in xs), tuple(f(v) for v in vs)). */
+static ax_node *parse_generator(parser *p, ax_node *element) {
+    ax_node *g = node_new(p, AX_N_LISTCOMP, element->span);
+    if (!g) {
+        ax_node_free(element);
+        return NULL;
+    }
+    g->op = 1;
+    g->a = element;
+    if (!parse_comp_clauses(p, g)) {
+        ax_node_free(g);
+        return NULL;
+    }
+    g->span = join(element->span, prev_span(p));
+    return with_height(p, g);
+}
+
+/* The parenthesised form: (), (x), (x,), (x, y), (x for ...). */
 static ax_node *parse_paren(parser *p) {
     ax_token *open = advance(p), *close;
     if (at(p, AX_TOK_RPAREN)) {
@@ -373,6 +468,15 @@ static ax_node *parse_paren(parser *p) {
     }
     ax_node *first = parse_star_or_test(p);
     if (!first) return NULL;
+    if (at(p, AX_TOK_FOR) && first->kind != AX_N_STAR) {
+        if (!(first = parse_generator(p, first))) return NULL;
+        if (!(close = expect_close(p, AX_TOK_RPAREN, "')'"))) {
+            ax_node_free(first);
+            return NULL;
+        }
+        first->span = join(open->span, close->span);
+        return first;
+    }
     if (!at(p, AX_TOK_COMMA)) {
         if (!(close = expect_close(p, AX_TOK_RPAREN, "')'"))) {
             ax_node_free(first);
@@ -466,41 +570,98 @@ fail:
     return NULL;
 }
 
-static ax_node *parse_dict_key(parser *p) {
-    if (at(p, AX_TOK_DSTAR))
-        return error_at(p, cur(p), "dict unpacking ('**') is not supported in a dict display");
-    return parse_test(p);
+/* `**x` in a dict display: a key AX_N_STAR (op 2) with no value. */
+static bool parse_dict_unpacking(parser *p, ax_node *dict) {
+    ax_node *star = parse_starred(p, 2);
+    return star && push(p, &dict->items, star) && push(p, &dict->items2, NULL);
 }
 
-static ax_node *parse_dict(parser *p) {
-    ax_token *open = advance(p), *close;
-    ax_node *dict = node_new(p, AX_N_DICT, open->span);
-    if (!dict) return NULL;
-    while (!at(p, AX_TOK_RBRACE)) {
-        ax_node *key = parse_dict_key(p);
-        if (!key || !push(p, &dict->items, key)) goto fail;
-        if (!at(p, AX_TOK_COLON)) {
-            ax_tok_kind k = cur(p)->kind;
-            if (dict->items.n == 1 && (k == AX_TOK_COMMA || k == AX_TOK_RBRACE || k == AX_TOK_FOR))
-                syntax_error(p, key->span, "sets are not supported (use a list or a dict)");
-            else
-                error_at(p, cur(p), "':' expected after dictionary key");
-            goto fail;
+/* The entries after the first of a dict display: `key: value` or `**x`. */
+static bool parse_dict_entries(parser *p, ax_node *dict) {
+    while (accept(p, AX_TOK_COMMA) && !at(p, AX_TOK_RBRACE)) {
+        if (at(p, AX_TOK_DSTAR)) {
+            if (!parse_dict_unpacking(p, dict)) return false;
+            continue;
         }
-        advance(p);
+        ax_node *key = parse_test(p);
+        if (!key || !push(p, &dict->items, key)) return false;
+        if (!expect(p, AX_TOK_COLON, "':' expected after dictionary key")) return false;
         ax_node *value = parse_test(p);
-        if (!value || !push(p, &dict->items2, value)) goto fail;
-        if (at(p, AX_TOK_FOR)) {
-            error_at(p, cur(p), "dict comprehensions are not supported");
-            goto fail;
+        if (!value || !push(p, &dict->items2, value)) return false;
+        if (at(p, AX_TOK_FOR))
+            return error_at(p, cur(p), "a dict comprehension has one `key: value` entry");
+    }
+    return true;
+}
+
+/* The items after the first of a set display. */
+static bool parse_set_items(parser *p, ax_node *set) {
+    while (accept(p, AX_TOK_COMMA) && !at(p, AX_TOK_RBRACE)) {
+        ax_node *item = parse_star_or_test(p);
+        if (!item || !push(p, &set->items, item)) return false;
+    }
+    return true;
+}
+
+/* What follows the first entry of a brace display: a dict (first `key: value` or `**x`), a
+ * dict comprehension, a set or a set comprehension. */
+static bool parse_brace_rest(parser *p, ax_node *n, ax_node *first) {
+    if (first->kind == AX_N_STAR && first->op == 2) {
+        n->kind = AX_N_DICT;
+        return push(p, &n->items, first) && push(p, &n->items2, NULL) && parse_dict_entries(p, n);
+    }
+    if (accept(p, AX_TOK_COLON)) {
+        if (first->kind == AX_N_STAR) {
+            syntax_error(p, first->span, "cannot use a starred expression as a dict key");
+            ax_node_free(first);
+            return false;
         }
-        if (!accept(p, AX_TOK_COMMA)) break;
+        ax_node *value = parse_test(p);
+        if (!value) {
+            ax_node_free(first);
+            return false;
+        }
+        if (at(p, AX_TOK_FOR)) {
+            n->kind = AX_N_DICTCOMP;
+            n->a = first;
+            n->b = value;
+            return parse_comp_clauses(p, n);
+        }
+        n->kind = AX_N_DICT;
+        if (!push(p, &n->items, first)) {
+            ax_node_free(value);
+            return false;
+        }
+        return push(p, &n->items2, value) && parse_dict_entries(p, n);
+    }
+    if (at(p, AX_TOK_FOR)) {
+        if (first->kind == AX_N_STAR) {
+            syntax_error(p, first->span, "iterable unpacking cannot be used in a comprehension");
+            ax_node_free(first);
+            return false;
+        }
+        n->kind = AX_N_SETCOMP;
+        n->a = first;
+        return parse_comp_clauses(p, n);
+    }
+    n->kind = AX_N_SET;
+    return push(p, &n->items, first) && parse_set_items(p, n);
+}
+
+/* {}, {k: v, **d}, {k: v for ...}, {a, *b}, {a for ...}. */
+static ax_node *parse_brace(parser *p) {
+    ax_token *open = advance(p), *close;
+    ax_node *n = node_new(p, AX_N_DICT, open->span);
+    if (!n) return NULL;
+    if (!at(p, AX_TOK_RBRACE)) {
+        ax_node *first = at(p, AX_TOK_DSTAR) ? parse_starred(p, 2) : parse_star_or_test(p);
+        if (!first || !parse_brace_rest(p, n, first)) goto fail;
     }
     if (!(close = expect_close(p, AX_TOK_RBRACE, "'}'"))) goto fail;
-    dict->span = join(open->span, close->span);
-    return with_height(p, dict);
+    n->span = join(open->span, close->span);
+    return with_height(p, n);
 fail:
-    ax_node_free(dict);
+    ax_node_free(n);
     return NULL;
 }
 
@@ -521,13 +682,14 @@ static ax_node *parse_atom(parser *p) {
     case AX_TOK_FLOAT:
         return parse_number(p);
     case AX_TOK_STRING:
+    case AX_TOK_FSTRING:
         return parse_string(p);
     case AX_TOK_LPAREN:
         return parse_paren(p);
     case AX_TOK_LBRACKET:
         return parse_list(p);
     case AX_TOK_LBRACE:
-        return parse_dict(p);
+        return parse_brace(p);
     case AX_TOK_TRUE:
         kind = AX_N_TRUE;
         break;
@@ -580,11 +742,19 @@ static bool parse_positional_argument(parser *p, ax_node *call, bool seen_keywor
                                       bool seen_dstar) {
     bool star = at(p, AX_TOK_STAR);
     ax_node *v = star ? parse_star_or_test(p) : parse_test(p);
+    if (v && !star && at(p, AX_TOK_FOR)) { /* f(x for x in xs): the only argument */
+        if (call->items.n || call->items2.n) {
+            ax_node_free(v);
+            return error_at(p, cur(p), "a generator expression must be parenthesized");
+        }
+        v = parse_generator(p, v);
+        if (v && at(p, AX_TOK_COMMA) && peek(p, 1)->kind != AX_TOK_RPAREN) {
+            syntax_error(p, v->span, "a generator expression must be parenthesized");
+            ax_node_free(v);
+            return false;
+        }
+    }
     if (!v || !push(p, &call->items, v)) return false;
-    if (at(p, AX_TOK_FOR))
-        return error_at(p, cur(p),
-                        "generator expressions are not supported; use a list "
-                        "comprehension [... for ...]");
     if (at(p, AX_TOK_ASSIGN))
         return syntax_error(p, v->span,
                             "expression cannot contain assignment, perhaps you meant \"==\"?");
@@ -938,15 +1108,7 @@ static ax_node *parse_expr_list(parser *p, bool target) {
         return NULL;
     }
     while (accept(p, AX_TOK_COMMA) && (can_start_expression(cur(p)->kind) || at(p, AX_TOK_STAR))) {
-        ax_node *item;
-        if (at(p, AX_TOK_STAR)) {
-            ax_token *star = advance(p);
-            ax_node *v = parse_bitor(p);
-            item = v ? node2(p, AX_N_STAR, 0, v, NULL) : NULL;
-            if (item) item->span = join(star->span, v->span);
-        } else {
-            item = item_fn(p);
-        }
+        ax_node *item = at(p, AX_TOK_STAR) ? parse_starred(p, 0) : item_fn(p);
         if (!item || !push(p, &tuple->items, item)) {
             ax_node_free(tuple);
             return NULL;
@@ -1425,9 +1587,9 @@ static bool unsupported_statement(parser *p) {
     ax_tok_kind next = peek(p, 1)->kind;
     if (t->kind != AX_TOK_NAME) return false;
     bool follows = next == AX_TOK_NAME || next == AX_TOK_INT || next == AX_TOK_FLOAT ||
-                   next == AX_TOK_STRING || next == AX_TOK_COLON || next == AX_TOK_DEF ||
-                   next == AX_TOK_FOR || next == AX_TOK_NONE || next == AX_TOK_TRUE ||
-                   next == AX_TOK_FALSE;
+                   next == AX_TOK_STRING || next == AX_TOK_FSTRING || next == AX_TOK_COLON ||
+                   next == AX_TOK_DEF || next == AX_TOK_FOR || next == AX_TOK_NONE ||
+                   next == AX_TOK_TRUE || next == AX_TOK_FALSE;
     if (!follows) return false;
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if ((int)strlen(words[i].word) == t->len && !memcmp(words[i].word, t->start, t->len)) {

@@ -7,12 +7,6 @@
 
 #include "eval.h"
 
-static ax_value *str_result(ax_interp *in, ax_strbuf *s) {
-    ax_value *v = ax_value_str(s->data ? s->data : "");
-    ax_strbuf_free(s);
-    return v ? v : ax_error_oom(in->cx);
-}
-
 static bool is_number(const ax_value *v) {
     return v->kind == AX_V_ARRAY && v->arr->size == 1;
 }
@@ -43,6 +37,7 @@ static bool percent_one(ax_interp *in, ax_strbuf *out, const char *flags, int wi
             ax_strbuf_append(out, big);
         }
         free(big);
+        out->failed |= text.failed;
         ax_strbuf_free(&text);
         return big ? true : (ax_error_oom(in->cx), false);
     }
@@ -111,7 +106,7 @@ ax_value *ax_string_percent(ax_interp *in, const char *fmt, ax_value *args) {
         return ax_error(in->cx, AX_ERR_TYPE,
                         "not all arguments converted during string formatting");
     }
-    return str_result(in, &out);
+    return ax_value_str_take_buf(in, &out);
 }
 
 /* ---- str.format ---- */
@@ -173,6 +168,7 @@ static bool format_field(ax_interp *in, ax_strbuf *out, ax_value *v, const char 
         const char *t = text.data ? text.data : "";
         if (fs.prec >= 0 && (int)strlen(t) > fs.prec) text.data[fs.prec] = 0;
         pad(out, text.data ? text.data : "", &fs, false);
+        out->failed |= text.failed;
         ax_strbuf_free(&text);
         return true;
     }
@@ -289,7 +285,7 @@ static ax_value *str_format(ax_interp *in, const char *fmt, const ax_args *args)
         }
         p = end;
     }
-    return str_result(in, &out);
+    return ax_value_str_take_buf(in, &out);
 }
 
 /* ---- methods ---- */
@@ -319,7 +315,7 @@ static ax_value *join(ax_interp *in, const char *sep, ax_value *seq) {
         ax_strbuf_append(&out, item->str);
         ax_value_release(item);
     }
-    return str_result(in, &out);
+    return ax_value_str_take_buf(in, &out);
 }
 
 /* Python's split: on runs of whitespace (ends trimmed) without a separator, else exactly on
@@ -384,7 +380,7 @@ static ax_value *replace(ax_interp *in, const char *s, const char *old, const ch
         ax_strbuf_appendf(&out, "%.*s%s", (int)(hit - p), p, new);
         p = hit + ol;
     }
-    return str_result(in, &out);
+    return ax_value_str_take_buf(in, &out);
 }
 
 static ax_value *strip(ax_interp *in, const char *s, const char *m) {
@@ -398,6 +394,237 @@ static ax_value *strip(ax_interp *in, const char *s, const char *m) {
     free(t);
     return v ? v : ax_error_oom(in->cx);
 }
+
+/* ---- searching, testing and padding (positions count characters, as len does) ---- */
+
+/* The byte offset of character i of s (clamped to its length), and the reverse. */
+static size_t byte_at(const char *s, int64_t i) {
+    size_t b = 0;
+    for (int64_t k = 0; k < i && s[b]; k++)
+        for (b++; ((unsigned char)s[b] & 0xC0) == 0x80; b++) {
+        }
+    return b;
+}
+
+static int64_t chars_before(const char *s, size_t b) {
+    int64_t n = 0;
+    for (size_t k = 0; k < b; k++) n += ((unsigned char)s[k] & 0xC0) != 0x80;
+    return n;
+}
+
+/* The [start, end) window of s that find/count search (Python's slice rules, in characters). */
+static bool search_window(ax_interp *in, const ax_args *a, const char *s, size_t *lo, size_t *hi) {
+    int64_t n = chars_before(s, strlen(s)), v[2] = {0, n};
+    for (int i = 0; i < 2; i++) {
+        ax_value *x = ax_arg(a, i + 1, NULL);
+        if (x && x->kind != AX_V_NONE && !ax_value_to_int(in, x, "a string position", &v[i]))
+            return false;
+        if (v[i] < 0) v[i] = v[i] + n < 0 ? 0 : v[i] + n;
+    }
+    *lo = byte_at(s, v[0]);
+    *hi = v[1] < v[0] ? *lo : byte_at(s, v[1]);
+    return true;
+}
+
+/* find, rfind, index, rindex, count. */
+static ax_value *string_search(ax_interp *in, const char *m, const char *s, const ax_args *a) {
+    if (!ax_args_check(in, a, m, 3, NULL)) return NULL;
+    const char *x = string_arg(in, a, 0, m);
+    size_t lo, hi;
+    if (!x || !search_window(in, a, s, &lo, &hi)) return NULL;
+    size_t lx = strlen(x);
+    bool last = m[0] == 'r', count = m[0] == 'c';
+    int64_t found = -1, hits = 0;
+    for (size_t b = lo; b + lx <= hi;) {
+        if (strncmp(s + b, x, lx) == 0) {
+            found = (int64_t)b, hits++;
+            if (!last && !count) break;
+            if (count) {
+                b += lx ? lx : 1;
+                continue;
+            }
+        }
+        b++;
+    }
+    if (count) return ax_value_int(in, hits);
+    if (found < 0 && m[strlen(m) - 1] == 'x')
+        return ax_error(in->cx, AX_ERR_VALUE, "substring not found");
+    return ax_value_int(in, found < 0 ? -1 : chars_before(s, (size_t)found));
+}
+
+/* isdigit, isalpha, isalnum, isspace, islower, isupper (ASCII classes; false when empty). */
+static ax_value *string_test(ax_interp *in, const char *m, const char *s) {
+    bool r = *s != 0, cased = false;
+    for (const unsigned char *p = (const unsigned char *)s; *p && r; p++) {
+        int c = *p;
+        if (!strcmp(m, "isdigit"))
+            r = isdigit(c);
+        else if (!strcmp(m, "isalpha"))
+            r = isalpha(c);
+        else if (!strcmp(m, "isalnum"))
+            r = isalnum(c);
+        else if (!strcmp(m, "isspace"))
+            r = isspace(c);
+        else if (!strcmp(m, "islower"))
+            r = !isupper(c), cased |= islower(c) != 0;
+        else
+            r = !islower(c), cased |= isupper(c) != 0;
+    }
+    if (!strcmp(m, "islower") || !strcmp(m, "isupper")) r = r && cased;
+    return ax_value_bool(in, r);
+}
+
+/* ljust, rjust, center (width, fillchar=' ') and zfill(width). */
+static ax_value *string_pad(ax_interp *in, const char *m, const char *s, const ax_args *a) {
+    bool z = !strcmp(m, "zfill");
+    if (!ax_args_check(in, a, m, z ? 1 : 2, NULL)) return NULL;
+    int64_t width;
+    if (a->n < 1 || !ax_value_to_int(in, a->pos[0], "the width", &width)) {
+        if (!ax_error_pending(in->cx)) ax_error(in->cx, AX_ERR_TYPE, "%s() takes a width", m);
+        return NULL;
+    }
+    const char *fill = a->n > 1 ? string_arg(in, a, 1, m) : z ? "0" : " ";
+    if (!fill) return NULL;
+    if (strlen(fill) != 1)
+        return ax_error(in->cx, AX_ERR_TYPE, "the fill character must be exactly one character");
+    int64_t len = chars_before(s, strlen(s)), pad = width > len ? width - len : 0;
+    if (pad > (1 << 24)) return ax_error(in->cx, AX_ERR_VALUE, "%s(): width is too large", m);
+    int64_t left = !strcmp(m, "rjust") || z ? pad
+                   : !strcmp(m, "center")   ? pad / 2 + (pad & width & 1)
+                                            : 0;
+    ax_strbuf out;
+    ax_strbuf_init(&out);
+    ax_strbuf_append(&out, "");
+    if (z && (*s == '-' || *s == '+')) ax_strbuf_appendf(&out, "%c", *s++);
+    for (int64_t i = 0; i < left; i++) ax_strbuf_append(&out, fill);
+    ax_strbuf_append(&out, s);
+    for (int64_t i = left; i < pad; i++) ax_strbuf_append(&out, fill);
+    return ax_value_str_take_buf(in, &out);
+}
+
+/* partition / rpartition(sep): (head, sep, tail). */
+static ax_value *string_partition(ax_interp *in, const char *m, const char *s, const ax_args *a) {
+    if (!ax_args_check(in, a, m, 1, NULL)) return NULL;
+    const char *sep = string_arg(in, a, 0, m);
+    if (!sep) return NULL;
+    if (!*sep) return ax_error(in->cx, AX_ERR_VALUE, "empty separator");
+    const char *hit = strstr(s, sep);
+    if (m[0] == 'r')
+        for (const char *h = hit; h; h = strstr(h + 1, sep)) hit = h;
+    size_t ls = strlen(s), lp = strlen(sep);
+    const char *parts[3] = {s, "", ""};
+    size_t lens[3] = {ls, 0, 0};
+    if (hit) {
+        lens[0] = (size_t)(hit - s), parts[1] = sep, lens[1] = lp;
+        parts[2] = hit + lp, lens[2] = ls - lens[0] - lp;
+    } else if (m[0] == 'r') {
+        parts[2] = s, lens[2] = ls, parts[0] = "", lens[0] = 0;
+    }
+    ax_value *items[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; i++) {
+        char *t = strndup(parts[i], lens[i]);
+        items[i] = t ? ax_value_str(t) : NULL;
+        free(t);
+        if (!items[i]) {
+            for (int k = 0; k < i; k++) ax_value_release(items[k]);
+            return ax_error_oom(in->cx);
+        }
+    }
+    ax_value *r = ax_value_tuple(3, items);
+    return r ? r : ax_error_oom(in->cx);
+}
+
+/* capitalize, title, splitlines, removeprefix, removesuffix. */
+static ax_value *string_reshape(ax_interp *in, const char *m, const char *s, const ax_args *a) {
+    bool affix = !strncmp(m, "remove", 6);
+    if (!ax_args_check(in, a, m, affix ? 1 : 0, NULL)) return NULL;
+    char *t = strdup(s);
+    if (!t) return ax_error_oom(in->cx);
+    if (!strcmp(m, "splitlines")) { /* a last line break ends the last line */
+        size_t ls = strlen(t);
+        if (ls && t[ls - 1] == '\n') t[ls - 1] = 0;
+        ax_value *lines = *s ? split(in, t, "\n") : ax_value_list(0, NULL);
+        free(t);
+        return lines ? lines : ax_error_oom(in->cx);
+    }
+    if (affix) {
+        const char *x = string_arg(in, a, 0, m);
+        if (!x) {
+            free(t);
+            return NULL;
+        }
+        size_t lx = strlen(x), ls = strlen(t);
+        if (m[6] == 'p' && !strncmp(t, x, lx))
+            memmove(t, t + lx, ls - lx + 1);
+        else if (m[6] == 's' && lx <= ls && lx && !strcmp(t + ls - lx, x))
+            t[ls - lx] = 0;
+    } else {
+        bool start = true;
+        for (char *p = t; *p; p++) {
+            int c = (unsigned char)*p;
+            *p = (char)(start ? toupper(c) : tolower(c));
+            start = m[0] == 't' ? !isalpha(c) : false;
+        }
+    }
+    ax_value *v = ax_value_str(t);
+    free(t);
+    return v ? v : ax_error_oom(in->cx);
+}
+
+static ax_value *string_method2(ax_interp *in, const char *m, const char *s, const ax_args *a) {
+    if (strstr(m, "find") || strstr(m, "index") || !strcmp(m, "count"))
+        return string_search(in, m, s, a);
+    if (!strncmp(m, "is", 2)) {
+        if (!ax_args_check(in, a, m, 0, NULL)) return NULL;
+        return string_test(in, m, s);
+    }
+    if (strstr(m, "just") || !strcmp(m, "center") || !strcmp(m, "zfill"))
+        return string_pad(in, m, s, a);
+    if (strstr(m, "partition")) return string_partition(in, m, s, a);
+    return string_reshape(in, m, s, a);
+}
+
+/* startswith / endswith: x may be a tuple of strings (any of them). */
+static ax_value *string_affix_test(ax_interp *in, const char *m, const char *s, const ax_args *a) {
+    if (!ax_args_check(in, a, m, 1, NULL)) return NULL;
+    ax_value *x = ax_arg(a, 0, NULL);
+    int n = x && x->kind == AX_V_TUPLE ? x->n : 1;
+    size_t ls = strlen(s);
+    for (int i = 0; i < n; i++) {
+        ax_value *v = x && x->kind == AX_V_TUPLE ? x->items[i] : x;
+        if (!v || v->kind != AX_V_STR)
+            return ax_error(in->cx, AX_ERR_TYPE, "str.%s() needs a string or a tuple of strings",
+                            m);
+        size_t lx = strlen(v->str);
+        if (lx <= ls &&
+            (m[0] == 's' ? strncmp(s, v->str, lx) == 0 : strcmp(s + ls - lx, v->str) == 0))
+            return ax_value_bool(in, true);
+    }
+    return ax_value_bool(in, false);
+}
+
+/* strip / lstrip / rstrip (chars=None: whitespace). */
+static ax_value *strip_chars(ax_interp *in, const char *s, const char *m, const ax_args *a) {
+    if (!ax_args_check(in, a, m, 1, NULL)) return NULL;
+    ax_value *c = ax_arg(a, 0, NULL);
+    if (!c || c->kind == AX_V_NONE) return strip(in, s, m);
+    if (c->kind != AX_V_STR) return ax_error(in->cx, AX_ERR_TYPE, "%s arg must be None or str", m);
+    const char *b = s, *e = s + strlen(s);
+    if (strcmp(m, "rstrip") != 0)
+        while (*b && strchr(c->str, *b)) b++;
+    if (strcmp(m, "lstrip") != 0)
+        while (e > b && strchr(c->str, e[-1])) e--;
+    char *t = strndup(b, (size_t)(e - b));
+    ax_value *v = t ? ax_value_str(t) : NULL;
+    free(t);
+    return v ? v : ax_error_oom(in->cx);
+}
+
+static const char *const string_methods2[] = {
+    "find",    "rfind",      "index",        "rindex",       "count",      "isdigit",
+    "isalpha", "isalnum",    "isspace",      "islower",      "isupper",    "ljust",
+    "rjust",   "center",     "zfill",        "partition",    "rpartition", "capitalize",
+    "title",   "splitlines", "removeprefix", "removesuffix", NULL};
 
 static ax_value *string_method(ax_interp *in, ax_value *self, const ax_args *a) {
     const char *m = self->builtin->name, *s = self->builtin->data->str;
@@ -419,16 +646,12 @@ static ax_value *string_method(ax_interp *in, ax_value *self, const ax_args *a) 
         const char *old = string_arg(in, a, 0, m), *new = old ? string_arg(in, a, 1, m) : NULL;
         return new ? replace(in, s, old, new) : NULL;
     }
-    if (strcmp(m, "startswith") == 0 || strcmp(m, "endswith") == 0) {
-        if (!ax_args_check(in, a, m, 1, NULL)) return NULL;
-        const char *x = string_arg(in, a, 0, m);
-        if (!x) return NULL;
-        size_t ls = strlen(s), lx = strlen(x);
-        bool r = lx <= ls && (m[0] == 's' ? strncmp(s, x, lx) == 0 : strcmp(s + ls - lx, x) == 0);
-        return ax_value_bool(in, r);
-    }
+    if (strcmp(m, "startswith") == 0 || strcmp(m, "endswith") == 0)
+        return string_affix_test(in, m, s, a);
+    if (strstr(m, "strip")) return strip_chars(in, s, m, a);
+    for (int i = 0; string_methods2[i]; i++)
+        if (strcmp(m, string_methods2[i]) == 0) return string_method2(in, m, s, a);
     if (!ax_args_check(in, a, m, 0, NULL)) return NULL;
-    if (strstr(m, "strip")) return strip(in, s, m);
     char *t = strdup(s); /* upper, lower */
     if (!t) return ax_error_oom(in->cx);
     for (char *p = t; *p; p++)
@@ -443,15 +666,18 @@ static const char *const string_methods[] = {"endswith",   "format",  "join",   
                                              "startswith", "strip",   "upper",  NULL};
 
 ax_value *ax_string_getattr(ax_interp *in, ax_value *s, const char *name) {
-    for (int i = 0; string_methods[i]; i++)
-        if (strcmp(name, string_methods[i]) == 0) {
-            ax_value *m =
-                ax_value_builtin(name, "a string method", string_method, ax_value_retain(s));
-            return m ? m : ax_error_oom(in->cx);
-        }
+    const char *const *tables[] = {string_methods, string_methods2};
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; tables[t][i]; i++)
+            if (strcmp(name, tables[t][i]) == 0) {
+                ax_value *m =
+                    ax_value_builtin(name, "a string method", string_method, ax_value_retain(s));
+                return m ? m : ax_error_oom(in->cx);
+            }
     return NULL;
 }
 
 void ax_string_each_attr(void (*fn)(void *arg, const char *name), void *arg) {
     for (int i = 0; string_methods[i]; i++) fn(arg, string_methods[i]);
+    for (int i = 0; string_methods2[i]; i++) fn(arg, string_methods2[i]);
 }

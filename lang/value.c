@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cycles.h"
 #include "eval.h"
 #include "interp.h"
 
@@ -66,6 +67,7 @@ static void value_destroy(dead_list *d, ax_value *v) {
     case AX_V_TUPLE:
     case AX_V_LIST:
     case AX_V_SLICE:
+    case AX_V_SET:
         drop_items(d, v->items, v->n);
         break;
     case AX_V_FUNC:
@@ -88,7 +90,11 @@ static void value_destroy(dead_list *d, ax_value *v) {
  * cannot grow). */
 static void drop(dead_list *d, ax_value *v) {
     assert(!v || v->refs != 0);
-    if (!v || v->refs < 0 || --v->refs > 0) return;
+    if (!v || v->refs < 0) return;
+    if (--v->refs > 0) {
+        if (v->refs <= v->cycle_refs) ax_cycles_collect(v);
+        return;
+    }
     if (d->n == d->cap) {
         size_t cap = 2 * d->cap;
         ax_value **items = d->items == d->inline_items ? malloc(cap * sizeof *items)
@@ -117,7 +123,11 @@ void ax_value_release(ax_value *v) {
         return;
     }
     assert(!v || v->refs != 0); /* releasing more references than were taken */
-    if (!v || v->refs < 0 || --v->refs > 0) return;
+    if (!v || v->refs < 0) return;
+    if (--v->refs > 0) {
+        if (v->refs <= v->cycle_refs) ax_cycles_collect(v); /* perhaps its cycle's last */
+        return;
+    }
     dead_list d = {.n = 0, .cap = 32};
     d.items = d.inline_items;
     active_release = &d;
@@ -191,6 +201,68 @@ ax_value *ax_value_list(int n, ax_value **items) {
 }
 ax_value *ax_value_dict(int n, ax_value **keys, ax_value **vals) {
     return sequence_new(AX_V_DICT, n, vals, keys);
+}
+
+/* Where key k is among keys[0..) indexed by slot (entry + 1, 0 empty; mask + 1 slots), or the
+ * empty slot where it goes. */
+static size_t key_slot(ax_value **keys, const int *slot, size_t mask, const ax_value *k) {
+    size_t h = (size_t)ax_dict_key_hash(k) & mask;
+    while (slot[h] && !ax_dict_key_equal(keys[slot[h] - 1], k)) h = (h + 1) & mask;
+    return h;
+}
+
+ax_value *ax_value_dict_merged(int n, ax_value **keys, ax_value **vals) {
+    size_t cap = 16;
+    while (cap < 2 * (size_t)n) cap *= 2;
+    int *slot = calloc(cap, sizeof *slot);
+    if (!slot) {
+        for (int i = 0; i < n; i++) ax_value_release(keys[i]), ax_value_release(vals[i]);
+        return NULL;
+    }
+    int m = 0; /* the entries kept, in place at the front */
+    for (int i = 0; i < n; i++) {
+        size_t h = key_slot(keys, slot, cap - 1, keys[i]);
+        if (slot[h]) { /* a repeated key: its first place, the last value */
+            ax_value_release(keys[i]);
+            ax_value_release(vals[slot[h] - 1]);
+            vals[slot[h] - 1] = vals[i];
+            continue;
+        }
+        keys[m] = keys[i], vals[m] = vals[i];
+        slot[h] = ++m;
+    }
+    free(slot);
+    return sequence_new(AX_V_DICT, m, vals, keys);
+}
+
+/* Stable merge sort of v[0..n) by ax_dict_key_order (tmp: scratch of n). */
+static void sort_keys(ax_value **v, ax_value **tmp, int n) {
+    if (n < 2) return;
+    int h = n / 2, i = 0, j = h, k = 0;
+    sort_keys(v, tmp, h);
+    sort_keys(v + h, tmp, n - h);
+    while (i < h && j < n) tmp[k++] = ax_dict_key_order(v[j], v[i]) < 0 ? v[j++] : v[i++];
+    while (i < h) tmp[k++] = v[i++];
+    while (j < n) tmp[k++] = v[j++];
+    memcpy(v, tmp, (size_t)n * sizeof *v);
+}
+
+ax_value *ax_value_set(int n, ax_value **items) {
+    ax_value **tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
+    if (!tmp) {
+        for (int i = 0; i < n; i++) ax_value_release(items[i]);
+        return NULL;
+    }
+    sort_keys(items, tmp, n);
+    free(tmp);
+    int m = 0; /* equal items sit together, the first one made first: keep it */
+    for (int i = 0; i < n; i++) {
+        if (m > 0 && ax_dict_key_equal(items[m - 1], items[i]))
+            ax_value_release(items[i]);
+        else
+            items[m++] = items[i];
+    }
+    return sequence_new(AX_V_SET, m, items, NULL);
 }
 
 ax_value *ax_value_builtin(const char *name, const char *doc, ax_builtin_fn fn, ax_value *data) {
@@ -281,6 +353,7 @@ int64_t ax_value_length(const ax_value *v) {
     case AX_V_TUPLE:
     case AX_V_LIST:
     case AX_V_DICT:
+    case AX_V_SET:
         return v->n;
     case AX_V_STR: { /* characters, not bytes */
         int64_t n = 0;
@@ -339,7 +412,7 @@ static const char *const kind_names[AX_V_NKINDS] = {
     [AX_V_TUPLE] = "tuple",   [AX_V_LIST] = "list",       [AX_V_DICT] = "dict",
     [AX_V_FUNC] = "function", [AX_V_BUILTIN] = "builtin", [AX_V_MODULE] = "module",
     [AX_V_DTYPE] = "dtype",   [AX_V_SLICE] = "slice",     [AX_V_ELLIPSIS] = "ellipsis",
-    [AX_V_OBJECT] = "object", [AX_V_RANGE] = "range",
+    [AX_V_OBJECT] = "object", [AX_V_RANGE] = "range",     [AX_V_SET] = "set",
 };
 
 const char *ax_value_kind_name(ax_value_kind kind) {
@@ -364,6 +437,183 @@ ax_value *ax_dict_get(const ax_value *dict, const char *key) {
         if (dict->keys[i]->kind == AX_V_STR && strcmp(dict->keys[i]->str, key) == 0)
             return dict->items[i];
     return NULL;
+}
+
+/* ---- dict keys ---- */
+
+/* A concrete scalar (a Python number or bool): the only arrays that can be keys. */
+static bool is_key_scalar(const ax_value *v) {
+    return v->kind == AX_V_ARRAY && v->arr->ndim == 0 && v->arr->buf && !v->arr->tracer;
+}
+
+static bool key_check_at(ax_interp *in, const ax_value *key, int depth) {
+    char d[128];
+    switch (key->kind) {
+    case AX_V_STR:
+    case AX_V_NONE:
+    case AX_V_DTYPE:
+    case AX_V_ELLIPSIS:
+        return true;
+    case AX_V_ARRAY:
+        if (is_key_scalar(key)) return true;
+        ax_value_describe(d, sizeof d, key);
+        if (key->arr->tracer)
+            ax_error(in->cx, AX_ERR_CONCRETIZATION,
+                     "a dict key must be a concrete value, not a traced %s (keys cannot depend "
+                     "on the values a transformation traces)",
+                     d);
+        else
+            ax_error(in->cx, AX_ERR_TYPE,
+                     "unhashable type: an array (%s) cannot be a dict key (use a number, a "
+                     "string or a tuple of them, e.g. tuple(x.tolist()))",
+                     d);
+        return false;
+    case AX_V_TUPLE:
+        if (depth >= AX_MAX_VALUE_DEPTH) {
+            ax_error(in->cx, AX_ERR_RECURSION, "a dict key nested more than %d levels deep",
+                     AX_MAX_VALUE_DEPTH);
+            return false;
+        }
+        for (int i = 0; i < key->n; i++)
+            if (!key_check_at(in, key->items[i], depth + 1)) return false;
+        return true;
+    default:
+        ax_value_describe(d, sizeof d, key);
+        ax_error(in->cx, AX_ERR_TYPE,
+                 "unhashable type: %s cannot be a dict key (keys are strings, numbers, None "
+                 "and tuples of them)",
+                 d);
+        return false;
+    }
+}
+
+bool ax_dict_key_check(ax_interp *in, const ax_value *key) {
+    return key_check_at(in, key, 0);
+}
+
+/* Scalars compare by value across dtypes, as Python's 1 == 1.0 == True. */
+static int compare_scalars(const ax_array *a, const ax_array *b) {
+    if (ax_dtype_is_float(a->dtype) || ax_dtype_is_float(b->dtype)) {
+        double x = ax_array_get_f64(a, 0), y = ax_array_get_f64(b, 0);
+        return x < y ? -1 : x > y ? 1 : 0;
+    }
+    int64_t x = ax_array_get_i64(a, 0), y = ax_array_get_i64(b, 0);
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* Kinds in the order that sorts keys of different kinds (Python cannot compare them; tree
+ * functions still need an order): None, numbers, strings, tuples, dtypes, `...`. */
+static int key_rank(const ax_value *k) {
+    switch (k->kind) {
+    case AX_V_NONE:
+        return 0;
+    case AX_V_ARRAY:
+        return 1;
+    case AX_V_STR:
+        return 2;
+    case AX_V_TUPLE:
+        return 3;
+    case AX_V_DTYPE:
+        return 4;
+    default:
+        return 5;
+    }
+}
+
+int ax_dict_key_order(const ax_value *a, const ax_value *b) {
+    int ra = key_rank(a), rb = key_rank(b);
+    if (ra != rb) return ra < rb ? -1 : 1;
+    switch (a->kind) {
+    case AX_V_ARRAY: {
+        int c = compare_scalars(a->arr, b->arr);
+        /* NaN keys: equal to nothing, not even each other; ordered by address */
+        if (c == 0 && a != b && !ax_dict_key_equal(a, b)) return a < b ? -1 : 1;
+        return c;
+    }
+    case AX_V_STR:
+        return strcmp(a->str, b->str);
+    case AX_V_DTYPE:
+        return a->dtype < b->dtype ? -1 : a->dtype > b->dtype;
+    case AX_V_TUPLE:
+        for (int i = 0; i < a->n && i < b->n; i++) {
+            int c = ax_dict_key_order(a->items[i], b->items[i]);
+            if (c) return c;
+        }
+        return a->n < b->n ? -1 : a->n > b->n;
+    default:
+        return 0;
+    }
+}
+
+bool ax_dict_key_equal(const ax_value *a, const ax_value *b) {
+    if (a == b) return true;
+    if (a->kind != b->kind) return false;
+    switch (a->kind) {
+    case AX_V_STR:
+        return strcmp(a->str, b->str) == 0;
+    case AX_V_ARRAY: {
+        if (!is_key_scalar(a) || !is_key_scalar(b)) return false;
+        bool floats = ax_dtype_is_float(a->arr->dtype) || ax_dtype_is_float(b->arr->dtype);
+        return floats ? ax_array_get_f64(a->arr, 0) == ax_array_get_f64(b->arr, 0)
+                      : ax_array_get_i64(a->arr, 0) == ax_array_get_i64(b->arr, 0);
+    }
+    case AX_V_DTYPE:
+        return a->dtype == b->dtype;
+    case AX_V_TUPLE:
+        if (a->n != b->n) return false;
+        for (int i = 0; i < a->n; i++)
+            if (!ax_dict_key_equal(a->items[i], b->items[i])) return false;
+        return true;
+    case AX_V_NONE:
+    case AX_V_ELLIPSIS:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static uint64_t mix_hash(uint64_t h, uint64_t v) {
+    return (h ^ v) * 0x100000001B3ull + (h >> 29);
+}
+
+uint64_t ax_dict_key_hash(const ax_value *k) {
+    uint64_t h = 0xCBF29CE484222325ull ^ (uint64_t)key_rank(k);
+    switch (k->kind) {
+    case AX_V_STR:
+        for (const char *c = k->str; *c; c++) h = mix_hash(h, (unsigned char)*c);
+        return h;
+    case AX_V_ARRAY: { /* numbers equal across dtypes hash alike: 1, 1.0, True */
+        if (!is_key_scalar(k)) return h;
+        double d = ax_array_get_f64(k->arr, 0);
+        if (!ax_dtype_is_float(k->arr->dtype))
+            return mix_hash(h, (uint64_t)ax_array_get_i64(k->arr, 0));
+        if (d != d) return mix_hash(h, 1); /* NaN: equal to nothing, any hash will do */
+        if (d >= -0x1p63 && d < 0x1p63 && d == (double)(int64_t)d)
+            return mix_hash(h, (uint64_t)(int64_t)d);
+        uint64_t bits;
+        memcpy(&bits, &d, sizeof bits);
+        return mix_hash(h, bits);
+    }
+    case AX_V_TUPLE:
+        for (int i = 0; i < k->n; i++) h = mix_hash(h, ax_dict_key_hash(k->items[i]));
+        return mix_hash(h, (uint64_t)k->n);
+    case AX_V_DTYPE:
+        return mix_hash(h, (uint64_t)k->dtype);
+    default:
+        return h;
+    }
+}
+
+int ax_dict_index(const ax_value *dict, const ax_value *key) {
+    if (!dict || dict->kind != AX_V_DICT) return -1;
+    for (int i = 0; i < dict->n; i++)
+        if (ax_dict_key_equal(dict->keys[i], key)) return i;
+    return -1;
+}
+
+ax_value *ax_dict_lookup(const ax_value *dict, const ax_value *key) {
+    int i = ax_dict_index(dict, key);
+    return i < 0 ? NULL : dict->items[i];
 }
 
 /* ---- printing ---- */
@@ -471,11 +721,21 @@ static void format_value(ax_strbuf *out, const ax_value *v, int depth, const ax_
     case AX_V_DICT:
         format_items(out, v, "{", "}", depth, cx);
         break;
+    case AX_V_SET:
+        if (v->n)
+            format_items(out, v, "{", "}", depth, cx);
+        else
+            ax_strbuf_append(out, "set()");
+        break;
     case AX_V_FUNC:
         ax_strbuf_appendf(out, "<function %s>", v->fn->name);
         break;
     case AX_V_BUILTIN:
-        ax_strbuf_appendf(out, "<built-in function %s>", v->builtin->name);
+        /* the builtins that are Python's classes say so in their doc (stdlib/builtins_types.c) */
+        if (v->builtin->doc && !strncmp(v->builtin->doc, "class ", 6))
+            ax_strbuf_appendf(out, "<class '%s'>", v->builtin->name);
+        else
+            ax_strbuf_appendf(out, "<built-in function %s>", v->builtin->name);
         break;
     case AX_V_MODULE:
         ax_strbuf_appendf(out, "<module '%s'>", ax_module_name(v->module));
@@ -519,6 +779,7 @@ void ax_value_format(ax_strbuf *out, const ax_value *v) {
 
 bool ax_value_format_checked(ax_interp *in, ax_strbuf *out, const ax_value *v) {
     if (v) format_value(out, v, 0, in->cx);
+    if (out->failed) return ax_error_oom(in->cx), false;
     return !ax_ctx_check_interrupt(in->cx);
 }
 

@@ -33,8 +33,9 @@ typedef enum {
     AX_V_DTYPE,   /* dtype */
     AX_V_SLICE,   /* items[0..2] = start, stop, step (each AX_V_NONE or an int array) */
     AX_V_ELLIPSIS,
-    AX_V_OBJECT,  /* an opaque object implemented in C (keys, `.at` helpers, ...): obj */
-    AX_V_RANGE,   /* range(start, stop, step): range; its ints are made as they are read */
+    AX_V_OBJECT, /* an opaque object implemented in C (keys, `.at` helpers, ...): obj */
+    AX_V_RANGE,  /* range(start, stop, step): range; its ints are made as they are read */
+    AX_V_SET,    /* items, n: distinct dict keys (hashable values), in sorted key order */
     AX_V_NKINDS
 } ax_value_kind;
 
@@ -79,6 +80,12 @@ typedef struct ax_object_type {
     ax_value *(*tree_rebuild)(struct ax_interp *in, ax_value *leaf);
     /* `a == b` for two objects of this type: 1, 0, or -1 with an error. NULL: by identity. */
     int (*equal)(struct ax_interp *in, const ax_value *a, const ax_value *b);
+    /* For the walk over reference cycles (lang/cycles.h), or NULL: `children` calls visit on
+     * each value the object holds a reference to (NULL: the walk does not see through it);
+     * `forget`, for objects a library mutates after making them (which may close a cycle),
+     * drops those references without releasing them (the cycle collector releases them). */
+    void (*children)(void *payload, void (*visit)(void *arg, ax_value *child), void *arg);
+    void (*forget)(void *payload);
 } ax_object_type;
 
 typedef struct ax_env ax_env;
@@ -100,6 +107,9 @@ typedef struct ax_closure {
 struct ax_value {
     int64_t refs;
     ax_value_kind kind;
+    /* On a reference cycle (lang/cycles.h): the references it gets from that cycle's values;
+     * 0 for the values on none (nearly all). */
+    uint32_t cycle_refs;
     union {
         ax_array *arr;
         char *str;
@@ -132,8 +142,16 @@ ax_value *ax_value_str(const char *s);
 ax_value *ax_value_tuple(int n, ax_value **items); /* takes the references to items */
 ax_value *ax_value_list(int n, ax_value **items);  /* takes the references to items */
 ax_value *ax_value_dict(int n, ax_value **keys, ax_value **vals); /* takes references */
+/* The same for entries whose keys may repeat (each checked with ax_dict_key_check): a repeated
+ * key keeps its first place and takes its last value, as Python's {**a, **b} and dict(pairs). */
+ax_value *ax_value_dict_merged(int n, ax_value **keys, ax_value **vals);
+/* A set of the distinct items (each checked with ax_dict_key_check; equal ones keep the first,
+ * as Python's {1, 1.0} is {1}), kept in ax_dict_key_order: takes the references. */
+ax_value *ax_value_set(int n, ax_value **items);
 ax_value *ax_value_builtin(const char *name, const char *doc, ax_builtin_fn fn, ax_value *data);
 ax_value *ax_value_dtype(ax_dtype t);
+/* A slice (takes the three references; each None or an int array). */
+ax_value *ax_value_slice(ax_value *start, ax_value *stop, ax_value *step);
 ax_value *ax_value_object(const ax_object_type *type, void *payload);
 /* Python's range (step != 0); NULL + ValueError when it has more than INT64_MAX ints. */
 ax_value *ax_value_range(struct ax_interp *in, int64_t start, int64_t stop, int64_t step);
@@ -166,12 +184,26 @@ void ax_format_string_repr(ax_strbuf *out, const char *s);
 /* The REPL echo: "0.4199743 : f32[]" for arrays, str for the rest. A Ctrl-C pending in cx (may
  * be NULL) cuts the text short. */
 void ax_value_format_repl(ax_strbuf *out, const ax_value *v, const ax_ctx *cx);
-/* ax_value_format that Ctrl-C stops: false with KeyboardInterrupt recorded (the text is cut). */
+/* ax_value_format that Ctrl-C stops: false with KeyboardInterrupt recorded (the text is cut),
+ * or with MemoryError when the text could not grow (out->failed). */
 bool ax_value_format_checked(struct ax_interp *in, ax_strbuf *out, const ax_value *v);
 /* Writes len bytes to f in pieces, false with KeyboardInterrupt recorded when Ctrl-C stops it. */
 bool ax_write_checked(struct ax_interp *in, FILE *f, const char *data, size_t len);
 
 /* Dict lookup by string key (borrowed result, NULL if absent). */
 ax_value *ax_dict_get(const ax_value *dict, const char *key);
+/* Dict keys are Python's hashable values: strings, concrete scalars (numbers and bools, equal
+ * across dtypes as 1 == 1.0 == True), None, dtypes and tuples of them. ax_dict_key_check: true,
+ * or false with a TypeError (a ConcretizationError for a traced scalar). */
+bool ax_dict_key_check(struct ax_interp *in, const ax_value *key);
+bool ax_dict_key_equal(const ax_value *a, const ax_value *b);
+/* A hash of a key that equal keys share. */
+uint64_t ax_dict_key_hash(const ax_value *k);
+/* The order of sorted keys (JAX's for dict nodes): -1, 0 or 1; keys of different kinds (which
+ * Python cannot compare) sort None, numbers, strings, tuples, dtypes. */
+int ax_dict_key_order(const ax_value *a, const ax_value *b);
+/* The position of `key` in a dict (-1 if absent), and its value (borrowed, NULL if absent). */
+int ax_dict_index(const ax_value *dict, const ax_value *key);
+ax_value *ax_dict_lookup(const ax_value *dict, const ax_value *key);
 
 #endif

@@ -18,7 +18,8 @@
 
 enum {
     CACHED_HEADERS = 512,
-    SIZE_CLASSES = 8, /* buffers of 64 B .. 8 KB (powers of two) */
+    SIZE_CLASSES = 15, /* buffers of 64 B .. 1 MB (powers of two) */
+    SMALL_CLASSES = 8, /* those up to 8 KB: kept whatever their bytes */
     CACHED_BUFFERS = 64,
     LARGE_CLASS = SIZE_CLASSES, /* buffers on 2 MB pages, reused by exact capacity */
     CACHED_LARGE = 4,
@@ -41,6 +42,13 @@ typedef struct tiny_buffer {
  * touch, which made a jitted x*x + x*2.0 on 100 MB 1.5x a memcpy instead of ~1.1x. */
 #define CACHED_LARGE_BYTES ((size_t)1 << 30)
 
+/* Buffers of 16 KB .. 1 MB kept for reuse at most. From malloc, they come from the top of
+ * the heap, which glibc gives back to the system once 128 KB of it are free: a program whose
+ * values are freed together (a jitted function's, at the end of each call) then faults its
+ * pages in again on every call (jit(grad(f)) of a 128-wide MLP: ~100 page faults a call, a
+ * third of its time). */
+#define CACHED_MEDIUM_BYTES ((size_t)64 << 20)
+
 struct ax_alloc_cache {
     int64_t refs; /* the context's, plus one per header or buffer taken from it */
     bool closed;
@@ -51,6 +59,7 @@ struct ax_alloc_cache {
     ax_buffer *tiny[CACHED_BUFFERS];
     int nbuffers[SIZE_CLASSES];
     ax_buffer *buffers[SIZE_CLASSES][CACHED_BUFFERS];
+    size_t medium_bytes; /* held in classes above SMALL_CLASSES */
     int nlarge;
     size_t large_bytes;
     ax_buffer *large[CACHED_LARGE];
@@ -82,6 +91,7 @@ static void free_cached(struct ax_alloc_cache *c) {
         }
         c->nbuffers[k] = 0;
     }
+    c->medium_bytes = 0;
 }
 
 static void cache_unref(struct ax_alloc_cache *c) {
@@ -163,9 +173,10 @@ static ax_buffer *buffer_new(ax_ctx *cx, size_t nbytes) {
     int k = size_class(nbytes);
     size_t huge_cap = (nbytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
     ax_buffer *b = NULL;
-    if (c && k >= 0 && c->nbuffers[k] > 0)
+    if (c && k >= 0 && c->nbuffers[k] > 0) {
         b = c->buffers[k][--c->nbuffers[k]];
-    else if (nbytes >= HUGE_PAGE)
+        if (k >= SMALL_CLASSES) c->medium_bytes -= b->capacity;
+    } else if (nbytes >= HUGE_PAGE)
         b = take_large(c, huge_cap); /* its pages are already mapped */
     if (!b && !(b = buffer_alloc(cx, nbytes, k, huge_cap))) return NULL;
     assert(b->capacity >= nbytes);
@@ -187,6 +198,10 @@ static bool keep_large(struct ax_alloc_cache *c, ax_buffer *b) {
 
 static bool keep_small(struct ax_alloc_cache *c, ax_buffer *b) {
     if (c->nbuffers[b->size_class] == CACHED_BUFFERS) return false;
+    if (b->size_class >= SMALL_CLASSES) {
+        if (c->medium_bytes + b->capacity > CACHED_MEDIUM_BYTES) return false;
+        c->medium_bytes += b->capacity;
+    }
     c->buffers[b->size_class][c->nbuffers[b->size_class]++] = b;
     return true;
 }
@@ -198,8 +213,8 @@ static bool keep_tiny(struct ax_alloc_cache *c, ax_buffer *b) {
 }
 
 static void buffer_release(ax_buffer *b) {
-    assert(!b || b->refs > 0);
-    if (!b || --b->refs > 0) return;
+    assert(!b || ax_refs_load(&b->refs) > 0);
+    if (!b || ax_refs_drop(&b->refs) > 0) return;
     struct ax_alloc_cache *c = b->cache;
     bool kept = c && !c->closed &&
                 (b->size_class == LARGE_CLASS  ? keep_large(c, b)
@@ -411,8 +426,8 @@ ax_array *ax_array_borrow(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *s
 }
 
 ax_array *ax_array_retain(ax_array *a) {
-    assert(!a || a->refs > 0); /* retaining a released array */
-    if (a) a->refs++;
+    assert(!a || ax_refs_load(&a->refs) > 0); /* retaining a released array */
+    if (a) ax_refs_take(&a->refs);
     return a;
 }
 
@@ -421,8 +436,8 @@ ax_array *ax_array_new_abstract(ax_ctx *cx, ax_dtype dtype, int ndim, const int6
 }
 
 void ax_array_release(ax_array *a) {
-    assert(!a || a->refs > 0); /* releasing more references than were taken */
-    if (!a || --a->refs > 0) return;
+    assert(!a || ax_refs_load(&a->refs) > 0); /* releasing more references than were taken */
+    if (!a || ax_refs_drop(&a->refs) > 0) return;
     buffer_release(a->buf);
     if (a->tracer) {
         if (a->tracer->free_data) a->tracer->free_data(a->tracer->data);
@@ -433,14 +448,14 @@ void ax_array_release(ax_array *a) {
 
 ax_array *ax_array_view(ax_ctx *cx, ax_array *a, int ndim, const int64_t *shape,
                         const int64_t *strides, int64_t offset) {
-    assert(a->refs > 0 && (!a->buf || a->buf->refs > 0));
+    assert(ax_refs_load(&a->refs) > 0 && (!a->buf || ax_refs_load(&a->buf->refs) > 0));
     ax_array *v = header_new(cx, a->dtype, ndim, shape);
     if (!v) return NULL;
     if (ndim) memcpy(v->strides, strides, (size_t)ndim * sizeof *strides);
     v->offset = offset;
     v->weak = a->weak;
     v->buf = a->buf;
-    if (v->buf) v->buf->refs++;
+    if (v->buf) ax_refs_take(&v->buf->refs);
     return v;
 }
 
@@ -454,7 +469,8 @@ bool ax_array_is_contiguous(const ax_array *a) {
 }
 
 bool ax_array_is_unique(const ax_array *a) {
-    return a->refs == 1 && a->buf && a->buf->refs == 1 && !a->tracer && a->offset == 0 &&
+    return ax_refs_load(&a->refs) == 1 && a->buf && ax_refs_load(&a->buf->refs) == 1 &&
+           !a->tracer && a->offset == 0 &&
            ax_array_is_contiguous(a);
 }
 

@@ -10,8 +10,9 @@
  *    ax_np_wrap_take, ...): it owns the arguments its comment names from the call on, on
  *    success and on error alike, so that `f_take(g(x))` neither leaks nor needs a temporary;
  *  - the only other consumers are the value constructors, which wrap what they are given
- *    (ax_value_array, _tuple, _list, _dict, _object, _builtin: see lang/value.h), and a scope's
- *    ax_scope_own (compiler/lax.h), whose job is to take;
+ *    (ax_value_array, _tuple, _list, _dict, _object, _builtin: see lang/value.h; ax_value_slice
+ *    and ax_program_ref_new in lang/eval.h), and a scope's ax_scope_own (compiler/lax.h), whose
+ *    job is to take;
  *  - an array stored in a struct is owned by it unless its comment says borrowed.
  * A tracer (compiler/trace.h) is an ax_array whose `tracer` field is set: its dtype and shape
  * are known, its buffer may be NULL (abstract) or hold the value (concrete tracing). */
@@ -26,9 +27,26 @@
 #include "dtype.h"
 
 #define AX_MAX_RANK 16
+#define AX_DEVICE_SHARDED 0x8000
 #define AX_ALIGN    64
 
 struct ax_alloc_cache;
+
+/* Reference counts of arrays and buffers are atomic: the devices of a pmap (runtime/device.h)
+ * share what the compiled body holds (its constants and literals) and take and drop
+ * references to it at once. Uncontended, an atomic increment costs a few nanoseconds, which
+ * eager code does not notice (docs/parallel.md has the measurements). A count goes to zero on
+ * the thread that owns the array's context (see docs/parallel.md), so the caches need no lock. */
+static inline void ax_refs_take(int64_t *refs) {
+    __atomic_fetch_add(refs, 1, __ATOMIC_RELAXED);
+}
+/* The count left after dropping one reference. */
+static inline int64_t ax_refs_drop(int64_t *refs) {
+    return __atomic_sub_fetch(refs, 1, __ATOMIC_ACQ_REL);
+}
+static inline int64_t ax_refs_load(const int64_t *refs) {
+    return __atomic_load_n(refs, __ATOMIC_RELAXED);
+}
 
 typedef struct ax_buffer {
     int64_t refs;
@@ -55,6 +73,10 @@ typedef struct ax_array {
     int64_t refs;
     ax_dtype dtype;
     bool weak; /* weakly typed (a Python-style literal), see ax_dtype_promote */
+    /* where jax.device_put committed it (device + 1), or pmap's results spread over devices
+     * (AX_DEVICE_SHARDED | count); 0: the default device. Only x.devices() reads it: every
+     * device reads host memory (runtime/device.h) */
+    uint16_t device;
     int ndim;
     int64_t size;                 /* product of shape */
     int64_t offset;               /* in elements, from buf->data to element [0, 0, ...] */

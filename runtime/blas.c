@@ -72,6 +72,10 @@ static ax_blas *blas_open(ax_ctx *cx) {
         missing = "cblas_sgemm";
     else if (!LOOKUP(handle, "cblas_dgemm", b->dgemm))
         missing = "cblas_dgemm";
+    else if (!LOOKUP(handle, "cblas_ssyrk", b->ssyrk))
+        missing = "cblas_ssyrk";
+    else if (!LOOKUP(handle, "cblas_dsyrk", b->dsyrk))
+        missing = "cblas_dsyrk";
     else if (!LOOKUP(handle, "cblas_strsm", b->strsm))
         missing = "cblas_strsm";
     else if (!LOOKUP(handle, "cblas_dtrsm", b->dtrsm))

@@ -25,6 +25,12 @@ typedef void (*ax_dgemm_fn)(int order, int ta, int tb, int m, int n, int k, doub
                             const double *a, int lda, const double *b, int ldb, double beta,
                             double *c, int ldc);
 
+/* C = alpha op(A) op(A)^T + beta C on the `uplo` triangle of C only (n x n). */
+typedef void (*ax_ssyrk_fn)(int order, int uplo, int trans, int n, int k, float alpha,
+                            const float *a, int lda, float beta, float *c, int ldc);
+typedef void (*ax_dsyrk_fn)(int order, int uplo, int trans, int n, int k, double alpha,
+                            const double *a, int lda, double beta, double *c, int ldc);
+
 typedef void (*ax_strsm_fn)(int order, int side, int uplo, int trans, int diag, int m, int n,
                             float alpha, const float *a, int lda, float *b, int ldb);
 typedef void (*ax_dtrsm_fn)(int order, int side, int uplo, int trans, int diag, int m, int n,
@@ -50,6 +56,8 @@ typedef struct ax_blas {
     void *handle;
     ax_sgemm_fn sgemm;
     ax_dgemm_fn dgemm;
+    ax_ssyrk_fn ssyrk;
+    ax_dsyrk_fn dsyrk;
     ax_strsm_fn strsm;
     ax_dtrsm_fn dtrsm;
     void (*spotrf)(const char *uplo, const int *n, float *a, const int *lda, int *info);

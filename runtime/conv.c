@@ -114,6 +114,7 @@ typedef struct conv_plan {
     bool microkernel;   /* f32 on AVX-512: the direct kernel below instead of im2col and GEMM */
     const struct padded_input *padded; /* microkernel: its input */
     const ax_blas *blas;
+    const ax_ctx *cx; /* polled for a Ctrl-C between tasks */
     atomic_bool oom;
 } conv_plan;
 
@@ -637,7 +638,8 @@ static void run_tasks(void *arg, int64_t begin, int64_t end) {
         atomic_store(&p->oom, true);
         return;
     }
-    for (int64_t task = begin / TASK_ALIGN; task < (end + TASK_ALIGN - 1) / TASK_ALIGN; task++)
+    for (int64_t task = begin / TASK_ALIGN;
+         task < (end + TASK_ALIGN - 1) / TASK_ALIGN && !ax_ctx_interrupted(p->cx); task++)
         run_task(p, task, t);
     free(t);
 }
@@ -696,6 +698,7 @@ static int run_plan(ax_ctx *cx, conv_plan *p) {
         run_tasks(p, 0, ntasks * TASK_ALIGN);
     }
     if (atomic_load(&p->oom)) return ax_error_oom(cx), -1;
+    if (ax_ctx_take_interrupt(cx)) return -1;
     if (p->nslices > 1) add_partials(p);
     return 0;
 }
@@ -842,6 +845,7 @@ static ax_array *conv_float(ax_ctx *cx, ax_array *lhs, ax_array *rhs, const ax_c
         if (!p.partial) ax_error_oom(cx);
     }
     bool ready = w && (p.nslices == 1 || p.partial) && (!p.padded || padded_buf);
+    p.cx = cx;
     int rc = ready ? run_plan(cx, &p) : -1;
     free(p.partial);
     free(padded_buf);

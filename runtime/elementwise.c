@@ -1153,7 +1153,8 @@ ax_array *ax_binary(ax_ctx *cx, ax_binary_op op, ax_array *a, ax_array *b) {
  * the result: the caller's references are its only ones and it has the output's type. */
 static bool reusable(const ax_array *x, int holders, ax_dtype dtype, int ndim,
                      const int64_t *shape) {
-    return x->refs == holders && x->buf && x->buf->refs == 1 && !x->tracer && x->offset == 0 &&
+    return ax_refs_load(&x->refs) == holders && x->buf && ax_refs_load(&x->buf->refs) == 1 &&
+           !x->tracer && x->offset == 0 &&
            ax_array_is_contiguous(x) && x->dtype == dtype &&
            ax_shape_equal(x->ndim, x->shape, ndim, shape);
 }

@@ -49,7 +49,7 @@ bool ax_error_pending(const ax_ctx *cx) { return cx->err.kind != AX_ERR_NONE; }
 
 /* A long line is shown in a window of at most SHOW_MAX bytes that starts SHOW_BEFORE bytes
  * before the span (a 100 MB line must not print 100 MB of source and carets). */
-#define SHOW_MAX    160
+#define SHOW_MAX    AX_ERROR_SHOW_MAX
 #define SHOW_BEFORE 60
 
 static bool is_continuation(char c) {
@@ -74,12 +74,11 @@ static void copy_window(ax_error_info *e, const char *source, int line, int col)
         for (int k = 0; k < 3 && lo > 0 && is_continuation(p[lo]); k++) lo++;
         for (int k = 0; k < 3 && hi < len && hi > lo && is_continuation(p[hi]); k++) hi--;
     }
-    e->source = malloc(hi - lo + 1);
-    if (!e->source) return;
-    memcpy(e->source, p + lo, hi - lo);
+    memcpy(e->source, p + lo, hi - lo); /* hi - lo <= SHOW_MAX */
     e->source[hi - lo] = 0;
     e->source_col = (int)lo + 1;
     e->source_cut_right = hi < len;
+    e->has_source = true;
 }
 
 void ax_error_set_span(ax_ctx *cx, ax_span span, const char *file, const char *source) {
@@ -88,13 +87,11 @@ void ax_error_set_span(ax_ctx *cx, ax_span span, const char *file, const char *s
     e->has_span = true;
     e->span = span;
     snprintf(e->file, sizeof e->file, "%s", file ? file : "<input>");
-    free(e->source);
-    e->source = NULL;
+    e->has_source = false;
     if (source) copy_window(e, source, span.line, span.col);
 }
 
 void ax_error_clear(ax_ctx *cx) {
-    free(cx->err.source);
     memset(&cx->err, 0, sizeof cx->err);
 }
 
@@ -181,7 +178,7 @@ void ax_error_print(const ax_ctx *cx, FILE *out) {
     if (!e->has_span) return;
     int width = snprintf(NULL, 0, "%d", e->span.line);
     fprintf(out, "%*s--> %s:%d:%d\n", width, "", e->file, e->span.line, e->span.col);
-    if (!e->source) return;
+    if (!e->has_source) return;
     fprintf(out, "%*s |\n", width, "");
     /* the span in bytes of e->source */
     int len = (int)strlen(e->source), start = e->span.col - e->source_col;

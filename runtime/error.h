@@ -34,16 +34,21 @@ typedef struct ax_span {
     int line, col, end_line, end_col;
 } ax_span;
 
+/* The longest part of a source line an error shows (a window around the span). */
+#define AX_ERROR_SHOW_MAX 160
+
 typedef struct ax_error {
     ax_error_kind kind;
     char message[1024];
     bool has_span;
     ax_span span;
     char file[256]; /* the file (or "<repl>", "<string>") the span refers to */
-    /* owned copy of the span's line for the caret display, or NULL: all of it, or a window
-     * around the span when the line is long; it starts at column source_col (1-based, in
-     * bytes) of the line, and source_cut_right says the line goes on after it */
-    char *source;
+    /* the span's line for the caret display (if has_source): all of it, or a window around
+     * the span when the line is long; it starts at column source_col (1-based, in bytes) of
+     * the line, and source_cut_right says the line goes on after it. Kept in place, so that
+     * reporting an error never allocates (memory may have run out). */
+    bool has_source;
+    char source[AX_ERROR_SHOW_MAX + 1];
     int source_col;
     bool source_cut_right;
 } ax_error_info;

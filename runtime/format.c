@@ -20,6 +20,7 @@
 void ax_strbuf_init(ax_strbuf *s) {
     s->data = NULL;
     s->len = s->cap = 0;
+    s->failed = false;
 }
 
 void ax_strbuf_free(ax_strbuf *s) {
@@ -28,13 +29,17 @@ void ax_strbuf_free(ax_strbuf *s) {
 }
 
 /* Makes room for `extra` more characters plus the terminator. On allocation failure the
- * buffer keeps what it had and later appends are dropped (printing never fails loudly). */
+ * buffer keeps what it had, marked failed, and later appends are dropped. */
 static bool strbuf_reserve(ax_strbuf *s, size_t extra) {
+    if (s->failed) return false;
     if (s->len + extra + 1 <= s->cap) return true;
     size_t cap = s->cap ? s->cap : 64;
     while (cap < s->len + extra + 1) cap *= 2;
     char *p = realloc(s->data, cap);
-    if (!p) return false;
+    if (!p) {
+        s->failed = true;
+        return false;
+    }
     s->data = p;
     s->cap = cap;
     return true;
@@ -688,6 +693,7 @@ static void format_row(const layout *L, int axis, int64_t offset, int indent, in
         if (k + 1 < leading + trailing) strbuf_append_n(&line, " ", 1);
     }
     strbuf_append_n(s, line.data ? line.data : "", line.len);
+    s->failed |= line.failed || word.failed;
     ax_strbuf_free(&line);
     ax_strbuf_free(&word);
 }
@@ -732,6 +738,7 @@ static void format_rec(const layout *L, int axis, int64_t offset, int indent, in
     strbuf_append_n(out, "[", 1);
     if (s.len > (size_t)indent) strbuf_append_n(out, s.data + indent, s.len - (size_t)indent);
     strbuf_append_n(out, "]", 1);
+    out->failed |= s.failed;
     ax_strbuf_free(&s);
 }
 
@@ -763,7 +770,10 @@ void ax_format_array(ax_strbuf *out, const ax_array *x) {
     }
     bool summarize = x->size > THRESHOLD;
     elem_format f;
-    if (!elem_format_init(&f, x, summarize)) return;
+    if (!elem_format_init(&f, x, summarize)) {
+        out->failed = true;
+        return;
+    }
     layout L = {x, &f, summarize};
     format_rec(&L, 0, 0, 1, LINE_WIDTH, out);
 }

@@ -4,10 +4,13 @@
 
 #include "array.h"
 
-/* A growable string. */
+/* A growable string. When an allocation fails, `failed` is set and every later append is
+ * dropped: what is there is a prefix of the text, which a caller that keeps it (print, str,
+ * a jit cache key) must turn into a MemoryError. */
 typedef struct ax_strbuf {
     char *data;
     size_t len, cap;
+    bool failed;
 } ax_strbuf;
 void ax_strbuf_init(ax_strbuf *s);
 void ax_strbuf_free(ax_strbuf *s);

@@ -15,6 +15,14 @@
 #include <sys/mman.h>
 
 #include "blas.h"
+#include "smallgemm.h"
+
+/* Products of at most this many multiply-adds (m n k) run on one thread, NN and TN forms on
+ * libxsmm. Medians on the 2-core machine of docs/benchmarks.md (build/bench/bench_smallgemm,
+ * f32, under load): 128^3 took 22-34 us on two OpenBLAS threads, 25-29 us on one, 18-24 us on
+ * libxsmm; 160^3 45-51 / 48-52 / 41-45 us; 192^3 55-79 / 77-87 / 59-76 us; from 256^3 two
+ * threads win (120-131 us against 183 on libxsmm). */
+#define AX_GEMM_SMALL (160 * 160 * 160)
 
 /* ---------------------------------------------------------------------------------------- */
 /* Checking the dimension numbers                                                           */
@@ -302,26 +310,99 @@ static int64_t batch_offset(const gemm_operand *op, const int64_t *batch_shape, 
     return off;
 }
 
-static void run_gemm(const ax_blas *blas, const dot_plan *p, const gemm_operand *a,
-                     const gemm_operand *b, ax_array *out) {
+/* Whether op(A) op(B) at these pointers is X X^T or X^T X for one matrix X: the same memory
+ * read once transposed and once not, as NumPy tests before it calls syrk. */
+static bool is_gram(const dot_plan *p, const gemm_operand *a, const gemm_operand *b, const char *ap,
+                    const char *bp) {
+    return ap == bp && p->m == p->n && p->m > 1 && a->ld == b->ld && a->trans != b->trans;
+}
+
+/* Copies the upper triangle of the n x n matrix c onto its lower one, in square tiles so
+ * that the column-order writes stay in cache. */
+#define MIRROR_UPPER(T)                                                                            \
+    static void mirror_upper_##T(T *c, int64_t n) {                                                \
+        const int64_t tile = 64;                                                                   \
+        for (int64_t i0 = 0; i0 < n; i0 += tile)                                                   \
+            for (int64_t j0 = i0; j0 < n; j0 += tile) {                                            \
+                int64_t i1 = i0 + tile < n ? i0 + tile : n, j1 = j0 + tile < n ? j0 + tile : n;    \
+                for (int64_t i = i0; i < i1; i++)                                                  \
+                    for (int64_t j = j0 > i + 1 ? j0 : i + 1; j < j1; j++)                         \
+                        c[j * n + i] = c[i * n + j];                                               \
+            }                                                                                      \
+    }
+MIRROR_UPPER(float)
+MIRROR_UPPER(double)
+
+/* C = op(A) op(A)^T through syrk, which computes one triangle (half gemm's work); the other
+ * is its mirror image, so the result is exactly symmetric. */
+static void run_syrk(const ax_blas *blas, ax_dtype dtype, const gemm_operand *a, int n, int k,
+                     const char *ap, char *cp) {
+    int ta = a->trans ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS, lda = (int)a->ld;
+    if (dtype == AX_F32) {
+        blas->ssyrk(AX_CBLAS_ROW_MAJOR, AX_CBLAS_UPPER, ta, n, k, 1.0f, (const float *)ap, lda,
+                    0.0f, (float *)cp, n);
+        mirror_upper_float((float *)cp, n);
+    } else {
+        blas->dsyrk(AX_CBLAS_ROW_MAJOR, AX_CBLAS_UPPER, ta, n, k, 1.0, (const double *)ap, lda, 0.0,
+                    (double *)cp, n);
+        mirror_upper_double((double *)cp, n);
+    }
+}
+
+/* Rows of the output per gemm call. A product of more than PANEL_WORK multiply-adds (a
+ * second or so on a busy machine) is cut into panels of rows, so that a Ctrl-C is noticed
+ * between them; panels of at least PANEL_MIN_ROWS rows keep OpenBLAS as fast as one call. The
+ * cut leaves f32 products bit for bit as they were; f64 ones may change in their last bit, as
+ * they do with OpenBLAS's thread count. Eager and jit share this kernel, so they agree. */
+enum { PANEL_WORK = 1 << 30, PANEL_MIN_ROWS = 256 };
+
+static int64_t panel_rows(const dot_plan *p) {
+    int64_t rows = PANEL_WORK / (p->n * p->k); /* n, k >= 1 and <= INT_MAX here */
+    if (rows < PANEL_MIN_ROWS) rows = PANEL_MIN_ROWS;
+    return p->m < 2 * rows ? p->m : rows;
+}
+
+/* false when a Ctrl-C stopped it (the output is partly written). */
+static bool run_gemm(const ax_ctx *cx, const ax_blas *blas, const dot_plan *p,
+                     const gemm_operand *a, const gemm_operand *b, ax_array *out) {
     int ta = a->trans ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS;
     int tb = b->trans ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS;
-    int m = (int)p->m, n = (int)p->n, k = (int)p->k, lda = (int)a->ld, ldb = (int)b->ld;
+    int n = (int)p->n, k = (int)p->k, lda = (int)a->ld, ldb = (int)b->ld;
     int ldc = n > 1 ? n : 1;
-    size_t es = ax_dtype_size(out->dtype);
+    int64_t es = (int64_t)ax_dtype_size(out->dtype), panel = panel_rows(p);
+    /* where row r of op(a) starts: a row of a, or a column of a stored transposed */
+    int64_t a_row_step = a->trans ? 1 : a->ld;
     const char *abase = ax_array_data(a->arr), *bbase = ax_array_data(b->arr);
     char *cbase = ax_array_data(out);
+    /* libxsmm's kernels for small products, except matrix-vector ones (n = 1 took 2.9 us
+     * against OpenBLAS's 0.9 at 128x128) */
+    bool small = (double)p->m * (double)p->n * (double)p->k <= AX_GEMM_SMALL && p->n >= 16;
     for (int64_t i = 0; i < p->batch; i++) {
-        const char *ap = abase + batch_offset(a, p->out_shape, i) * (int64_t)es;
-        const char *bp = bbase + batch_offset(b, p->out_shape, i) * (int64_t)es;
-        char *cp = cbase + i * p->m * p->n * (int64_t)es;
-        if (out->dtype == AX_F32)
-            blas->sgemm(AX_CBLAS_ROW_MAJOR, ta, tb, m, n, k, 1.0f, (const float *)ap, lda,
-                        (const float *)bp, ldb, 0.0f, (float *)cp, ldc);
-        else
-            blas->dgemm(AX_CBLAS_ROW_MAJOR, ta, tb, m, n, k, 1.0, (const double *)ap, lda,
-                        (const double *)bp, ldb, 0.0, (double *)cp, ldc);
+        const char *ap = abase + batch_offset(a, p->out_shape, i) * es;
+        const char *bp = bbase + batch_offset(b, p->out_shape, i) * es;
+        char *cp = cbase + i * p->m * p->n * es;
+        if (ax_ctx_interrupted(cx)) return false;
+        if (is_gram(p, a, b, ap, bp)) {
+            run_syrk(blas, out->dtype, a, n, k, ap, cp);
+            continue;
+        }
+        if (small && ax_small_gemm(out->dtype, a->trans, b->trans, (int)p->m, n, k, ap, lda, bp,
+                                   ldb, cp, ldc))
+            continue;
+        for (int64_t r = 0; r < p->m; r += panel) {
+            if (ax_ctx_interrupted(cx)) return false;
+            int m = (int)(p->m - r < panel ? p->m - r : panel);
+            const char *ar = ap + r * a_row_step * es;
+            char *cr = cp + r * ldc * es;
+            if (out->dtype == AX_F32)
+                blas->sgemm(AX_CBLAS_ROW_MAJOR, ta, tb, m, n, k, 1.0f, (const float *)ar, lda,
+                            (const float *)bp, ldb, 0.0f, (float *)cr, ldc);
+            else
+                blas->dgemm(AX_CBLAS_ROW_MAJOR, ta, tb, m, n, k, 1.0, (const double *)ar, lda,
+                            (const double *)bp, ldb, 0.0, (double *)cr, ldc);
+        }
     }
+    return true;
 }
 
 static bool dot_gemm(ax_ctx *cx, ax_array *l, ax_array *r, const dot_plan *p, ax_array *out) {
@@ -336,9 +417,18 @@ static bool dot_gemm(ax_ctx *cx, ax_array *l, ax_array *r, const dot_plan *p, ax
     if (!blas) return false;
     gemm_operand a, b;
     if (!prepare_operands(cx, l, r, p, &a, &b)) return false;
-    run_gemm(blas, p, &a, &b, out);
+    /* A small product runs on this thread alone: OpenBLAS's second thread costs more to wake
+     * than it saves, and once woken it spins for a while on a CPU that the loops around the
+     * product (and other processes) need. */
+    bool one_thread =
+        (double)p->m * (double)p->n * (double)p->k <= AX_GEMM_SMALL && blas->get_num_threads() > 1;
+    int threads = one_thread ? blas->get_num_threads() : 0;
+    if (one_thread) blas->set_num_threads(1);
+    bool done = run_gemm(cx, blas, p, &a, &b, out);
+    if (one_thread) blas->set_num_threads(threads);
     operands_release(&a, &b);
-    return true;
+    if (!done) ax_ctx_take_interrupt(cx);
+    return done;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -363,15 +453,21 @@ static int64_t *gather_i64(ax_ctx *cx, ax_array *x, const int *batch, int nb, co
 }
 
 /* Sums wrap around as NumPy's and XLA's integer products do (unsigned arithmetic, so that
- * the wrap is defined); bool products are "any of the ands", i.e. a nonzero sum. */
-static bool int_matmul(const dot_plan *p, const int64_t *a, const int64_t *b, ax_array *out) {
+ * the wrap is defined); bool products are "any of the ands", i.e. a nonzero sum. False with
+ * the error recorded (out of memory, Ctrl-C between rows). */
+static bool int_matmul(ax_ctx *cx, const dot_plan *p, const int64_t *a, const int64_t *b,
+                       ax_array *out) {
     uint64_t *row = malloc((size_t)(p->n ? p->n : 1) * sizeof *row);
-    if (!row) return false;
+    if (!row) return ax_error_oom(cx), false;
     size_t es = ax_dtype_size(out->dtype);
     char *dst = ax_array_data(out);
     for (int64_t bi = 0; bi < p->batch; bi++) {
         const int64_t *ab = a + bi * p->m * p->k, *bb = b + bi * p->k * p->n;
         for (int64_t i = 0; i < p->m; i++) {
+            if (ax_ctx_take_interrupt(cx)) {
+                free(row);
+                return false;
+            }
             memset(row, 0, (size_t)p->n * sizeof *row);
             for (int64_t kk = 0; kk < p->k; kk++) {
                 uint64_t av = (uint64_t)ab[i * p->k + kk];
@@ -394,11 +490,7 @@ static bool dot_loop(ax_ctx *cx, ax_array *l, ax_array *r, const dot_plan *p, ax
     int64_t *b =
         a ? gather_i64(cx, r, p->rbatch, p->nbatch, p->rcontract, p->ncontract, p->rfree, p->nrfree)
           : NULL;
-    bool ok = a && b;
-    if (ok && !int_matmul(p, a, b, out)) {
-        ax_error_oom(cx);
-        ok = false;
-    }
+    bool ok = a && b && int_matmul(cx, p, a, b, out);
     free(a);
     free(b);
     return ok;

@@ -543,8 +543,11 @@ static bool write_file(ax_ctx *cx, const char *path, const ax_tensor_file *t, ou
         at += nbytes;
     }
     ax_strbuf_append(&b, "}");
-    while (b.len % 8) ax_strbuf_append(&b, " ");
-    if (!b.data) return ax_error_oom(cx), false;
+    while (!b.failed && b.len % 8) ax_strbuf_append(&b, " ");
+    if (b.failed) {
+        ax_strbuf_free(&b);
+        return ax_error_oom(cx), false;
+    }
     unsigned char len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)b.len >> (8 * i));
     ax_file_out out;

@@ -211,7 +211,7 @@ ax_array *ax_broadcast_in_dim(ax_ctx *cx, ax_array *x, int ndim, const int64_t *
 /* ---- concatenate ---- */
 
 static bool check_concat(ax_ctx *cx, int n, ax_array *const *xs, int axis, int *axis_out) {
-    for (int i = 0; i < n; i++) assert(xs[i] && xs[i]->refs > 0);
+    for (int i = 0; i < n; i++) assert(xs[i] && ax_refs_load(&xs[i]->refs) > 0);
     if (n < 1) {
         ax_error(cx, AX_ERR_VALUE, "concatenate needs at least one array");
         return false;

@@ -10,7 +10,8 @@
  * in both directions. -0.0 and 0.0 compare equal (NumPy, JAX).
  *
  * Lines are independent: big sorts split them over the thread pool, each worker with buffers
- * allocated up front. */
+ * allocated up front. A Ctrl-C stops the work between lines and between a line's merge
+ * passes (each a pass over the line). */
 #include "sort.h"
 
 #include <math.h>
@@ -46,7 +47,8 @@ static void parallel_tasks(ax_ctx *cx, int64_t ntasks, int64_t grain,
     ax_parallel_for(cx, ntasks * 64, grain * 64, run_task_items, &j);
 }
 
-/* Stable bottom-up merge sort of a[0..n) using tmp[0..n). */
+/* Stable bottom-up merge sort of a[0..n) using tmp[0..n); it stops early (a[] in any order)
+ * when a Ctrl-C is pending. */
 #define DEFINE_MERGESORT(NAME, E, LESS)                                                            \
     static void NAME##_insertion(E *a, int64_t n) {                                                \
         for (int64_t i = 1; i < n; i++) {                                                          \
@@ -66,11 +68,11 @@ static void parallel_tasks(ax_ctx *cx, int64_t ntasks, int64_t grain,
         while (i < mid) dst[k++] = src[i++];                                                       \
         while (j < hi) dst[k++] = src[j++];                                                        \
     }                                                                                              \
-    static void NAME(E *a, E *tmp, int64_t n) {                                                    \
+    static void NAME(const ax_ctx *cx, E *a, E *tmp, int64_t n) {                                  \
         for (int64_t lo = 0; lo < n; lo += INSERTION_RUN)                                          \
             NAME##_insertion(a + lo, n - lo < INSERTION_RUN ? n - lo : INSERTION_RUN);             \
         E *src = a, *dst = tmp;                                                                    \
-        for (int64_t w = INSERTION_RUN; w < n; w *= 2) {                                           \
+        for (int64_t w = INSERTION_RUN; w < n && !ax_ctx_interrupted(cx); w *= 2) {                \
             for (int64_t lo = 0; lo < n; lo += 2 * w) {                                            \
                 int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;       \
                 NAME##_merge(src, dst, lo, mid, hi);                                               \
@@ -89,8 +91,8 @@ static void parallel_tasks(ax_ctx *cx, int64_t ntasks, int64_t grain,
 
 /* One line: n elements at src with stride s (elements) -> dst with stride ds. `work` holds
  * 2n keys (sort) or 2n pairs (argsort). `rev` reads and writes the line backwards. */
-typedef void sort_line_fn(const char *src, int64_t s, char *dst, int64_t ds, int64_t n, bool rev,
-                          void *work, ax_dtype index_dtype);
+typedef void sort_line_fn(const ax_ctx *cx, const char *src, int64_t s, char *dst, int64_t ds,
+                          int64_t n, bool rev, void *work, ax_dtype index_dtype);
 
 static void store_index(char *dst, ax_dtype t, int64_t i) {
     if (t == AX_I32)
@@ -106,8 +108,9 @@ static void store_index(char *dst, ax_dtype t, int64_t i) {
     } SFX##_pair;                                                                                  \
     DEFINE_MERGESORT(SFX##_sort_keys, T, KEY_LESS)                                                 \
     DEFINE_MERGESORT(SFX##_sort_pairs, SFX##_pair, PAIR_LESS)                                      \
-    static void SFX##_sort_line(const char *srcp, int64_t s, char *dstp, int64_t ds, int64_t n,    \
-                                bool rev, void *work, ax_dtype index_dtype) {                      \
+    static void SFX##_sort_line(const ax_ctx *cx, const char *srcp, int64_t s, char *dstp,         \
+                                int64_t ds, int64_t n, bool rev, void *work,                       \
+                                ax_dtype index_dtype) {                                            \
         (void)index_dtype;                                                                         \
         const T *src = (const T *)srcp;                                                            \
         T *dst = (T *)dstp, *buf = work, *tmp = buf + n;                                           \
@@ -120,11 +123,12 @@ static void store_index(char *dst, ax_dtype t, int64_t i) {
                 buf[k++] = v;                                                                      \
         }                                                                                          \
         memcpy(buf + k, tmp, (size_t)nan * sizeof(T));                                             \
-        SFX##_sort_keys(buf, tmp, k);                                                              \
+        SFX##_sort_keys(cx, buf, tmp, k);                                                          \
         for (int64_t i = 0; i < n; i++) dst[(rev ? n - 1 - i : i) * ds] = buf[i];                  \
     }                                                                                              \
-    static void SFX##_argsort_line(const char *srcp, int64_t s, char *dst, int64_t ds, int64_t n,  \
-                                   bool rev, void *work, ax_dtype index_dtype) {                   \
+    static void SFX##_argsort_line(const ax_ctx *cx, const char *srcp, int64_t s, char *dst,       \
+                                   int64_t ds, int64_t n, bool rev, void *work,                    \
+                                   ax_dtype index_dtype) {                                         \
         const T *src = (const T *)srcp;                                                            \
         SFX##_pair *buf = work, *tmp = buf + n;                                                    \
         int64_t k = 0, nan = 0;                                                                    \
@@ -137,7 +141,7 @@ static void store_index(char *dst, ax_dtype t, int64_t i) {
                 buf[k++] = v;                                                                      \
         }                                                                                          \
         memcpy(buf + k, tmp, (size_t)nan * sizeof *tmp);                                           \
-        SFX##_sort_pairs(buf, tmp, k);                                                             \
+        SFX##_sort_pairs(cx, buf, tmp, k);                                                         \
         int64_t es = (int64_t)ax_dtype_size(index_dtype);                                          \
         for (int64_t i = 0; i < n; i++)                                                            \
             store_index(dst + (rev ? n - 1 - i : i) * ds * es, index_dtype, buf[i].idx);           \
@@ -159,6 +163,7 @@ static sort_line_fn *const sort_lines[AX_NDTYPES][2] = {
 };
 
 typedef struct {
+    const ax_ctx *cx;
     sort_line_fn *fn;
     const ax_array *x;
     const ax_array *out;
@@ -176,7 +181,7 @@ static void sort_lines_range(const sort_job *j, int64_t begin, int64_t end, void
     int64_t xes = (int64_t)ax_dtype_size(x->dtype), oes = (int64_t)ax_dtype_size(out->dtype);
     const char *xdata = ax_array_data(x);
     char *odata = ax_array_data(out);
-    for (int64_t l = begin; l < end; l++) {
+    for (int64_t l = begin; l < end && !ax_ctx_interrupted(j->cx); l++) {
         int64_t rest = l, xoff = 0, ooff = 0;
         for (int d = x->ndim - 1; d >= 0; d--) {
             if (d == j->axis) continue;
@@ -185,8 +190,8 @@ static void sort_lines_range(const sort_job *j, int64_t begin, int64_t end, void
             xoff += i * x->strides[d];
             ooff += i * out->strides[d];
         }
-        j->fn(xdata + xoff * xes, x->strides[j->axis], odata + ooff * oes, out->strides[j->axis], n,
-              j->descending, work, out->dtype);
+        j->fn(j->cx, xdata + xoff * xes, x->strides[j->axis], odata + ooff * oes,
+              out->strides[j->axis], n, j->descending, work, out->dtype);
     }
 }
 
@@ -215,7 +220,7 @@ static ax_array *sort_common(ax_ctx *cx, ax_array *x, int axis, bool descending,
     if (!out) return NULL;
     out->weak = !arg && x->weak;
     if (out->size == 0) return out;
-    sort_job j = {sort_lines[x->dtype][arg], x, out, a, descending, 0, 1, 0, NULL};
+    sort_job j = {cx, sort_lines[x->dtype][arg], x, out, a, descending, 0, 1, 0, NULL};
     int64_t n = x->shape[a];
     j.nlines = x->size / n;
     if (x->size >= PARALLEL_MIN_ELEMENTS && j.nlines > 1) {
@@ -234,6 +239,10 @@ static ax_array *sort_common(ax_ctx *cx, ax_array *x, int axis, bool descending,
     else
         run_workers(&j, 0, 1);
     free(j.work);
+    if (ax_ctx_take_interrupt(cx)) {
+        ax_array_release(out);
+        return NULL;
+    }
     return out;
 }
 

@@ -31,6 +31,12 @@ typedef enum ax_vm_fn {
 /* y[i] = f(x[i * incx]) for i in [0, n). y must not overlap x unless y == x and incx == 1. */
 void ax_vecmath_f32(ax_vm_fn f, int64_t n, const float *x, int64_t incx, float *y);
 
+/* Whether f leaves some arguments to ax_vecmath_trig_big (sin and cos): jit runs those on
+ * whole blocks, checked for such arguments, rather than inline. */
+static inline bool ax_vecmath_has_big(ax_vm_fn f) {
+    return f == AX_VM_SIN || f == AX_VM_COS;
+}
+
 /* sin (is_cos = 0) or cos of an x beyond AX_VECMATH_TRIG_MAX: glibc's f64 function, rounded
  * once. The vector code leaves those lanes to this. */
 float ax_vecmath_trig_big(float x, int is_cos);

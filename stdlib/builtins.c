@@ -22,7 +22,8 @@ static const ax_builtin_def *const tables[] = {
     ax_builtins_py,      ax_builtins_create, ax_builtins_math,  ax_builtins_reduce,
     ax_builtins_shape,   ax_builtins_linalg, ax_builtins_index, ax_builtins_einsum,
     ax_builtins_compare, ax_builtins_time,   ax_builtins_plot,   ax_builtins_graph,
-    ax_builtins_lax,     ax_builtins_conv,   ax_builtins_io,
+    ax_builtins_lax,     ax_builtins_conv,   ax_builtins_io,    ax_builtins_help,
+    ax_builtins_types,   ax_builtins_parallel, ax_builtins_pytypes,
 };
 
 #define NTABLES (sizeof tables / sizeof *tables)
@@ -109,7 +110,7 @@ static bool ns_add_take(ax_interp *in, ns_table *ns, const char *name, ax_value 
 static bool define(ax_interp *in, ns_table *ns, const char *name, ax_value *v) {
     if (!v) return false;
     bool ok = !ns || ns_add(in, ns, name, v);
-    ax_interp_define_builtin(in, name, v);
+    ax_interp_define_builtin_take(in, name, v);
     return ok;
 }
 
@@ -230,8 +231,8 @@ int ax_builtins_register(ax_interp *in) {
     }
     ax_value *module = ns_value(ns);
     if (!module) return -1;
-    ax_interp_define_builtin(in, "np", ax_value_retain(module));
-    ax_interp_define_builtin(in, "jnp", module);
+    ax_interp_define_builtin_take(in, "np", ax_value_retain(module));
+    ax_interp_define_builtin_take(in, "jnp", module);
     /* The builtins written elsewhere: tree_* (stdlib/pytree.c), grad/vmap/... (transforms.c),
      * jit (jit_builtin.c). */
     if (ax_pytree_register(in) < 0 || ax_transforms_register(in) < 0 || ax_jit_register(in) < 0 ||

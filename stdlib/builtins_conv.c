@@ -225,7 +225,7 @@ static ax_value *int_tuple(ax_interp *in, int n, const int *v) {
             while (i--) ax_value_release(items[i]);
             return NULL;
         }
-    return ax_value_tuple(n, items);
+    return ax_value_or_oom(in, ax_value_tuple(n, items));
 }
 
 static ax_value *specs_value(ax_interp *in, int n, const ax_conv_dims *c) {
@@ -235,7 +235,7 @@ static ax_value *specs_value(ax_interp *in, int n, const ax_conv_dims *c) {
         for (int i = 0; i < 3; i++) ax_value_release(t[i]);
         return ax_error_oom(in->cx);
     }
-    return ax_value_tuple(3, t);
+    return ax_value_or_oom(in, ax_value_tuple(3, t));
 }
 
 /* ---------------------------------------------------------------- conv_general_dilated */
@@ -560,9 +560,12 @@ static ax_value *bi_conv_dims_tuple(ax_interp *in, ax_value *self, const ax_args
             return NULL;
         }
         for (int d = 0; d < n; d++) ints[d] = (int)spec[d];
-        t[i] = int_tuple(in, n, ints);
+        if (!(t[i] = int_tuple(in, n, ints))) {
+            for (int j = 0; j < i; j++) ax_value_release(t[j]);
+            return NULL;
+        }
     }
-    return ax_value_tuple(3, t);
+    return ax_value_or_oom(in, ax_value_tuple(3, t));
 }
 
 static ax_value *bi_padtype_to_pads(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -591,9 +594,19 @@ static ax_value *bi_padtype_to_pads(ax_interp *in, ax_value *self, const ax_args
     ax_value *pairs[AX_MAX_RANK];
     for (int d = 0; d < n; d++) {
         ax_value *two[2] = {ax_bi_int_value(in, lo[d]), ax_bi_int_value(in, hi[d])};
-        pairs[d] = ax_value_tuple(2, two);
+        if (two[0] && two[1]) {
+            pairs[d] = ax_value_or_oom(in, ax_value_tuple(2, two)); /* takes both */
+        } else {
+            ax_value_release(two[0]);
+            ax_value_release(two[1]);
+            pairs[d] = NULL;
+        }
+        if (!pairs[d]) {
+            while (d--) ax_value_release(pairs[d]);
+            return NULL;
+        }
     }
-    return ax_value_tuple(n, pairs);
+    return ax_value_or_oom(in, ax_value_tuple(n, pairs));
 }
 
 /* ---------------------------------------------------------------- reduce_window */

@@ -320,7 +320,7 @@ static ax_value *bi_meshgrid(ax_interp *in, ax_value *self, const ax_args *args)
         ok = (outs[i] = ax_np_wrap_take(in, b)) != NULL;
     }
     for (int j = 0; j < n; j++) ax_array_release(xs[j]);
-    if (ok) return ax_value_list(n, outs);
+    if (ok) return ax_value_or_oom(in, ax_value_list(n, outs));
     for (int j = 0; j < n; j++)
         if (outs[j]) ax_value_release(outs[j]);
     return NULL;

@@ -214,7 +214,7 @@ static ax_value *load_npy(ax_interp *in, const char *path, int fd, uint64_t size
                         path, h.nbytes, size - h.data_offset);
     r.at = h.data_offset;
     ax_array *a = ax_raw_array(in->cx, h.type, h.ndim, h.shape, h.fortran, ax_fd_read, &r);
-    return a ? ax_value_array(a) : NULL;
+    return a ? ax_value_or_oom(in, ax_value_array(a)) : NULL;
 }
 
 /* An .npz file: a dict from member name (less ".npy") to array, in the archive's order. */
@@ -614,7 +614,7 @@ static ax_value *text_result(ax_interp *in, numbers *b, bool ints, int64_t rows,
         r = t ? ax_array_copy(in->cx, t) : NULL;
         if (t) ax_array_release(t);
     }
-    return r ? ax_value_array(r) : NULL;
+    return r ? ax_value_or_oom(in, ax_value_array(r)) : NULL;
 }
 
 static ax_value *read_table(ax_interp *in, text_opts *o, int dtype, int64_t ndmin, bool unpack) {
@@ -721,10 +721,10 @@ typedef struct conversion {
     char letter;
 } conversion;
 
-/* Splits a row format into literal text and conversions; false on anything but numeric ones
- * (%d %i %u %o %x %X %e %E %f %F %g %G with flags, width and precision) or %%. */
-static bool compile_format(const char *fmt, conversion *conv, int *nconv, int cap,
-                           char **literals) {
+/* Splits a row format into literal text and conversions: 1, or 0 on anything but numeric ones
+ * (%d %i %u %o %x %X %e %E %f %F %g %G with flags, width and precision) or %%, or -1 when
+ * memory ran out. */
+static int compile_format(const char *fmt, conversion *conv, int *nconv, int cap, char **literals) {
     *nconv = 0;
     ax_strbuf lit;
     ax_strbuf_init(&lit);
@@ -746,7 +746,7 @@ static bool compile_format(const char *fmt, conversion *conv, int *nconv, int ca
         while (*p >= '0' && *p <= '9') p++;
         if (!*p || !strchr("diuoxXeEfFgG", *p) || p - start > 30 || *nconv == cap) {
             ax_strbuf_free(&lit);
-            return false;
+            return 0;
         }
         conversion *c = &conv[(*nconv)++];
         c->letter = *p;
@@ -756,8 +756,12 @@ static bool compile_format(const char *fmt, conversion *conv, int *nconv, int ca
                  *p == 'i' || *p == 'u' ? 'd' : *p);
         ax_strbuf_append(&lit, "\x01"); /* marks where a conversion goes */
     }
+    if (lit.failed) {
+        ax_strbuf_free(&lit);
+        return -1;
+    }
     *literals = lit.data;
-    return lit.data != NULL;
+    return 1;
 }
 
 /* A value formatted as Python's % would: integers from the float truncate; nan has no sign. */
@@ -788,7 +792,9 @@ static bool sink_file(void *arg, const void *data, size_t n) {
     return ax_file_out_write(s->cx, s->out, data, n);
 }
 
+/* Writes out what b holds and empties it; false (MemoryError) if b could not hold it all. */
 static bool text_put(text_sink *s, ax_strbuf *b, bool last) {
+    if (b->failed) return ax_error_oom(s->cx), false;
     bool ok = s->gz ? ax_deflater_write(s->gz, b->data ? b->data : "", b->len, last)
                     : ax_file_out_write(s->cx, s->out, b->data ? b->data : "", b->len);
     b->len = 0;
@@ -820,7 +826,9 @@ static bool write_rows(ax_interp *in, const savetxt_args *s, ax_array *x, text_s
     conversion conv[64];
     int nconv;
     char *lit;
-    if (!compile_format(s->row_format, conv, &nconv, 64, &lit))
+    int compiled = compile_format(s->row_format, conv, &nconv, 64, &lit);
+    if (compiled < 0) return no_memory(in);
+    if (!compiled)
         return ax_error(in->cx, AX_ERR_VALUE,
                         "savetxt: bad fmt '%.60s' (numeric %% conversions "
                         "only, such as '%%.18e' or '%%d')",
@@ -884,7 +892,10 @@ static bool row_format(ax_interp *in, ax_value *fmtv, const char *delimiter, int
         for (int64_t i = 0; i < (percents == 1 ? cols : 1); i++)
             ax_strbuf_appendf(&b, "%s%s", i ? delimiter : "", s->fmt);
     }
-    if (!b.data) return no_memory(in);
+    if (b.failed || !b.data) {
+        ax_strbuf_free(&b);
+        return no_memory(in);
+    }
     s->row_format = b.data;
     return true;
 }
@@ -952,6 +963,11 @@ static ax_value *bi_safetensors_save(ax_interp *in, ax_value *self, const ax_arg
     if (!ok) ax_error_oom(in->cx);
     for (int i = 0; ok && i < n; i++) {
         ax_value *x = v[0]->items[i];
+        if (v[0]->keys[i]->kind != AX_V_STR) {
+            ax_error(in->cx, AX_ERR_TYPE, "save_file: tensor names must be strings");
+            ok = false;
+            break;
+        }
         const char *name = v[0]->keys[i]->str;
         if (x->kind == AX_V_DICT) {
             ax_error(in->cx, AX_ERR_TYPE,
@@ -969,6 +985,11 @@ static ax_value *bi_safetensors_save(ax_interp *in, ax_value *self, const ax_arg
         }
     }
     for (int i = 0; ok && i < nm; i++) {
+        if (meta->keys[i]->kind != AX_V_STR) {
+            ax_error(in->cx, AX_ERR_TYPE, "save_file: metadata keys must be strings");
+            ok = false;
+            break;
+        }
         if (meta->items[i]->kind != AX_V_STR) {
             ax_error(in->cx, AX_ERR_TYPE, "save_file: metadata['%s'] must be a string",
                      meta->keys[i]->str);

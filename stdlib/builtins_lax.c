@@ -51,8 +51,9 @@ static int flatten_part(ax_interp *in, const char *what, ax_value *v, ax_value *
         }
     }
     ax_values_release(leaves, *n);
-    if (rc) {
+    if (rc) { /* nothing is left for the caller to release */
         ax_flat_release_arrays(*arrs, *n);
+        *arrs = NULL;
         ax_value_release(*def);
         *def = NULL;
     }
@@ -94,8 +95,10 @@ static int user_call_fn(ax_ctx *cx, void *closure, int nin, ax_array **flat, int
         if (!*out) ax_error_oom(cx), rc = -1;
         for (int i = 0; !rc && i < u->nout[0]; i++) (*out)[i] = parts[0][i];
         for (int i = 0; !rc && i < u->nout[1]; i++) (*out)[u->nout[0] + i] = parts[1][i];
-        free(parts[0]), free(parts[1]);
-        return rc;
+        if (!rc) {
+            free(parts[0]), free(parts[1]); /* their arrays moved to *out */
+            return 0;
+        }
     }
     ax_flat_release_arrays(parts[0], u->nout[0]);
     ax_flat_release_arrays(parts[1], u->nout[1]);
@@ -601,8 +604,7 @@ static ax_value *b_scan(ax_interp *in, ax_value *self, const ax_args *a) {
         if (!ax_bind(cx, AX_P_SCAN, n, args, &p, outs)) {
             ax_value *carry = unflatten_arrays(in, c.def, c.n, outs);
             ax_value *ys = carry ? unflatten_arrays(in, t.out_def[1], t.nout[1], outs + c.n) : NULL;
-            result = carry && ys ? ax_flat_pair_take(carry, ys) : NULL;
-            if (!ys && carry) ax_value_release(carry);
+            result = ax_flat_pair_take(in->cx, carry, ys); /* releases either if the other failed */
             for (int j = 0; j < nout; j++) ax_array_release(outs[j]);
         }
     }

@@ -20,6 +20,7 @@ typedef struct ax_builtin_def {
 
 /* The tables, each ended by an entry with a NULL name. */
 extern const ax_builtin_def ax_builtins_py[];      /* print, len, range, zip, ... */
+extern const ax_builtin_def ax_builtins_pytypes[]; /* isinstance, ord, chr, slice, ... */
 extern const ax_builtin_def ax_builtins_create[];  /* array, zeros, arange, ... */
 extern const ax_builtin_def ax_builtins_math[];    /* elementwise functions */
 extern const ax_builtin_def ax_builtins_reduce[];  /* sum, mean, argmax, cumsum, ... */
@@ -29,9 +30,14 @@ extern const ax_builtin_def ax_builtins_index[];   /* take, sort, nonzero, one_h
 extern const ax_builtin_def ax_builtins_einsum[];  /* einsum */
 extern const ax_builtin_def ax_builtins_compare[]; /* isclose, allclose, array_equal, ... */
 extern const ax_builtin_def ax_builtins_time[];    /* timeit */
+extern const ax_builtin_def ax_builtins_help[];    /* help */
+extern const ax_builtin_def ax_builtins_types[];   /* type, isinstance, ndarray */
 extern const ax_builtin_def ax_builtins_lax[];     /* cond, switch, while_loop, scan */
 extern const ax_builtin_def ax_builtins_conv[];    /* conv_general_dilated, reduce_window, ... */
 extern const ax_builtin_def ax_builtins_io[];      /* loadtxt */
+extern const ax_builtin_def ax_builtins_parallel[]; /* pmap, psum, devices, ... */
+/* The devices an array lives on, x.devices() (stdlib/builtins_parallel.c). */
+ax_value *ax_parallel_devices_of(ax_interp *in, const ax_array *x);
 
 /* The array builtin called `name`, or NULL (used for method sugar). */
 const ax_builtin_def *ax_builtin_find(const char *name);

@@ -129,9 +129,12 @@ static ax_value *bi_trunc(ax_interp *in, ax_value *self, const ax_args *args) {
 }
 
 /* x * factor, in x's float dtype. */
-static ax_array *scaled(ax_ctx *cx, ax_array *x, double factor) {
+/* x * factor, or x / factor (as JAX's round scales back: 84 / 10 is 8.4 in float32, while
+ * 84 * 0.1 is 8.400001). */
+static ax_array *scaled(ax_ctx *cx, ax_array *x, double factor, bool divide) {
     ax_array *f = ax_np_scalar(cx, x->dtype, factor);
-    ax_array *r = ax_np_binary(cx, AX_P_MUL, "multiply", x, f);
+    ax_array *r = divide ? ax_np_binary(cx, AX_P_DIV, "divide", x, f)
+                         : ax_np_binary(cx, AX_P_MUL, "multiply", x, f);
     ax_array_release(f);
     return r;
 }
@@ -156,9 +159,9 @@ static ax_value *bi_round(ax_interp *in, ax_value *self, const ax_args *args) {
         return ax_np_wrap_take(in, r);
     }
     double factor = pow(10.0, (double)decimals);
-    ax_array *up = scaled(cx, xf, factor);
+    ax_array *up = scaled(cx, xf, factor, false);
     ax_array *rounded = ax_np_unary(cx, AX_P_ROUND, up);
-    ax_array *r = rounded ? scaled(cx, rounded, 1.0 / factor) : NULL;
+    ax_array *r = rounded ? scaled(cx, rounded, factor, true) : NULL;
     ax_array_release(xf);
     ax_array_release(up);
     ax_array_release(rounded);
@@ -190,7 +193,7 @@ static ax_value *bi_log10(ax_interp *in, ax_value *self, const ax_args *args) {
 static ax_value *scale_float(ax_interp *in, ax_value *self, const ax_args *args, double k) {
     ax_array *x = one_array(in, self, args);
     ax_array *f = ax_np_to_inexact(in->cx, x);
-    ax_array *r = f ? scaled(in->cx, f, k) : NULL;
+    ax_array *r = f ? scaled(in->cx, f, k, false) : NULL;
     ax_array_release(x);
     ax_array_release(f);
     return ax_np_wrap_take(in, r);
@@ -380,25 +383,16 @@ static ax_value *bi_clip(ax_interp *in, ax_value *self, const ax_args *args) {
     return ax_np_wrap_take(in, r);
 }
 
+static ax_value *stop_gradient_leaf(ax_interp *in, ax_value *leaf, void *data) {
+    (void)data;
+    if (leaf->kind != AX_V_ARRAY) return ax_value_retain(leaf);
+    return ax_np_wrap_take(in, ax_bind_unary(in->cx, AX_P_STOP_GRADIENT, leaf->arr));
+}
+
 /* stop_gradient of every array leaf of a pytree (through pytree.c: its depth limit bounds the
  * walk), other leaves as they are. */
 static ax_value *stop_gradient_tree(ax_interp *in, ax_value *v) {
-    ax_value **leaves, *def;
-    int n;
-    if (ax_tree_flatten(in, v, &leaves, &n, &def)) return NULL;
-    int i = 0;
-    for (; i < n; i++) {
-        if (leaves[i]->kind != AX_V_ARRAY) continue;
-        ax_value *sg =
-            ax_np_wrap_take(in, ax_bind_unary(in->cx, AX_P_STOP_GRADIENT, leaves[i]->arr));
-        if (!sg) break;
-        ax_value_release(leaves[i]);
-        leaves[i] = sg;
-    }
-    ax_value *r = i == n ? ax_tree_unflatten(in, def, leaves, n) : NULL;
-    ax_values_release(leaves, n);
-    ax_value_release(def);
-    return r;
+    return ax_tree_map_leaves(in, v, stop_gradient_leaf, NULL);
 }
 
 static ax_value *bi_stop_gradient(ax_interp *in, ax_value *self, const ax_args *args) {

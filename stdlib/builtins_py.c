@@ -31,7 +31,7 @@ static bool string_items(ax_interp *in, const char *s, int *n, ax_value ***out) 
         memcpy(buf, s + i, j - i < 7 ? j - i : 7);
         if (!(items[count++] = ax_value_str(buf))) {
             release_items(count, items);
-            return false;
+            return ax_error_oom(in->cx), false;
         }
         i = j;
     }
@@ -69,8 +69,40 @@ static bool range_items(ax_interp *in, ax_value *r, const char *fname, int64_t l
 /* The elements of an iterable (list, tuple, dict keys, range, array rows, string characters),
  * as new references in a new array of values: the first `limit` of a range (all when
  * limit < 0). */
+/* The items of an object that iterates by integer indexing (an array of PRNG keys), at most
+ * `limit` of them when limit >= 0. */
+static bool object_items(ax_interp *in, ax_value *v, int64_t limit, int *n, ax_value ***out) {
+    ax_value_iter it;
+    if (ax_value_iter_begin(in, v, &it) < 0) return false;
+    int count = 0, cap = 0;
+    ax_value **items = NULL, *item = NULL;
+    int rc = 0;
+    while ((limit < 0 || count < limit) && (rc = ax_value_iter_next(in, &it, &item)) == 1) {
+        if (count == cap) {
+            int grown = !cap ? 16 : cap <= INT_MAX / 2 ? 2 * cap : 0;
+            ax_value **more = grown ? realloc(items, (size_t)grown * sizeof *items) : NULL;
+            if (!more) {
+                ax_value_release(item);
+                rc = -1;
+                ax_error_oom(in->cx);
+                break;
+            }
+            items = more, cap = grown;
+        }
+        items[count++] = item;
+    }
+    if (rc < 0) {
+        release_items(count, items);
+        return false;
+    }
+    *n = count;
+    *out = items ? items : calloc(1, sizeof *items);
+    return *out ? true : (ax_error_oom(in->cx), false);
+}
+
 static bool items_up_to(ax_interp *in, ax_value *v, const char *fname, int64_t limit, int *n,
                         ax_value ***out) {
+    if (v->kind == AX_V_OBJECT) return object_items(in, v, limit, n, out);
     if (v->kind == AX_V_STR) return string_items(in, v->str, n, out);
     if (v->kind == AX_V_RANGE) return range_items(in, v, fname, limit, n, out);
     if (v->kind == AX_V_ARRAY) {
@@ -78,10 +110,8 @@ static bool items_up_to(ax_interp *in, ax_value *v, const char *fname, int64_t l
         if (!ax_bi_arrays(in, v, fname, n, &rows)) return false;
         ax_value **items = calloc((size_t)(*n ? *n : 1), sizeof *items);
         bool ok = items != NULL;
-        for (int i = 0; i < *n; i++) {
-            items[i] = ok ? ax_np_wrap_take(in, ax_array_retain(rows[i])) : NULL;
-            ok = ok && items[i];
-        }
+        for (int i = 0; ok && i < *n; i++)
+            ok = (items[i] = ax_np_wrap_take(in, ax_array_retain(rows[i]))) != NULL;
         ax_bi_free_arrays(*n, rows);
         if (!ok) {
             release_items(*n, items);
@@ -91,7 +121,8 @@ static bool items_up_to(ax_interp *in, ax_value *v, const char *fname, int64_t l
         *out = items;
         return true;
     }
-    if (v->kind != AX_V_LIST && v->kind != AX_V_TUPLE && v->kind != AX_V_DICT) {
+    if (v->kind != AX_V_LIST && v->kind != AX_V_TUPLE && v->kind != AX_V_DICT &&
+        v->kind != AX_V_SET) {
         ax_error(in->cx, AX_ERR_TYPE, "%s(): '%s' object is not iterable", fname,
                  ax_value_kind_name(v->kind));
         return false;
@@ -114,7 +145,7 @@ static ax_value *make_seq_take(ax_interp *in, bool tuple, int n, ax_value **item
     (void)in;
     ax_value *r = tuple ? ax_value_tuple(n, items) : ax_value_list(n, items);
     free(items); /* the constructor took the references */
-    return r;
+    return ax_value_or_oom(in, r);
 }
 
 /* Python truthiness, with NumPy's rule for arrays (size 1 only). */
@@ -129,6 +160,7 @@ static bool truthy(ax_interp *in, ax_value *v, bool *out) {
     case AX_V_LIST:
     case AX_V_TUPLE:
     case AX_V_DICT:
+    case AX_V_SET:
         *out = v->n > 0;
         return true;
     case AX_V_RANGE:
@@ -182,6 +214,7 @@ static ax_value *bi_print(ax_interp *in, ax_value *self, const ax_args *args) {
         ok = ax_value_format_checked(in, &s, args->pos[i]);
     }
     ax_strbuf_append(&s, end);
+    if (ok && s.failed) ok = false, ax_error_oom(in->cx);
     if (ok && s.data) ok = ax_write_checked(in, stdout, s.data, s.len);
     ax_strbuf_free(&s);
     return ok ? ax_none() : NULL;
@@ -191,13 +224,15 @@ static ax_value *bi_str(ax_interp *in, ax_value *self, const ax_args *args) {
     static const char *const names[] = {"object", NULL};
     ax_value *v[1];
     if (!ax_bi_parse(in, args, self->builtin->name, names, 1, v)) return NULL;
-    if (!v[0]) return ax_value_str("");
+    if (!v[0]) return ax_value_or_oom(in, ax_value_str(""));
     if (v[0]->kind == AX_V_STR) return ax_value_retain(v[0]);
     ax_strbuf s;
     ax_strbuf_init(&s);
-    ax_value *r = ax_value_format_checked(in, &s, v[0]) ? ax_value_str(s.data ? s.data : "") : NULL;
-    ax_strbuf_free(&s);
-    return r;
+    if (!ax_value_format_checked(in, &s, v[0])) {
+        ax_strbuf_free(&s);
+        return NULL;
+    }
+    return ax_value_str_take_buf(in, &s);
 }
 
 static ax_value *bi_repr(ax_interp *in, ax_value *self, const ax_args *args) {
@@ -221,13 +256,14 @@ static ax_value *bi_repr(ax_interp *in, ax_value *self, const ax_args *args) {
                 tmp.data[tmp.len - 1] = 0;
                 ax_strbuf_append(&s, tmp.data + 1);
             }
+            s.failed |= tmp.failed;
             ax_strbuf_free(&tmp);
             ax_value_release(wrap);
+        } else {
+            s.failed = true;
         }
     }
-    ax_value *r = ax_value_str(s.data ? s.data : "");
-    ax_strbuf_free(&s);
-    return r;
+    return ax_value_str_take_buf(in, &s);
 }
 
 /* ---------------------------------------------------------------- len, range */
@@ -243,6 +279,7 @@ static ax_value *bi_len(ax_interp *in, ax_value *self, const ax_args *args) {
     case AX_V_LIST:
     case AX_V_TUPLE:
     case AX_V_DICT:
+    case AX_V_SET:
         return ax_bi_int_value(in, x->n);
     case AX_V_STR: {
         int64_t n = 0;
@@ -310,7 +347,7 @@ static ax_value *bi_zip(ax_interp *in, ax_value *self, const ax_args *args) {
         ax_error_oom(in->cx);
     }
     release_items(n > 0 ? n : 0, rows);
-    for (int j = 0; cols && j < k; j++) release_items(lens[j], cols[j]);
+    for (int j = 0; cols && lens && j < k; j++) release_items(lens[j], cols[j]);
     free(cols);
     free(lens);
     return r;
@@ -333,13 +370,15 @@ static ax_value *bi_enumerate(ax_interp *in, ax_value *self, const ax_args *args
     }
     for (int i = 0; i < n; i++) {
         ax_value *idx = ax_bi_int_value(in, start + i);
-        ax_value *pair = idx ? ax_value_tuple(2, (ax_value *[]){idx, items[i]}) : NULL;
-        if (!pair) {
-            if (idx) ax_value_release(idx);
+        if (!idx) {
             release_items(n, items);
             return NULL;
         }
-        items[i] = pair;
+        /* the pair takes both references, and releases them when it cannot be made */
+        if (!(items[i] = ax_value_tuple(2, (ax_value *[]){idx, items[i]}))) {
+            release_items(n, items);
+            return ax_error_oom(in->cx);
+        }
     }
     return make_seq_take(in, false, n, items);
 }
@@ -350,7 +389,7 @@ static ax_value *to_seq(ax_interp *in, ax_value *self, const ax_args *args, bool
     int n;
     const char *f = self->builtin->name;
     if (!ax_bi_parse(in, args, f, names, 1, v)) return NULL;
-    if (!v[0]) return tuple ? ax_value_tuple(0, NULL) : ax_value_list(0, NULL);
+    if (!v[0]) return ax_value_or_oom(in, tuple ? ax_value_tuple(0, NULL) : ax_value_list(0, NULL));
     if (!items_of(in, v[0], f, &n, &items)) return NULL;
     return make_seq_take(in, tuple, n, items);
 }
@@ -377,18 +416,24 @@ static ax_value *bi_reversed(ax_interp *in, ax_value *self, const ax_args *args)
     return make_seq_take(in, false, n, items);
 }
 
+/* set(iterable=()) and frozenset(...): sets never change, so the two are one. */
+static ax_value *bi_set(ax_interp *in, ax_value *self, const ax_args *args) {
+    static const char *const names[] = {"iterable", NULL};
+    ax_value *v[1];
+    if (!ax_bi_parse(in, args, self->builtin->name, names, 1, v)) return NULL;
+    if (!v[0]) {
+        ax_value *s = ax_value_set(0, NULL);
+        return s ? s : ax_error_oom(in->cx);
+    }
+    return ax_set_from(in, v[0]);
+}
+
 /* ---------------------------------------------------------------- dict */
 
-/* Adds key/value (new references taken) to growing arrays, replacing an equal key. */
+/* Adds key/value (new references taken) to growing arrays (ax_value_dict_merged merges
+ * repeated keys). */
 static bool dict_put_take(ax_interp *in, int *n, ax_value ***keys, ax_value ***vals, int *cap,
                           ax_value *key, ax_value *val) {
-    for (int i = 0; i < *n; i++)
-        if (!strcmp((*keys)[i]->str, key->str)) {
-            ax_value_release((*vals)[i]);
-            ax_value_release(key);
-            (*vals)[i] = val;
-            return true;
-        }
     if (*n == *cap) {
         int c = *cap ? 2 * *cap : 8;
         ax_value **k = realloc(*keys, (size_t)c * sizeof *k);
@@ -422,11 +467,11 @@ static bool dict_from(ax_interp *in, ax_value *src, int *n, ax_value ***keys, ax
     }
     for (int i = 0; i < src->n; i++) {
         ax_value *p = src->items[i];
-        if ((p->kind != AX_V_TUPLE && p->kind != AX_V_LIST) || p->n != 2 ||
-            p->items[0]->kind != AX_V_STR) {
-            ax_error(in->cx, AX_ERR_TYPE, "dict() needs (str, value) pairs");
+        if ((p->kind != AX_V_TUPLE && p->kind != AX_V_LIST) || p->n != 2) {
+            ax_error(in->cx, AX_ERR_TYPE, "dict() needs (key, value) pairs");
             return false;
         }
+        if (!ax_dict_key_check(in, p->items[0])) return false;
         if (!dict_put_take(in, n, keys, vals, cap, ax_value_retain(p->items[0]),
                            ax_value_retain(p->items[1])))
             return false;
@@ -442,7 +487,7 @@ static ax_value *bi_dict(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_value **keys = NULL, **vals = NULL;
     bool ok = args->n == 0 || dict_from(in, args->pos[0], &n, &keys, &vals, &cap);
     for (int k = 0; k < args->nkw && ok; k++) {
-        ax_value *key = ax_value_str(args->kwnames[k]);
+        ax_value *key = ax_value_or_oom(in, ax_value_str(args->kwnames[k]));
         ok =
             key && dict_put_take(in, &n, &keys, &vals, &cap, key, ax_value_retain(args->kwvals[k]));
     }
@@ -451,10 +496,10 @@ static ax_value *bi_dict(ax_interp *in, ax_value *self, const ax_args *args) {
         release_items(n, vals);
         return NULL;
     }
-    ax_value *r = ax_value_dict(n, keys, vals);
+    ax_value *r = ax_value_dict_merged(n, keys, vals);
     free(keys);
     free(vals);
-    return r;
+    return ax_value_or_oom(in, r);
 }
 
 /* ---------------------------------------------------------------- int, float, bool */
@@ -526,11 +571,24 @@ static ax_value *bi_bool(ax_interp *in, ax_value *self, const ax_args *args) {
 
 /* ---------------------------------------------------------------- sorted, map, filter */
 
-/* -1/0/1 ordering of two sort keys (numbers or strings); false on incomparable keys. */
-static bool compare_keys(ax_interp *in, ax_value *a, ax_value *b, int *out) {
+/* -1/0/1 ordering of two sort keys (numbers, strings, or tuples or lists of them, compared
+ * item by item); false on incomparable keys. */
+static bool compare_keys_at(ax_interp *in, ax_value *a, ax_value *b, int *out, int depth) {
     if (a->kind == AX_V_STR && b->kind == AX_V_STR) {
         int c = strcmp(a->str, b->str);
         *out = (c > 0) - (c < 0);
+        return true;
+    }
+    if ((a->kind == AX_V_TUPLE || a->kind == AX_V_LIST) && a->kind == b->kind) {
+        if (depth >= AX_MAX_VALUE_DEPTH) {
+            ax_error(in->cx, AX_ERR_RECURSION, "sorted(): keys nested more than %d levels deep",
+                     AX_MAX_VALUE_DEPTH);
+            return false;
+        }
+        *out = 0;
+        for (int i = 0; *out == 0 && i < a->n && i < b->n; i++)
+            if (!compare_keys_at(in, a->items[i], b->items[i], out, depth + 1)) return false;
+        if (*out == 0) *out = (a->n > b->n) - (a->n < b->n);
         return true;
     }
     double x, y;
@@ -540,8 +598,13 @@ static bool compare_keys(ax_interp *in, ax_value *a, ax_value *b, int *out) {
         return true;
     }
     if (!ax_error_pending(in->cx))
-        ax_error(in->cx, AX_ERR_TYPE, "sorted() can only compare numbers or strings");
+        ax_error(in->cx, AX_ERR_TYPE,
+                 "sorted() can only compare numbers, strings, and tuples or lists of them");
     return false;
+}
+
+static bool compare_keys(ax_interp *in, ax_value *a, ax_value *b, int *out) {
+    return compare_keys_at(in, a, b, out, 0);
 }
 
 /* Stable merge sort of idx[0..n) by keys; false when a comparison fails. */
@@ -684,17 +747,20 @@ static ax_value *bi_getattr(ax_interp *in, ax_value *self, const ax_args *args) 
 const ax_builtin_def ax_builtins_py[] = {
     {"print", bi_print, "print(*values, sep=' ', end='\\n'): writes the values' str forms", 0},
     {"len", bi_len, "len(obj): the number of items (an array's leading dimension)", 0},
-    {"range", bi_range, "range(start, stop, step=1): the ints from start to stop, lazily", 0},
+    {"range", bi_range, "class range(start, stop, step=1): the ints from start to stop, lazily", 0},
     {"zip", bi_zip, "zip(*iterables): a list of tuples of corresponding items", 0},
     {"enumerate", bi_enumerate, "enumerate(iterable, start=0): a list of (index, item) pairs", 0},
-    {"list", bi_list, "list(iterable=()): a list of the items", 0},
-    {"tuple", bi_tuple, "tuple(iterable=()): a tuple of the items", 0},
-    {"dict", bi_dict, "dict(pairs=(), **kw): a dict from pairs and keywords", 0},
-    {"str", bi_str, "str(object): the text form of object, as print writes it", 0},
+    {"list", bi_list, "class list(iterable=()): a list of the items", 0},
+    {"tuple", bi_tuple, "class tuple(iterable=()): a tuple of the items", 0},
+    {"dict", bi_dict, "class dict(pairs=(), **kw): a dict from pairs and keywords", 0},
+    {"set", bi_set, "class set(iterable=()): the distinct items, as a set (sets never change)", 0},
+    {"frozenset", bi_set, "class frozenset(iterable=()): the same as set(): ax's sets never change",
+     0},
+    {"str", bi_str, "class str(object): the text form of object, as print writes it", 0},
     {"repr", bi_repr, "repr(object): the text form of object as it shows inside a container", 0},
-    {"int", bi_int, "int(x): x as an integer (truncated toward zero)", 0},
-    {"float", bi_float, "float(x): x as a float", 0},
-    {"bool", bi_bool, "bool(x): the truth value of x", 0},
+    {"int", bi_int, "class int(x): x as an integer (truncated toward zero)", 0},
+    {"float", bi_float, "class float(x): x as a float", 0},
+    {"bool", bi_bool, "class bool(x): the truth value of x", 0},
     {"sorted", bi_sorted, "sorted(iterable, key=None, reverse=False): a sorted list (stable)", 0},
     {"reversed", bi_reversed, "reversed(seq): a list of the items in reverse order", 0},
     {"map", bi_map, "map(f, *iterables): the list of f applied to corresponding items", 0},

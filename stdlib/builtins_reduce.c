@@ -1,6 +1,7 @@
 /* Reduction builtins: sum prod mean var std max min argmax argmin all any cumsum cumprod. */
 #include "builtins_lib.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The parsed arguments of a reduction. */
@@ -114,7 +115,55 @@ static bool scalar_first(const ax_args *args) {
 
 static const char *const max_names[] = {"a", "axis", "keepdims", NULL};
 
+/* Python's max(iterable, key=..., default=...) / max(a, b, key=...): the prelude's
+ * _extremum_by_key compares key(item) for any items (strings, tuples, records, ...). */
+static ax_value *extremum_by_key(ax_interp *in, const ax_args *args, bool max) {
+    ax_value *key = ax_bi_kwarg(args, "key"), *dflt = ax_bi_kwarg(args, "default");
+    const char *name = max ? "max" : "min";
+    if (!ax_bi_keywords(in, args, name, (const char *const[]){"key", "default", NULL})) return NULL;
+    if (args->n == 0) return ax_error(in->cx, AX_ERR_TYPE, "%s expected at least 1 argument", name);
+    if (args->n > 1 && dflt)
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "Cannot specify a default for %s() with multiple positional arguments",
+                        name);
+    ax_value *fn = ax_interp_lookup(in, "_extremum_by_key");
+    if (!fn) return ax_error(in->cx, AX_ERR_RUNTIME, "%s(key=...) needs the prelude", name);
+    ax_value **items = calloc((size_t)args->n, sizeof *items);
+    if (!items) return ax_error_oom(in->cx);
+    for (int i = 0; i < args->n; i++) items[i] = ax_value_retain(args->pos[i]);
+    ax_value *seq = args->n == 1 ? NULL : ax_value_tuple(args->n, items);
+    if (args->n == 1) ax_value_release(items[0]);
+    free(items);
+    ax_value *call[5] = {args->n == 1 ? args->pos[0] : seq, key ? key : ax_none(),
+                         ax_bi_bool_value(in, max), dflt ? dflt : ax_none(),
+                         ax_bi_bool_value(in, dflt != NULL)};
+    ax_value *r = NULL;
+    if (call[0] && call[2] && call[4]) {
+        ax_args a = {.n = 5, .pos = call};
+        r = ax_call(in, fn, &a);
+    } else if (!ax_error_pending(in->cx)) {
+        ax_error_oom(in->cx);
+    }
+    if (seq) ax_value_release(seq);
+    if (call[2]) ax_value_release(call[2]);
+    if (call[4]) ax_value_release(call[4]);
+    return r;
+}
+
+/* Items that are not array data (strings, tuples such as (score, name), ...): Python's
+ * comparison, not an array's (nested lists of numbers stay NumPy's: max([[1, 2], [3, 4]]) is 4). */
+static bool has_non_numbers(const ax_args *args) {
+    const ax_value *seq = args->n == 1 ? args->pos[0] : NULL;
+    if (!seq || (seq->kind != AX_V_LIST && seq->kind != AX_V_TUPLE && seq->kind != AX_V_SET))
+        return false;
+    for (int i = 0; i < seq->n; i++)
+        if (seq->items[i]->kind != AX_V_ARRAY && seq->items[i]->kind != AX_V_LIST) return true;
+    return false;
+}
+
 static ax_value *extremum(ax_interp *in, ax_value *self, const ax_args *args, bool max) {
+    if (ax_bi_kwarg(args, "key") || ax_bi_kwarg(args, "default") || has_non_numbers(args))
+        return extremum_by_key(in, args, max);
     if (scalar_first(args))
         return pairwise(in, args, max ? AX_P_MAX : AX_P_MIN, max ? "maximum" : "minimum");
     reduction r;

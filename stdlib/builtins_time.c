@@ -96,7 +96,7 @@ static int64_t clock_ns(clockid_t clock) {
 /* Seconds as a float64 scalar: a float32 cannot tell apart two instants of today's clock. */
 static ax_value *seconds_value(ax_interp *in, double s) {
     ax_array *a = ax_array_scalar(in->cx, AX_F64, s);
-    return a ? ax_value_array(a) : NULL;
+    return a ? ax_value_or_oom(in, ax_value_array(a)) : NULL;
 }
 
 static ax_value *time_clock(ax_interp *in, ax_value *self, const ax_args *a, clockid_t clock,
@@ -104,7 +104,7 @@ static ax_value *time_clock(ax_interp *in, ax_value *self, const ax_args *a, clo
     if (!ax_args_check(in, a, self->builtin->name, 0, (const char *[]){NULL})) return NULL;
     if (!ns) return seconds_value(in, clock_seconds(clock));
     ax_array *r = ax_array_scalar_i64(in->cx, AX_I64, clock_ns(clock));
-    return r ? ax_value_array(r) : NULL;
+    return r ? ax_value_or_oom(in, ax_value_array(r)) : NULL;
 }
 
 static ax_value *bi_time(ax_interp *in, ax_value *self, const ax_args *a) {
@@ -153,14 +153,7 @@ ax_value *ax_lib_open_time(ax_interp *in, const ax_lib *lib) {
         {"monotonic", bi_perf_counter, "monotonic(): a monotonic clock, in seconds", 0},
         {"process_time", bi_process_time, "process_time(): CPU seconds of this process", 0},
         {"sleep", bi_sleep, "sleep(secs): waits secs seconds (Ctrl-C stops it)", 0},
+        {NULL, NULL, NULL, 0},
     };
-    ax_module *m = ax_interp_new_module(in, lib->name);
-    if (!m) return NULL;
-    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
-        ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
-        if (!v) return ax_error_oom(in->cx);
-        ax_module_define(m, fns[i].name, v);
-    }
-    ax_value *v = ax_value_module(m);
-    return v ? v : ax_error_oom(in->cx);
+    return ax_lib_module_of(in, lib, fns);
 }

@@ -1,14 +1,18 @@
 /* jax.config (see config.h). Each option reads and writes the interpreter's own state:
  * jax_enable_x64 is --x64 (the default float and int: arrays made before the change keep
  * their dtypes, as in JAX, which wants it set at start-up); jax_threefry_partitionable off
- * gives JAX's PRNG before 0.5 (what older recorded outputs show); options about devices and
- * compilation that ax has no use for are accepted and read back. */
+ * gives JAX's PRNG before 0.5 (what older recorded outputs show); jax_num_cpu_devices is
+ * --devices (before the devices start); options about devices and compilation that ax has
+ * no use for are accepted and read back. */
 #include "config.h"
+
+#include "../runtime/device.h"
+#include "builtins_lib.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { OPT_X64, OPT_PARTITIONABLE, OPT_STORED } option_kind;
+typedef enum { OPT_X64, OPT_PARTITIONABLE, OPT_NUM_CPU_DEVICES, OPT_STORED } option_kind;
 
 static const struct {
     const char *name;
@@ -16,7 +20,9 @@ static const struct {
 } options[] = {
     {"jax_enable_x64", OPT_X64},
     {"jax_threefry_partitionable", OPT_PARTITIONABLE},
-    /* accepted, with no effect: one CPU device, arrays always checked by ax's own errors */
+    {"jax_num_cpu_devices", OPT_NUM_CPU_DEVICES},
+    /* accepted, with no effect: ax's devices are the CPU's cores, arrays always checked by
+     * ax's own errors */
     {"jax_platforms", OPT_STORED},
     {"jax_platform_name", OPT_STORED},
     {"jax_default_matmul_precision", OPT_STORED},
@@ -54,6 +60,8 @@ static ax_value *read_option(ax_interp *in, config *c, int i) {
         return ax_value_bool(in, in->cx->x64);
     case OPT_PARTITIONABLE:
         return ax_value_bool(in, !in->threefry_unpartitioned);
+    case OPT_NUM_CPU_DEVICES: /* JAX's default, -1, until set (here or by --devices) */
+        return ax_value_int(in, in->cx->ndevices > 0 ? in->cx->ndevices : -1);
     default: {
         ax_value *v = ax_dict_get(c->stored, options[i].name);
         return v ? ax_value_retain(v) : ax_none();
@@ -69,6 +77,13 @@ static ax_value *config_update(ax_interp *in, ax_value *self, const ax_args *a) 
     const char *name = a->pos[0]->str;
     int i = option_of(name);
     if (i < 0) return ax_error(in->cx, AX_ERR_ATTRIBUTE, "Unrecognized config option: %s", name);
+    if (options[i].kind == OPT_NUM_CPU_DEVICES) {
+        int64_t n;
+        if (!ax_bi_int(in, a->pos[1], "jax_num_cpu_devices", 0, &n) ||
+            ax_set_local_device_count(in->cx, n) < 0)
+            return NULL;
+        return ax_none();
+    }
     bool on;
     if (options[i].kind != OPT_STORED && !ax_value_truthy(in, a->pos[1], &on)) return NULL;
     if (options[i].kind == OPT_X64) {
@@ -123,6 +138,6 @@ int ax_config_register(ax_interp *in) {
     }
     ax_value *v = ax_value_object(&config_type, c);
     if (!v) return -1;
-    ax_interp_define_builtin(in, "_jax_config", v);
+    ax_interp_define_builtin_take(in, "_jax_config", v);
     return 0;
 }

@@ -5,7 +5,7 @@
  * is another one (jit, vmap, make_jaxpr), the call becomes one custom_call equation per output:
  * the function's body traced, with the rule attached, so a differentiation outside
  * (grad(jit(f)), grad(vmap(f))) still applies the rule; vmap batches it by running the rule per
- * example (compiler/batch_rules.c), or for custom_vjp fwd and bwd per example (below). Traced
+ * example (compiler/prims_custom.c), or for custom_vjp fwd and bwd per example (below). Traced
  * values the function closes over become leading operands of those equations (JAX's closure
  * conversion), so the IR never holds another trace's tracer. Without any transformation the
  * function runs as written.
@@ -20,6 +20,7 @@
 
 #include "../compiler/ad.h"
 #include "../compiler/vmap.h"
+#include "../lang/cycles.h"
 #include "flat_call.h"
 #include "np.h"
 #include "transforms.h"
@@ -47,6 +48,19 @@ static void custom_free(void *p) {
     free(c);
 }
 
+/* The function and its rules, which may close over it (lang/cycles.h). */
+static void custom_children(void *p, void (*visit)(void *arg, ax_value *child), void *arg) {
+    custom_fn *c = p;
+    ax_value *vals[] = {c->fn, c->jvp, c->fwd, c->bwd};
+    for (int i = 0; i < 4; i++)
+        if (vals[i]) visit(arg, vals[i]);
+}
+
+static void custom_forget(void *p) {
+    custom_fn *c = p;
+    c->fn = c->jvp = c->fwd = c->bwd = NULL;
+}
+
 static void custom_format(ax_strbuf *out, void *p) {
     custom_fn *c = p;
     ax_strbuf_appendf(out, "<%s function %s>", c->is_vjp ? "custom_vjp" : "custom_jvp", c->name);
@@ -55,7 +69,8 @@ static void custom_format(ax_strbuf *out, void *p) {
 /* Zeros for absent tangents (a copy of `primals` shape by shape). */
 static ax_array **tangents_or_zeros(ax_ctx *cx, int n, ax_array **primals, ax_array **tangents) {
     ax_array **t = calloc((size_t)n + 1, sizeof *t);
-    for (int i = 0; t && i < n; i++) {
+    if (!t) return ax_error_oom(cx);
+    for (int i = 0; i < n; i++) {
         t[i] = tangents[i]
                    ? ax_array_retain(tangents[i])
                    : ax_array_zeros(cx, primals[i]->dtype, primals[i]->ndim, primals[i]->shape);
@@ -78,7 +93,7 @@ static int flatten_arrays(ax_interp *in, ax_value *tree, const char *what, ax_ar
     ax_value **leaves;
     if (ax_tree_flatten(in, tree, &leaves, n, def)) return -1;
     *out = calloc((size_t)*n + 1, sizeof **out);
-    int rc = *out ? 0 : -1;
+    int rc = *out ? 0 : (ax_error_oom(in->cx), -1);
     for (int i = 0; i < *n && !rc; i++) {
         if (leaves[i]->kind != AX_V_ARRAY) {
             ax_error(in->cx, AX_ERR_TYPE, "%s must return arrays (or pytrees of arrays)", what);
@@ -92,6 +107,7 @@ static int flatten_arrays(ax_interp *in, ax_value *tree, const char *what, ax_ar
         ax_flat_release_arrays(*out, *n);
         ax_value_release(*def);
         *out = NULL;
+        *def = NULL;
     }
     return rc;
 }
@@ -100,7 +116,7 @@ static int flatten_arrays(ax_interp *in, ax_value *tree, const char *what, ax_ar
 static ax_value *wrap_outputs_take(ax_interp *in, ax_trace *t, ax_value *def, int n,
                                    ax_array **outs, ax_array **touts) {
     ax_array **w = calloc((size_t)n + 1, sizeof *w);
-    int rc = w ? 0 : -1;
+    int rc = w ? 0 : (ax_error_oom(in->cx), -1);
     for (int j = 0; j < n; j++) {
         if (!rc && !(w[j] = ax_jvp_tracer_new(in->cx, t, outs[j], touts ? touts[j] : NULL)))
             rc = -1;
@@ -1077,7 +1093,10 @@ static ax_value *custom_call(ax_interp *in, ax_value *self, const ax_args *a) {
     if (ax_flat_call_init(&fc, in, c->name, c->fn, a, 0, NULL, false)) goto done;
     prim = calloc((size_t)fc.nflat + 1, sizeof *prim);
     tan = calloc((size_t)fc.nflat + 1, sizeof *tan);
-    if (!prim || !tan) goto done;
+    if (!prim || !tan) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
     ax_trace *t = ax_jvp_trace_of(in->cx, fc.nflat, fc.flat, prim, tan), *any = NULL;
     if (ax_error_pending(in->cx)) goto done;
     if (t) { /* differentiation is innermost: the rule, now */
@@ -1114,6 +1133,7 @@ static ax_value *define_rule(ax_interp *in, ax_value *self, const ax_args *a) {
         if (c->bwd) ax_value_release(c->bwd);
         c->bwd = ax_value_retain(a->pos[1]);
     }
+    ax_cycles_note(obj); /* a rule defined in a function may close over obj */
     return ax_value_retain(a->pos[0]);
 }
 
@@ -1183,7 +1203,7 @@ static ax_value *jvps_rule(ax_interp *in, ax_value *self, const ax_args *a) {
         if (out) ax_value_release(out);
         return NULL;
     }
-    return ax_flat_pair_take(out, sum) ?: ax_error_oom(in->cx);
+    return ax_flat_pair_take(in->cx, out, sum);
 }
 
 /* f.defjvps(*jvps): the rule as one term per argument. */
@@ -1205,6 +1225,7 @@ static ax_value *define_jvps(ax_interp *in, ax_value *self, const ax_args *a) {
     if (!rule) return ax_error_oom(in->cx);
     if (c->jvp) ax_value_release(c->jvp);
     c->jvp = rule;
+    ax_cycles_note(self->builtin->data);
     return ax_none();
 }
 
@@ -1220,17 +1241,20 @@ static ax_value *custom_getattr(ax_interp *in, ax_value *self, const char *name)
         return v ? v : ax_error_oom(in->cx);
     }
     if (strcmp(name, c->is_vjp ? "defvjp" : "defjvp")) return NULL;
-    return ax_value_builtin(name,
-                            c->is_vjp ? "f.defvjp(fwd, bwd): the reverse-mode rule of f"
-                                      : "f.defjvp(rule): the forward-mode rule of f",
-                            define_rule, ax_value_retain(self));
+    return ax_value_or_oom(
+        in, ax_value_builtin(name,
+                             c->is_vjp ? "f.defvjp(fwd, bwd): the reverse-mode rule of f"
+                                       : "f.defjvp(rule): the forward-mode rule of f",
+                             define_rule, ax_value_retain(self)));
 }
 
 static const ax_object_type custom_type = {.name = "custom derivative function",
                                            .free = custom_free,
                                            .format = custom_format,
                                            .getattr = custom_getattr,
-                                           .call = custom_call};
+                                           .call = custom_call,
+                                           .children = custom_children,
+                                           .forget = custom_forget};
 
 /* custom_jvp(f, nondiff_argnums=()) / custom_vjp(f, nondiff_argnums=()); as a decorator with
  * only nondiff_argnums, the function comes next (@partial(custom_jvp, nondiff_argnums=(0,))
@@ -1274,7 +1298,7 @@ static ax_value *make_custom(ax_interp *in, const ax_args *a, bool is_vjp) {
         custom_free(c);
         return NULL;
     }
-    return ax_value_object(&custom_type, c);
+    return ax_value_or_oom(in, ax_value_object(&custom_type, c)); /* frees c on failure */
 }
 
 static ax_value *b_custom_jvp(ax_interp *in, ax_value *self, const ax_args *a) {
@@ -1319,7 +1343,7 @@ static ax_value *b_custom_gradient(ax_interp *in, ax_value *self, const ax_args 
         custom_free(c);
         return ax_error_oom(in->cx);
     }
-    return ax_value_object(&custom_type, c);
+    return ax_value_or_oom(in, ax_value_object(&custom_type, c)); /* frees c on failure */
 }
 
 int ax_custom_rules_register(ax_interp *in) {
@@ -1335,9 +1359,14 @@ int ax_custom_rules_register(ax_interp *in) {
                                    "custom_gradient(f): f returns (value, vjp), and vjp(g) gives "
                                    "its cotangents",
                                    b_custom_gradient, NULL);
-    if (!j || !v || !g) return -1;
-    ax_interp_define_builtin(in, "custom_jvp", j);
-    ax_interp_define_builtin(in, "custom_vjp", v);
-    ax_interp_define_builtin(in, "custom_gradient", g);
+    if (!j || !v || !g) {
+        ax_value_release(j);
+        ax_value_release(v);
+        ax_value_release(g);
+        return -1;
+    }
+    ax_interp_define_builtin_take(in, "custom_jvp", j);
+    ax_interp_define_builtin_take(in, "custom_vjp", v);
+    ax_interp_define_builtin_take(in, "custom_gradient", g);
     return 0;
 }

@@ -41,7 +41,7 @@ ax_display *ax_display_install(ax_interp *in) {
     if (!d) return ax_error_oom(in->cx);
     ax_value *v = ax_value_object(&display_type, d);
     if (!v) return ax_error_oom(in->cx);
-    ax_interp_define_builtin(in, DISPLAY_NAME, v);
+    ax_interp_define_builtin_take(in, DISPLAY_NAME, v);
     return ax_display_of(in);
 }
 
@@ -102,8 +102,8 @@ static int write_temporary(ax_interp *in, const char *kind, const char *format, 
     return 0;
 }
 
-int ax_display_show(ax_interp *in, const char *kind, const char *format, char *data, size_t len,
-                    const char *alt) {
+int ax_display_show_take(ax_interp *in, const char *kind, const char *format, char *data,
+                         size_t len, const char *alt) {
     ax_display *d = ax_display_of(in);
     if (d) return display_add(in, d, format, data, len, alt);
     int rc = write_temporary(in, kind, format, data, len);

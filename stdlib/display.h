@@ -31,7 +31,7 @@ void ax_display_clear(ax_display *d);
 
 /* Shows a picture (takes `data`, malloc'd): added to the display in a notebook, else written
  * to $TMPDIR/ax-<kind>-XXXXXX.<format> and its path printed on stdout. 0, or -1 + error. */
-int ax_display_show(ax_interp *in, const char *kind, const char *format, char *data, size_t len,
-                    const char *alt);
+int ax_display_show_take(ax_interp *in, const char *kind, const char *format, char *data,
+                         size_t len, const char *alt);
 
 #endif

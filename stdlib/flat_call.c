@@ -99,7 +99,7 @@ ax_value **ax_flat_wrap_arrays(ax_ctx *cx, int n, ax_array **arrs) {
     for (int i = 0; i < n; i++) {
         if (!(vals[i] = ax_value_array(ax_array_retain(arrs[i])))) {
             ax_values_release(vals, i);
-            return NULL;
+            return ax_error_oom(cx);
         }
     }
     return vals;
@@ -238,9 +238,14 @@ ax_value *ax_flat_rebuild_aux(flat_call *fc, ax_array **outs) {
     ax_value **vals = calloc((size_t)fc->naux + 1, sizeof *vals);
     if (!vals) return ax_error_oom(fc->in->cx);
     int k = fc->nmain;
-    for (int i = 0; i < fc->naux; i++)
+    for (int i = 0; i < fc->naux; i++) {
         vals[i] = fc->aux_leaves[i] ? ax_value_retain(fc->aux_leaves[i])
                                     : ax_value_array(ax_array_retain(outs[k++]));
+        if (!vals[i]) {
+            ax_values_release(vals, i);
+            return ax_error_oom(fc->in->cx);
+        }
+    }
     ax_value *v = ax_tree_unflatten(fc->in, fc->aux_def, vals, fc->naux);
     ax_values_release(vals, fc->naux);
     return v;
@@ -265,23 +270,15 @@ ax_value *ax_flat_rebuild_per_arg(flat_call *fc, ax_array **flat, bool as_tuple)
     }
     ax_value *t = ax_value_tuple(fc->ntraced, items);
     free(items);
-    return t;
+    return ax_value_or_oom(fc->in, t);
 }
 
-ax_value *ax_flat_pair_take(ax_value *a, ax_value *b) {
+ax_value *ax_flat_pair_take(ax_ctx *cx, ax_value *a, ax_value *b) {
     if (!a || !b) {
         if (a) ax_value_release(a);
         if (b) ax_value_release(b);
         return NULL;
     }
-    ax_value **items = malloc(2 * sizeof *items);
-    if (!items) {
-        ax_value_release(a);
-        ax_value_release(b);
-        return NULL;
-    }
-    items[0] = a, items[1] = b;
-    ax_value *t = ax_value_tuple(2, items);
-    free(items);
-    return t;
+    ax_value *t = ax_value_tuple(2, (ax_value *[]){a, b}); /* releases both on failure */
+    return t ? t : ax_error_oom(cx);
 }

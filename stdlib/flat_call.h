@@ -50,7 +50,8 @@ ax_value *ax_flat_rebuild_aux(flat_call *fc, ax_array **outs);
 /* One value per traced argument (a tuple when as_tuple, else the first one). */
 ax_value *ax_flat_rebuild_per_arg(flat_call *fc, ax_array **flat, bool as_tuple);
 void ax_flat_release_arrays(ax_array **a, int n);
-/* (a, b), taking both; NULL when either is NULL. */
-ax_value *ax_flat_pair_take(ax_value *a, ax_value *b);
+/* (a, b), taking both; NULL when either is NULL, or with MemoryError when the pair cannot be
+ * made. */
+ax_value *ax_flat_pair_take(ax_ctx *cx, ax_value *a, ax_value *b);
 
 #endif

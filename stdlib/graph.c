@@ -74,7 +74,7 @@ static void names_free(name_list *l) {
 
 static int compare_keys(const void *a, const void *b) {
     const ax_value *x = *(ax_value *const *)a, *y = *(ax_value *const *)b;
-    return strcmp(x->str, y->str);
+    return ax_dict_key_order(x, y);
 }
 
 /* The names of a pytree's leaves, in the order tree_flatten visits them: x, p['w'], t[0]. */
@@ -92,8 +92,12 @@ static void leaf_names(name_list *l, ax_value *v, const char *prefix, int depth)
         memcpy(keys, v->keys, (size_t)v->n * sizeof *keys);
         qsort(keys, (size_t)v->n, sizeof *keys, compare_keys);
         for (int i = 0; i < v->n; i++) {
-            snprintf(buf, sizeof buf, "%s['%s']", prefix, keys[i]->str);
-            leaf_names(l, ax_dict_get(v, keys[i]->str), buf, depth + 1);
+            ax_strbuf k;
+            ax_strbuf_init(&k);
+            ax_value_format_nested(&k, keys[i]);
+            snprintf(buf, sizeof buf, "%s[%s]", prefix, k.data ? k.data : "?");
+            ax_strbuf_free(&k);
+            leaf_names(l, ax_dict_lookup(v, keys[i]), buf, depth + 1);
         }
         free(keys);
     } else if (v->kind != AX_V_NONE) {
@@ -417,8 +421,7 @@ static int write_cluster(dot_writer *w, const ax_ir *sub, const char *label, int
 }
 
 static bool commutative(ax_prim p) {
-    return p == AX_P_ADD || p == AX_P_MUL || p == AX_P_MAX || p == AX_P_MIN || p == AX_P_AND ||
-           p == AX_P_OR || p == AX_P_XOR || p == AX_P_EQ || p == AX_P_NE;
+    return ax_prim_get(p)->flags & AX_PRIM_COMMUTATIVE;
 }
 
 static const char *operand_label(int i) {
@@ -672,7 +675,7 @@ static ax_value *b_show_graph(ax_interp *in, ax_value *self, const ax_args *a) {
     } else {
         char alt[300];
         snprintf(alt, sizeof alt, "graph of %s", title);
-        rc = ax_display_show(in, "graph", format, data, len, alt);
+        rc = ax_display_show_take(in, "graph", format, data, len, alt);
     }
     return rc == 0 ? ax_none() : NULL;
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "../compiler/call.h"
+#include "../compiler/collectives.h"
 #include "../compiler/jit.h"
 #include "../compiler/simplify.h"
 #include "../compiler/trace.h"
@@ -110,12 +111,21 @@ static void jit_state_free(void *p) {
     free(s->statics);
     free(s);
 }
-static const ax_object_type jit_state_type = {.name = "jit", .free = jit_state_free};
+/* The function it compiles, for the walk over reference cycles (lang/cycles.h). */
+static void jit_state_children(void *p, void (*visit)(void *arg, ax_value *child), void *arg) {
+    visit(arg, ((jit_state *)p)->fn);
+}
+static const ax_object_type jit_state_type = {
+    .name = "jit", .free = jit_state_free, .children = jit_state_children};
+
+static bool in_argnums(const int *statics, int nstatic, int pos) {
+    for (int i = 0; i < nstatic; i++)
+        if (statics[i] == pos) return true;
+    return false;
+}
 
 static bool is_static(const jit_state *s, int pos) {
-    for (int i = 0; i < s->nstatic; i++)
-        if (s->statics[i] == pos) return true;
-    return false;
+    return in_argnums(s->statics, s->nstatic, pos);
 }
 
 static const char *fn_name(const ax_value *fn) {
@@ -130,6 +140,16 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* The text of a key, or NULL when building it failed (a truncated key could match another
+ * call's). */
+static char *key_text(ax_strbuf *k) {
+    if (k->failed) {
+        ax_strbuf_free(k);
+        return NULL;
+    }
+    return k->data ? k->data : strdup("");
+}
+
 /* The signature of a call: every traced leaf's type (and the trees' structure), and the value
  * of every static argument. */
 static char *types_key(const flat_call *fc) {
@@ -142,7 +162,7 @@ static char *types_key(const flat_call *fc) {
     }
     ax_strbuf_appendf(&k, "|");
     for (int k2 = 0; k2 < fc->ntraced; k2++) ax_value_format(&k, fc->defs[k2]);
-    return k.data;
+    return key_text(&k);
 }
 
 static char *statics_key(const jit_state *s, const ax_args *a) {
@@ -157,17 +177,18 @@ static char *statics_key(const jit_state *s, const ax_args *a) {
         ax_strbuf_appendf(&k, "%s%s = ", k.len ? ", " : "", a->kwnames[i]);
         ax_value_format(&k, a->kwvals[i]);
     }
-    return k.data ? k.data : strdup("");
+    return key_text(&k);
 }
 
 /* Appends an exact encoding of a static argument: two values encode alike only when they are
  * equal (arrays by dtype, shape and every element, exactly; functions and objects by identity,
  * as JAX hashes them). Their printed forms cannot key the cache: print elides the middle of
  * long arrays and the depths of nested containers, so different values would share a trace. */
-static int encode_static(ax_interp *in, ax_strbuf *k, const ax_value *v, int depth) {
+static int encode_static(ax_interp *in, const char *what, ax_strbuf *k, const ax_value *v,
+                         int depth) {
     if (depth >= AX_MAX_VALUE_DEPTH) {
-        ax_error(in->cx, AX_ERR_RECURSION, "jit: a static argument nested more than %d levels deep",
-                 AX_MAX_VALUE_DEPTH);
+        ax_error(in->cx, AX_ERR_RECURSION, "%s: a static argument nested more than %d levels deep",
+                 what, AX_MAX_VALUE_DEPTH);
         return -1;
     }
     switch (v->kind) {
@@ -186,8 +207,9 @@ static int encode_static(ax_interp *in, ax_strbuf *k, const ax_value *v, int dep
         ax_array *c = ax_concrete_value(in->cx, v->arr);
         if (!c || !c->buf) {
             ax_error(in->cx, AX_ERR_CONCRETIZATION,
-                     "jit: a static argument must be a concrete value, not one traced by an "
-                     "enclosing jit or vmap");
+                     "%s: a static argument must be a concrete value, not one traced by an "
+                     "enclosing jit or vmap",
+                     what);
             return -1;
         }
         char type[160];
@@ -208,8 +230,9 @@ static int encode_static(ax_interp *in, ax_strbuf *k, const ax_value *v, int dep
     case AX_V_SLICE:
         ax_strbuf_appendf(k, "C%d,%d(", (int)v->kind, v->n);
         for (int i = 0; i < v->n; i++) {
-            if (v->kind == AX_V_DICT && encode_static(in, k, v->keys[i], depth + 1)) return -1;
-            if (encode_static(in, k, v->items[i], depth + 1)) return -1;
+            if (v->kind == AX_V_DICT && encode_static(in, what, k, v->keys[i], depth + 1))
+                return -1;
+            if (encode_static(in, what, k, v->items[i], depth + 1)) return -1;
         }
         ax_strbuf_append(k, ")");
         return 0;
@@ -222,19 +245,19 @@ static int encode_static(ax_interp *in, ax_strbuf *k, const ax_value *v, int dep
     }
 }
 
-/* The static arguments (and keywords) encoded exactly, malloc'd; NULL with an error. */
-static char *statics_exact_key(ax_interp *in, const jit_state *s, const ax_args *a) {
+char *ax_statics_exact_key(ax_interp *in, const char *what, const int *statics, int nstatic,
+                           const ax_args *a) {
     ax_strbuf k;
     ax_strbuf_init(&k);
     int rc = 0;
     for (int i = 0; i < a->n && !rc; i++) {
-        if (!is_static(s, i)) continue;
+        if (!in_argnums(statics, nstatic, i)) continue;
         ax_strbuf_appendf(&k, "|%d=", i);
-        rc = encode_static(in, &k, a->pos[i], 0);
+        rc = encode_static(in, what, &k, a->pos[i], 0);
     }
     for (int i = 0; i < a->nkw && !rc; i++) {
         ax_strbuf_appendf(&k, "|%s=", a->kwnames[i]);
-        rc = encode_static(in, &k, a->kwvals[i], 0);
+        rc = encode_static(in, what, &k, a->kwvals[i], 0);
     }
     if (!rc && !k.data && !(k.data = strdup(""))) ax_error_oom(in->cx);
     if (rc) ax_strbuf_free(&k);
@@ -272,12 +295,14 @@ static void miss_reason(const jit_state *s, const char *types, const char *stati
 
 /* The signature as bytes, built without formatting anything (it is computed on every call):
  * each leaf's dtype, weak flag and shape, each argument tree's structure hash, and the static
- * arguments' exact encodings (only when there are some). malloc'd; NULL with an error. */
+ * arguments' exact encodings (only when there are some), and whether a pmap is around the
+ * call (a pmap in fn is then a nested one, traced otherwise). malloc'd; NULL with an error. */
 static unsigned char *signature_key(ax_interp *in, const jit_state *s, const ax_args *a,
                                     const flat_call *fc, size_t *len) {
     size_t cap = 64 + (size_t)fc->nflat * (3 + 8 * AX_MAX_RANK) + (size_t)fc->ntraced * 8;
     unsigned char *k = malloc(cap), *p = k;
     if (!k) return ax_error_oom(in->cx);
+    *p++ = ax_axis_pmap_slices(in->cx) != 0;
     for (int i = 0; i < fc->nflat; i++) {
         const ax_array *x = fc->flat[i];
         *p++ = (unsigned char)x->dtype;
@@ -293,7 +318,7 @@ static unsigned char *signature_key(ax_interp *in, const jit_state *s, const ax_
     }
     *len = (size_t)(p - k);
     if (s->nstatic || a->nkw) {
-        char *st = statics_exact_key(in, s, a);
+        char *st = ax_statics_exact_key(in, "jit", s->statics, s->nstatic, a);
         size_t n = st ? strlen(st) : 0;
         unsigned char *grown = st ? realloc(k, *len + n) : NULL;
         if (!grown) {
@@ -511,7 +536,10 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *call)
     jit_entry *e = entry_for(in, s, a, &fc);
     if (!e) goto done;
     outs = calloc((size_t)e->ir->nout + 1, sizeof *outs);
-    if (!outs) goto done;
+    if (!outs) {
+        ax_error_oom(in->cx);
+        goto done;
+    }
     int rc;
     ax_jit_program *prog = NULL;
     if (all_concrete(&fc, e->ir))
@@ -650,8 +678,9 @@ static ax_value *b_jit(ax_interp *in, ax_value *self, const ax_args *a) {
         return NULL;
     }
     ax_value *state = ax_value_object(&jit_state_type, s); /* frees s on failure */
-    if (!state) return NULL;
-    return ax_value_builtin("jit", "a jit-compiled function", jit_fn_call, state);
+    if (!state) return ax_error_oom(in->cx);
+    return ax_value_or_oom(in,
+                           ax_value_builtin("jit", "a jit-compiled function", jit_fn_call, state));
 }
 
 static bool is_jitted(const ax_value *fn) {
@@ -681,12 +710,12 @@ ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool wan
             ax_ir_format(&out, e->ir);
             ax_strbuf_appendf(&out, "\n-- fused into:\n");
             ax_jit_format_plan(&out, prog);
-            text = ax_value_str(out.data ? out.data : "");
+            text = ax_value_str_take_buf(in, &out);
         } else if (!ax_jit_dump_c(in->cx, prog, &out)) {
-            text = ax_value_str(out.data ? out.data : "");
+            text = ax_value_str_take_buf(in, &out);
         }
     }
-    free(out.data);
+    ax_strbuf_free(&out);
     if (checked) ax_flat_call_free(&fc);
     call_free(&call);
     if (text && text->kind == AX_V_STR) { /* no final newline: print adds one */
@@ -732,7 +761,7 @@ int ax_jit_register(ax_interp *in) {
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
         ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
         if (!v) return -1;
-        ax_interp_define_builtin(in, fns[i].name, v);
+        ax_interp_define_builtin_take(in, fns[i].name, v);
     }
     return 0;
 }

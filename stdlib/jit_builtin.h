@@ -9,5 +9,11 @@ int ax_jit_register(ax_interp *in);
  * (want_c false, REPL `:ir`), or the C-like dump of the native code (want_c, REPL `:c`).
  * A string value, or NULL with an error. */
 ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool want_c);
+/* The static arguments of a call (the positions statics[0, nstatic) and every keyword)
+ * encoded exactly, as jit and pmap key their traces: two calls encode alike only when those
+ * arguments are equal (arrays element by element, functions and objects by identity).
+ * `what` names the caller in errors. malloc'd; NULL with an error. */
+char *ax_statics_exact_key(ax_interp *in, const char *what, const int *statics, int nstatic,
+                           const ax_args *a);
 
 #endif

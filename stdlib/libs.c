@@ -3,7 +3,11 @@
  * stands for one, a package of submodules, or a module built in C. */
 #include "libs.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "builtins.h"
+#include "builtins_lib.h"
 #include "np.h"
 #include "records.h"
 
@@ -29,6 +33,30 @@ ax_value *ax_lib_open_package(ax_interp *in, const ax_lib *lib) {
     return v || !m ? v : ax_error_oom(in->cx);
 }
 
+ax_value *ax_lib_module_of(ax_interp *in, const ax_lib *lib, const ax_builtin_def *fns) {
+    ax_module *m = ax_interp_new_module(in, lib->name);
+    if (!m) return NULL;
+    for (const ax_builtin_def *d = fns; d->name; d++) {
+        ax_value *v = ax_value_builtin(d->name, d->doc, d->fn, NULL);
+        if (!v) return ax_error_oom(in->cx);
+        ax_module_define_take(m, d->name, v);
+    }
+    ax_value *v = ax_value_module(m);
+    return v ? v : ax_error_oom(in->cx);
+}
+
+ax_value *ax_lib_open_member(ax_interp *in, const ax_lib *lib) {
+    const char *colon = strchr(lib->arg, ':');
+    char owner[128];
+    if (!colon || (size_t)(colon - lib->arg) >= sizeof owner)
+        return ax_error(in->cx, AX_ERR_IMPORT, "no module named '%s'", lib->name);
+    snprintf(owner, sizeof owner, "%.*s", (int)(colon - lib->arg), lib->arg);
+    ax_value *m = ax_interp_import_value(in, owner);
+    ax_value *v = m ? ax_getattr(in, m, colon + 1) : NULL;
+    if (m) ax_value_release(m);
+    return v;
+}
+
 const ax_lib ax_stdlib_libs[] = {
     /* JAX's namespaces */
     {"jax", ax_lib_open_file, NULL},
@@ -36,6 +64,7 @@ const ax_lib ax_stdlib_libs[] = {
     {"jax.lax", ax_lib_open_alias, "lax"},
     {"jax.random", ax_lib_open_alias, "random"},
     {"jax.nn", ax_lib_open_alias, "nn"},
+    {"jax.nn.initializers", ax_lib_open_member, "nn:initializers"},
     {"jax.tree_util", ax_lib_open_file, NULL},
     {"jax.tree", ax_lib_open_file, NULL},
     {"jax.scipy", ax_lib_open_package, NULL},
@@ -46,6 +75,8 @@ const ax_lib ax_stdlib_libs[] = {
     {"jax.numpy.linalg", ax_lib_open_builtin, "linalg"},
     {"jax.debug", ax_lib_open_file, NULL},
     {"jax.test_util", ax_lib_open_file, NULL},
+    {"jax.distributed", ax_lib_open_distributed, NULL},
+    {"jax._devices", ax_lib_open_devices, NULL},
     /* ax's own modules */
     {"lax", ax_lib_open_file, NULL},
     {"random", ax_lib_open_file, NULL},
@@ -57,6 +88,7 @@ const ax_lib ax_stdlib_libs[] = {
      * linen`) */
     {"flax", ax_lib_open_file, NULL},
     {"flax.linen", ax_lib_open_alias, "nn"},
+    {"flax.linen.initializers", ax_lib_open_member, "nn:initializers"},
     {"optax", ax_lib_open_alias, "optim"},
     /* NumPy's name: one array namespace (np is jnp; np.random says how keys work) */
     {"numpy", ax_lib_open_builtin, "jnp"},
@@ -66,6 +98,7 @@ const ax_lib ax_stdlib_libs[] = {
     /* Python's */
     {"collections", ax_lib_open_collections, NULL},
     {"functools", ax_lib_open_file, NULL},
+    {"operator", ax_lib_open_file, NULL},
     {"math", ax_lib_open_file, NULL},
     {"time", ax_lib_open_time, NULL},
     {NULL, NULL, NULL},

@@ -23,8 +23,21 @@ ax_value *ax_lib_open_alias(ax_interp *in, const ax_lib *lib);
 ax_value *ax_lib_open_builtin(ax_interp *in, const ax_lib *lib);
 /* An empty module whose attributes are its submodules (jax.scipy). */
 ax_value *ax_lib_open_package(ax_interp *in, const ax_lib *lib);
+/* A module of the library's name holding the C functions of `fns` (ended by a NULL name): what
+ * the openers of modules built in C return. */
+struct ax_builtin_def;
+ax_value *ax_lib_module_of(ax_interp *in, const ax_lib *lib, const struct ax_builtin_def *fns);
+
+/* A member of another library: arg is "library:member" (jax.nn.initializers is nn's
+ * initializers). */
+ax_value *ax_lib_open_member(ax_interp *in, const ax_lib *lib);
 
 /* The time module (stdlib/builtins_time.c): time, perf_counter, monotonic, sleep. */
 ax_value *ax_lib_open_time(ax_interp *in, const ax_lib *lib);
+/* jax.distributed (stdlib/builtins_parallel.c): initialize, shutdown. */
+ax_value *ax_lib_open_distributed(ax_interp *in, const ax_lib *lib);
+/* jax._devices (stdlib/builtins_parallel.c): the device functions stdlib/jax.ax binds, as
+ * devices, device_count, process_index, device_put. */
+ax_value *ax_lib_open_devices(ax_interp *in, const ax_lib *lib);
 
 #endif

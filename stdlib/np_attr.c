@@ -16,7 +16,7 @@ ax_value *ax_np_shape_value(ax_interp *in, const ax_array *x) {
             return NULL;
         }
     }
-    return ax_value_tuple(x->ndim, items);
+    return ax_value_or_oom(in, ax_value_tuple(x->ndim, items));
 }
 
 /* ---------------------------------------------------------------- bound methods */
@@ -153,6 +153,11 @@ static ax_value *m_block_until_ready(ax_interp *in, ax_value *self, const ax_arg
     return ax_np_wrap_take(in, ax_array_retain(receiver(self)));
 }
 
+static ax_value *m_devices(ax_interp *in, ax_value *self, const ax_args *args) {
+    if (!ax_bi_keywords(in, args, "devices", (const char *const[]){NULL})) return NULL;
+    return ax_parallel_devices_of(in, receiver(self));
+}
+
 static const struct {
     const char *name, *doc;
     ax_builtin_fn fn;
@@ -164,6 +169,7 @@ static const struct {
     {"tolist", "x.tolist(): the elements of x as nested lists", m_tolist},
     {"block_until_ready", "x.block_until_ready(): x (computation is synchronous)",
      m_block_until_ready},
+    {"devices", "x.devices(): the devices x lives on, {CpuDevice(id=0)}", m_devices},
 };
 
 /* Methods that are the builtin of the same (or the given) name with x first. */
@@ -182,17 +188,21 @@ static const struct {
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 
+/* The bound method `name` of x, NULL if x has none (or NULL + MemoryError). */
 static ax_value *method(ax_interp *in, ax_value *x, const char *name) {
-    for (size_t i = 0; i < COUNT(own_methods); i++)
-        if (!strcmp(name, own_methods[i].name))
-            return ax_value_builtin(own_methods[i].name, own_methods[i].doc, own_methods[i].fn,
-                                    ax_value_retain(x));
+    for (size_t i = 0; i < COUNT(own_methods); i++) {
+        if (strcmp(name, own_methods[i].name)) continue;
+        ax_value *m = ax_value_builtin(own_methods[i].name, own_methods[i].doc, own_methods[i].fn,
+                                       ax_value_retain(x));
+        return m ? m : ax_error_oom(in->cx);
+    }
     for (size_t i = 0; i < COUNT(builtin_methods); i++) {
         if (strcmp(name, builtin_methods[i].method)) continue;
         const ax_builtin_def *def = ax_builtin_find(builtin_methods[i].builtin);
-        if (def) return bind_builtin(x, def);
+        if (!def) continue;
+        ax_value *m = bind_builtin(x, def);
+        return m ? m : ax_error_oom(in->cx);
     }
-    (void)in;
     return NULL;
 }
 
@@ -216,7 +226,7 @@ ax_value *ax_np_getattr(ax_interp *in, ax_value *x, const char *name) {
                         x ? ax_value_kind_name(x->kind) : "None", name);
     ax_array *a = x->arr;
     if (!strcmp(name, "shape")) return ax_np_shape_value(in, a);
-    if (!strcmp(name, "dtype")) return ax_value_dtype(a->dtype);
+    if (!strcmp(name, "dtype")) return ax_value_or_oom(in, ax_value_dtype(a->dtype));
     if (!strcmp(name, "ndim")) return ax_bi_int_value(in, a->ndim);
     if (!strcmp(name, "size")) return ax_bi_int_value(in, a->size);
     if (!strcmp(name, "itemsize")) return ax_bi_int_value(in, (int64_t)ax_dtype_size(a->dtype));

@@ -949,13 +949,12 @@ static const struct {
 };
 
 static ax_value *at_getattr(ax_interp *in, ax_value *self, const char *name) {
-    (void)in;
     at_state *st = self->obj.payload;
     if (!st->index) return NULL;
     for (size_t i = 0; i < sizeof at_methods / sizeof *at_methods; i++)
         if (!strcmp(name, at_methods[i].name))
-            return ax_value_builtin(at_methods[i].name, at_methods[i].doc, at_methods[i].fn,
-                                    ax_value_retain(self));
+            return ax_value_or_oom(in, ax_value_builtin(at_methods[i].name, at_methods[i].doc,
+                                                        at_methods[i].fn, ax_value_retain(self)));
     return NULL;
 }
 
@@ -972,7 +971,7 @@ static ax_value *at_value(ax_interp *in, ax_value *x, ax_value *index) {
     if (!st) return ax_error_oom(in->cx);
     st->x = ax_value_retain(x);
     st->index = index ? ax_value_retain(index) : NULL;
-    return ax_value_object(&at_type, st); /* frees st on failure */
+    return ax_value_or_oom(in, ax_value_object(&at_type, st)); /* frees st on failure */
 }
 
 ax_value *ax_np_at(ax_interp *in, ax_value *x) {

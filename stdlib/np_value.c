@@ -12,7 +12,8 @@ ax_array *ax_np_value_array(ax_value *v) {
 ax_value *ax_np_wrap_take(ax_interp *in, ax_array *a) {
     (void)in;
     if (!a) return NULL;
-    return ax_value_array(a);
+    ax_value *v = ax_value_array(a);
+    return v ? v : ax_error_oom(in->cx);
 }
 
 /* The leaves of a nested list, checked to form a regular (rectangular) array. */
@@ -70,7 +71,8 @@ static bool collect_range(ax_interp *in, ax_value *v, int depth, leaves *c, cons
 static bool collect(ax_ctx *cx, ax_value *v, int depth, leaves *c, const char *what) {
     if (v->kind == AX_V_ARRAY) return push_leaf(cx, c, v->arr, depth, what);
     if (v->kind == AX_V_RANGE) return collect_range(c->in, v, depth, c, what);
-    if (v->kind != AX_V_LIST && v->kind != AX_V_TUPLE) {
+    /* a set reads as its items in order (Python's sum(s), max(s)) */
+    if (v->kind != AX_V_LIST && v->kind != AX_V_TUPLE && v->kind != AX_V_SET) {
         ax_error(cx, AX_ERR_TYPE, "%s: expected numbers or arrays, got %s", what,
                  ax_value_kind_name(v->kind));
         return false;

@@ -763,6 +763,16 @@ done:
     return result;
 }
 
+/* Whether matplotlib draws an image upsampled with this interpolation as blocks of pixels:
+ * its default ('antialiased', nearest when enlarged 3 times or more, as images on a page are)
+ * and 'nearest'. Others ('bilinear', 'bicubic', ...) blend neighbouring pixels. */
+static bool is_block_interpolation(const char *name) {
+    static const char *const blocks[] = {"none", "nearest", "antialiased", "auto", "data"};
+    for (size_t i = 0; i < sizeof blocks / sizeof *blocks; i++)
+        if (!strcmp(name, blocks[i])) return true;
+    return false;
+}
+
 /* imshow(X, cmap=None, vmin=None, vmax=None, origin='upper', extent=None, aspect=None,
  * interpolation=None): 2-D values through a colormap, or (H, W, 3|4) colours. */
 static ax_value *m_imshow(ax_interp *in, ax_value *self, const ax_args *a) {
@@ -796,15 +806,18 @@ static ax_value *m_imshow(ax_interp *in, ax_value *self, const ax_args *a) {
                 se.z[p * 3 + k] = c < 0 ? 0 : c > 255 ? 255 : c;
             }
     }
-    char *origin = NULL, *aspect = NULL;
+    char *origin = NULL, *aspect = NULL, *interp = NULL;
     if (!cmap_arg(in, v[1], "imshow", se.cmap) || !ax_bi_double(in, v[2], "vmin", 0, &se.vmin) ||
         !ax_bi_double(in, v[3], "vmax", 0, &se.vmax) ||
         !text_arg(in, v[4], "imshow() origin", &origin) ||
         !text_arg(in, v[6], "imshow() aspect", &aspect) ||
+        !text_arg(in, v[7], "imshow() interpolation", &interp) ||
         !text_arg(in, v[9], "imshow() label", &se.label))
         goto fail_text;
     se.has_vmin = given(v[2]), se.has_vmax = given(v[3]);
     se.origin_lower = origin && !strcmp(origin, "lower");
+    se.smooth = interp && !is_block_interpolation(interp);
+    free(interp);
     if (given(v[5])) {
         int64_t four = 4;
         double *e = vector_of(in, v[5], "imshow", "extent", &four);
@@ -1139,6 +1152,55 @@ static ax_value *m_grid(ax_interp *in, ax_value *self, const ax_args *a) {
     return none();
 }
 
+static ax_value *limits_tuple(ax_interp *in, const plot_axes *ax) {
+    double lim[4];
+    plot_axes_limits(ax, true, lim);
+    plot_axes_limits(ax, false, lim + 2);
+    ax_value *items[4];
+    for (int i = 0; i < 4; i++)
+        if (!(items[i] = ax_bi_float_value(in, lim[i]))) {
+            for (int k = 0; k < i; k++) ax_value_release(items[k]);
+            return NULL;
+        }
+    ax_value *t = ax_value_tuple(4, items);
+    return t ? t : ax_error_oom(in->cx);
+}
+
+/* axis('off' | 'on' | False | True): hide or show the frame, ticks and axis labels (the title
+ * stays); returns (xmin, xmax, ymin, ymax), as matplotlib does. */
+static ax_value *m_axis(ax_interp *in, ax_value *self, const ax_args *a) {
+    static const char *const names[] = {"arg", NULL};
+    ax_value *v[1];
+    if (!ax_bi_parse(in, a, "axis", names, 1, v)) return NULL;
+    plot_axes *ax = self_axes(in, self);
+    if (!ax) return NULL;
+    if (is_str(v[0]) && (!strcmp(v[0]->str, "off") || !strcmp(v[0]->str, "on")))
+        ax->axis_off = !strcmp(v[0]->str, "off");
+    else if (given(v[0]) && v[0]->kind != AX_V_STR) {
+        bool on;
+        if (!ax_bi_bool(in, v[0], "axis() arg", true, &on)) return NULL;
+        ax->axis_off = !on;
+    } else if (given(v[0]))
+        return ax_error(in->cx, AX_ERR_VALUE,
+                        "axis(): '%s' is not supported; 'off' and 'on' (or False and True) are",
+                        v[0]->str);
+    return limits_tuple(in, ax);
+}
+
+static ax_value *set_axis_visible(ax_interp *in, ax_value *self, const ax_args *a, bool on) {
+    if (!ax_args_check(in, a, on ? "set_axis_on" : "set_axis_off", 0, NULL)) return NULL;
+    plot_axes *ax = self_axes(in, self);
+    if (!ax) return NULL;
+    ax->axis_off = !on;
+    return none();
+}
+static ax_value *m_set_axis_off(ax_interp *in, ax_value *self, const ax_args *a) {
+    return set_axis_visible(in, self, a, false);
+}
+static ax_value *m_set_axis_on(ax_interp *in, ax_value *self, const ax_args *a) {
+    return set_axis_visible(in, self, a, true);
+}
+
 static ax_value *m_colorbar(ax_interp *in, ax_value *self, const ax_args *a) {
     static const char *const names[] = {"mappable", "label", NULL};
     ax_value *v[2];
@@ -1195,6 +1257,10 @@ static const method_def axes_methods[] = {
     {"set_yscale", m_set_yscale, "set_yscale('linear' | 'log')"},
     {"grid", m_grid, "grid(visible=None): show or hide the grid (toggles without argument)"},
     {"colorbar", m_colorbar, "colorbar(): show the colour scale of the image"},
+    {"axis", m_axis,
+     "axis('off' | 'on'): hide or show the frame and ticks; (xmin, xmax, ymin, ymax)"},
+    {"set_axis_off", m_set_axis_off, "set_axis_off(): hide the frame, ticks and axis labels"},
+    {"set_axis_on", m_set_axis_on, "set_axis_on(): show the frame, ticks and axis labels"},
     {"set", m_set, "set(title=, xlabel=, ylabel=, xlim=, ylim=, xscale=, yscale=)"},
     {NULL, NULL, NULL},
 };
@@ -1229,7 +1295,7 @@ static int show_figure(ax_interp *in, const plot_figure *f, bool notebook) {
     if (plot_render(in->cx, f, format, &data, &len) < 0) return -1;
     char alt[256];
     figure_alt(f, alt, sizeof alt);
-    return ax_display_show(in, "figure", format, data, len, alt);
+    return ax_display_show_take(in, "figure", format, data, len, alt);
 }
 
 static int show_all(ax_interp *in, plot_state *st) {
@@ -1665,6 +1731,6 @@ int ax_plot_register(ax_interp *in) {
     st->current = -1;
     ax_value *v = ax_value_object(&state_type, st);
     if (!v) return ax_error_oom(in->cx), -1;
-    ax_interp_define_builtin(in, STATE_NAME, v);
+    ax_interp_define_builtin_take(in, STATE_NAME, v);
     return 0;
 }

@@ -578,9 +578,9 @@ static void axes_settings(render *r, const plot_figure *f, const plot_axes *a) {
     ax_strbuf_appendf(s, "reset\nset origin %.6g,%.6g\nset size %s%.6g,%.6g\n", col * w,
                       top - (row + 1) * h, img ? "ratio -1 " : "", w, h);
     if (a->title) ax_strbuf_append(s, "set title "), quoted(s, a->title), ax_strbuf_append(s, "\n");
-    if (a->xlabel)
+    if (a->xlabel && !a->axis_off)
         ax_strbuf_append(s, "set xlabel "), quoted(s, a->xlabel), ax_strbuf_append(s, "\n");
-    if (a->ylabel)
+    if (a->ylabel && !a->axis_off)
         ax_strbuf_append(s, "set ylabel "), quoted(s, a->ylabel), ax_strbuf_append(s, "\n");
     double xl[2], yl[2];
     plot_axes_limits(a, true, xl);
@@ -603,7 +603,8 @@ static void axes_settings(render *r, const plot_figure *f, const plot_axes *a) {
         range(s, "cb", cb);
     }
     if (!a->colorbar) ax_strbuf_append(s, "unset colorbox\n");
-    ax_strbuf_append(s, "set border 15 lw 0.8\nset tics out scale 0.6\n");
+    ax_strbuf_append(s, a->axis_off ? "unset border\nunset tics\n"
+                                    : "set border 15 lw 0.8\nset tics out scale 0.6\n");
     for (int i = 0; i < a->nseries; i++) {
         const plot_series *se = &a->series[i];
         if (se->kind != PLOT_HLINE && se->kind != PLOT_VLINE) continue;
@@ -787,6 +788,43 @@ static int write_script(render *r, const plot_figure *f, const char *format, con
     return rc;
 }
 
+/* gnuplot's SVG embeds each image at its own size, which browsers enlarge smoothly; matplotlib
+ * draws an enlarged image as blocks of pixels unless asked to interpolate. Marks the <image>
+ * elements (one per imshow, in drawing order) of blocky images to be enlarged as blocks (the
+ * first MAX_MARKED_IMAGES of a figure). Replaces *data; 0, or -1 + error. */
+#define MAX_MARKED_IMAGES 1024
+
+static int pixelate_images(ax_ctx *cx, const plot_figure *fig, char **data, size_t *len) {
+    static const char tag[] = "<image ",
+                      style[] = "style='image-rendering:optimizeSpeed;image-rendering:pixelated' ";
+    bool blocky[MAX_MARKED_IMAGES];
+    int nimages = 0, nblocky = 0;
+    for (int i = 0; i < fig->naxes; i++)
+        for (int k = 0; k < fig->axes[i].nseries && nimages < MAX_MARKED_IMAGES; k++) {
+            const plot_series *se = &fig->axes[i].series[k];
+            if (se->kind != PLOT_IMAGE && se->kind != PLOT_RGB) continue;
+            nblocky += blocky[nimages++] = !se->smooth;
+        }
+    if (!nblocky) return 0;
+    char *out = malloc(*len + (size_t)nblocky * (sizeof style - 1) + 1);
+    if (!out) return ax_error_oom(cx), -1;
+    size_t n = 0;
+    const char *p = *data, *end = *data + *len;
+    for (int img = 0; img < nimages; img++) {
+        const char *at = memmem(p, (size_t)(end - p), tag, sizeof tag - 1);
+        if (!at) break;
+        at += sizeof tag - 1;
+        memcpy(out + n, p, (size_t)(at - p)), n += (size_t)(at - p);
+        if (blocky[img]) memcpy(out + n, style, sizeof style - 1), n += sizeof style - 1;
+        p = at;
+    }
+    memcpy(out + n, p, (size_t)(end - p)), n += (size_t)(end - p);
+    out[n] = 0;
+    free(*data);
+    *data = out, *len = n;
+    return 0;
+}
+
 int plot_render(ax_ctx *cx, const plot_figure *fig, const char *format, char **data, size_t *len) {
     char out[16];
     snprintf(out, sizeof out, "figure.%s", format);
@@ -804,7 +842,8 @@ int plot_render(ax_ctx *cx, const plot_figure *fig, const char *format, char **d
     char *argv[] = {(char *)"gnuplot", script_path, NULL};
     if (ax_ext_run(cx, &ax_ext_gnuplot, argv, log_path) < 0) goto done;
     *data = ax_ext_read_file(cx, out_path, len);
-    rc = *data ? 0 : -1;
+    rc = !*data ? -1 : !strcmp(format, "svg") ? pixelate_images(cx, fig, data, len) : 0;
+    if (rc) free(*data), *data = NULL;
 done:
     free(script_path), free(log_path), free(out_path);
     ax_strbuf_free(&r.script);

@@ -33,6 +33,7 @@ typedef struct plot_series {
     double *z, *gx, *gy;
     double extent[4]; /* imshow: left, right, bottom, top */
     bool has_extent, origin_lower;
+    bool smooth;    /* imshow: interpolated pixels (interpolation='bilinear', ...), not blocks */
     char *label;    /* legend entry, or NULL */
     char color[16]; /* "#rrggbb", or "" for the next colour of the cycle */
     char line;      /* '-' solid, 'd' dashed, ':' dotted, '.' dash-dot, 0 none */
@@ -51,6 +52,7 @@ typedef struct plot_axes {
     double xlim[2], ylim[2];
     bool has_xlim[2], has_ylim[2]; /* each end may be set alone */
     bool xlog, ylog, grid, legend, colorbar;
+    bool axis_off; /* axis('off'): no frame, ticks or axis labels */
     char legend_loc[24];
     plot_series *series;
     int nseries, cap;

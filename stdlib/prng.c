@@ -56,7 +56,7 @@ static ax_value *key_new_take(ax_interp *in, ax_array *data) {
         return ax_error_oom(in->cx);
     }
     k->data = data;
-    return ax_value_object(&key_type, k);
+    return ax_value_or_oom(in, ax_value_object(&key_type, k)); /* frees k on failure */
 }
 
 static ax_value *key_leaf(void *p) {
@@ -73,7 +73,7 @@ static ax_value *key_getitem(ax_interp *in, ax_value *self, ax_value *index) {
     if (k->data->ndim == 1)
         return ax_error(in->cx, AX_ERR_INDEX, "a single key (shape ()) cannot be indexed");
     ax_value *data = ax_value_array(ax_array_retain(k->data));
-    if (!data) return NULL;
+    if (!data) return ax_error_oom(in->cx);
     ax_value *r = ax_np_getitem(in, data, index);
     ax_value_release(data);
     if (!r) return NULL;
@@ -88,17 +88,23 @@ static ax_value *key_getitem(ax_interp *in, ax_value *self, ax_value *index) {
 
 static ax_value *key_getattr(ax_interp *in, ax_value *self, const char *name) {
     key_obj *k = self->obj.payload;
-    if (!strcmp(name, "dtype")) return ax_value_str("key<fry>");
+    if (!strcmp(name, "dtype")) return ax_value_or_oom(in, ax_value_str("key<fry>"));
     if (!strcmp(name, "ndim")) return ax_value_int(in, k->data->ndim - 1);
     if (!strcmp(name, "shape") || !strcmp(name, "size")) {
         int n = k->data->ndim - 1;
         if (!strcmp(name, "size")) return ax_value_int(in, ax_shape_size(n, k->data->shape));
         ax_value **dims = calloc((size_t)n + 1, sizeof *dims);
         if (!dims) return ax_error_oom(in->cx);
-        for (int i = 0; i < n; i++) dims[i] = ax_value_int(in, k->data->shape[i]);
+        for (int i = 0; i < n; i++) {
+            if (!(dims[i] = ax_value_int(in, k->data->shape[i]))) {
+                while (i-- > 0) ax_value_release(dims[i]);
+                free(dims);
+                return NULL;
+            }
+        }
         ax_value *t = ax_value_tuple(n, dims);
         free(dims);
-        return t;
+        return ax_value_or_oom(in, t);
     }
     return NULL;
 }
@@ -131,7 +137,7 @@ static ax_value *b_key_data(ax_interp *in, ax_value *self, const ax_args *a) {
     if (a->n < 1 || a->n > 2 || a->nkw || (a->n == 2 && a->pos[1]->kind != AX_V_STR))
         return ax_error(in->cx, AX_ERR_TYPE, "key_data(key) takes one key");
     ax_array *d = key_data_of(in, a->pos[0], a->n == 2 ? a->pos[1]->str : "key_data");
-    return d ? ax_value_array(d) : NULL;
+    return d ? ax_value_or_oom(in, ax_value_array(d)) : NULL;
 }
 
 static ax_value *b_wrap_key_data(ax_interp *in, ax_value *self, const ax_args *a) {
@@ -168,7 +174,12 @@ static ax_value *b_threefry(ax_interp *in, ax_value *self, const ax_args *a) {
     }
     if (i == 4 && !ax_bind(in->cx, AX_P_THREEFRY2X32, 4, args, &(ax_params){0}, out)) {
         ax_value *items[2] = {ax_value_array(out[0]), ax_value_array(out[1])};
-        r = ax_value_tuple(2, items);
+        if (items[0] && items[1]) {
+            r = ax_value_or_oom(in, ax_value_tuple(2, items)); /* releases both on failure */
+        } else {
+            for (int k = 0; k < 2; k++) ax_value_release(items[k]);
+            ax_error_oom(in->cx);
+        }
     }
     for (int k = 0; k < 4; k++) ax_array_release(args[k]);
     return r;
@@ -189,7 +200,7 @@ static ax_value *b_bitcast(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_params p = {.dtype = tv->dtype};
     ax_array *r = ax_bind1(in->cx, AX_P_BITCAST, 1, &x, &p);
     ax_array_release(x);
-    return r ? ax_value_array(r) : NULL;
+    return r ? ax_value_or_oom(in, ax_value_array(r)) : NULL;
 }
 
 /* Small helpers random.ax is written with. */
@@ -321,6 +332,23 @@ static ax_value *b_use_key(ax_interp *in, ax_value *self, const ax_args *a) {
     return ax_none();
 }
 
+/* _keys_unrecorded(fn, *args, **kwargs): fn(*args, **kwargs) with no key use recorded or
+ * reported. For computations whose random draws are thrown away, as nn's tabulate runs init
+ * only for its shapes (Flax runs it under eval_shape, where keys are abstract), so that
+ * tabulate(key, x) and init(key, x) with the same key are not a reuse. */
+static ax_value *b_keys_unrecorded(ax_interp *in, ax_value *self, const ax_args *a) {
+    (void)self;
+    if (a->n < 1) return ax_error(in->cx, AX_ERR_TYPE, "_keys_unrecorded(fn, *args, **kwargs)");
+    ax_args rest = *a;
+    rest.n -= 1;
+    rest.pos += 1;
+    bool was = in->allow_key_reuse;
+    in->allow_key_reuse = true;
+    ax_value *r = ax_call(in, a->pos[0], &rest);
+    in->allow_key_reuse = was;
+    return r;
+}
+
 int ax_prng_register(ax_interp *in) {
     static const struct {
         const char *name, *doc;
@@ -344,11 +372,13 @@ int ax_prng_register(ax_interp *in) {
          b_wrap_key_data},
         {"_is_typed_key", "whether a value is a typed PRNG key", b_is_typed_key},
         {"_use_key", "records a key's use for sampling; warns when it was used before", b_use_key},
+        {"_keys_unrecorded", "_keys_unrecorded(fn, *args): fn(*args) without recording key uses",
+         b_keys_unrecorded},
     };
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
         ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
         if (!v) return -1;
-        ax_interp_define_builtin(in, fns[i].name, v);
+        ax_interp_define_builtin_take(in, fns[i].name, v);
     }
     return 0;
 }

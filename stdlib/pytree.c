@@ -77,6 +77,25 @@ void ax_values_release(ax_value **values, int n) {
     free(values);
 }
 
+ax_value *ax_tree_map_leaves(ax_interp *in, ax_value *tree,
+                             ax_value *(*fn)(ax_interp *in, ax_value *leaf, void *data),
+                             void *data) {
+    ax_value **leaves, *def;
+    int n;
+    if (ax_tree_flatten(in, tree, &leaves, &n, &def)) return NULL;
+    int i = 0;
+    for (; i < n; i++) {
+        ax_value *y = fn(in, leaves[i], data);
+        if (!y) break;
+        ax_value_release(leaves[i]);
+        leaves[i] = y;
+    }
+    ax_value *r = i == n ? ax_tree_unflatten(in, def, leaves, n) : NULL;
+    ax_values_release(leaves, n);
+    ax_value_release(def);
+    return r;
+}
+
 /* ---------------------------------------------------------------- keys of paths */
 
 /* An entry of a leaf's path: JAX's DictKey(key=...), SequenceKey(idx=...),
@@ -210,7 +229,7 @@ static bool push_leaf(walk *w, ax_value *leaf) {
 
 static int key_cmp(const void *a, const void *b) {
     const ax_value *const *x = a, *const *y = b;
-    return strcmp((*x)->str, (*y)->str);
+    return ax_dict_key_order(*x, *y);
 }
 
 /* Sorted order of a dict's keys (indices into its items). */
@@ -259,7 +278,7 @@ static ax_value *flatten_seq(walk *w, ax_value *t, int depth) {
     }
     ax_value *r = t->kind == AX_V_TUPLE ? ax_value_tuple(t->n, items) : ax_value_list(t->n, items);
     free(items);
-    return r;
+    return ax_value_or_oom(w->in, r);
 }
 
 static ax_value *flatten_dict(walk *w, ax_value *t, int depth) {
@@ -287,7 +306,7 @@ static ax_value *flatten_dict(walk *w, ax_value *t, int depth) {
     ax_value *r = ax_value_dict(t->n, keys, vals);
     free(keys);
     free(vals);
-    return r;
+    return ax_value_or_oom(w->in, r);
 }
 
 /* A record's children (a new tuple or list) and aux data (a new reference; NULL for a
@@ -494,7 +513,7 @@ static bool skeleton_equal(const ax_value *a, const ax_value *b) {
     if (!is_node(a)) return true;
     if (a->n != b->n) return false;
     for (int i = 0; i < a->n; i++) {
-        if (a->kind == AX_V_DICT && strcmp(a->keys[i]->str, b->keys[i]->str)) return false;
+        if (a->kind == AX_V_DICT && !ax_dict_key_equal(a->keys[i], b->keys[i])) return false;
         if (!skeleton_equal(a->items[i], b->items[i])) return false;
     }
     return true;
@@ -526,8 +545,7 @@ static uint64_t skeleton_hash(const ax_value *s, uint64_t h) {
     if (!is_node(s)) return h;
     h = mix(h, (uint64_t)s->n);
     for (int i = 0; i < s->n; i++) {
-        if (s->kind == AX_V_DICT)
-            for (const char *c = s->keys[i]->str; *c; c++) h = mix(h, (unsigned char)*c);
+        if (s->kind == AX_V_DICT) h = mix(h, ax_dict_key_hash(s->keys[i]));
         h = skeleton_hash(s->items[i], h);
     }
     return h;
@@ -591,7 +609,7 @@ static ax_value *rebuild(ax_interp *in, const ax_value *s, ax_value **leaves, in
                                           : ax_value_list(s->n, items);
     free(items);
     free(keys);
-    return r;
+    return ax_value_or_oom(in, r);
 }
 
 ax_value *ax_tree_unflatten(ax_interp *in, ax_value *treedef, ax_value **leaves, int nleaves) {
@@ -625,8 +643,10 @@ static int mismatch(ax_interp *in, const char *what, const ax_value *s, const ax
     ax_strbuf_appendf(&m, "%s: expected ", what);
     if (s->kind == AX_V_DICT) {
         ax_strbuf_append(&m, "a dict with keys [");
-        for (int i = 0; i < s->n; i++)
-            ax_strbuf_appendf(&m, "%s'%s'", i ? ", " : "", s->keys[i]->str);
+        for (int i = 0; i < s->n; i++) {
+            if (i) ax_strbuf_append(&m, ", ");
+            ax_value_format_nested(&m, s->keys[i]);
+        }
         ax_strbuf_append(&m, "]");
     } else if (s->kind == AX_V_TUPLE || s->kind == AX_V_LIST) {
         ax_strbuf_appendf(&m, "a %s of %d items", ax_value_kind_name(s->kind), s->n);
@@ -670,7 +690,7 @@ static int up_to(walk *w, const char *what, const ax_value *s, ax_value *t) {
     if (t->kind != s->kind || t->n != s->n) return mismatch(in, what, s, t);
     if (s->kind == AX_V_DICT) {
         for (int i = 0; i < s->n; i++) { /* s's keys are sorted */
-            ax_value *v = ax_dict_get(t, s->keys[i]->str);
+            ax_value *v = ax_dict_lookup(t, s->keys[i]);
             if (!v) return mismatch(in, what, s, t);
             if (up_to(w, what, s->items[i], v)) return -1;
         }
@@ -913,9 +933,7 @@ static ax_value *b_keystr(ax_interp *in, ax_value *self, const ax_args *a) {
         if (i && sep) ax_strbuf_append(&out, sep->str);
         key_text(&out, keys->items[i], simple);
     }
-    ax_value *r = ax_value_str(out.data ? out.data : "");
-    ax_strbuf_free(&out);
-    return r ? r : ax_error_oom(in->cx);
+    return ax_value_str_take_buf(in, &out);
 }
 
 static ax_value *make_key(ax_interp *in, const ax_args *a, key_kind kind) {
@@ -1029,7 +1047,7 @@ int ax_pytree_register(ax_interp *in) {
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
         ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
         if (!v) return -1;
-        ax_interp_define_builtin(in, fns[i].name, v);
+        ax_interp_define_builtin_take(in, fns[i].name, v);
     }
     return 0;
 }

@@ -19,6 +19,11 @@ bool ax_treedef_equal(ax_value *a, ax_value *b);
 /* A hash of a treedef's structure: equal treedefs hash equally (jit's cache key). */
 uint64_t ax_treedef_hash(ax_value *treedef);
 void ax_values_release(ax_value **values, int n); /* releases each and frees the array */
+/* The tree with each leaf replaced by fn(leaf) (a new reference, or NULL with an error, which
+ * stops the walk). New reference or NULL. */
+ax_value *ax_tree_map_leaves(ax_interp *in, ax_value *tree,
+                             ax_value *(*fn)(ax_interp *in, ax_value *leaf, void *data),
+                             void *data);
 
 /* tree_map, tree_leaves, tree_structure, tree_flatten, tree_unflatten. */
 int ax_pytree_register(ax_interp *in);

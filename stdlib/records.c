@@ -150,7 +150,7 @@ ax_value *ax_record_new(ax_interp *in, ax_value *cls, ax_value **values) {
     for (int i = 0; i < c->n; i++) vals[i] = ax_value_retain(values[i]);
     r->cls = ax_value_retain(cls);
     r->values = vals;
-    return ax_value_object(&record_type, r);
+    return ax_value_or_oom(in, ax_value_object(&record_type, r)); /* frees r on failure */
 }
 
 int ax_record_register(ax_interp *in, ax_value *cls, ax_value *flatten, ax_value *unflatten) {
@@ -324,6 +324,10 @@ static int read_fields(ax_interp *in, ax_value *spec, char ***out) {
                         "or one string"),
                -1;
     }
+    if (all.failed) {
+        ax_strbuf_free(&all);
+        return ax_error_oom(in->cx), -1;
+    }
     char **fields = NULL, *save = NULL;
     int n = 0;
     for (char *tok = all.data ? strtok_r(all.data, " ,", &save) : NULL; tok;
@@ -388,7 +392,7 @@ static ax_value *b_namedtuple(ax_interp *in, ax_value *self, const ax_args *a) {
     }
     for (int i = 0; defs && i < defs->n; i++)
         c->defaults[n - defs->n + i] = ax_value_retain(defs->items[i]);
-    return ax_value_object(&class_type, c);
+    return ax_value_or_oom(in, ax_value_object(&class_type, c)); /* frees c on failure */
 }
 
 ax_value *ax_lib_open_collections(ax_interp *in, const ax_lib *lib) {
@@ -399,7 +403,7 @@ ax_value *ax_lib_open_collections(ax_interp *in, const ax_lib *lib) {
                                    "records with named fields",
                                    b_namedtuple, NULL);
     if (!f) return ax_error_oom(in->cx);
-    ax_module_define(m, "namedtuple", f);
+    ax_module_define_take(m, "namedtuple", f);
     ax_value *v = ax_value_module(m);
     return v ? v : ax_error_oom(in->cx);
 }

@@ -78,14 +78,11 @@ static ax_value *b_record(ax_interp *in, ax_value *self, const ax_args *a) {
     r->repr = repr && repr->kind == AX_V_STR ? strdup(repr->str) : NULL;
     r->attrs = ax_value_retain(attrs);
     r->call = call && call->kind != AX_V_NONE ? ax_value_retain(call) : NULL;
-    ax_value *v = r->name && (r->repr || !repr || repr->kind == AX_V_NONE)
-                      ? ax_value_object(&record_type, r)
-                      : NULL;
-    if (!v) {
+    if (!r->name || (!r->repr && repr && repr->kind != AX_V_NONE)) {
         record_free(r);
         return ax_error_oom(in->cx);
     }
-    return v;
+    return ax_value_or_oom(in, ax_value_object(&record_type, r)); /* frees r on failure */
 }
 
 static ax_value *b_is_record(ax_interp *in, ax_value *self, const ax_args *a) {
@@ -188,11 +185,8 @@ static ax_value *b_raise(ax_interp *in, ax_value *self, const ax_args *a) {
 
 int ax_support_register(ax_interp *in) {
     slots *s = calloc(1, sizeof *s);
-    ax_value *sv = s ? ax_value_object(&slots_type, s) : NULL;
-    if (!sv) {
-        free(s);
-        return -1;
-    }
+    ax_value *sv = s ? ax_value_object(&slots_type, s) : NULL; /* frees s on failure */
+    if (!sv) return -1;
     static const struct {
         const char *name, *doc;
         ax_builtin_fn fn;
@@ -219,7 +213,7 @@ int ax_support_register(ax_interp *in) {
             ax_value_release(sv);
             return -1;
         }
-        ax_interp_define_builtin(in, fns[i].name, v);
+        ax_interp_define_builtin_take(in, fns[i].name, v);
     }
     ax_value_release(sv);
     return 0;

@@ -60,8 +60,8 @@ static ax_value *transformed(ax_interp *in, const char *name, const char *doc, a
     items[2] = flag ? ax_value_retain(flag) : ax_none();
     ax_value *state = ax_value_tuple(3, items);
     free(items);
-    if (!state) return NULL;
-    return ax_value_builtin(name, doc, call, state); /* takes the state */
+    if (!state) return ax_error_oom(in->cx);
+    return ax_value_or_oom(in, ax_value_builtin(name, doc, call, state)); /* takes the state */
 }
 
 static bool flag_of(ax_interp *in, ax_value *v) {
@@ -132,12 +132,13 @@ static ax_value *grad_call(ax_interp *in, ax_value *self, const ax_args *a, bool
         ax_value *aux = ax_flat_rebuild_aux(&fc, outs);
         if (with_value) {
             ax_value *value = ax_flat_rebuild_main(&fc, outs);
-            result = ax_flat_pair_take(ax_flat_pair_take(value, aux), grads);
+            result = ax_flat_pair_take(in->cx, ax_flat_pair_take(in->cx, value, aux), grads);
         } else {
-            result = ax_flat_pair_take(grads, aux);
+            result = ax_flat_pair_take(in->cx, grads, aux);
         }
     } else {
-        result = with_value ? ax_flat_pair_take(ax_flat_rebuild_main(&fc, outs), grads) : grads;
+        result =
+            with_value ? ax_flat_pair_take(in->cx, ax_flat_rebuild_main(&fc, outs), grads) : grads;
     }
 done:
     ax_array_release(ct);
@@ -219,7 +220,8 @@ static ax_value *b_jvp(ax_interp *in, ax_value *self, const ax_args *a) {
     }
     if (ax_ad_jvp(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, ft.flat, &nout, &outs, &touts))
         goto done;
-    result = ax_flat_pair_take(ax_flat_rebuild_main(&fc, outs), ax_flat_rebuild_main(&fc, touts));
+    result = ax_flat_pair_take(in->cx, ax_flat_rebuild_main(&fc, outs),
+                               ax_flat_rebuild_main(&fc, touts));
 done:
     ax_flat_release_arrays(outs, nout);
     ax_flat_release_arrays(touts, nout);
@@ -271,7 +273,7 @@ static ax_value *linear_state_new(ax_interp *in, flat_call *fc, ax_linear *lin) 
     }
     s->out_def = ax_value_retain(fc->out_def);
     s->nmain = fc->nmain;
-    return ax_value_object(&linear_state_type, s); /* frees s on failure */
+    return ax_value_or_oom(in, ax_value_object(&linear_state_type, s)); /* frees s on failure */
 }
 
 /* Flattens `tree` and checks it has the structure `def`; arrays borrowed into *flat. */
@@ -340,7 +342,7 @@ static ax_value *linearized_call(ax_interp *in, ax_value *self, const ax_args *a
     ax_array **flat = calloc((size_t)s->lin->nin + 1, sizeof *flat);
     ax_array **tout = calloc((size_t)s->lin->nout + 1, sizeof *tout);
     ax_value *result = NULL;
-    int off = 0, rc = flat && tout ? 0 : -1;
+    int off = 0, rc = flat && tout ? 0 : (ax_error_oom(in->cx), -1);
     for (int k = 0; k < s->ntraced && !rc; k++) {
         ax_value **leaves;
         int n;
@@ -388,28 +390,24 @@ static ax_value *vjp_or_linearize(ax_interp *in, const ax_args *a, bool vjp) {
     ax_value *state = linear_state_new(in, &fc, lin);
     lin = NULL;
     if (!state) goto done;
-    ax_value *f = ax_value_builtin(vjp ? "vjp_fn" : "f_jvp",
-                                   vjp ? "the pullback: cotangent of the output -> cotangents of "
-                                         "the inputs"
-                                       : "the linearized function: tangents -> output tangent",
-                                   vjp ? vjp_fn_call : linearized_call, state);
+    ax_value *f = ax_value_or_oom(
+        in, ax_value_builtin(vjp ? "vjp_fn" : "f_jvp",
+                             vjp ? "the pullback: cotangent of the output -> cotangents of "
+                                   "the inputs"
+                                 : "the linearized function: tangents -> output tangent",
+                             vjp ? vjp_fn_call : linearized_call, state));
     ax_value *value = ax_flat_rebuild_main(&fc, outs);
-    result = ax_flat_pair_take(value, f);
+    result = ax_flat_pair_take(in->cx, value, f);
     if (result && has_aux) {
         ax_value *aux = ax_flat_rebuild_aux(&fc, outs);
         if (!aux) {
             ax_value_release(result);
             result = NULL;
         } else {
-            ax_value **items = malloc(3 * sizeof *items);
-            if (items) {
-                items[0] = ax_value_retain(result->items[0]);
-                items[1] = ax_value_retain(result->items[1]);
-                items[2] = aux;
-                ax_value_release(result);
-                result = ax_value_tuple(3, items);
-                free(items);
-            }
+            ax_value *items[3] = {ax_value_retain(result->items[0]),
+                                  ax_value_retain(result->items[1]), aux};
+            ax_value_release(result);
+            result = ax_value_or_oom(in, ax_value_tuple(3, items)); /* releases them on failure */
         }
     }
 done:
@@ -501,6 +499,7 @@ static int jacobian_blocks(ax_ctx *cx, ax_linear *lin, int nmain, bool forward, 
     ax_array *eye = ax_scope_own(&s, ax_eye(cx, t0, n, n, 0));
     ax_array **basis = calloc((size_t)nbasis + 1, sizeof *basis), **res = NULL;
     int *axes = calloc((size_t)nbasis + 1, sizeof *axes), *bdims = NULL, nres = 0, rc = -1;
+    if (!basis || !axes) ax_error_oom(cx);
     if (!basis || !axes || !eye) goto done;
     int64_t off = 0;
     for (int k = 0; k < nbasis; k++) {
@@ -512,7 +511,7 @@ static int jacobian_blocks(ax_ctx *cx, ax_linear *lin, int nmain, bool forward, 
     lin_closure lc = {.lin = lin, .forward = forward};
     if (ax_vmap(cx, apply_linear, &lc, nbasis, basis, axes, n, &nres, &res, &bdims)) goto done;
     for (int r = 0; r < nres; r++)
-        res[r] = ax_scope_own(&s, ax_vmap_place(cx, res[r], bdims[r], n, 0));
+        res[r] = ax_scope_own(&s, ax_vmap_place_take(cx, res[r], bdims[r], n, 0));
     /* forward: res[j] stacks output j over input basis vectors; reverse: res[i] stacks input i
      * over output basis vectors */
     for (int j = 0; j < nmain; j++) {
@@ -563,6 +562,7 @@ static ax_value *jacobian_call(ax_interp *in, ax_value *self, const ax_args *a, 
     nj = fc.nmain * fc.nflat;
     J = calloc((size_t)nj + 1, sizeof *J);
     per_out = calloc((size_t)fc.nmain + 1, sizeof *per_out);
+    if (!J || !per_out) ax_error_oom(cx);
     if (!J || !per_out || jacobian_blocks(cx, lin, fc.nmain, forward, J)) goto done;
     for (int j = 0; j < fc.nmain; j++)
         if (!(per_out[j] = ax_flat_rebuild_per_arg(&fc, J + j * fc.nflat, as_tuple))) goto done;
@@ -661,7 +661,7 @@ static ax_value *jaxpr_fn_call(ax_interp *in, ax_value *self, const ax_args *a) 
     }
     free(traced);
     if (!ir) return NULL;
-    return ax_value_object(&jaxpr_type, ir); /* releases ir on failure */
+    return ax_value_or_oom(in, ax_value_object(&jaxpr_type, ir)); /* releases ir on failure */
 }
 
 static ax_value *b_make_jaxpr(ax_interp *in, ax_value *self, const ax_args *a) {
@@ -676,7 +676,7 @@ static ax_value *b_make_jaxpr(ax_interp *in, ax_value *self, const ax_args *a) {
 
 /* ---------------------------------------------------------------- vmap */
 
-#define AXIS_NONE (-1000000)
+#define AXIS_NONE AX_AXIS_NONE
 
 /* Reads an axis spec leaf: an int, or None (AXIS_NONE). */
 static int read_axis(ax_interp *in, ax_value *v, int *axis) {
@@ -690,10 +690,8 @@ static int read_axis(ax_interp *in, ax_value *v, int *axis) {
     return 0;
 }
 
-/* Gives each leaf of `tree` its axis from `spec`, a pytree prefix of it (an int or None applies
- * to a whole subtree). Appends to axes[*n]. */
-static int spread_axes(ax_interp *in, const char *what, ax_value *tree, ax_value *spec, int *axes,
-                       int *n, int cap) {
+int ax_spread_axes(ax_interp *in, const char *what, ax_value *tree, ax_value *spec, int *axes,
+                   int *n, int cap) {
     if (spec->kind == AX_V_NONE || spec->kind == AX_V_ARRAY) {
         int axis, count = 0;
         if (read_axis(in, spec, &axis)) return -1;
@@ -732,25 +730,30 @@ static int spread_axes(ax_interp *in, const char *what, ax_value *tree, ax_value
         if (tree->n) memcpy(keys, tree->keys, (size_t)tree->n * sizeof *keys);
         for (int i = 0; i < tree->n; i++)
             for (int j = i + 1; j < tree->n; j++)
-                if (strcmp(keys[j]->str, keys[i]->str) < 0) {
+                if (ax_dict_key_order(keys[j], keys[i]) < 0) {
                     ax_value *tmp = keys[i];
                     keys[i] = keys[j], keys[j] = tmp;
                 }
         int rc = 0;
         for (int i = 0; i < tree->n && !rc; i++) {
-            ax_value *sub = ax_dict_get(spec, keys[i]->str);
+            ax_value *sub = ax_dict_lookup(spec, keys[i]);
             if (!sub) {
-                ax_error(in->cx, AX_ERR_VALUE, "%s: no entry for key '%s'", what, keys[i]->str);
+                ax_strbuf k;
+                ax_strbuf_init(&k);
+                ax_value_format_nested(&k, keys[i]);
+                ax_error(in->cx, AX_ERR_VALUE, "%s: no entry for key %s", what,
+                         k.data ? k.data : "?");
+                ax_strbuf_free(&k);
                 rc = -1;
             } else {
-                rc = spread_axes(in, what, ax_dict_get(tree, keys[i]->str), sub, axes, n, cap);
+                rc = ax_spread_axes(in, what, ax_dict_lookup(tree, keys[i]), sub, axes, n, cap);
             }
         }
         free(keys);
         return rc;
     }
     for (int i = 0; i < tree->n; i++)
-        if (spread_axes(in, what, tree->items[i], spec->items[i], axes, n, cap)) return -1;
+        if (ax_spread_axes(in, what, tree->items[i], spec->items[i], axes, n, cap)) return -1;
     return 0;
 }
 
@@ -809,7 +812,7 @@ static int batch_size(ax_interp *in, flat_call *fc, int *axes, int64_t *size) {
 static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_value *st = self->builtin->data;
     ax_value *fn = st->items[0], *in_axes = st->items[1], *out_axes = st->items[2],
-             *asz = st->items[3];
+             *asz = st->items[3], *name = st->items[4];
     int64_t size = -1;
     if (asz->kind != AX_V_NONE && !ax_value_to_int(in, asz, "axis_size", &size)) return NULL;
     /* Per-argument specs: one spec for all, or one per positional argument. */
@@ -843,19 +846,21 @@ static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
         goto done;
     }
     for (int k = 0; k < ntraced; k++)
-        if (spread_axes(in, "vmap in_axes", a->pos[traced[k]], specs[k], axes, &nax, fc.nflat))
+        if (ax_spread_axes(in, "vmap in_axes", a->pos[traced[k]], specs[k], axes, &nax, fc.nflat))
             goto done;
     if (batch_size(in, &fc, axes, &size)) goto done;
     for (int i = 0; i < nax; i++)
         if (axes[i] == AXIS_NONE) axes[i] = -1;
-    if (ax_vmap(in->cx, ax_flat_call_fn, &fc, fc.nflat, fc.flat, axes, size, &nout, &outs, &bdims))
+    if (ax_vmap_named(in->cx, name->kind == AX_V_STR ? name->str : NULL, ax_flat_call_fn, &fc,
+                      fc.nflat, fc.flat, axes, size, &nout, &outs, &bdims))
         goto done;
     /* Place each output's batch dimension where out_axes says. */
     ax_value *main = ax_flat_rebuild_main(&fc, outs);
     int nox = 0;
     oaxes = malloc((size_t)(nout + 1) * sizeof *oaxes);
     if (!oaxes) ax_error_oom(in->cx);
-    if (!main || !oaxes || spread_axes(in, "vmap out_axes", main, out_axes, oaxes, &nox, nout)) {
+    if (!main || !oaxes ||
+        ax_spread_axes(in, "vmap out_axes", main, out_axes, oaxes, &nox, nout)) {
         if (main) ax_value_release(main);
         goto done;
     }
@@ -880,7 +885,7 @@ static ax_value *vmap_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
                      oaxes[j], nd - 1);
             goto done;
         }
-        ax_array *placed = ax_vmap_place(in->cx, outs[j], bdims[j], size, ax);
+        ax_array *placed = ax_vmap_place_take(in->cx, outs[j], bdims[j], size, ax);
         outs[j] = placed;
         if (!placed) goto done;
     }
@@ -898,28 +903,31 @@ done:
 
 static ax_value *b_vmap(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
-    const char *names[] = {"fun", "in_axes", "out_axes", "axis_size", NULL};
-    if (!ax_args_check(in, a, "vmap", 4, names)) return NULL;
+    const char *names[] = {"fun", "in_axes", "out_axes", "axis_size", "axis_name", NULL};
+    if (!ax_args_check(in, a, "vmap", 5, names)) return NULL;
     ax_value *fn = ax_arg(a, 0, "fun");
     if (!fn) return ax_error(in->cx, AX_ERR_TYPE, "vmap() missing the function to vectorise");
-    ax_value *items[4] = {fn, ax_arg(a, 1, "in_axes"), ax_arg(a, 2, "out_axes"),
-                          ax_arg(a, 3, "axis_size")};
-    ax_value **st = malloc(4 * sizeof *st);
+    ax_value *items[5] = {fn, ax_arg(a, 1, "in_axes"), ax_arg(a, 2, "out_axes"),
+                          ax_arg(a, 3, "axis_size"), ax_arg(a, 4, "axis_name")};
+    if (items[4] && items[4]->kind != AX_V_STR && items[4]->kind != AX_V_NONE)
+        return ax_error(in->cx, AX_ERR_TYPE, "vmap: axis_name must be a string (or None)");
+    ax_value **st = malloc(5 * sizeof *st);
     if (!st) return ax_error_oom(in->cx);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         if (items[i])
             st[i] = ax_value_retain(items[i]);
-        else if (i == 3)
+        else if (i >= 3)
             st[i] = ax_none();
         else if (!(st[i] = ax_value_int(in, 0))) {
             ax_values_release(st, i);
             return NULL;
         }
     }
-    ax_value *state = ax_value_tuple(4, st);
+    ax_value *state = ax_value_tuple(5, st);
     free(st);
-    if (!state) return NULL;
-    return ax_value_builtin("vmap", "a vectorised function", vmap_fn_call, state);
+    if (!state) return ax_error_oom(in->cx);
+    return ax_value_or_oom(in,
+                           ax_value_builtin("vmap", "a vectorised function", vmap_fn_call, state));
 }
 
 /* ---------------------------------------------------------------- check_grads */
@@ -975,7 +983,7 @@ static int add_inner(ax_ctx *cx, ax_array *a, ax_array *b, double *sum) {
 static int shifted_inner(ax_ctx *cx, ax_flat_fn fn, void *cl, int n, ax_array **x, ax_array **v,
                          double h, ax_array **w, double *out) {
     ax_array **xs = calloc((size_t)n + 1, sizeof *xs), **o = NULL;
-    int no = 0, rc = xs ? 0 : -1;
+    int no = 0, rc = xs ? 0 : (ax_error_oom(cx), -1);
     for (int i = 0; i < n && !rc; i++) {
         xs[i] = ax_array_copy(cx, x[i]);
         if (!xs[i]) rc = -1;
@@ -997,14 +1005,19 @@ static double check_flat(ax_ctx *cx, ax_flat_fn fn, void *cl, int n, ax_array **
     ax_linear *lin = NULL;
     int no = 0;
     double worst = -1;
-    for (int i = 0; v && i < n; i++) v[i] = random_like(cx, x[i], seed);
-    if (!v || !ct || ax_ad_jvp(cx, fn, cl, n, x, v, &no, &o, &t)) goto done;
-    w = calloc((size_t)no + 1, sizeof *w);
-    for (int j = 0; w && j < no; j++) w[j] = random_like(cx, o[j], seed);
-    if (!w) {
+    if (!v || !ct) {
         ax_error_oom(cx);
         goto done;
     }
+    for (int i = 0; i < n; i++)
+        if (!(v[i] = random_like(cx, x[i], seed))) goto done;
+    if (ax_ad_jvp(cx, fn, cl, n, x, v, &no, &o, &t)) goto done;
+    if (!(w = calloc((size_t)no + 1, sizeof *w))) {
+        ax_error_oom(cx);
+        goto done;
+    }
+    for (int j = 0; j < no; j++)
+        if (!(w[j] = random_like(cx, o[j], seed))) goto done;
     double jv_w = 0, plus, minus, h = 1e-6;
     for (int j = 0; j < no; j++)
         if (add_inner(cx, t[j], w[j], &jv_w)) goto done;
@@ -1100,7 +1113,7 @@ static ax_value *b_check_grads(ax_interp *in, ax_value *self, const ax_args *a) 
     result = ax_value_float(in, worst);
     if (result && result->kind == AX_V_ARRAY && result->arr->dtype != AX_F64) {
         ax_value_release(result);
-        result = ax_value_array(ax_array_scalar(in->cx, AX_F64, worst));
+        result = ax_value_or_oom(in, ax_value_array(ax_array_scalar(in->cx, AX_F64, worst)));
     }
 done:
     ax_flat_release_arrays(x64, fc.nflat);
@@ -1149,7 +1162,10 @@ int ax_transforms_register(ax_interp *in) {
         {"jacobian", "jacobian(f, argnums=0): the Jacobian (reverse mode)", b_jacrev},
         {"hessian", "hessian(f, argnums=0): the matrix of second derivatives", b_hessian},
         {"make_jaxpr", "make_jaxpr(f)(*args): the typed IR that f traces to", b_make_jaxpr},
-        {"vmap", "vmap(f, in_axes=0, out_axes=0, axis_size=None): f mapped over an axis", b_vmap},
+        {"vmap",
+         "vmap(f, in_axes=0, out_axes=0, axis_size=None, axis_name=None): f mapped over an axis "
+         "(collectives inside use axis_name)",
+         b_vmap},
         {"is_concrete", "is_concrete(x): whether x's values are known (not traced by jit or vmap)",
          b_is_concrete},
         {"check_grads",
@@ -1160,7 +1176,7 @@ int ax_transforms_register(ax_interp *in) {
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
         ax_value *v = ax_value_builtin(fns[i].name, fns[i].doc, fns[i].fn, NULL);
         if (!v) return -1;
-        ax_interp_define_builtin(in, fns[i].name, v);
+        ax_interp_define_builtin_take(in, fns[i].name, v);
     }
     return 0;
 }

@@ -13,4 +13,12 @@ int ax_transforms_register(ax_interp *in);
 int ax_read_argnums(ax_interp *in, const char *what, ax_value *v, int **out, int *n,
                     bool *as_tuple);
 
+/* An in_axes / out_axes entry of None, as ax_spread_axes stores it. */
+#define AX_AXIS_NONE (-1000000)
+/* Gives each leaf of `tree` its axis from `spec`, a pytree prefix of it (an int or None applies
+ * to a whole subtree: None is AX_AXIS_NONE). Appends to axes[*n] (room for cap). 0, or -1 with
+ * an error naming `what` (vmap and pmap's in_axes and out_axes). */
+int ax_spread_axes(ax_interp *in, const char *what, ax_value *tree, ax_value *spec, int *axes,
+                   int *n, int cap);
+
 #endif

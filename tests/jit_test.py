@@ -122,8 +122,10 @@ class Ctx:
 
     def env(self, **extra):
         e = {k: v for k, v in os.environ.items() if not k.startswith("AX_")}
+        # AX_JIT_SYNC=1: every call runs native code, as the checks but those of tiered
+        # execution (section 7, which pass AX_JIT_SYNC="0") expect
         e.update(HOME=self.root, XDG_CACHE_HOME=self.cache_home, TMPDIR=self.tmp,
-                 AX_LOG_COMPILES="1")
+                 AX_LOG_COMPILES="1", AX_JIT_SYNC="1")
         e.update(extra)
         return e
 
@@ -470,16 +472,21 @@ exit 1
 """
 
 
+def stand_in_assembler(ctx, script):
+    """A PATH on which `as` is `script`."""
+    bin_dir = os.path.join(ctx.root, "bin")
+    os.mkdir(bin_dir)
+    with open(os.path.join(bin_dir, "as"), "w") as f:
+        f.write(script)
+    os.chmod(os.path.join(bin_dir, "as"), 0o755)
+    return bin_dir + os.pathsep + os.environ.get("PATH", "")
+
+
 @check
 def killed_compile_leaves_nothing(ctx):
     # A process killed while compiling leaves its temporary directory behind; the next
     # process removes it. (libgccjit's own 'libgccjit-*' directories used to stay in $TMPDIR.)
-    bin_dir = os.path.join(ctx.root, "bin")
-    os.mkdir(bin_dir)
-    with open(os.path.join(bin_dir, "as"), "w") as f:
-        f.write(KILLER_AS)
-    os.chmod(os.path.join(bin_dir, "as"), 0o755)
-    env = ctx.env(PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    env = ctx.env(PATH=stand_in_assembler(ctx, KILLER_AS))
     p = subprocess.run([ctx.ax, "-e", PROGRAM], capture_output=True, text=True, env=env,
                        timeout=TIMEOUT, cwd=ctx.root)
     expect(p.returncode == -9, f"the stand-in assembler did not kill ax: status {p.returncode}"
@@ -834,6 +841,166 @@ def selu_100k_cold_and_warm(ctx):
         warm.append(build_ms(p, "loaded"))
     return (f"selu on f32[100000]: cold compile {cold:.2f} ms, warm load "
             f"{', '.join(f'{w:.2f}' for w in warm)} ms")
+
+
+# ---------------------------------------------------------------- 7. tiered execution
+
+# Calls spaced out over up to ~1 s, so that the compile usually ends while the program runs
+# (whether it does is not checked here: test_jit_tier.c waits for that event); every result
+# is printed in full, and a tiered run must print what a run with AX_JIT_SYNC=1 prints.
+TIERED = SELU + """
+import time
+def affine(w, x):
+    tanh(x @ w) + sum(w, 0)
+f, g = jit(selu), jit(affine)
+h = jit(lambda x: sum(exp(x) * x, axis=0) - x[0])
+x = linspace(-2.0, 2.0, 9)
+w = reshape(arange(6.0), (3, 2)) / 10.0
+v = reshape(linspace(-1.0, 1.0, 12), (4, 3))
+for i in range(50):
+    print(i, f(x * (1.0 + i / 7.0)).tolist(), g(w, reshape(x[:6], (2, 3)) + i).tolist(),
+          h(v * i).tolist())
+    time.sleep(0.02)
+"""
+
+
+def tiered_env(**extra):
+    return dict(AX_JIT_SYNC="0", **extra)
+
+
+@check
+def tiered_prints_what_sync_prints(ctx):
+    sync = ctx.run(TIERED)
+    shutil.rmtree(ctx.cache, ignore_errors=True)
+    tiered = ctx.run(TIERED, **tiered_env())
+    expect(tiered.stdout == sync.stdout,
+           f"tiered output differs from AX_JIT_SYNC=1's:\n{tiered.stdout[:2000]}\n---\n"
+           f"{sync.stdout[:2000]}")
+    expect(len(tiered.stdout.splitlines()) == 50, tiered.stdout[-500:])
+    started = log_lines(tiered.stderr, "started")
+    expect(len(started) == 3 and all("compiling in the background" in l for l in started),
+           f"wanted three 'started' lines:\n{tiered.stderr}")
+    done = [l for l in tiered.stderr.splitlines() if " in the background (" in l]
+    expect(len(done) == 3 and all(re.search(r": native from its call \d+ on$|: stored in the "
+                                            r"disk cache", l) for l in done),
+           f"wanted each compile to end (natively, or at exit):\n{tiered.stderr}")
+    expect(WARNING not in tiered.stderr, tiered.stderr)
+    expect(len(ctx.entries("so")) == 3, f"cache: {ctx.entries('so')}")
+    ctx.no_temporaries()
+    again = ctx.run(TIERED, **tiered_env())
+    expect(again.stdout == sync.stdout, "a run from the disk cache printed something else")
+    expect(len(log_lines(again.stderr, "loaded")) == 3, again.stderr)
+
+
+ONE_CALL = SELU + "print(jit(selu)(linspace(-2.0, 2.0, 9)))\n"
+
+
+@check
+def tiered_exit_during_compile(ctx):
+    # AX_JIT_EXIT_WAIT=0: the compile that started after the first call is stopped at exit.
+    p = ctx.run(ONE_CALL, **tiered_env(AX_JIT_EXIT_WAIT="0"))
+    expect_numbers(p.stdout, SELU_9)
+    expect(log_lines(p.stderr, "started"), p.stderr)
+    expect(re.search(r"^ax: jit: at exit, waited [0-9.]+ ms for 1 compile in the background; "
+                     r"1 stopped \(AX_JIT_EXIT_WAIT=0 ms\)$", p.stderr, re.M), p.stderr)
+    expect(not ctx.entries("so"), f"a stopped compile reached the cache: {ctx.entries('so')}")
+    ctx.no_temporaries()
+    # by default the end waits (a bounded time) for the compile, which fills the cache
+    p = ctx.run(ONE_CALL, **tiered_env())
+    expect(re.search(r"^ax: jit: at exit, waited [0-9.]+ ms for 1 compile in the background; "
+                     r"0 stopped", p.stderr, re.M), p.stderr)
+    expect(re.search(r"^ax: jit: compiled selu in [0-9.]+ ms in the background .*: stored in "
+                     r"the disk cache", p.stderr, re.M), p.stderr)
+    expect(len(ctx.entries("so")) == 1, f"cache: {ctx.entries('so')}")
+    ctx.no_temporaries()
+    p = ctx.run(ONE_CALL, **tiered_env())
+    expect_numbers(p.stdout, SELU_9)
+    expect(log_lines(p.stderr, "loaded") and "at exit" not in p.stderr, p.stderr)
+
+
+FAILING_AS = """#!/bin/sh
+echo 'stand-in assembler: refusing' >&2
+exit 1
+"""
+
+
+@check
+def tiered_compile_failure_falls_back(ctx):
+    # A compile that fails in the background: one warning, the eager kernels go on, exit 0.
+    p = ctx.run(TIERED, **tiered_env(PATH=stand_in_assembler(ctx, FAILING_AS)))
+    sync = ctx.run(TIERED)  # the real assembler: native code
+    expect(p.stdout == sync.stdout, "the fallback printed something else")
+    warnings = [l for l in p.stderr.splitlines() if "warning" in l]
+    expect(len(warnings) == 1 and warnings[0].startswith(WARNING), p.stderr)
+    expect(not [l for l in p.stderr.splitlines() if " in the background (" in l], p.stderr)
+    ctx.no_temporaries()
+
+
+PMAP = """
+import jax
+f = jax.pmap(lambda x: sin(x) * 2.0 + jax.lax.psum(x, "i"), axis_name="i")
+x = reshape(linspace(-1.0, 1.0, 8), (2, 4))
+for i in range(3):
+    print(f(x + i).tolist())
+"""
+
+
+@check
+def tiered_pmap_body_is_ready_before_the_devices(ctx):
+    # The devices (threads) run the body at once and only read its program: its compile ends
+    # before they start (ax_jit_ready), even in tiered mode; no compile dies with a device.
+    sync = ctx.run(PMAP, AX_DEVICES="2")
+    shutil.rmtree(ctx.cache, ignore_errors=True)
+    p = ctx.run(PMAP, **tiered_env(AX_DEVICES="2"))
+    expect(p.stdout == sync.stdout, f"tiered pmap printed something else:\n{p.stdout}\n---\n"
+           f"{sync.stdout}")
+    expect(WARNING not in p.stderr, p.stderr)
+    expect(re.search(r"compiled \S+ in [0-9.]+ ms in the background .*: native from its call 1 "
+                     r"on", p.stderr), p.stderr)
+
+
+LOOPS = """
+step = lambda i, c: c * 0.5 + sin(c)
+long_scan = jit(lambda x: fori_loop(0, 100000, step, x))
+until = jit(lambda x, n: fori_loop(0, n, step, x))
+short_scan = jit(lambda x: fori_loop(0, 10, lambda i, c: c * 0.25 + cos(c), x))
+x = linspace(0.0, 1.0, 4)
+print(long_scan(x), until(x, 1000), short_scan(x))
+"""
+
+
+@check
+def long_loops_wait_for_their_compile(ctx):
+    # One eager call of a while loop (its trip count unknown) or of a long scan could outlast
+    # its compile: those compile at once, tiered or not; a short scan is tiered.
+    p = ctx.run(LOOPS, **tiered_env())
+    expect(len(log_lines(p.stderr, "compiled")) >= 2 and len(log_lines(p.stderr, "started")) == 1,
+           p.stderr)
+
+
+BROADCAST = """
+poly = jit(lambda x: x * x + x * 2.0)
+for a in [ones((600, 600)), broadcast_to(arange(600.0), (600, 600)), ones((600, 600)) + 0.0]:
+    for k in range(3):
+        y = poly(a)
+        print(k, float(y[0, 0]), float(y[599, 599]), float(sum(y)))
+"""
+
+
+@check
+def broadcast_inputs_get_a_variant(ctx):
+    # ones() and broadcast_to: from the second call, a variant reads the one row / value
+    p = ctx.run(BROADCAST)
+    variants = [l for l in p.stderr.splitlines() if "(broadcast inputs)" in l]
+    expect(len(variants) == 2 and all(l.startswith("ax: jit: compiled ") for l in variants),
+           f"wanted two variants compiled:\n{p.stderr}")
+    rows = [l.split() for l in p.stdout.splitlines()]
+    expect(len(rows) == 9, p.stdout)
+    for block in (rows[0:3], rows[3:6], rows[6:9]):
+        expect(all(r[1:] == block[0][1:] for r in block), f"calls differ:\n{p.stdout}")
+    expect(rows[0][1:] == rows[6][1:], f"ones and a computed array of ones differ:\n{p.stdout}")
+    expect_numbers(" ".join(rows[0][1:3]), [3.0, 3.0])
+    expect_numbers(rows[3][2], [599.0 * 599.0 + 2 * 599.0])
 
 
 def main():

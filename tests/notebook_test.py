@@ -295,6 +295,16 @@ def check_update_rewrites_and_removes(c):
                               "```ax\nz = 1\n```\nend\n", f"rewritten: {c.read('up.md')!r}")
 
 
+def check_update_keeps_nocheck_output(c):
+    md = c.write("stamp.md", "```ax nocheck\nimport time\nprint(time.perf_counter())\n```\n")
+    c.notebook("--update", md)
+    first = c.read("stamp.md")
+    expect(first.count("```output") == 1, "a nocheck block's first output was not recorded")
+    p = c.notebook("--update", md)
+    expect(p.returncode == 0 and c.read("stamp.md") == first,
+           "--update rewrote a nocheck block's recorded output (timings churn the file)")
+
+
 def check_last_value_and_state(c):
     md = c.write("st.md", "```ax\nk = random.key(0)\n```\n\n```ax\nk2, sub = random.split(k)\n"
                           "random.normal(sub, (3,))\n```\n\n```ax\nif True:\n    7\nelse:\n"
@@ -481,6 +491,30 @@ def check_imshow_orientation(c):
         expect(yx > px, f"{name}: the 1 is in the right column")
         expect((yy > py) == yellow_below,
                f"{name}: row 1 is drawn {'below' if yellow_below else 'above'} row 0")
+
+
+def check_imshow_blocks_and_axis_off(c):
+    """An enlarged image is drawn as blocks of pixels (matplotlib's default) unless it asks for an
+    interpolation; axis('off') hides the ticks and the frame but keeps the title."""
+    need("gnuplot")
+    out = c.script("import matplotlib.pyplot as plt\nfig, axs = plt.subplots(1, 3)\n"
+             "z = reshape(arange(9.0), (3, 3))\naxs[0].imshow(z)\n"
+             "axs[1].imshow(z, interpolation='bilinear')\naxs[2].imshow(z, interpolation='nearest')\n"
+             "print(axs[0].axis('off'))\naxs[0].set_title('blocks')\nfig.savefig('i.svg')\n"
+             "plt.figure()\nplt.imshow(z)\nplt.axis('off')\nplt.axis('on')\nplt.savefig('on.svg')\n"
+             "plt.figure()\nplt.imshow(z)\nplt.gca().set_axis_off()\nplt.savefig('off.svg')\n")
+    expect(out.strip() == "(-0.5, 2.5, 2.5, -0.5)", f"axis() returns the limits: {out!r}")
+    images = re.findall(r"<image ([^>]*?)xlink:href", c.read("i.svg"))
+    expect(len(images) == 3, f"three images: {images}")
+    expect(["pixelated" in i for i in images] == [True, False, True],
+           f"blocks, then bilinear, then nearest: {images}")
+    texts = lambda name: re.findall(r">\s*([^<>\s][^<>]*?)\s*</text>", c.read(name))
+    expect("blocks" in texts("i.svg"), "axis('off') keeps the title")
+    expect("2.5" in texts("on.svg") and "2.5" not in texts("off.svg"),
+           f"axis('on') shows ticks, set_axis_off() hides them: {texts('off.svg')}")
+    c.write("bad.ax", "import plot as plt\nplt.axis('equal')\n")
+    p = c.run(["bad.ax"])
+    expect(p.returncode == 1 and "axis(): 'equal' is not supported" in p.stderr, p.stderr)
 
 
 def check_hist_counts(c):
@@ -798,10 +832,12 @@ def check_chromium_shows_tutorial(c):
 
 
 CHECKS = [
-    check_outputs_and_update, check_errors_do_not_stop, check_check_catches_change,
+    check_outputs_and_update, check_update_keeps_nocheck_output, check_errors_do_not_stop,
+    check_check_catches_change,
     check_update_rewrites_and_removes, check_last_value_and_state, check_notebook_directory,
     check_usage_errors, check_pictures_in_place, check_missing_cmark,
-    check_plot_png, check_plot_svg_series_and_ticks, check_imshow_orientation, check_hist_counts,
+    check_plot_png, check_plot_svg_series_and_ticks, check_imshow_orientation,
+    check_imshow_blocks_and_axis_off, check_hist_counts,
     check_plot_errors, check_plot_api_surface, check_show_in_script,
     check_graph_values_and_grads, check_graph_names_and_pytrees, check_graph_backward_pass,
     check_graph_clusters, check_graph_files_and_repl,

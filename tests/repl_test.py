@@ -202,9 +202,11 @@ def ctrl_c_stops_evaluation(ctx):
 @check
 def ctrl_c_abandons_a_jit_compile(ctx):
     """A compile of many seconds (one function of 2400 operations: no pieces) stops at once,
-    and leaves no cache entry: it ran in a child process that Ctrl-C kills."""
+    and leaves no cache entry: it ran in a child process that Ctrl-C kills. (AX_JIT_SYNC=1:
+    the call waits for its compile instead of running on the eager kernels meanwhile.)"""
     cache = tempfile.mkdtemp(dir=ctx.home)
-    s = Session(ctx.ax, ctx.home, env={"XDG_CACHE_HOME": cache, "AX_JIT_PIECE_WORK": "0"})
+    s = Session(ctx.ax, ctx.home, env={"XDG_CACHE_HOME": cache, "AX_JIT_PIECE_WORK": "0",
+                                       "AX_JIT_SYNC": "1"})
     ctx.sessions.append(s)
     s.prompt()
     s.line("def f(x):")
@@ -224,6 +226,47 @@ def ctrl_c_abandons_a_jit_compile(ctx):
     left = [f for _, _, fs in os.walk(cache) for f in fs if ".so" in f]
     if left:
         raise Failure(f"the abandoned compile left {left}")
+
+
+@check
+def ctrl_c_spares_a_background_compile(ctx):
+    """Ctrl-C reaches the terminal's whole process group: it must interrupt what the REPL runs,
+    not a compile running in the background (nor its assembler or linker), which still ends
+    and fills the cache; the session ends normally."""
+    cache = tempfile.mkdtemp(dir=ctx.home)
+    s = Session(ctx.ax, ctx.home, env={"XDG_CACHE_HOME": cache, "AX_LOG_COMPILES": "1"})
+    ctx.sessions.append(s)
+    s.prompt()
+    s.run("import time", r"")
+    s.line("def f(x):")
+    s.expect(r"\.\.\. ")
+    s.line("    for i in range(60): x = sin(x) * 1.01 + cos(x)")
+    s.expect(r"\.\.\. ")
+    s.line("    x")
+    s.expect(r"\.\.\. ")
+    s.line("")
+    s.prompt()
+    s.run("g = jit(f); y = g(arange(4.0))", r"started f in ")
+    s.line("time.sleep(60)")
+    until = time.time() + 3.0 * SCALE
+    while time.time() < until:  # Ctrl-C every few ms over the compile's whole length
+        s.send("\x03")
+        time.sleep(0.003)
+    while s._read(time.time() + 0.5 * SCALE):  # the prompts of every Ctrl-C, then quiet
+        pass
+    s.pos = len(s.text())
+    s.line("2 + 3")  # (a Ctrl-C of the flood may still interrupt this one)
+    s.expect(r"\b5 : i32\[\]|KeyboardInterrupt")
+    s.prompt()
+    s.run("2 + 3", r"\b5 : i32\[\]")
+    s.line(":quit")
+    if s.wait() != 0:
+        raise Failure(f"exit status {s.status}")
+    text = s.text()
+    if "warning" in text or not re.search(r"compiled f in [0-9.]+ ms in the background", text):
+        raise Failure(f"the background compile did not survive Ctrl-C:\n{text[-1500:]}")
+    if not [f for _, _, fs in os.walk(cache) for f in fs if f.endswith(".so")]:
+        raise Failure("nothing reached the cache")
 
 
 @check
@@ -503,6 +546,32 @@ def ctrl_c_stops_a_comprehension(ctx):
     interrupt(s)
     check_session_intact(s)
     s.run("n", r"error\[NameError\]")
+
+
+@check
+def ctrl_c_stops_matrix_products(ctx):
+    """A chain of big products (panels of rows, each polling the flag) and a huge sort."""
+    s = session(ctx)
+    define_marker(s)
+    s.run("x = ones((3000, 3000))", r"^$")
+    s.line("y = x @ x @ x @ x @ x @ x @ x @ x @ x @ x @ x @ x")
+    interrupt(s)
+    s.run("y", r"error\[NameError\]")
+    s.line("z = sort(concatenate([x.ravel()] * 3))")
+    interrupt(s)
+    check_session_intact(s)
+
+
+@check
+def ctrl_c_stops_eager_structured_loops(ctx):
+    s = session(ctx)
+    define_marker(s)
+    for loop in ("while_loop(lambda c: True, lambda c: c + 1, 0)",
+                 "fori_loop(0, 2**31 - 1, lambda i, c: c + 1, 0)",
+                 "jit(lambda: while_loop(lambda c: True, lambda c: c + 1, 0))()"):
+        s.line(loop)
+        interrupt(s)
+    check_session_intact(s)
 
 
 @check

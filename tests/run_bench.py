@@ -68,6 +68,9 @@ def main():
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     build = a.build if os.path.isabs(a.build) else os.path.join(ROOT, a.build)
+    # benchmarks time native code: a call never runs on the eager kernels while its code
+    # compiles (jit_tier_compare.py measures that tiered mode itself)
+    os.environ["AX_JIT_SYNC"] = "1"
     files = sorted(os.listdir(BENCH)) if os.path.isdir(BENCH) else []
     wanted = lambda n: not a.names or any(s in n for s in a.names)
     failures = 0

@@ -5,7 +5,7 @@ when some tests could not run here (a skipped test is not counted as passed).
 Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
                           [-v] [FILE ...]
 
-Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,io):
+Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,io,fuzz,fault,mpi,parallel):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
   lang         tests/lang/*.ax, examples/*.ax, and the landed ../shared/conformance/next programs
   conformance  ../shared/conformance/*.ax, when ../shared exists
@@ -17,6 +17,13 @@ Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,io):
                Chromium (one per check; a check whose tool is missing is counted as skipped)
   robust       tests/robustness_test.py: extreme integers at every builtin (one per check)
   io           tests/io_test.py: array I/O against NumPy, corrupt files, atomic saves (per check)
+  fuzz         BUILD/fuzz/fuzz_ax on tests/fuzz/corpus and tests/lang, then a fixed number of
+               seeded mutations of them (the same inputs every run; docs/testing.md)
+  fault        tests/fault/faultinject.py --slice: tests/fault/slice.ax with its N-th allocation
+               failing, for every N
+  mpi          tests/mpi/*.ax, each run by `mpirun -n 2` (skipped without OpenMPI)
+  parallel     only the tests of devices, pmap and collectives (what `make tsan` runs): the
+               unit test test_collectives, tests/lang/pmap_*.ax, conformance 20, the mpi suite
 FILE arguments run just those .ax programs or .md documents (a tutorial: as a notebook).
 
 Expectations in an .ax program (those of ../shared/conformance/run.py, plus two):
@@ -41,9 +48,11 @@ Only the standard library is used (python3 on Debian 12).
 """
 import argparse
 import concurrent.futures as futures
+import copy
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -53,9 +62,9 @@ SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 NPROC = os.cpu_count() or 2
 SKIPPED_CASE = re.compile(r"^\[ +SKIPPED +\] (?!\d+ test)", re.M)  # a cmocka case's skip
 # ../shared/conformance/next programs whose feature has landed: run with the lang suite
-NEXT_CONFORMANCE = ["18_lax_control_flow.ax", "19_nn_optim.ax"]
+NEXT_CONFORMANCE = ["18_lax_control_flow.ax", "19_nn_optim.ax", "20_pmap.ax"]
 SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|"
-                              r"SUMMARY: UndefinedBehaviorSanitizer")
+                              r"SUMMARY: UndefinedBehaviorSanitizer|WARNING: ThreadSanitizer")
 
 # ---------------------------------------------------------------- results
 
@@ -139,7 +148,7 @@ def parse_expectations(lines):
 def run_ax(ctx, args, cwd, stdin=None, merge=False):
     """Runs ax; returns (status, stdout, stderr) or a string saying why it did not finish."""
     try:
-        p = subprocess.run([ctx.ax, *args], cwd=cwd, input=stdin, text=True,
+        p = subprocess.run([*ctx.launcher, ctx.ax, *args], cwd=cwd, input=stdin, text=True,
                            stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT if merge else subprocess.PIPE,
                            timeout=ctx.timeout, errors="replace")
@@ -359,6 +368,66 @@ def run_script_checks(ctx, res, name):
     res.failed += int(m.group(2))
     res.skipped += int(m.group(3) or 0)
 
+# ---------------------------------------------------------------- fuzzing, fault injection
+
+# Seeded mutations per make test, split over two processes: about 30 s on this machine; the
+# inputs depend on the seeds only, so the verdict does not depend on the machine's speed.
+FUZZ_MUTATIONS = 6000
+
+
+def run_fuzz(ctx, res, sanitized):
+    exe = os.path.join(ctx.build, "fuzz", "fuzz_ax")
+    if not os.access(exe, os.X_OK):
+        res.fail("fuzz", f"{exe} was not built")
+        return
+    corpus = os.path.join(ROOT, "tests", "fuzz", "corpus")
+    seeds = sorted(os.path.join(corpus, f) for f in os.listdir(corpus)) + \
+        ax_files(os.path.join(ROOT, "tests", "lang"))
+    n = FUZZ_MUTATIONS // (4 if sanitized else 1) // 2
+
+    def one(seed):
+        with tempfile.TemporaryDirectory(prefix="ax-fuzz-") as d:
+            last = os.path.join(d, "input.ax")
+            try:
+                p = subprocess.run([exe, "--last", last, "--random", str(n), str(seed), *seeds],
+                                   cwd=d, capture_output=True, text=True, errors="replace",
+                                   timeout=ctx.timeout * 20)
+                status, err = p.returncode, p.stderr
+            except subprocess.TimeoutExpired:
+                status, err = None, f"no answer in {ctx.timeout * 20} s"
+            if status == 0 and not SANITIZER_REPORT.search(err):
+                return None
+            keep = os.path.join(ctx.build, "fuzz", f"crash-seed{seed}.ax")
+            if os.path.exists(last):
+                shutil.copyfile(last, keep)
+            return f"exit {status} on the input saved as {keep}:\n{tail(err, 4000)}"
+
+    with futures.ThreadPoolExecutor(max_workers=2) as pool:
+        for seed, why in zip((1, 2), pool.map(one, (1, 2))):
+            name = f"fuzz seed {seed} ({len(seeds)} files, {n} mutations)"
+            if why is None:
+                res.ok(name)
+            else:
+                res.fail(name, why)
+
+
+def run_fault_slice(ctx, res, sanitized):
+    script = os.path.join(ROOT, "tests", "fault", "faultinject.py")
+    args = [sys.executable, script, "--ax", os.path.join(ctx.build, "ax-fault"), "--slice"]
+    try:
+        args += (["--sanitized"] if sanitized else []) + (["-v"] if res.verbose else [])
+        p = subprocess.run(args, capture_output=True, text=True, errors="replace",
+                           timeout=ctx.timeout * 20)
+        out = p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        res.fail("fault", f"no answer in {ctx.timeout * 20} s")
+        return
+    m = re.search(r"^(\d+) passed, (\d+) failed\s*$", out, re.M)
+    if not m or int(m.group(2)) or p.returncode:
+        res.fail("fault tests/fault/slice.ax", tail(out, 6000))
+    else:
+        res.ok("fault tests/fault/slice.ax (every allocation failed in turn)")
+
 # ---------------------------------------------------------------- main
 
 
@@ -366,6 +435,7 @@ class Context:
     def __init__(self, a):
         self.build = os.path.join(ROOT, a.build) if not os.path.isabs(a.build) else a.build
         self.ax = os.path.join(self.build, "ax")
+        self.launcher = []  # mpirun and its options, for the mpi suite
         scale = 4 if a.sanitized else 1
         self.timeout = a.timeout * scale
         self.unit_timeout = 300 * scale
@@ -384,6 +454,41 @@ def run_jobs(res, jobs, workers):
 def program_jobs(ctx, paths, label):
     return [(f"{label} {os.path.relpath(p, ROOT) if p.startswith(ROOT) else os.path.basename(p)}",
              lambda p=p: check_program(ctx, p)) for p in paths]
+
+
+def mpi_jobs(ctx, res):
+    """tests/mpi/*.ax under `mpirun -n 2` (oversubscribed: more processes than cores is fine);
+    only process 0 prints, so the expectations read as usual."""
+    files = ax_files(os.path.join(ROOT, "tests", "mpi"))
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        res.skipped += len(files)
+        print(f"SKIP mpi: {len(files)} programs need mpirun (openmpi-bin: make deps)", flush=True)
+        return []
+    mctx = copy.copy(ctx)
+    mctx.launcher = [mpirun, "--oversubscribe", "-n", "2"]
+    if "ASAN_OPTIONS" in os.environ:  # make asan: OpenMPI frees little of what its plugins
+        # (dlclosed by MPI_Finalize, so LeakSanitizer cannot even name them) allocate
+        mctx.launcher += ["-x", os.environ["ASAN_OPTIONS"].join(["ASAN_OPTIONS=", ":detect_leaks=0"])]
+    mctx.timeout = ctx.timeout * 2
+    os.environ.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI containers run as root
+        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    return program_jobs(mctx, files, "mpi")
+
+
+def parallel_jobs(ctx):
+    """The programs of the parallel suite (the unit test runs with the unit jobs)."""
+    lang = [p for p in ax_files(os.path.join(ROOT, "tests", "lang"))
+            if os.path.basename(p).startswith("pmap")]
+    pmap = [p for p in next_conformance() if os.path.basename(p) == "20_pmap.ax"]
+    return program_jobs(ctx, lang + pmap, "lang")
+
+
+def next_conformance():
+    return [p for p in (os.path.join(SHARED, "conformance", "next", n) for n in NEXT_CONFORMANCE)
+            if os.path.exists(p)]
 
 
 def ax_files(d):
@@ -414,12 +519,18 @@ def main():
     # earlier build left nor leave any behind
     cache = tempfile.TemporaryDirectory(prefix="ax-test-cache-")
     os.environ["XDG_CACHE_HOME"] = cache.name
+    # every call of a jitted function runs native code, as tests comparing jit with eager need:
+    # tiered execution (eager while compiling) has its own tests (test_jit_tier, jit_test.py);
+    # AX_JIT_SYNC=0 in the environment runs the suites tiered
+    os.environ.setdefault("AX_JIT_SYNC", "1")
     if a.sanitized:
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
     suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl",
-                                                    "jit", "notebook", "robust",
-                                                    "io"}
+                                                    "jit", "notebook", "robust", "io",
+                                                    "fuzz", "fault", "mpi"}
+    if "parallel" in suites:  # a selection of the others
+        suites |= {"mpi"}
 
     if a.build_failed:
         res.fail("build", "make did not build every target (its errors are above)")
@@ -433,8 +544,10 @@ def main():
         run_jobs(res, jobs, NPROC)
         suites = set()
 
-    if "unit" in suites:
+    if "unit" in suites or "parallel" in suites:
         jobs = unit_jobs(ctx)
+        if "unit" not in suites:
+            jobs = [j for j in jobs if j[0] == "unit test_collectives"]
 
         def one(job):
             name, exe = job
@@ -457,9 +570,11 @@ def main():
         jobs += program_jobs(ctx, ax_files(os.path.join(ROOT, "tests", "lang")), "lang")
         # the examples carry their own expectations; conformance programs of features that landed
         jobs += program_jobs(ctx, ax_files(os.path.join(ROOT, "examples")), "lang")
-        jobs += program_jobs(ctx, [p for p in (os.path.join(SHARED, "conformance", "next", n)
-                                               for n in NEXT_CONFORMANCE) if os.path.exists(p)],
-                             "lang")
+        jobs += program_jobs(ctx, next_conformance(), "lang")
+    elif "parallel" in suites:
+        jobs += parallel_jobs(ctx)
+    if "mpi" in suites:
+        jobs += mpi_jobs(ctx, res)
     if "conformance" in suites:
         jobs += program_jobs(ctx, ax_files(os.path.join(SHARED, "conformance")), "conformance")
     if "docs" in suites:
@@ -478,6 +593,10 @@ def main():
         run_script_checks(ctx, res, "robustness_test.py")
     if "io" in suites:
         run_script_checks(ctx, res, "io_test.py")
+    if "fuzz" in suites:
+        run_fuzz(ctx, res, a.sanitized)
+    if "fault" in suites:
+        run_fault_slice(ctx, res, a.sanitized)
 
     if res.skipped:  # not passes: each has a SKIP line above saying why
         print(f"{res.skipped} skipped (they cannot run here: see the SKIP lines)")

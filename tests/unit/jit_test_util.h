@@ -328,11 +328,23 @@ static inline void compare(const char *what, const ax_array *want, const ax_arra
     }
 }
 
+/* ---------------------------------------------------------------- building IRs */
+
+/* Appends prim(ins) (one output, typed by the primitive's shape rule) to the builder. */
+static inline ax_ir_atom jit_test_eqn(ax_ctx *cx, ax_ir_builder *b, ax_prim prim,
+                                      const ax_params *p, int nin, const ax_ir_atom *ins) {
+    ax_aval types[3], out;
+    for (int i = 0; i < nin; i++) ax_ir_atom_type(b, &ins[i], &types[i]);
+    if (ax_prim_infer(cx, prim, nin, types, p, &out)) fail_msg("%s", cx->err.message);
+    int v;
+    assert_int_equal(ax_ir_add_eqn(b, prim, p, nin, ins, 1, &out, &v, 0, NULL), 0);
+    return (ax_ir_atom){.var = v};
+}
+
 /* ---------------------------------------------------------------- running both ways */
 
 static inline bool is_view_prim(ax_prim p) {
-    return p == AX_P_BROADCAST_IN_DIM || p == AX_P_TRANSPOSE || p == AX_P_RESHAPE ||
-           p == AX_P_SQUEEZE || p == AX_P_EXPAND_DIMS;
+    return ax_kop_is_view(ax_prim_get(p)->lower.kop);
 }
 
 static inline void eqn_operand_types(const ax_ir *ir, const ax_ir_eqn *e, ax_aval *in) {

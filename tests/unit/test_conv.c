@@ -610,6 +610,28 @@ static void test_ir_prints_like_jax(void **state) {
     ax_strbuf_free(&s);
 }
 
+/* A Ctrl-C pending stops the kernel itself (called without bind, which would notice it first)
+ * between its blocks: KeyboardInterrupt, reported once. */
+static void test_conv_stops_at_ctrl_c(void **state) {
+    ax_ctx *cx = *state;
+    ax_params p;
+    ax_conv_params_init(&p, 4);
+    memcpy(p.conv.lhs_spec, (int[]){0, 3, 1, 2}, 4 * sizeof(int));
+    memcpy(p.conv.rhs_spec, (int[]){3, 2, 0, 1}, 4 * sizeof(int));
+    memcpy(p.conv.out_spec, (int[]){0, 3, 1, 2}, 4 * sizeof(int));
+    ax_array *in[2] = {random_array(cx, AX_F32, 4, (int64_t[]){4, 20, 20, 24}, false),
+                       random_array(cx, AX_F32, 4, (int64_t[]){3, 3, 24, 20}, false)};
+    ax_array *out[1] = {NULL};
+    cx->interrupt = 1;
+    assert_int_equal(ax_prim_get(AX_P_CONV_GENERAL_DILATED)->eager(cx, 2, in, &p, out), -1);
+    assert_null(out[0]);
+    assert_int_equal(cx->err.kind, AX_ERR_INTERRUPT);
+    assert_int_equal(cx->interrupt, 0);
+    ax_error_clear(cx);
+    ax_array_release(in[0]);
+    ax_array_release(in[1]);
+}
+
 static int setup(void **state) {
     *state = ax_ctx_new();
     return *state ? 0 : -1;
@@ -631,6 +653,7 @@ int main(void) {
         cmocka_unit_test(test_values_from_torch),
         cmocka_unit_test(test_shape_rule_errors),
         cmocka_unit_test(test_ir_prints_like_jax),
+        cmocka_unit_test(test_conv_stops_at_ctrl_c),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

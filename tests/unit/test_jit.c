@@ -822,6 +822,8 @@ static void test_every_primitive(void **state) {
     cases[AX_P_CUSTOM_LINEAR]++;
     cases[AX_P_COND]++, cases[AX_P_WHILE]++, cases[AX_P_SCAN]++, cases[AX_P_CALL]++;
     cases[AX_P_DEBUG_CALLBACK]++; /* an effect: tests/unit/test_debug_callback.c runs it in jit */
+    /* pmap and collectives run on devices: tests/unit/test_collectives.c, tests/lang/pmap_* */
+    for (int p = AX_P_PMAP; p <= AX_P_AXIS_INDEX; p++) cases[p]++;
     for (int p = 0; p < AX_P_NPRIMS; p++)
         if (!cases[p]) fail_msg("primitive %s has no case here", ax_prim_get((ax_prim)p)->name);
     if (c.mismatches) fail_msg("%d elements differ between eager and jit", c.mismatches);

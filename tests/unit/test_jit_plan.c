@@ -27,12 +27,7 @@ static ax_ir_atom in(irb *b, ax_dtype t, int ndim, const int64_t *shape) {
 }
 
 static ax_ir_atom eqn(irb *b, ax_prim prim, const ax_params *p, int nin, const ax_ir_atom *ins) {
-    ax_aval types[3], out;
-    for (int i = 0; i < nin; i++) ax_ir_atom_type(b->b, &ins[i], &types[i]);
-    if (ax_prim_infer(b->cx, prim, nin, types, p, &out)) fail_msg("%s", b->cx->err.message);
-    int v;
-    assert_int_equal(ax_ir_add_eqn(b->b, prim, p, nin, ins, 1, &out, &v, 0, NULL), 0);
-    return (ax_ir_atom){.var = v};
+    return jit_test_eqn(b->cx, b->b, prim, p, nin, ins);
 }
 
 static ax_ir_atom un(irb *b, ax_prim prim, ax_ir_atom x) {

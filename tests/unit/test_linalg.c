@@ -6,12 +6,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "../../runtime/blas.h"
 #include "../../runtime/linalg.h"
 #include "../../runtime/shape_ops.h"
+#include "../../runtime/smallgemm.h"
 
 static ax_array *make(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape,
                       const double *values) {
@@ -416,6 +419,267 @@ static void test_random_layouts(void **state) {
     ax_ctx_free(cx);
 }
 
+/* Big products run as panels of rows (a Ctrl-C is noticed between them): every row of a
+ * product cut in two, with the lhs read in place and transposed, against a plain loop on three
+ * columns (small integers: the sums are exact in f32). */
+static void test_product_in_panels(void **state) {
+    (void)state;
+    ax_ctx *cx = ax_ctx_new();
+    enum { M = 2048, K = 1024, N = 1024 }; /* 2**31 multiply-adds: two panels of 1024 rows */
+    ax_array *a = ax_array_new(cx, AX_F32, 2, (int64_t[]){M, K});
+    ax_array *at = ax_array_new(cx, AX_F32, 2, (int64_t[]){K, M}); /* a, stored transposed */
+    ax_array *b = ax_array_new(cx, AX_F32, 2, (int64_t[]){K, N});
+    float *av = ax_array_data(a), *atv = ax_array_data(at), *bv = ax_array_data(b);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t k = 0; k < K; k++)
+            av[i * K + k] = atv[k * M + i] = (float)((i * 7 + k) % 5 - 2);
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++) bv[k * N + j] = (float)((k * 3 + j * 11) % 5 - 2);
+    ax_array *view = ax_array_view(cx, at, 2, (int64_t[]){M, K}, (int64_t[]){1, M}, 0);
+    ax_dot_dims d = contract1(1, 0);
+    ax_array *c[2] = {ax_dot_general(cx, a, b, &d), ax_dot_general(cx, view, b, &d)};
+    for (int v = 0; v < 2; v++) {
+        assert_non_null(c[v]);
+        const float *cv = ax_array_data(c[v]);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j += N / 2 - 1) {
+                double want = 0;
+                for (int64_t k = 0; k < K; k++) want += (double)av[i * K + k] * bv[k * N + j];
+                if (cv[i * N + j] != want)
+                    fail_msg("%s lhs: element (%lld, %lld) is %g, not %g",
+                             v ? "transposed" : "plain", (long long)i, (long long)j,
+                             (double)cv[i * N + j], want);
+            }
+        ax_array_release(c[v]);
+    }
+    /* a Ctrl-C pending when a product starts stops it (floats between panels, integers
+     * between rows): KeyboardInterrupt, reported once */
+    ax_array *ints = make(cx, AX_I32, 2, (int64_t[]){2, 2}, (double[]){1, 2, 3, 4});
+    ax_array *operands[2] = {a, ints};
+    for (int t = 0; t < 2; t++) {
+        cx->interrupt = 1;
+        assert_null(ax_dot_general(cx, operands[t], t ? ints : b, &d));
+        assert_int_equal(cx->err.kind, AX_ERR_INTERRUPT);
+        assert_int_equal(cx->interrupt, 0);
+        ax_error_clear(cx);
+    }
+    ax_array_release(ints);
+    ax_array_release(view);
+    ax_array_release(a);
+    ax_array_release(at);
+    ax_array_release(b);
+    ax_ctx_free(cx);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The BLAS calls a product makes: x @ x.T through syrk, transposes as gemm's flags          */
+
+/* Stand-ins for OpenBLAS's entry points that record each call and then make it. */
+static struct {
+    ax_ssyrk_fn ssyrk;
+    ax_dsyrk_fn dsyrk;
+    ax_sgemm_fn sgemm;
+    int nsyrk, ngemm;
+    int ta, tb;        /* the last gemm's flags */
+    const void *a, *b; /* and operands */
+} blas_log;
+
+static void log_ssyrk(int order, int uplo, int trans, int n, int k, float alpha, const float *a,
+                      int lda, float beta, float *c, int ldc) {
+    blas_log.nsyrk++;
+    blas_log.ssyrk(order, uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
+}
+
+static void log_dsyrk(int order, int uplo, int trans, int n, int k, double alpha, const double *a,
+                      int lda, double beta, double *c, int ldc) {
+    blas_log.nsyrk++;
+    blas_log.dsyrk(order, uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
+}
+
+static void log_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a,
+                      int lda, const float *b, int ldb, float beta, float *c, int ldc) {
+    blas_log.ngemm++;
+    blas_log.ta = ta, blas_log.tb = tb, blas_log.a = a, blas_log.b = b;
+    blas_log.sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+static ax_ctx *logging_ctx(void) {
+    ax_ctx *cx = ax_ctx_new();
+    ax_blas *blas = ax_blas_get(cx);
+    assert_non_null(blas);
+    blas_log.ssyrk = blas->ssyrk, blas_log.dsyrk = blas->dsyrk, blas_log.sgemm = blas->sgemm;
+    blas->ssyrk = log_ssyrk, blas->dsyrk = log_dsyrk, blas->sgemm = log_sgemm;
+    blas_log.nsyrk = blas_log.ngemm = 0;
+    return cx;
+}
+
+/* Small integers, so that every summation order gives the exact result. */
+static ax_array *small_ints(ax_ctx *cx, ax_dtype dtype, int ndim, const int64_t *shape,
+                            uint64_t *seed) {
+    ax_array *x = ax_array_new(cx, dtype, ndim, shape);
+    assert_non_null(x);
+    for (int64_t i = 0; i < x->size; i++) {
+        double v = rand_below(seed, 9) - 4;
+        ax_convert_element(dtype, (char *)x->buf->data + i * (int64_t)ax_dtype_size(dtype), AX_F64,
+                           &v);
+    }
+    return x;
+}
+
+/* x @ x.T (or x.T @ x) of x (batch..., m, k): one syrk per matrix, equal to the plain sums and
+ * so exactly symmetric. */
+static void check_gram(ax_ctx *cx, ax_dtype dtype, int nbatch, int64_t m, int64_t k,
+                       bool transposed_first, uint64_t *seed) {
+    int nd = nbatch + 2;
+    int64_t shape[4] = {3, 2, 3, 2};
+    shape[nd - 2] = m, shape[nd - 1] = k;
+    ax_array *x = small_ints(cx, dtype, nd, shape, seed);
+    int perm[4] = {0, 1, 2, 3};
+    perm[nd - 2] = nd - 1, perm[nd - 1] = nd - 2;
+    ax_array *xt = ax_transpose(cx, x, perm);
+    /* as the language writes x @ x.T and x.T @ x: the lhs's last dim with the rhs's second to
+     * last */
+    ax_dot_dims d = {
+        .nbatch = nbatch, .ncontract = 1, .lhs_contract = {nd - 1}, .rhs_contract = {nd - 2}};
+    for (int i = 0; i < nbatch; i++) d.lhs_batch[i] = d.rhs_batch[i] = i;
+    ax_array *l = transposed_first ? xt : x, *r = transposed_first ? x : xt;
+    int before = blas_log.nsyrk;
+    ax_array *c = ax_dot_general(cx, l, r, &d);
+    assert_non_null(c);
+    int64_t nmat = 1, n = transposed_first ? k : m, kk = transposed_first ? m : k;
+    for (int i = 0; i < nbatch; i++) nmat *= shape[i];
+    /* (a sum of one product per element, k = 1, is a plain gemm: symmetric all the same) */
+    assert_int_equal(blas_log.nsyrk - before, n > 1 && kk > 1 ? nmat : 0);
+    for (int64_t b = 0; b < nmat; b++)
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double sum = 0;
+                for (int64_t p = 0; p < kk; p++) {
+                    int64_t xi = transposed_first ? p * k + i : i * k + p;
+                    int64_t xj = transposed_first ? p * k + j : j * k + p;
+                    sum +=
+                        ax_array_get_f64(x, b * m * k + xi) * ax_array_get_f64(x, b * m * k + xj);
+                }
+                double got = ax_array_get_f64(c, (b * n + i) * n + j);
+                if (got != sum) {
+                    print_error("%s batch %d %lldx%lld%s: [%lld, %lld, %lld] got %g want %g\n",
+                                ax_dtype_short(dtype), nbatch, (long long)m, (long long)k,
+                                transposed_first ? " (x.T @ x)" : "", (long long)b, (long long)i,
+                                (long long)j, got, sum);
+                    fail();
+                }
+            }
+    ax_array_release(c);
+    ax_array_release(xt);
+    ax_array_release(x);
+}
+
+static void test_gram_through_syrk(void **state) {
+    (void)state;
+    ax_ctx *cx = logging_ctx();
+    uint64_t seed = 0x2545f4914f6cdd1dull;
+    const int64_t sizes[][2] = {{1, 1}, {1, 4},   {4, 1},   {5, 3},
+                                {3, 5}, {17, 40}, {70, 70}, {130, 7}};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+        for (int nbatch = 0; nbatch <= 2; nbatch++)
+            for (int t = 0; t < 2; t++) {
+                check_gram(cx, AX_F32, nbatch, sizes[s][0], sizes[s][1], t, &seed);
+                check_gram(cx, AX_F64, nbatch, sizes[s][0], sizes[s][1], t, &seed);
+            }
+    ax_ctx_free(cx);
+}
+
+/* a.T @ b, a @ b.T and their batched forms read the operands where they are: gemm gets the
+ * arrays' own data with its Trans flags, nothing is copied. */
+static void test_transposes_fold_into_gemm(void **state) {
+    (void)state;
+    ax_ctx *cx = logging_ctx();
+    uint64_t seed = 7;
+    for (int nbatch = 0; nbatch <= 1; nbatch++) {
+        int nd = nbatch + 2;
+        /* a (6x5), b (6x3), e (2x5), each with a batch dim of 4 in front or none */
+        int64_t as[3] = {4, 6, 5}, bs[3] = {4, 6, 3}, es[3] = {4, 2, 5};
+        ax_array *a = small_ints(cx, AX_F32, nd, as + 1 - nbatch, &seed);
+        ax_array *b = small_ints(cx, AX_F32, nd, bs + 1 - nbatch, &seed);
+        ax_array *e = small_ints(cx, AX_F32, nd, es + 1 - nbatch, &seed);
+        int perm[3] = {0, 1, 2};
+        perm[nd - 2] = nd - 1, perm[nd - 1] = nd - 2;
+        ax_array *at = ax_transpose(cx, a, perm), *et = ax_transpose(cx, e, perm);
+        ax_dot_dims d = {.nbatch = nbatch, .ncontract = 1};
+        d.lhs_batch[0] = d.rhs_batch[0] = 0;
+        d.lhs_contract[0] = nd - 1, d.rhs_contract[0] = nd - 2;
+        for (int form = 0; form < 2; form++) { /* a.T @ b, then a @ e.T */
+            ax_array *l = form ? a : at, *r = form ? et : b;
+            int before = blas_log.ngemm;
+            ax_array *c = ax_dot_general(cx, l, r, &d);
+            assert_non_null(c);
+            assert_int_equal(blas_log.ngemm - before, nbatch ? 4 : 1);
+            assert_int_equal(blas_log.ta, form ? AX_CBLAS_NO_TRANS : AX_CBLAS_TRANS);
+            assert_int_equal(blas_log.tb, form ? AX_CBLAS_TRANS : AX_CBLAS_NO_TRANS);
+            /* the last batch element's matrices, in the operands' own buffers */
+            int64_t last = nbatch ? 3 : 0;
+            assert_ptr_equal(blas_log.a, (char *)ax_array_data(a) + last * 30 * 4);
+            assert_ptr_equal(blas_log.b,
+                             (char *)ax_array_data(form ? e : b) + last * (form ? 10 : 18) * 4);
+            ax_array_release(c);
+        }
+        ax_array_release(at);
+        ax_array_release(et);
+        ax_array_release(a);
+        ax_array_release(b);
+        ax_array_release(e);
+    }
+    ax_ctx_free(cx);
+}
+
+/* libxsmm's small products against a plain loop: every flag combination it takes, row
+ * strides wider than the rows, f32 and f64; it declines (and leaves c alone) rather than
+ * computing a case wrongly. */
+static void test_small_gemm(void **state) {
+    (void)state;
+    uint64_t seed = 11;
+    const int shapes[][3] = {{5, 16, 3}, {17, 33, 9}, {128, 128, 128}, {1, 20, 7}, {64, 16, 1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int dt = 0; dt < 2; dt++)
+            for (int flags = 0; flags < 4; flags++) {
+                int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+                bool ta = flags & 1, tb = flags & 2;
+                int lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 1;
+                int arows = ta ? k : m, brows = tb ? n : k;
+                double *a = malloc(sizeof *a * (size_t)(arows * lda));
+                double *b = malloc(sizeof *b * (size_t)(brows * ldb));
+                double *c = malloc(sizeof *c * (size_t)(m * ldc));
+                float *af = malloc(sizeof *af * (size_t)(arows * lda));
+                float *bf = malloc(sizeof *bf * (size_t)(brows * ldb));
+                float *cf = malloc(sizeof *cf * (size_t)(m * ldc));
+                for (int i = 0; i < arows * lda; i++)
+                    af[i] = (float)(a[i] = rand_below(&seed, 9) - 4);
+                for (int i = 0; i < brows * ldb; i++)
+                    bf[i] = (float)(b[i] = rand_below(&seed, 9) - 4);
+                for (int i = 0; i < m * ldc; i++) cf[i] = (float)(c[i] = -99);
+                bool done = dt ? ax_small_gemm(AX_F64, ta, tb, m, n, k, a, lda, b, ldb, c, ldc)
+                               : ax_small_gemm(AX_F32, ta, tb, m, n, k, af, lda, bf, ldb, cf, ldc);
+                if (!tb) assert_true(done); /* the forms dot_general sends it */
+                for (int i = 0; i < m; i++)
+                    for (int j = 0; j < ldc; j++) {
+                        double want = -99;
+                        if (done && j < n) {
+                            want = 0;
+                            for (int p = 0; p < k; p++)
+                                want += a[ta ? p * lda + i : i * lda + p] *
+                                        b[tb ? j * ldb + p : p * ldb + j];
+                        }
+                        double got = dt ? c[i * ldc + j] : cf[i * ldc + j];
+                        if (got != want) {
+                            print_error("%s %dx%dx%d ta=%d tb=%d: c[%d, %d] got %g want %g\n",
+                                        dt ? "f64" : "f32", m, n, k, ta, tb, i, j, got, want);
+                            fail();
+                        }
+                    }
+                free(a), free(b), free(c), free(af), free(bf), free(cf);
+            }
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Cholesky                                                                                 */
 
@@ -527,12 +791,21 @@ static void test_triangular_solve(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_matrix_matrix),    cmocka_unit_test(test_matrix_vector_and_dot),
-        cmocka_unit_test(test_outer_and_empty),  cmocka_unit_test(test_batched),
-        cmocka_unit_test(test_nonstandard_dims), cmocka_unit_test(test_transposed_view),
-        cmocka_unit_test(test_integers),         cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_random_layouts),   cmocka_unit_test(test_cholesky),
+        cmocka_unit_test(test_matrix_matrix),
+        cmocka_unit_test(test_matrix_vector_and_dot),
+        cmocka_unit_test(test_outer_and_empty),
+        cmocka_unit_test(test_batched),
+        cmocka_unit_test(test_nonstandard_dims),
+        cmocka_unit_test(test_transposed_view),
+        cmocka_unit_test(test_integers),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_random_layouts),
+        cmocka_unit_test(test_cholesky),
         cmocka_unit_test(test_triangular_solve),
+        cmocka_unit_test(test_gram_through_syrk),
+        cmocka_unit_test(test_transposes_fold_into_gemm),
+        cmocka_unit_test(test_small_gemm),
+        cmocka_unit_test(test_product_in_panels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,6 +134,14 @@ static const struct {
     {"{\"w\": W, \"b\": b}", "(expr (dict (\"w\" W) (\"b\" b)))"},
     {"{1: 2,}", "(expr (dict (1 2)))"},
     {"[f(x) for x in xs]", "(expr (listcomp (call f x) (for x xs)))"},
+    {"{1, *a}", "(expr (set 1 (* a)))"},
+    {"f'a{x!r:>4}b{{'", "(expr (call (. \"a{!r:>4}b{{\" format) x))"},
+    {"'{' f'{x}'", "(expr (call (. \"{{{}\" format) x))"},
+    {"{k: v for k, v in d}", "(expr (dictcomp k v (for (tuple k v) d)))"},
+    {"{x for x in xs if x}", "(expr (setcomp x (for x xs (if x))))"},
+    {"{**a, 'b': 1, **c}", "(expr (dict (** a) (\"b\" 1) (** c)))"},
+    {"sum(x * x for x in xs)", "(expr (call sum (genexp (* x x) (for x xs))))"},
+    {"(x for x in xs)", "(expr (genexp x (for x xs)))"},
     {"[x for x in xs if x > 0 if x < 9]",
      "(expr (listcomp x (for x xs (if (cmp x > 0)) (if (cmp x < 9)))))"},
     {"[(i, j) for i in a for j in b if i != j]",
@@ -482,17 +490,19 @@ static const struct {
      1, 5, "invalid non-printable character U+0001"},
     {"x = '\\x1'\n", 1, 6, "truncated \\xXX escape"},
     {"x = '\\u12'\n", 1, 6, "truncated \\uXXXX escape"},
-    {"x = f'a'\n", 1, 5, "f-strings are not supported (use str() and '+')"},
+    {"x = f'{}'\n", 1, 7, "f-string: empty expression not allowed"},
+    {"x = f'{a'\n", 1, 7, "f-string: expecting '}'"},
+    {"x = f'}'\n", 1, 7, "f-string: single '}' is not allowed"},
+    {"x = f'{a!x}'\n", 1, 9, "f-string: invalid conversion character: expected 's', 'r', or 'a'"},
+    {"x = f'{a b}'\n", 1, 10, "f-string: invalid syntax. Perhaps you forgot a comma?"},
     {"x = b'a'\n", 1, 5, "bytes literals are not supported"},
     {"f(a=1, b)\n", 1, 8, "positional argument follows keyword argument"},
     {"f(**a, b)\n", 1, 8, "positional argument follows keyword argument unpacking"},
     {"f(**a, *b)\n", 1, 8, "iterable argument unpacking follows keyword argument unpacking"},
     {"f(a=1, a=2)\n", 1, 8, "keyword argument repeated: a"},
     {"f(a.b=1)\n", 1, 3, "expression cannot contain assignment, perhaps you meant \"==\"?"},
-    {"f(x for x in y)\n", 1, 5,
-     "generator expressions are not supported; use a list comprehension [... for ...]"},
-    {"(x for x in y)\n", 1, 4,
-     "generator expressions are not supported; use a list comprehension [... for ...]"},
+    {"f(a, x for x in y)\n", 1, 8, "a generator expression must be parenthesized"},
+    {"f(x for x in y, a)\n", 1, 3, "a generator expression must be parenthesized"},
     {"x = [1 2]\n", 1, 8, "invalid syntax. Perhaps you forgot a comma?"},
     {"f(a b)\n", 1, 5, "invalid syntax. Perhaps you forgot a comma?"},
     {"def f(a=1, b): 1\n", 1, 12, "non-default argument follows default argument"},
@@ -513,8 +523,9 @@ static const struct {
     {"a b\n", 1, 3, "invalid syntax: unexpected name 'b'"},
     {"print 'hello'\n", 1, 1, "Missing parentheses in call to 'print'. Did you mean print(...)?"},
     {"x = {1: 2, 3}\n", 1, 13, "':' expected after dictionary key"},
-    {"x = {1, 2}\n", 1, 6, "sets are not supported (use a list or a dict)"},
-    {"{**a}\n", 1, 2, "dict unpacking ('**') is not supported in a dict display"},
+    {"x = {1: 2, 3: 4 for a in b}\n", 1, 17, "a dict comprehension has one `key: value` entry"},
+    {"x = {*a: 1}\n", 1, 6, "cannot use a starred expression as a dict key"},
+    {"x = {*a for a in b}\n", 1, 6, "iterable unpacking cannot be used in a comprehension"},
     {"x = [*a for a in b]\n", 1, 6, "iterable unpacking cannot be used in a comprehension"},
     {"else: 1\n", 1, 1, "'else' without a matching 'if' at the same indentation"},
     {"for x in y:\n    pass\nelse:\n    pass\n", 3, 1, "'else' after a loop is not supported"},
@@ -567,7 +578,7 @@ static void test_error_display(void **state) {
     assert_int_equal(cx->err.kind, AX_ERR_SYNTAX);
     assert_string_equal(cx->err.message, "invalid syntax. Perhaps you forgot a comma?");
     assert_string_equal(cx->err.file, "prog.ax");
-    assert_non_null(cx->err.source);
+    assert_true(cx->err.has_source);
     assert_string_equal(cx->err.source, "     3 3)");
     assert_int_equal(cx->err.span.col, 8);
     free_ctx(cx);

@@ -1,19 +1,23 @@
-/* The primitive table: every row is complete, every shape rule agrees with its eager kernel on
- * every dtype it accepts (and rejects the others with a TypeError), errors read in the user's
- * terms, weak types propagate, and bind hands tracers to the right transformation.
+/* The primitive table's shape rules, flags and bind: the flags say what the primitives do
+ * (elementwise ones compute pointwise, linear ones are linear, non-differentiable ones give
+ * zero tangents), every shape rule agrees with its eager kernel on every dtype it accepts (and
+ * rejects the others with a TypeError), errors read in the user's terms, weak types propagate,
+ * and bind hands tracers to the right transformation.
  *
- * The jvp/transpose/batch/codegen slots are checked by the tests of the passes that fill them
- * (compiler/ad.c's test for jvp and transpose), not here. */
+ * Every other rule of each row (JVP, transposition, batching, jit) is checked on the row's
+ * examples by tests/unit/test_prim_table.c. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "../../compiler/ad.h"
 #include "../../compiler/linalg_rules.h"
 #include "../../compiler/primitive.h"
 #include "../../compiler/trace.h"
@@ -65,53 +69,19 @@ static int teardown(void **state) {
 
 /* ---- the table ---- */
 
-static void test_every_row_is_complete(void **state) {
+/* Rows are found by their printed names, which are unique. (What each row's rules do is
+ * checked on its examples by tests/unit/test_prim_table.c.) */
+static void test_names(void **state) {
     (void)state;
     for (int p = 0; p < AX_P_NPRIMS; p++) {
         const ax_prim_info *info = ax_prim_get((ax_prim)p);
-        assert_non_null(info);
         if (!info->name || !info->name[0]) fail_msg("primitive %d has no name", p);
-        if (!info->shape || !info->eager) fail_msg("%s lacks a shape or eager rule", info->name);
-        assert_true(info->nin >= -1);
-        bool hop = p == AX_P_COND || p == AX_P_WHILE || p == AX_P_SCAN || p == AX_P_CALL;
-        int nout = p == AX_P_THREEFRY2X32 || p == AX_P_EIGH || p == AX_P_QR ? 2
-                   : p == AX_P_LU                                           ? 3
-                   : p == AX_P_DEBUG_CALLBACK                               ? 0
-                   : hop || p == AX_P_SVD                                   ? -1
-                                                                            : 1;
-        assert_int_equal(info->nout, nout);
-        if (nout < 0) assert_non_null(info->nout_of);
-        assert_int_equal(ax_prim_lookup(info->name), p); /* names are unique */
-        if ((info->flags & AX_PRIM_LINEAR) && (info->flags & AX_PRIM_NONDIFF))
-            fail_msg("%s is marked both linear and non-differentiable", info->name);
+        assert_int_equal(ax_prim_lookup(info->name), p);
     }
     assert_null(ax_prim_get(AX_P_NPRIMS));
     assert_int_equal(ax_prim_lookup("no_such_primitive"), -1);
     assert_int_equal(ax_prim_lookup("convert_element_type"), AX_P_CONVERT);
     assert_int_equal(ax_prim_lookup("broadcast_in_dim"), AX_P_BROADCAST_IN_DIM);
-}
-
-static void test_flags(void **state) {
-    (void)state;
-    const struct {
-        ax_prim p;
-        unsigned flags;
-    } want[] = {
-        {AX_P_NEG, AX_PRIM_LINEAR | AX_PRIM_ELEMENTWISE},
-        {AX_P_EXP, AX_PRIM_ELEMENTWISE},
-        {AX_P_FLOOR, AX_PRIM_ELEMENTWISE}, /* zero derivative, not an error */
-        {AX_P_MUL, AX_PRIM_LINEAR | AX_PRIM_ELEMENTWISE},
-        {AX_P_LT, AX_PRIM_ELEMENTWISE | AX_PRIM_NONDIFF},
-        {AX_P_SELECT, AX_PRIM_LINEAR | AX_PRIM_ELEMENTWISE},
-        {AX_P_REDUCE_SUM, AX_PRIM_LINEAR},
-        {AX_P_REDUCE_MAX, 0},
-        {AX_P_ARGMAX, AX_PRIM_NONDIFF},
-        {AX_P_DOT_GENERAL, AX_PRIM_LINEAR},
-        {AX_P_IOTA, AX_PRIM_NONDIFF},
-        {AX_P_ARGSORT, AX_PRIM_NONDIFF},
-    };
-    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
-        assert_int_equal(ax_prim_get(want[i].p)->flags, want[i].flags);
 }
 
 /* ---- every shape rule agrees with its kernel ---- */
@@ -521,8 +491,263 @@ static void test_rules_agree_with_kernels(void **state) {
     covered[AX_P_DEBUG_CALLBACK] = true; /* an effect: tests/unit/test_debug_callback.c */
     /* sub-programs: tests/unit/test_control_flow.c */
     covered[AX_P_COND] = covered[AX_P_WHILE] = covered[AX_P_SCAN] = covered[AX_P_CALL] = true;
+    /* pmap and collectives, which run on devices: tests/unit/test_collectives.c */
+    for (int p = AX_P_PMAP; p <= AX_P_AXIS_INDEX; p++) covered[p] = true;
     for (int p = 0; p < AX_P_NPRIMS; p++)
         if (!covered[p]) fail_msg("no test case runs %s", ax_prim_get((ax_prim)p)->name);
+}
+
+/* ---- what the flags promise, checked on every case above ---- */
+
+/* The dtype a case runs on here: f64 when it takes floats, else the first dtype it takes. */
+static ax_dtype case_dtype(const prim_case *c) {
+    unsigned set = expected_dtypes(c);
+    if (set & DT(AX_F64)) return AX_F64;
+    for (int t = 0; t < AX_NDTYPES; t++)
+        if (set & DT(t)) return (ax_dtype)t;
+    return AX_F64;
+}
+
+/* Binds the case on `in`: its outputs in out[0..3] and their number, or -1 (error cleared). */
+static int bind_outputs(ax_ctx *cx, const prim_case *c, ax_dtype t, ax_array **in,
+                        ax_array **out) {
+    ax_params params = c->params;
+    if (c->dtype_param) params.dtype = t;
+    if (ax_bind(cx, c->prim, c->nin, in, &params, out)) {
+        ax_error_clear(cx);
+        return -1;
+    }
+    return ax_prim_nout(c->prim, &params);
+}
+
+/* The case's first output (lu's, eigh's ... as well: the others are released). */
+static ax_array *apply_case(ax_ctx *cx, const prim_case *c, ax_dtype t, ax_array **in) {
+    ax_array *out[4] = {0};
+    int nout = bind_outputs(cx, c, t, in, out);
+    for (int k = 1; k < nout; k++) ax_array_release(out[k]);
+    return nout > 0 ? out[0] : NULL;
+}
+
+static bool near(double a, double b, double tol) {
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+    if (isinf(a) || isinf(b)) return a == b;
+    return fabs(a - b) <= tol * (1 + fabs(a) + fabs(b));
+}
+
+static void release_all(ax_array **a, int n) {
+    for (int i = 0; i < n; i++) ax_array_release(a[i]);
+}
+
+/* Element `at` of input x as a rank-0 array. */
+static ax_array *element(ax_ctx *cx, const ax_array *x, int64_t at) {
+    size_t esize = ax_dtype_size(x->dtype);
+    return ax_array_from_data(cx, x->dtype, 0, NULL,
+                              (char *)ax_array_data(x) + at * (int64_t)esize);
+}
+
+/* The flat index into input x of output position k, broadcasting x from the right. */
+static int64_t broadcast_index(const ax_array *x, const ax_array *out, int64_t k) {
+    int64_t at = 0, stride = 1;
+    for (int d = out->ndim - 1; d >= 0; d--) {
+        int64_t idx = k % out->shape[d];
+        k /= out->shape[d];
+        int dx = d - (out->ndim - x->ndim);
+        if (dx < 0) continue;
+        if (x->shape[dx] > 1) at += idx * stride;
+        stride *= x->shape[dx];
+    }
+    return at;
+}
+
+/* Whether the case's output is, at every position, the primitive applied to the input
+ * elements (broadcast) at that position: what fusing an elementwise primitive relies on. */
+static bool computes_pointwise(ax_ctx *cx, const prim_case *c, ax_dtype t, uint64_t *seed) {
+    ax_array *in[5];
+    for (int i = 0; i < c->nin; i++) in[i] = make_input(cx, &c->in[i], t, seed, false);
+    ax_array *out = apply_case(cx, c, t, in);
+    bool pointwise = out && c->nin > 0;
+    for (int i = 0; pointwise && i < c->nin; i++) {
+        int n;
+        int64_t b[AX_MAX_RANK];
+        pointwise = ax_shape_broadcast(in[i]->ndim, in[i]->shape, out->ndim, out->shape, &n, b) &&
+                    ax_shape_equal(n, b, out->ndim, out->shape);
+    }
+    for (int64_t k = 0; pointwise && k < out->size; k++) {
+        ax_array *scalars[5];
+        for (int i = 0; i < c->nin; i++)
+            scalars[i] = element(cx, in[i], broadcast_index(in[i], out, k));
+        ax_array *one = apply_case(cx, c, t, scalars);
+        pointwise = one && one->size == 1 &&
+                    near(ax_array_get_f64(one, 0), ax_array_get_f64(out, k), 1e-12);
+        ax_array_release(one);
+        release_all(scalars, c->nin);
+    }
+    ax_array_release(out);
+    release_all(in, c->nin);
+    return pointwise;
+}
+
+/* ELEMENTWISE (which lets jit fuse a primitive into a loop nest) marks exactly the primitives
+ * that compute pointwise. */
+static void test_elementwise_flag_means_pointwise(void **state) {
+    ax_ctx *cx = *state;
+    uint64_t seed = 777;
+    for (int p = 0; p < AX_P_NPRIMS; p++) {
+        bool has_case = false, pointwise = true;
+        for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+            if (cases[k].prim != (ax_prim)p) continue;
+            has_case = true;
+            pointwise =
+                computes_pointwise(cx, &cases[k], case_dtype(&cases[k]), &seed) && pointwise;
+        }
+        const ax_prim_info *info = ax_prim_get((ax_prim)p);
+        bool flagged = info->flags & AX_PRIM_ELEMENTWISE;
+        if (has_case && flagged != pointwise)
+            fail_msg("%s %s pointwise but is %smarked elementwise", info->name,
+                     pointwise ? "computes" : "does not compute", flagged ? "" : "not ");
+    }
+}
+
+/* f(x + y) = f(x) + f(y) and f(2.5 x) = 2.5 f(x) in the operands of `which` (f64), the
+ * others held fixed. */
+static bool linear_in(ax_ctx *cx, const prim_case *c, unsigned which, uint64_t *seed) {
+    ax_array *x[5], *y[5], *sum[5], *scaled[5];
+    for (int i = 0; i < c->nin; i++) {
+        bool vary = (which >> i) & 1;
+        x[i] = make_input(cx, &c->in[i], AX_F64, seed, false);
+        y[i] = vary ? make_input(cx, &c->in[i], AX_F64, seed, false) : ax_array_retain(x[i]);
+        sum[i] = vary ? ax_array_copy(cx, x[i]) : ax_array_retain(x[i]);
+        scaled[i] = vary ? ax_array_copy(cx, x[i]) : ax_array_retain(x[i]);
+        for (int64_t k = 0; vary && k < x[i]->size; k++) {
+            ((double *)sum[i]->buf->data)[k] += ax_array_get_f64(y[i], k);
+            ((double *)scaled[i]->buf->data)[k] *= 2.5;
+        }
+    }
+    ax_array *fx = apply_case(cx, c, AX_F64, x), *fy = apply_case(cx, c, AX_F64, y);
+    ax_array *fsum = apply_case(cx, c, AX_F64, sum), *fscaled = apply_case(cx, c, AX_F64, scaled);
+    bool linear = fx && fy && fsum && fscaled;
+    double tol = linear && fx->dtype == AX_F32 ? 1e-5 : 1e-9;
+    for (int64_t k = 0; linear && k < fx->size; k++) {
+        double a = ax_array_get_f64(fx, k), b = ax_array_get_f64(fy, k);
+        linear = isfinite(a) && isfinite(b) && near(ax_array_get_f64(fsum, k), a + b, tol) &&
+                 near(ax_array_get_f64(fscaled, k), 2.5 * a, tol);
+    }
+    ax_array *results[4] = {fx, fy, fsum, fscaled};
+    release_all(results, 4);
+    release_all(x, c->nin);
+    release_all(y, c->nin);
+    release_all(sum, c->nin);
+    release_all(scaled, c->nin);
+    return linear;
+}
+
+/* linear_in on a few independent draws: a degenerate draw (clamp with lo > hi is constant in
+ * all but hi) must not pass for linearity. */
+static bool linear_in_every_draw(ax_ctx *cx, const prim_case *c, unsigned which, uint64_t *seed) {
+    for (int draw = 0; draw < 4; draw++)
+        if (!linear_in(cx, c, which, seed)) return false;
+    return true;
+}
+
+/* Linear in all its float operands together (add, select's values, scatter's x and updates),
+ * or in one of them with the others fixed (mul, div's numerator, dot_general). */
+static bool linear_somehow(ax_ctx *cx, const prim_case *c, unsigned floats, uint64_t *seed) {
+    if (linear_in_every_draw(cx, c, floats, seed)) return true;
+    for (int i = 0; i < c->nin; i++)
+        if (((floats >> i) & 1) && linear_in_every_draw(cx, c, 1u << i, seed)) return true;
+    return false;
+}
+
+typedef struct {
+    const prim_case *c;
+    ax_dtype t;
+} case_closure;
+
+static int bind_case(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                     ax_array ***out) {
+    const case_closure *cc = closure;
+    ax_params params = cc->c->params;
+    if (cc->c->dtype_param) params.dtype = cc->t;
+    ax_array *r[4] = {0};
+    if (ax_bind(cx, cc->c->prim, nin, in, &params, r)) return -1;
+    *nout = ax_prim_nout(cc->c->prim, &params);
+    *out = malloc(4 * sizeof **out);
+    memcpy(*out, r, sizeof r);
+    return 0;
+}
+
+/* The tangents of the case's outputs (in tangents[0..3]) along random tangents of its float
+ * operands (`floats`): their number, or -1 (the error left in cx) when forward mode fails. */
+static int case_jvp(ax_ctx *cx, const prim_case *c, ax_dtype t, unsigned floats, uint64_t *seed,
+                    ax_array **tangents) {
+    ax_array *x[5], *tan[5] = {0};
+    for (int i = 0; i < c->nin; i++) {
+        x[i] = make_input(cx, &c->in[i], t, seed, false);
+        if ((floats >> i) & 1) tan[i] = make_input(cx, &c->in[i], t, seed, false);
+    }
+    case_closure cc = {c, t};
+    int nout = -1;
+    ax_array **out = NULL, **tout = NULL;
+    if (ax_ad_jvp(cx, bind_case, &cc, c->nin, x, tan, &nout, &out, &tout) == 0) {
+        memcpy(tangents, tout, (size_t)nout * sizeof *tout);
+        release_all(out, nout);
+        free(out);
+        free(tout);
+    } else {
+        nout = -1;
+    }
+    release_all(x, c->nin);
+    release_all(tan, c->nin);
+    return nout;
+}
+
+static bool all_zero(ax_array **a, int n) {
+    for (int i = 0; i < n; i++)
+        for (int64_t k = 0; k < a[i]->size; k++)
+            if (ax_array_get_f64(a[i], k) != 0) return false;
+    return true;
+}
+
+static bool any_float(ax_array **a, int n) {
+    for (int i = 0; i < n; i++)
+        if (ax_dtype_is_float(a[i]->dtype)) return true;
+    return false;
+}
+
+/* Forward mode goes through every primitive; NONDIFF ones give a zero tangent. Among those
+ * with a nonzero derivative, LINEAR (which gives a primitive its transpose rule) marks
+ * exactly the ones linear in their float operands, together or one at a time.
+ * (test_ad_rules.c checks the derivatives' values against finite differences.) */
+static void test_nondiff_and_linear_flags(void **state) {
+    ax_ctx *cx = *state;
+    uint64_t seed = 4242;
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const prim_case *c = &cases[k];
+        ax_dtype t = case_dtype(c);
+        const ax_prim_info *info = ax_prim_get(c->prim);
+        char what[128];
+        describe_case(what, sizeof what, c, t, false);
+        unsigned floats = 0;
+        for (int i = 0; i < c->nin; i++)
+            if (c->in[i].role == VAR && ax_dtype_is_float(t)) floats |= 1u << i;
+        ax_array *tangents[4];
+        int nout = case_jvp(cx, c, t, floats, &seed, tangents);
+        if (nout < 0 && c->prim == AX_P_SVD && (c->params.flag & AX_SVD_FULL_MATRICES) &&
+            cx->err.kind == AX_ERR_VALUE && strstr(cx->err.message, "not implemented")) {
+            ax_error_clear(cx); /* undefined in JAX too: linalg_err_svd_grad.ax */
+            continue;
+        }
+        if (nout < 0) fail_msg("%s: forward mode fails: %s", what, cx->err.message);
+        bool zero = all_zero(tangents, nout), float_out = any_float(tangents, nout);
+        release_all(tangents, nout);
+        if ((info->flags & AX_PRIM_NONDIFF) && !zero)
+            fail_msg("%s: not differentiable, but its tangent is not zero", what);
+        if (zero || !floats || !float_out) continue; /* no derivative to speak of */
+        bool linear = linear_somehow(cx, c, floats, &seed);
+        if (linear != ((info->flags & AX_PRIM_LINEAR) != 0))
+            fail_msg("%s is %slinear in its float operands but %smarked linear", what,
+                     linear ? "" : "not ", info->flags & AX_PRIM_LINEAR ? "" : "not ");
+    }
 }
 
 /* ---- errors in the user's terms ---- */
@@ -979,9 +1204,10 @@ static void test_bind_dispatch(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_row_is_complete),
-        cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_names),
         cmocka_unit_test_setup_teardown(test_rules_agree_with_kernels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_elementwise_flag_means_pointwise, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nondiff_and_linear_flags, setup, teardown),
         cmocka_unit_test_setup_teardown(test_elementwise_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reduction_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shape_op_errors, setup, teardown),

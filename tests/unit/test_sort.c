@@ -119,12 +119,33 @@ static void test_big_sort(void **state) {
     }
 }
 
+/* A Ctrl-C pending stops a sort between lines and between merge passes: KeyboardInterrupt,
+ * reported once (one long line, many lines on the pool, argsort). */
+static void test_sort_stops_at_ctrl_c(void **state) {
+    ax_ctx *cx = *state;
+    ax_array *line = ax_array_new(cx, AX_F32, 1, SHAPE(100000));
+    ax_array *lines = ax_array_new(cx, AX_I32, 2, SHAPE(1000, 100));
+    for (int64_t i = 0; i < line->size; i++) ((float *)ax_array_data(line))[i] = (float)(i % 977);
+    for (int64_t i = 0; i < lines->size; i++) ((int32_t *)ax_array_data(lines))[i] = (int32_t)-i;
+    for (int k = 0; k < 3; k++) {
+        cx->interrupt = 1;
+        ax_array *r = k == 0   ? ax_sort(cx, line, 0, false)
+                      : k == 1 ? ax_sort(cx, lines, 1, true)
+                               : ax_argsort(cx, line, 0, false, AX_I32);
+        expect_error(cx, r, AX_ERR_INTERRUPT, "interrupted");
+        assert_int_equal(cx->interrupt, 0);
+    }
+    ax_array_release(line);
+    ax_array_release(lines);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sort_floats_with_nan, setup_ctx, teardown_ctx),
         cmocka_unit_test_setup_teardown(test_sort_matrix_axes_and_views, setup_ctx, teardown_ctx),
         cmocka_unit_test_setup_teardown(test_sort_edges_and_errors, setup_ctx, teardown_ctx),
         cmocka_unit_test_setup_teardown(test_big_sort, setup_ctx, teardown_ctx),
+        cmocka_unit_test_setup_teardown(test_sort_stops_at_ctrl_c, setup_ctx, teardown_ctx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
