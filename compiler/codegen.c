@@ -7,13 +7,12 @@
  * A LOOP step becomes one loop nest. The innermost dimension runs in blocks of B = 16 lanes
  * (the eager kernels' f32 vector width with AVX-512), and inside a block every equation is a
  * short loop over the lanes that GCC vectorises: strides and extents are constants, so loads,
- * arithmetic and stores become vector instructions. exp, expm1, log, log1p, tanh, logistic
- * and erf on f32 are ax's own vector math (runtime/vecmath_body.h, emitted by vecmath_jit.c),
- * inline in those loops: the code the eager kernels run, so the same bits. sin and cos, which
- * leave huge arguments to glibc, and the other transcendental functions, which call glibc's
- * vector math library (libmvec) through the eager kernels' entry points, run on whole blocks:
- * a block's code is split into "segments" at each such call; values a later segment needs are
- * kept in lane arrays.
+ * arithmetic and stores become vector instructions. exp, expm1, log, logistic and erf on f32
+ * are ax's own vector math (runtime/vecmath_body.h, emitted by vecmath_jit.c), inline in
+ * those loops: the code the eager kernels run, so the same bits. The other transcendental
+ * functions call glibc's vector math library (libmvec) on whole blocks, through the same entry
+ * points the eager kernels use: a block's code is split into "segments" at each such call;
+ * values a later segment needs are kept in lane arrays.
  *
  * Reductions follow the eager kernels' algorithm (runtime/reduce.h) operation for operation:
  * runs along a reduced innermost dim go to 16 lane accumulators in chunks of 4096, folded in
@@ -53,9 +52,8 @@ static const ax_lowering *lowering(ax_prim p) {
 }
 
 /* Float functions (libm's, ax's own, logistic): how each is computed. M_VECMATH: ax's f32
- * vector math inline in the lane loop (runtime/vecmath.h); M_TRIG: the same on whole blocks
- * (sin and cos leave arguments beyond their vector range to glibc). */
-typedef enum { M_NONE, M_EXPR, M_DIRECT, M_PROMOTED, M_AXFN, M_VECMATH, M_TRIG } math_kind;
+ * vector math inline in the lane loop (runtime/vecmath.h). */
+typedef enum { M_NONE, M_EXPR, M_DIRECT, M_PROMOTED, M_AXFN, M_VECMATH } math_kind;
 
 /* How lowering l on dtype t is computed, given the eager kernels' f32 vector width vw: the
  * eager kernels run ax's own vector math on f32 where the row says so, call libmvec's f32
@@ -63,7 +61,7 @@ typedef enum { M_NONE, M_EXPR, M_DIRECT, M_PROMOTED, M_AXFN, M_VECMATH, M_TRIG }
  * rest (runtime/elementwise.c explains why). */
 static math_kind float_math(const ax_lowering *l, ax_dtype t, int vw) {
     if (l->kop == AX_KOP_AXFN) return M_AXFN;
-    if (l->vecmath && t == AX_F32) return ax_vecmath_has_big(l->vm) ? M_TRIG : M_VECMATH;
+    if (l->vecmath && t == AX_F32) return M_VECMATH;
     if (l->kop == AX_KOP_LOGISTIC) return M_EXPR;
     if (l->kop != AX_KOP_LIBM) return M_NONE;
     if (t == AX_F64 || vw == 1) return M_EXPR; /* scalar libm */
@@ -933,7 +931,7 @@ static bool is_math_node(const cg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     if (n->kind != AX_KN_OP || n->dtype != AX_F32) return false;
     math_kind m = float_math(lowering(n->prim), AX_F32, g->vw);
-    return m == M_DIRECT || m == M_PROMOTED || m == M_TRIG;
+    return m == M_DIRECT || m == M_PROMOTED;
 }
 
 /* Calls vector function `name` on the lane arrays `in` (and `in2`) in chunks of `width`
@@ -965,53 +963,6 @@ static void lane_convert(cg *g, lanes_ref dst, lanes_ref src, gcc_jit_type *t) {
     loop_end(g, &l);
 }
 
-/* Whether |x| is beyond sin and cos's vector range. */
-static gcc_jit_rvalue *trig_beyond(cg *g, gcc_jit_rvalue *x) {
-    return cmp(g, GCC_JIT_COMPARISON_GT, fbuiltin(g, "fabs", AX_F32, x),
-               fconst(g, AX_F32, AX_VECMATH_TRIG_MAX));
-}
-
-/* Recomputes the lanes of `out` whose input is beyond the vector range with
- * ax_vecmath_trig_big (a call per lane: reached only for blocks that have such a lane). */
-static void trig_fix_lanes(cg *g, lanes_ref out, lanes_ref in, ax_vm_fn f) {
-    gcc_jit_type *params[2] = {g->st[AX_F32], g->t_int};
-    gcc_jit_type *fn_t =
-        GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, g->st[AX_F32], 2, params, 0);
-    gcc_jit_rvalue *slow = cast(g, rv(g, at(g, g->fns, i64c(g, AX_FN_TRIG_BIG_F32))), fn_t);
-    loop l = lanes_upto(g, B);
-    gcc_jit_rvalue *x = hold(g, g->st[AX_F32], rv(g, ref_lane(g, in)));
-    gcc_jit_rvalue *args[2] = {
-        x, GJ(gcc_jit_context_new_rvalue_from_int)(g->c, g->t_int, f == AX_VM_COS)};
-    gcc_jit_rvalue *y = GJ(gcc_jit_context_new_call_through_ptr)(g->c, NULL, slow, 2, args);
-    assign(g, ref_lane(g, out),
-           sel(g, AX_F32, trig_beyond(g, x), hold(g, g->st[AX_F32], y), rv(g, ref_lane(g, out))));
-    loop_end(g, &l);
-}
-
-/* sin or cos of a block: the vector code on every lane, then trig_fix_lanes when some lane is
- * beyond its range (as the eager kernel does). The lane arrays' addresses never escape, so
- * GCC vectorises the loops that fill and read them. */
-static void trig_call(cg *g, int i) {
-    lanes_ref out = spill_ref(g, i), in = mathin_ref(g, i, 0);
-    gcc_jit_rvalue *zero = GJ(gcc_jit_context_zero)(g->c, g->t_int);
-    gcc_jit_lvalue *big = local(g, g->t_int, "big");
-    assign(g, big, zero);
-    loop l = lanes_upto(g, B);
-    gcc_jit_rvalue *x = hold(g, g->st[AX_F32], rv(g, ref_lane(g, in)));
-    ax_vm_fn f = lowering(g->nd[i].prim)->vm;
-    assign(g, ref_lane(g, out), vecmath(g, f, x));
-    GJ(gcc_jit_block_add_assignment_op)
-    (g->blk, NULL, big, GCC_JIT_BINARY_OP_BITWISE_OR, cast(g, trig_beyond(g, x), g->t_int));
-    loop_end(g, &l);
-    gcc_jit_block *fix = block(g, "fix"), *done = block(g, "fixed");
-    GJ(gcc_jit_block_end_with_conditional)
-    (g->blk, NULL, cmp(g, GCC_JIT_COMPARISON_NE, rv(g, big), zero), fix, done);
-    g->blk = fix;
-    trig_fix_lanes(g, out, in, f);
-    GJ(gcc_jit_block_end_with_jump)(g->blk, NULL, done);
-    g->blk = done;
-}
-
 /* The vector call of math node i: reads its mathin arrays, writes its lane array. */
 static void math_call(cg *g, int i) {
     const ax_code_node *e = &g->nd[i];
@@ -1019,10 +970,6 @@ static void math_call(cg *g, int i) {
     gcc_jit_type *f = g->st[AX_F32], *d = g->st[AX_F64];
     const ax_lowering *lw = lowering(e->prim);
     math_kind m = float_math(lw, AX_F32, g->vw);
-    if (m == M_TRIG) {
-        trig_call(g, i);
-        return;
-    }
     lanes_ref none = {0}, out = spill_ref(g, i), in = mathin_ref(g, i, 0);
     char name[64];
     if (m == M_DIRECT) {

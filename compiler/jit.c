@@ -13,7 +13,6 @@
 #include "../runtime/pool.h"
 #include "../runtime/special.h"
 #include "../runtime/tile.h"
-#include "../runtime/vecmath.h"
 #include "codegen.h"
 #include "gccjit.h"
 #include "fuse.h"
@@ -713,7 +712,6 @@ static void fill_fns(void **fns) {
     fns[AX_FN_TILE1TO4] = (void *)ax_tile_load1to4;
     fns[AX_FN_TILE4] = (void *)ax_tile_load4;
     fns[AX_FN_TILE8] = (void *)ax_tile_load8;
-    fns[AX_FN_TRIG_BIG_F32] = (void *)ax_vecmath_trig_big;
 }
 
 /* How often a program waiting for its compile looks whether it has ended: a poll is a system

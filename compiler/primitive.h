@@ -271,7 +271,6 @@ enum {
     AX_FN_TILE1TO4,
     AX_FN_TILE4,
     AX_FN_TILE8,
-    AX_FN_TRIG_BIG_F32, /* sin and cos beyond ax's vector range (ax_vecmath_trig_big) */
     AX_FN_COUNT
 };
 

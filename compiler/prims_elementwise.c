@@ -146,7 +146,7 @@ VECMATH_UNARY(log, AX_LOG, LOG, 0.2, 3);
 DERIVATIVE(log1p) {
     return ax_lax_div(s, C(1.0), ax_lax_add(s, x, C(1.0)));
 }
-VECMATH_UNARY(log1p, AX_LOG1P, LOG1P, -0.5, 2);
+LIBM_UNARY(log1p, AX_LOG1P, true, -0.5, 2);
 
 DERIVATIVE(expm1) {
     return ax_lax_add(s, y, C(1.0));
@@ -156,12 +156,12 @@ VECMATH_UNARY(expm1, AX_EXPM1, EXPM1, -2, 2);
 DERIVATIVE(sin) {
     return U(COS, x);
 }
-VECMATH_UNARY(sin, AX_SIN, SIN, -3, 3);
+LIBM_UNARY(sin, AX_SIN, true, -3, 3);
 
 DERIVATIVE(cos) {
     return ax_lax_neg(s, U(SIN, x));
 }
-VECMATH_UNARY(cos, AX_COS, COS, -3, 3);
+LIBM_UNARY(cos, AX_COS, true, -3, 3);
 
 DERIVATIVE(tan) {
     return ax_lax_add(s, C(1.0), ax_lax_mul(s, y, y));
@@ -196,7 +196,7 @@ LIBM_UNARY(cosh, AX_COSH, false, -2, 2);
 DERIVATIVE(tanh) {
     return ax_lax_sub(s, C(1.0), ax_lax_mul(s, y, y));
 }
-VECMATH_UNARY(tanh, AX_TANH, TANH, -2, 2);
+LIBM_UNARY(tanh, AX_TANH, true, -2, 2);
 
 DERIVATIVE(asinh) {
     return U(RSQRT, ax_lax_add(s, ax_lax_mul(s, x, x), C(1.0)));

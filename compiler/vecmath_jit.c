@@ -12,15 +12,13 @@
 
 typedef struct vmj {
     ax_vecmath_jit w;
-    gcc_jit_type *f32, *f64, *i32, *u32, *u64, *t_int;
+    gcc_jit_type *f32, *f64, *i32, *u32, *u64;
     bool fused; /* FMA as one rounding, as the eager kernels (ax_vecmath_fused) */
 } vmj;
 
 typedef gcc_jit_rvalue *VM_F;
-typedef gcc_jit_rvalue *VM_D;
 typedef gcc_jit_rvalue *VM_I;
 typedef gcc_jit_rvalue *VM_U;
-typedef int VM_K;
 
 static gcc_jit_type *type_of(vmj *J, gcc_jit_rvalue *v) {
     return GJ(gcc_jit_rvalue_get_type)(v);
@@ -91,13 +89,12 @@ static gcc_jit_rvalue *shift(vmj *J, enum gcc_jit_binary_op op, gcc_jit_rvalue *
     return bin(J, op, a, iconst(J, type_of(J, a), k));
 }
 
-/* a * b + c: fmaf / fma where the eager kernels fuse it */
+/* a * b + c (f32): fmaf where the eager kernels fuse it */
 static gcc_jit_rvalue *fma_op(vmj *J, gcc_jit_rvalue *a, gcc_jit_rvalue *b, gcc_jit_rvalue *c) {
     if (!J->fused) return bin(J, GCC_JIT_BINARY_OP_PLUS, bin(J, GCC_JIT_BINARY_OP_MULT, a, b), c);
-    const char *name = type_of(J, a) == J->f64 ? "__builtin_fma" : "__builtin_fmaf";
     gcc_jit_rvalue *args[3] = {a, b, c};
     return GJ(gcc_jit_context_new_call)(
-        J->w.c, NULL, GJ(gcc_jit_context_get_builtin_function)(J->w.c, name), 3, args);
+        J->w.c, NULL, GJ(gcc_jit_context_get_builtin_function)(J->w.c, "__builtin_fmaf"), 3, args);
 }
 
 static gcc_jit_rvalue *horner(vmj *J, gcc_jit_rvalue *z, const float *c, int n) {
@@ -123,17 +120,12 @@ static gcc_jit_rvalue *horner(vmj *J, gcc_jit_rvalue *z, const float *c, int n) 
 #define NEG(a)                                                                                     \
     GJ(gcc_jit_context_new_unary_op)(J->w.c, NULL, GCC_JIT_UNARY_OP_MINUS, type_of(J, a), a)
 #define LT(a, b)     cmp(J, GCC_JIT_COMPARISON_LT, a, b)
-#define LE(a, b)     cmp(J, GCC_JIT_COMPARISON_LE, a, b)
 #define GT(a, b)     cmp(J, GCC_JIT_COMPARISON_GT, a, b)
 #define GE(a, b)     cmp(J, GCC_JIT_COMPARISON_GE, a, b)
 #define EQ(a, b)     cmp(J, GCC_JIT_COMPARISON_EQ, a, b)
-#define NE(a, b)     cmp(J, GCC_JIT_COMPARISON_NE, a, b)
-#define MAND(a, b)   bin(J, GCC_JIT_BINARY_OP_LOGICAL_AND, a, b)
-#define MOR(a, b)    bin(J, GCC_JIT_BINARY_OP_LOGICAL_OR, a, b)
 #define SEL(m, a, b) lane_select(J, m, a, b)
 #define BAND(a, b)   bin(J, GCC_JIT_BINARY_OP_BITWISE_AND, a, b)
 #define BOR(a, b)    bin(J, GCC_JIT_BINARY_OP_BITWISE_OR, a, b)
-#define BXOR(a, b)   bin(J, GCC_JIT_BINARY_OP_BITWISE_XOR, a, b)
 #define SHL(a, k)    shift(J, GCC_JIT_BINARY_OP_LSHIFT, a, k)
 #define SHR(a, k)    shift(J, GCC_JIT_BINARY_OP_RSHIFT, a, k)
 #define BITS(f)      bitcast(J, f, J->u32)
@@ -143,7 +135,6 @@ static gcc_jit_rvalue *horner(vmj *J, gcc_jit_rvalue *z, const float *c, int n) 
 #define I2F(i)       cast(J, i, J->f32)
 #define F2D(f)       cast(J, f, J->f64)
 #define D2F(d)       cast(J, d, J->f32)
-#define D2I(d)       cast(J, d, J->i32)
 #define HORNER(z, c) horner(J, z, c, (int)(sizeof c / sizeof *c))
 #define FMA(a, b, c) fma_op(J, a, b, c)
 #define FUSED        (J->fused)
@@ -165,7 +156,6 @@ gcc_jit_rvalue *ax_vecmath_jit_emit(ax_vecmath_jit *where, ax_vm_fn f, gcc_jit_r
     j.i32 = GJ(gcc_jit_context_get_type)(j.w.c, GCC_JIT_TYPE_INT32_T);
     j.u32 = GJ(gcc_jit_context_get_type)(j.w.c, GCC_JIT_TYPE_UINT32_T);
     j.u64 = GJ(gcc_jit_context_get_type)(j.w.c, GCC_JIT_TYPE_UINT64_T);
-    j.t_int = GJ(gcc_jit_context_get_type)(j.w.c, GCC_JIT_TYPE_INT);
     j.fused = ax_vecmath_fused();
     x = hold(J, x);
     gcc_jit_rvalue *y = NULL;
@@ -179,20 +169,8 @@ gcc_jit_rvalue *ax_vecmath_jit_emit(ax_vecmath_jit *where, ax_vm_fn f, gcc_jit_r
     case AX_VM_LOG:
         y = vm_log(J, x);
         break;
-    case AX_VM_LOG1P:
-        y = vm_log1p(J, x);
-        break;
-    case AX_VM_TANH:
-        y = vm_tanh(J, x);
-        break;
     case AX_VM_LOGISTIC:
         y = vm_logistic(J, x);
-        break;
-    case AX_VM_SIN:
-        y = vm_sin(J, x);
-        break;
-    case AX_VM_COS:
-        y = vm_cos(J, x);
         break;
     case AX_VM_ERF:
         y = vm_erf(J, x);

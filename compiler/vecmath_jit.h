@@ -20,8 +20,7 @@ typedef struct ax_vecmath_jit {
     int *nlocals;
 } ax_vecmath_jit;
 
-/* f(x) for an f32 rvalue x. sin and cos leave lanes with |x| > AX_VECMATH_TRIG_MAX to the
- * caller (ax_vecmath_trig_big), as the eager kernels do. */
+/* f(x) for an f32 rvalue x. */
 gcc_jit_rvalue *ax_vecmath_jit_emit(ax_vecmath_jit *where, ax_vm_fn f, gcc_jit_rvalue *x);
 
 /* A hash of runtime/vecmath_body.h (made by the Makefile), part of jit's cache keys: code

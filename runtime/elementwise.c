@@ -10,13 +10,12 @@
  * rows. Large outputs are cut into chunks over the thread pool, and written with
  * non-temporal stores when they are far larger than the caches.
  *
- * f32 exp, expm1, log, log1p, tanh, logistic, sin, cos and erf are ax's own vector math
- * (runtime/vecmath.h), the code jit emits too; the other f32 transcendental functions go
- * through glibc's vector math library (libmvec, reached through -lm) a whole vector at a time
- * (section "Vector math"). All are within 2 ulp, and an element's result never depends on
- * where it sits in the array, its stride, or how the array was split over threads (libmvec's
- * tails and strided inputs are gathered into a full vector). f64 ones use glibc's scalar
- * functions.
+ * f32 exp, expm1, log, logistic and erf are ax's own vector math (runtime/vecmath.h), the
+ * code jit emits too; the other f32 transcendental functions go through glibc's vector math
+ * library (libmvec, reached through -lm) a whole vector at a time (section "Vector math").
+ * All are within 2 ulp, and an element's result never depends on where it sits in the array,
+ * its stride, or how the array was split over threads (libmvec's tails and strided inputs are
+ * gathered into a full vector). f64 ones use glibc's scalar functions.
  *
  * Integer semantics (documented in the header as "as JAX on CPU", NumPy where JAX has none):
  * arithmetic wraps; div, floor_divide, rem and mod by zero give 0 (NumPy's answer; XLA's
@@ -47,8 +46,9 @@ typedef void (*kernel_fn)(int64_t n, const char *const *in, const int64_t *inc, 
  * below but 2-4 ulp for the PROMOTED list (log 3.9, erf 4.0, tan 3.5, asin 2.9, exp 2.5,
  * cosh 2.4, expm1 2.3, atan 2.1): those are evaluated with libmvec's f64 functions on the
  * widened input and rounded once, which gives 0.50 ulp at ~1-2 Gelem/s per core. The
- * functions programs use most (exp, log, tanh, ... : VECMATH_F32) are ax's own, in f32 lanes
- * (runtime/vecmath.h: 0.8-1.5 ulp at 1-3 Gelem/s per core).
+ * functions where ax's own f32 code beats libmvec's (exp, log, ... : VECMATH_F32) are ax's
+ * own (runtime/vecmath.h: 0.8-1.5 ulp at 1-3 Gelem/s per core); libmvec's AVX-512 sin, cos,
+ * tanh and log1p are faster than ax's were, and stay in the DIRECT list.
  * f64 uses glibc's scalar functions (< 1 ulp, and the same bits as NumPy on this libc); the
  * f64 libmvec variants are up to 3.6 ulp. */
 
@@ -83,12 +83,11 @@ typedef double vec_f64;
 
 // clang-format off
 #define MVEC_F32_DIRECT(X) \
-    X(exp2) X(acos) X(sinh) X(asinh) X(acosh) X(atanh) X(cbrt) X(erfc)
+    X(exp2) X(log1p) X(sin) X(cos) X(acos) X(sinh) X(tanh) X(asinh) X(acosh) X(atanh) X(cbrt) \
+    X(erfc)
 #define MVEC_F32_PROMOTED(X) X(tan) X(asin) X(atan) X(cosh)
 /* ax's own (runtime/vecmath.h): name and ax_vm_fn */
-#define VECMATH_F32(X) \
-    X(exp, EXP) X(expm1, EXPM1) X(log, LOG) X(log1p, LOG1P) X(tanh, TANH) X(sin, SIN) X(cos, COS) \
-    X(erf, ERF)
+#define VECMATH_F32(X) X(exp, EXP) X(expm1, EXPM1) X(log, LOG) X(erf, ERF)
 // clang-format on
 
 #if HAVE_MVEC

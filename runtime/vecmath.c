@@ -8,10 +8,8 @@
 #include <string.h>
 
 typedef float VM_F;
-typedef double VM_D;
 typedef int32_t VM_I;
 typedef uint32_t VM_U;
-typedef int VM_K;
 
 #define VM_FN(name, ...) static inline __attribute__((always_inline)) float vm_##name(__VA_ARGS__)
 #define CALL(name, ...)  vm_##name(__VA_ARGS__)
@@ -29,17 +27,12 @@ typedef int VM_K;
 #define DIV(a, b)    ((a) / (b))
 #define NEG(a)       (-(a))
 #define LT(a, b)     ((a) < (b))
-#define LE(a, b)     ((a) <= (b))
 #define GT(a, b)     ((a) > (b))
 #define GE(a, b)     ((a) >= (b))
 #define EQ(a, b)     ((a) == (b))
-#define NE(a, b)     ((a) != (b))
-#define MAND(a, b)   ((a) & (b))
-#define MOR(a, b)    ((a) | (b))
 #define SEL(m, a, b) ((m) ? (a) : (b))
 #define BAND(a, b)   ((a) & (b))
 #define BOR(a, b)    ((a) | (b))
-#define BXOR(a, b)   ((a) ^ (b))
 #define SHL(a, k)    ((a) << (k))
 #define SHR(a, k)    ((a) >> (k)) /* int32: arithmetic in GCC */
 #define BITS(f)      vm_bits(f)
@@ -49,11 +42,10 @@ typedef int VM_K;
 #define I2F(i)       ((float)(i))
 #define F2D(f)       ((double)(f))
 #define D2F(d)       ((float)(d))
-#define D2I(d)       ((int32_t)(d))
 #define HORNER(z, c) vm_horner(z, c, (int)(sizeof c / sizeof *c))
 #if defined(__FMA__)
 #define FUSED        1
-#define FMA(a, b, c) _Generic((a), float : fmaf, double : fma)(a, b, c)
+#define FMA(a, b, c) fmaf(a, b, c)
 #else
 #define FUSED        0
 #define FMA(a, b, c) ((a) * (b) + (c))
@@ -94,44 +86,14 @@ enum { GATHER = 256 };
 DEF_KERNEL(exp)
 DEF_KERNEL(expm1)
 DEF_KERNEL(log)
-DEF_KERNEL(log1p)
-DEF_KERNEL(tanh)
 DEF_KERNEL(logistic)
 DEF_KERNEL(erf)
-
-float ax_vecmath_trig_big(float x, int is_cos) {
-    return (float)(is_cos ? cos((double)x) : sin((double)x));
-}
-
-/* A chunk at a time: the vector loop, or when some element of the chunk is beyond the vector
- * range (rare), one element at a time with glibc for those. Each element is read before its
- * result is written, so y may be x. */
-#define DEF_TRIG_KERNEL(name, is_cos)                                                              \
-    static void k_##name(int64_t n, const float *x, float *y) {                                    \
-        for (int64_t i = 0; i < n; i += GATHER) {                                                  \
-            int64_t m = n - i < GATHER ? n - i : GATHER;                                           \
-            int big = 0;                                                                           \
-            for (int64_t j = i; j < i + m; j++) big |= vm_abs(x[j]) > AX_VECMATH_TRIG_MAX;         \
-            if (!big)                                                                              \
-                for (int64_t j = i; j < i + m; j++) y[j] = vm_##name(x[j]);                        \
-            else                                                                                   \
-                for (int64_t j = i; j < i + m; j++) {                                              \
-                    float v = x[j];                                                                \
-                    y[j] = vm_abs(v) > AX_VECMATH_TRIG_MAX ? ax_vecmath_trig_big(v, is_cos)        \
-                                                           : vm_##name(v);                         \
-                }                                                                                  \
-        }                                                                                          \
-    }
-
-DEF_TRIG_KERNEL(sin, 0)
-DEF_TRIG_KERNEL(cos, 1)
 
 typedef void (*row_fn)(int64_t n, const float *x, float *y);
 
 static const row_fn kernels[AX_VM_COUNT] = {
-    [AX_VM_EXP] = k_exp,     [AX_VM_EXPM1] = k_expm1, [AX_VM_LOG] = k_log,
-    [AX_VM_LOG1P] = k_log1p, [AX_VM_TANH] = k_tanh,   [AX_VM_LOGISTIC] = k_logistic,
-    [AX_VM_SIN] = k_sin,     [AX_VM_COS] = k_cos,     [AX_VM_ERF] = k_erf,
+    [AX_VM_EXP] = k_exp, [AX_VM_EXPM1] = k_expm1,       [AX_VM_LOG] = k_log,
+    [AX_VM_ERF] = k_erf, [AX_VM_LOGISTIC] = k_logistic,
 };
 
 void ax_vecmath_f32(ax_vm_fn f, int64_t n, const float *x, int64_t incx, float *y) {
@@ -154,9 +116,8 @@ bool ax_vecmath_fused(void) {
 
 const char *ax_vecmath_name(ax_vm_fn f) {
     static const char *const names[AX_VM_COUNT] = {
-        [AX_VM_EXP] = "exp",     [AX_VM_EXPM1] = "expm1", [AX_VM_LOG] = "log",
-        [AX_VM_LOG1P] = "log1p", [AX_VM_TANH] = "tanh",   [AX_VM_LOGISTIC] = "logistic",
-        [AX_VM_SIN] = "sin",     [AX_VM_COS] = "cos",     [AX_VM_ERF] = "erf",
+        [AX_VM_EXP] = "exp", [AX_VM_EXPM1] = "expm1",       [AX_VM_LOG] = "log",
+        [AX_VM_ERF] = "erf", [AX_VM_LOGISTIC] = "logistic",
     };
     return names[f];
 }

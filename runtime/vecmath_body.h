@@ -8,21 +8,20 @@
  * only where written, no reassociation), so eager and jit give the same bits.
  *
  * The includer defines the lane operations used below:
- *   VM_F VM_D VM_I VM_U VM_K    the types of f32, f64, int32, uint32 lanes and of constants
- *                               known when the code is made (an int in both back ends)
+ *   VM_F VM_I VM_U              the types of f32, int32 and uint32 lanes
  *   VM_FN(name, params...)      defines vm_<name>; CALL(name, args...) calls it
  *   LET(v, e)                   names a value; RETURN(e)
  *   F(c) D(c) I(c) U(c)         constants of each lane type
  *   ADD SUB MUL DIV NEG         float arithmetic (ADD/SUB also on int32 and uint32 lanes)
- *   FMA(a, b, c)                a * b + c: one rounding where the build has FMA instructions
+ *   FMA(a, b, c)                a * b + c on f32: one rounding where the build has FMA instructions
  *                               (FUSED, known when the code is made and the same in both back
  *                               ends), two elsewhere
- *   LT LE GT GE EQ NE           comparisons, giving masks; MAND MOR combine masks
+ *   LT GT GE EQ                 comparisons, giving masks
  *   SEL(m, a, b)                a where m, else b
- *   BAND BOR BXOR SHL SHR       bit operations (SHR: arithmetic on int32, logical on uint32)
+ *   BAND BOR SHL SHR            bit operations (SHR: arithmetic on int32, logical on uint32)
  *   BITS(f) FROMBITS(u)         an f32's bits as uint32, and back
  *   TOI(u) TOU(i)               uint32 <-> int32, the same bits
- *   I2F(i) F2D(f) D2F(d) D2I(d) conversions (D2I truncates; its input is known to fit)
+ *   I2F(i) F2D(f) D2F(d)        conversions
  *   HORNER(z, coefs)            coefs[0] + z * (coefs[1] + z * (...)), from the innermost out,
  *                               each step an FMA
  *
@@ -36,34 +35,19 @@
 #define VM_LN2_LO  0x1.7f7d1cp-20f
 #define VM_INV_LN2 0x1.715476p+0f
 /* adding 1.5 * 2^23 rounds an f32 of magnitude < 2^22 to an integer, which the low bits of the
- * sum hold; 1.5 * 2^52 does the same for f64 */
-#define VM_ROUNDER      0x1.8p23f
-#define VM_ROUNDER_BITS 0x4b400000u
-#define VM_ROUNDER_D    0x1.8p52
-/* pi / 2 = PIO2_1 + PIO2_2 + PIO2_3 (33, 33 and 53 bits): n * PIO2_1 and n * PIO2_2 are exact
- * for |n| < 2^20, which |x| <= AX_VECMATH_TRIG_MAX (runtime/vecmath.h) guarantees */
-#define VM_PIO2_1         0x1.921fb544p+0
-#define VM_PIO2_2         0x1.0b4611a6p-34
-#define VM_PIO2_3         0x1.3198a2e037073p-69
-#define VM_TWO_OVER_PI    0x1.45f306dc9c883p-1
+ * sum hold */
+#define VM_ROUNDER        0x1.8p23f
+#define VM_ROUNDER_BITS   0x4b400000u
 #define VM_SQRT_HALF_BITS 0x3f3504f3u
 
-/* Minimax fits (runtime/vecmath_fit.py) for e^r, (e^r - 1 - r) / r^2, tanh, erf and erfc; the
- * Taylor coefficients of sin and cos, and the series of log(1 + f) in s = f / (2 + f). */
+/* Minimax fits (runtime/vecmath_fit.py) for e^r, (e^r - 1 - r) / r^2, erf and erfc, and the
+ * series of log(1 + f) in s = f / (2 + f). */
 static const float vm_exp_c[] = {0x1p+0f,        0x1p+0f,        0x1.fffffap-2f, 0x1.55540ap-3f,
                                  0x1.55589cp-5f, 0x1.126d66p-7f, 0x1.6ab90cp-10f};
 static const float vm_expm1_q[] = {0x1p-1f,        0x1.555554p-3f,  0x1.5554bp-5f,
                                    0x1.11118ap-7f, 0x1.6d7246p-10f, 0x1.a0336cp-13f};
 static const float vm_log_w[] = {0x1.555556p-1f, 0x1.99999ap-2f, 0x1.24924ap-2f, 0x1.c71c72p-3f,
                                  0x1.745d18p-3f};
-static const float vm_sin_s[] = {-0x1.555556p-3f, 0x1.111112p-7f, -0x1.a01a02p-13f,
-                                 0x1.71de3ap-19f};
-static const float vm_cos_c[] = {0x1.555556p-5f, -0x1.6c16c2p-10f, 0x1.a01a02p-16f,
-                                 -0x1.27e4fcp-22f};
-static const float vm_tanh_p[] = {-0x1.555532p-2f, 0x1.110726p-3f, -0x1.b83c5cp-5f, 0x1.5226a2p-6f,
-                                  -0x1.75e1e2p-8f};
-static const float vm_tanh_r[] = {0x1p+1f,        -0x1.ffffa6p+0f, 0x1.ffec24p+0f, -0x1.fe53aap+0f,
-                                  0x1.ee6a34p+0f, -0x1.9cf5aep+0f, 0x1.9c632p-1f};
 static const float vm_erf_q[] = {0x1.06eba8p-3f, -0x1.81273ep-2f,  0x1.ce2cf8p-4f, -0x1.b7f916p-6f,
                                  0x1.5405fp-8f,  -0x1.a3f88cp-11f, 0x1.496df6p-14f};
 static const float vm_erfc_g[] = {0x1.1611f6p-2f,  0x1.f48606p-1f,  0x1.edee8ep-2f,
@@ -131,19 +115,7 @@ VM_FN(expm1, VM_F x) {
     RETURN(SEL(LT(CALL(abs, x), F(0x1p-25f)), x, y));
 }
 
-/* ---- tanh, logistic ---- */
-
-/* a + a z P(z) near 0 (a = |x|, z = a^2); elsewhere 1 - u R(u) with u = e^(-2a), where
- * R(u) = 2 / (1 + u) on [0, e^-1.25] is a polynomial: no division */
-VM_FN(tanh, VM_F x) {
-    LET(a, CALL(abs, x));
-    LET(z, MUL(a, a));
-    LET(near0, FMA(MUL(a, z), HORNER(z, vm_tanh_p), a));
-    LET(minus_2a, NEG(ADD(a, a)));
-    LET(u, CALL(exp_core, SEL(LT(minus_2a, F(-87.0f)), F(-87.0f), minus_2a))); /* NaN passes */
-    LET(far, FMA(NEG(u), HORNER(u, vm_tanh_r), F(1.0f)));
-    RETURN(CALL(copysign, SEL(LT(a, F(0.625f)), near0, far), x));
-}
+/* ---- logistic ---- */
 
 /* 1/u within 1.5%, for corrections a few ulps small: the bits of 1/u estimated by one
  * subtraction, then a Newton step */
@@ -168,16 +140,16 @@ VM_FN(logistic, VM_F x) {
     RETURN(FMA(FMA(NEG(y), q_lo, r), CALL(rough_recip, q), y));
 }
 
-/* ---- log, log1p ---- */
+/* ---- log ---- */
 
-/* log(2^k (1 + f)) + c for f in [sqrt(1/2) - 1, sqrt(2) - 1]: with s = f / (2 + f),
+/* log(2^k (1 + f)) for f in [sqrt(1/2) - 1, sqrt(2) - 1]: with s = f / (2 + f),
  * log(1 + f) = 2 atanh(s) = f - s (f - s^2 W(s^2)) */
-VM_FN(log_core, VM_F f, VM_I k, VM_F c) {
+VM_FN(log_core, VM_F f, VM_I k) {
     LET(s, DIV(f, ADD(F(2.0f), f)));
     LET(z, MUL(s, s));
     LET(t, MUL(s, FMA(NEG(z), HORNER(z, vm_log_w), f)));
     LET(dk, I2F(k));
-    RETURN(FMA(dk, F(VM_LN2_HI), ADD(SUB(FMA(dk, F(VM_LN2_LO), c), t), f)));
+    RETURN(FMA(dk, F(VM_LN2_HI), ADD(SUB(MUL(dk, F(VM_LN2_LO)), t), f)));
 }
 
 /* The bits of u minus those of sqrt(1/2): the exponent k of u's reduction to
@@ -192,56 +164,9 @@ VM_FN(log, VM_F x) {
     LET(xs, SEL(tiny, MUL(x, F(0x1p23f)), x));
     VM_SPLIT_LOG(xs, k0, m);
     LET(k, SUB(k0, SEL(tiny, I(23), I(0))));
-    LET(y, CALL(log_core, SUB(m, F(1.0f)), k, F(0.0f)));
+    LET(y, CALL(log_core, SUB(m, F(1.0f)), k));
     RETURN(SEL(GT(x, F(0.0f)), SEL(EQ(x, F(INFINITY)), x, y),
                SEL(EQ(x, F(0.0f)), F(-INFINITY), F(NAN))));
-}
-
-/* log(u) for u = 1 + x rounded, plus c = (x - (u - 1)) / u, the log of what the rounding lost
- * (a few ulps: rough_recip's 1/u serves); when u is within [sqrt(1/2), sqrt(2)) x itself is
- * reduced (exactly) */
-VM_FN(log1p, VM_F x) {
-    LET(u, ADD(F(1.0f), x));
-    VM_SPLIT_LOG(u, k, m);
-    LET(k0, EQ(k, I(0)));
-    LET(lost, SEL(GE(k, I(2)), SUB(F(1.0f), SUB(u, x)), SUB(x, SUB(u, F(1.0f)))));
-    LET(c, SEL(MOR(k0, GE(k, I(25))), F(0.0f), MUL(lost, CALL(rough_recip, u))));
-    LET(y, CALL(log_core, SEL(k0, x, SUB(m, F(1.0f))), k, c));
-    /* x itself below 2^-25 (where it is the rounded result; keeps -0) and for +inf */
-    LET(x_itself, MOR(LT(CALL(abs, x), F(0x1p-25f)), EQ(x, F(INFINITY))));
-    RETURN(SEL(GT(x, F(-1.0f)), SEL(x_itself, x, y), SEL(EQ(x, F(-1.0f)), F(-INFINITY), F(NAN))));
-}
-
-/* ---- sin, cos ---- */
-
-/* sin(x) (cos(x) when is_cos) for |x| <= AX_VECMATH_TRIG_MAX: x = n pi/2 + r in f64 (exact
- * enough for every f32 in that range), r = rh + rl in f32, and sin or cos of r by the
- * quadrant. Beyond the range the result is 0 (NaN for infinities and NaN): the caller
- * recomputes those lanes with glibc (ax_vecmath_trig_big). */
-VM_FN(sincos, VM_F x, VM_K is_cos) {
-    LET(ok, LE(CALL(abs, x), F(AX_VECMATH_TRIG_MAX)));
-    LET(xd, F2D(SEL(ok, x, F(0.0f))));
-    LET(t, FMA(xd, D(VM_TWO_OVER_PI), D(VM_ROUNDER_D)));
-    LET(nd, SUB(t, D(VM_ROUNDER_D)));
-    LET(rh, D2F(FMA(nd, D(-VM_PIO2_3), FMA(nd, D(-VM_PIO2_2), FMA(nd, D(-VM_PIO2_1), xd)))));
-    LET(z, MUL(rh, rh));
-    LET(sin_r, FMA(MUL(rh, z), HORNER(z, vm_sin_s), rh));
-    LET(hz, MUL(F(0.5f), z));
-    LET(w, SUB(F(1.0f), hz));
-    LET(cos_r, ADD(w, FMA(MUL(z, z), HORNER(z, vm_cos_c), SUB(SUB(F(1.0f), w), hz))));
-    LET(q, ADD(D2I(nd), I(is_cos)));
-    LET(y, SEL(NE(BAND(q, I(1)), I(0)), cos_r, sin_r));
-    LET(sy, FROMBITS(BXOR(BITS(y), SHL(TOU(BAND(q, I(2))), 30))));
-    LET(res, is_cos ? sy : SEL(EQ(x, F(0.0f)), x, sy)); /* sin keeps -0 */
-    RETURN(SEL(ok, res, SUB(x, x)));
-}
-
-VM_FN(sin, VM_F x) {
-    RETURN(CALL(sincos, x, 0));
-}
-
-VM_FN(cos, VM_F x) {
-    RETURN(CALL(sincos, x, 1));
 }
 
 /* ---- erf ---- */

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""The fitted polynomial coefficients of runtime/vecmath_body.h (exp, expm1, tanh, erf, erfc),
-made again.
+"""The fitted polynomial coefficients of runtime/vecmath_body.h (exp, expm1, erf, erfc), made
+again.
 
 Each is a near-minimax polynomial: weighted least squares on Chebyshev points, reweighted by
 the error (Lawson's iteration) so that the error levels out, against 40-digit mpmath values;
-the coefficients are then rounded to f32. The Taylor coefficients in the same file (log, sin,
-cos) need no fit. Run with /usr/bin/python3 (numpy, mpmath); prints the C
+the coefficients are then rounded to f32. The series coefficients in the same file (log's)
+need no fit. Run with /usr/bin/python3 (numpy, mpmath); prints the C
 arrays and each fit's worst relative error before rounding.
 """
 import math
@@ -47,12 +47,6 @@ def main():
         # e^r - 1 = r + r^2 Q(r): relative error of e^r - 1
         ("vm_expm1_q", lambda r: (mp.exp(r) - 1 - r) / (r * r) if r else mp.mpf(0.5), -half_ln2,
          half_ln2, 5, lambda r: r, lambda r, y: r * r / np.abs(np.expm1(r) + 1e-300)),
-        # tanh(a) = a + a z P(z), z = a^2, a in [0, 0.625]: relative error of tanh
-        ("vm_tanh_p", lambda a: (mp.tanh(a) / a - 1) / (a * a), 1e-4, 0.625, 4,
-         lambda a: a * a, lambda a, y: a * a / (1 + a * a * y)),
-        # 1 - tanh(a) = u R(u), u = e^(-2a) in [0, e^-1.25]: R(u) = 2 / (1 + u)
-        ("vm_tanh_r", lambda u: 2 / (1 + u), 0.0, math.exp(-1.25), 6,
-         lambda u: u, lambda u, y: 1 / np.abs(y)),
         # erf(a) = a + a Q(z), z = a^2, a in [0, 1]
         ("vm_erf_q", lambda a: mp.erf(a) / a - 1, 1e-6, 1.0, 6,
          lambda a: a * a, lambda a, y: 1 / (1 + y)),
