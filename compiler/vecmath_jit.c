@@ -158,26 +158,11 @@ gcc_jit_rvalue *ax_vecmath_jit_emit(ax_vecmath_jit *where, ax_vm_fn f, gcc_jit_r
     j.u64 = GJ(gcc_jit_context_get_type)(j.w.c, GCC_JIT_TYPE_UINT64_T);
     j.fused = ax_vecmath_fused();
     x = hold(J, x);
-    gcc_jit_rvalue *y = NULL;
-    switch (f) {
-    case AX_VM_EXP:
-        y = vm_exp(J, x);
-        break;
-    case AX_VM_EXPM1:
-        y = vm_expm1(J, x);
-        break;
-    case AX_VM_LOG:
-        y = vm_log(J, x);
-        break;
-    case AX_VM_LOGISTIC:
-        y = vm_logistic(J, x);
-        break;
-    case AX_VM_ERF:
-        y = vm_erf(J, x);
-        break;
-    default:
-        break;
-    }
+    static gcc_jit_rvalue *(*const emit[AX_VM_COUNT])(vmj *, gcc_jit_rvalue *) = {
+        [AX_VM_EXP] = vm_exp, [AX_VM_EXPM1] = vm_expm1,       [AX_VM_LOG] = vm_log,
+        [AX_VM_ERF] = vm_erf, [AX_VM_LOGISTIC] = vm_logistic,
+    };
+    gcc_jit_rvalue *y = emit[f](J, x);
     where->blk = j.w.blk;
     return y;
 }
