@@ -7,10 +7,12 @@
  * A LOOP step becomes one loop nest. The innermost dimension runs in blocks of B = 16 lanes
  * (the eager kernels' f32 vector width with AVX-512), and inside a block every equation is a
  * short loop over the lanes that GCC vectorises: strides and extents are constants, so loads,
- * arithmetic and stores become vector instructions. Transcendental functions call glibc's
- * vector math library (libmvec) on whole blocks, through the same entry points the eager
- * kernels use, so jit and eager give the same bits. A block's code is split into "segments"
- * at each such call; values a later segment needs are kept in lane arrays.
+ * arithmetic and stores become vector instructions. exp, expm1, log, logistic and erf on f32
+ * are ax's own vector math (runtime/vecmath_body.h, emitted by vecmath_jit.c), inline in
+ * those loops: the code the eager kernels run, so the same bits. The other transcendental
+ * functions call glibc's vector math library (libmvec) on whole blocks, through the same entry
+ * points the eager kernels use: a block's code is split into "segments" at each such call;
+ * values a later segment needs are kept in lane arrays.
  *
  * Reductions follow the eager kernels' algorithm (runtime/reduce.h) operation for operation:
  * runs along a reduced innermost dim go to 16 lane accumulators in chunks of 4096, folded in
@@ -29,6 +31,7 @@
 #include "../runtime/elementwise.h"
 #include "../runtime/reduce.h"
 #include "../runtime/tile.h"
+#include "vecmath_jit.h"
 
 /* libgccjit through the table of the generator in scope (compiler/gccjit.h) */
 #define GJ(name) (g->api->name)
@@ -48,15 +51,18 @@ static const ax_lowering *lowering(ax_prim p) {
     return &ax_prim_get(p)->lower;
 }
 
-/* Float functions (libm's, ax's own, logistic): how each is computed. */
-typedef enum { M_NONE, M_EXPR, M_DIRECT, M_PROMOTED, M_LOGISTIC, M_AXFN } math_kind;
+/* Float functions (libm's, ax's own, logistic): how each is computed. M_VECMATH: ax's f32
+ * vector math inline in the lane loop (runtime/vecmath.h). */
+typedef enum { M_NONE, M_EXPR, M_DIRECT, M_PROMOTED, M_AXFN, M_VECMATH } math_kind;
 
 /* How lowering l on dtype t is computed, given the eager kernels' f32 vector width vw: the
- * eager kernels call libmvec's f32 functions directly for some (with AVX-512) and go through
- * the f64 functions for the rest (runtime/elementwise.c explains why). */
+ * eager kernels run ax's own vector math on f32 where the row says so, call libmvec's f32
+ * functions directly for some others (with AVX-512) and go through the f64 functions for the
+ * rest (runtime/elementwise.c explains why). */
 static math_kind float_math(const ax_lowering *l, ax_dtype t, int vw) {
     if (l->kop == AX_KOP_AXFN) return M_AXFN;
-    if (l->kop == AX_KOP_LOGISTIC) return t == AX_F32 && vw > 1 ? M_LOGISTIC : M_EXPR;
+    if (l->vecmath && t == AX_F32) return M_VECMATH;
+    if (l->kop == AX_KOP_LOGISTIC) return M_EXPR;
     if (l->kop != AX_KOP_LIBM) return M_NONE;
     if (t == AX_F64 || vw == 1) return M_EXPR; /* scalar libm */
     return l->vec_f32 && vw == 16 ? M_DIRECT : M_PROMOTED;
@@ -700,12 +706,21 @@ static gcc_jit_rvalue *refuse(cg *g, ax_prim p, ax_dtype t, const char *as) {
     return GJ(gcc_jit_context_zero)(g->c, g->st[t]);
 }
 
+/* ax's f32 vector math function f on x, emitted where the function being built is. */
+static gcc_jit_rvalue *vecmath(cg *g, ax_vm_fn f, gcc_jit_rvalue *x) {
+    ax_vecmath_jit where = {g->api, g->c, g->fn, g->blk, &g->nlocals};
+    gcc_jit_rvalue *y = ax_vecmath_jit_emit(&where, f, x);
+    g->blk = where.blk;
+    return y;
+}
+
 /* A float function through its scalar implementation: libm for f64 (as the eager kernels),
- * ax's own special functions through the fns table. */
+ * ax's own special functions through the fns table, ax's f32 vector math inline. */
 static gcc_jit_rvalue *scalar_math(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *a,
                                    gcc_jit_rvalue *b) {
     gcc_jit_type *ft = g->st[t];
     const ax_lowering *l = lowering(p);
+    if (float_math(l, t, g->vw) == M_VECMATH) return vecmath(g, l->vm, a);
     if (float_math(l, t, g->vw) == M_AXFN) {
         int slot = l->fn_slot + (t == AX_F64);
         gcc_jit_type *fp = GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, ft, 1, &ft, 0);
@@ -918,7 +933,7 @@ static bool is_math_node(const cg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     if (n->kind != AX_KN_OP || n->dtype != AX_F32) return false;
     math_kind m = float_math(lowering(n->prim), AX_F32, g->vw);
-    return m == M_DIRECT || m == M_PROMOTED || m == M_LOGISTIC;
+    return m == M_DIRECT || m == M_PROMOTED;
 }
 
 /* Calls vector function `name` on the lane arrays `in` (and `in2`) in chunks of `width`
@@ -943,14 +958,10 @@ static void vector_calls(cg *g, const char *name, gcc_jit_type *t, int width, in
     }
 }
 
-/* Runs a whole-block lane loop `dst[j] = f(src[j])` for a simple conversion. */
-static void lane_convert(cg *g, lanes_ref dst, lanes_ref src, gcc_jit_type *t, bool negabs) {
+/* Runs a whole-block lane loop `dst[j] = (t)src[j]`. */
+static void lane_convert(cg *g, lanes_ref dst, lanes_ref src, gcc_jit_type *t) {
     loop l = lanes_upto(g, B);
-    gcc_jit_rvalue *v = cast(g, rv(g, ref_lane(g, src)), t);
-    if (negabs)
-        v = GJ(gcc_jit_context_new_unary_op)(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, t,
-                                             call1(g, builtin(g, "__builtin_fabs"), v));
-    assign(g, ref_lane(g, dst), v);
+    assign(g, ref_lane(g, dst), cast(g, rv(g, ref_lane(g, src)), t));
     loop_end(g, &l);
 }
 
@@ -970,26 +981,15 @@ static void math_call(cg *g, int i) {
     }
     lanes_ref din = {.local = lane_array(g, d, "din"), .t = d};
     lanes_ref dout = {.local = lane_array(g, d, "dout"), .t = d}, din2 = none;
-    lane_convert(g, din, in, d, m == M_LOGISTIC);
+    lane_convert(g, din, in, d);
     int nargs = e->nin;
     if (nargs == 2) {
         din2 = (lanes_ref){.local = lane_array(g, d, "din"), .t = d};
-        lane_convert(g, din2, mathin_ref(g, i, 1), d, false);
+        lane_convert(g, din2, mathin_ref(g, i, 1), d);
     }
-    snprintf(name, sizeof name, "_ZGV%sN%d%s_%s", isa, g->vw / 2, nargs == 2 ? "vv" : "v",
-             m == M_LOGISTIC ? "exp" : lw->fn);
+    snprintf(name, sizeof name, "_ZGV%sN%d%s_%s", isa, g->vw / 2, nargs == 2 ? "vv" : "v", lw->fn);
     vector_calls(g, name, d, g->vw / 2, nargs, dout, din, din2);
-    loop l = lanes_upto(g, B);
-    gcc_jit_rvalue *r = rv(g, ref_lane(g, dout));
-    if (m == M_LOGISTIC) { /* the eager kernel's vlogistic_f64 */
-        gcc_jit_rvalue *x = cast(g, rv(g, ref_lane(g, in)), d);
-        gcc_jit_rvalue *q = bin(g, GCC_JIT_BINARY_OP_PLUS, d, fconst(g, AX_F64, 1.0), r);
-        r = sel(g, AX_F64, cmp(g, GCC_JIT_COMPARISON_GE, x, fconst(g, AX_F64, 0.0)),
-                bin(g, GCC_JIT_BINARY_OP_DIVIDE, d, fconst(g, AX_F64, 1.0), q),
-                bin(g, GCC_JIT_BINARY_OP_DIVIDE, d, r, q));
-    }
-    assign(g, ref_lane(g, out), cast(g, r, f));
-    loop_end(g, &l);
+    lane_convert(g, out, dout, f);
 }
 
 /* ---- reductions ---- */

@@ -19,6 +19,7 @@
 #include "../runtime/reduce.h"
 #include "codegen.h"
 #include "jit_cache.h"
+#include "vecmath_jit.h"
 
 enum { ST_MAT, ST_KERNEL, ST_VIEW };
 
@@ -598,7 +599,11 @@ static bool lower_plan(ax_plan *plan) {
         free(vars);
         return false;
     }
-    snprintf(code->h.version, sizeof code->h.version, "%s", AX_CODEGEN_VERSION);
+    _Static_assert(sizeof AX_CODEGEN_VERSION + 1 + AX_VECMATH_REVISION_MAX <=
+                       sizeof code->h.version,
+                   "the version and the vector math's revision must fit the header, whole");
+    snprintf(code->h.version, sizeof code->h.version, "%s+%s", AX_CODEGEN_VERSION,
+             ax_vecmath_jit_revision());
     snprintf(code->h.target, sizeof code->h.target, "%s", ax_codegen_target());
     code->h.vector_lanes = ax_elementwise_vector_lanes();
     code->h.opt_level = ax_codegen_opt_level();
@@ -632,7 +637,7 @@ static uint64_t hash_lowerings(uint64_t h) {
     for (int p = 0; p < AX_P_NPRIMS; p++) {
         const ax_prim_info *info = ax_prim_get((ax_prim)p);
         const ax_lowering *l = &info->lower;
-        int64_t v[5] = {l->kop, l->dtypes, l->vec_f32, l->fn_slot, info->nin};
+        int64_t v[7] = {l->kop, l->dtypes, l->vec_f32, l->fn_slot, l->vecmath, l->vm, info->nin};
         h = ax_hash_bytes(h, v, sizeof v);
         if (l->fn) h = ax_hash_bytes(h, l->fn, strlen(l->fn) + 1);
     }

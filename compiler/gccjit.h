@@ -27,8 +27,8 @@
     X(gcc_jit_context_set_bool_print_errors_to_stderr) X(gcc_jit_context_set_int_option)           \
     X(gcc_jit_context_zero) X(gcc_jit_function_new_block) X(gcc_jit_function_new_local)            \
     X(gcc_jit_lvalue_as_rvalue) X(gcc_jit_lvalue_get_address) X(gcc_jit_param_as_rvalue)          \
-    X(gcc_jit_rvalue_dereference) X(gcc_jit_type_get_aligned) X(gcc_jit_type_get_pointer)         \
-    X(gcc_jit_type_get_vector)
+    X(gcc_jit_rvalue_dereference) X(gcc_jit_rvalue_get_type) X(gcc_jit_type_get_aligned)          \
+    X(gcc_jit_type_get_pointer) X(gcc_jit_type_get_vector)
 // clang-format on
 
 typedef struct ax_gccjit {

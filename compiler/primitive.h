@@ -14,6 +14,7 @@
 #include "../runtime/index.h"
 #include "../runtime/linalg.h"
 #include "../runtime/reduce.h"
+#include "../runtime/vecmath.h"
 
 struct ax_axis_spec;
 
@@ -214,9 +215,10 @@ typedef enum {
     AX_KOP_INTEGER_POW, /* x ** params.k by the eager kernel's products (|k| <= 64) */
     AX_KOP_BUILTIN,     /* fn: a C function the compiler expands inline (sqrt, floor, rint) */
     AX_KOP_LIBM,        /* fn: libm's function of one or two floats; f32 through f64, or with
-                           AVX-512 libmvec's f32 function when vec_f32 (as the eager kernels) */
+                           AVX-512 libmvec's f32 function when vec_f32, or ax's own vector math
+                           when vecmath (as the eager kernels) */
     AX_KOP_AXFN,        /* fn_slot: ax's own scalar function through the fns table (AX_FN_*) */
-    AX_KOP_LOGISTIC,    /* 1 / (1 + exp(-x)) as the eager kernel computes it */
+    AX_KOP_LOGISTIC,    /* 1 / (1 + exp(-x)) as the eager kernel computes it (f32: vecmath) */
     AX_KOP_ADD,         /* + - *: integers wrap */
     AX_KOP_SUB,
     AX_KOP_MUL,
@@ -281,6 +283,10 @@ typedef struct ax_lowering {
     const char *fn; /* BUILTIN, LIBM: the C function ("exp"; "expf" is its f32 name) */
     bool vec_f32;   /* LIBM: libmvec's f32 function is called directly (with AVX-512) */
     int fn_slot;    /* AXFN: the f32 function's AX_FN_* slot */
+    /* LIBM, LOGISTIC: f32 loops compute ax's own vector math function `vm` inline
+     * (runtime/vecmath.h), the code the eager kernel runs; f64 ones are unchanged */
+    bool vecmath;
+    ax_vm_fn vm;
 } ax_lowering;
 
 static inline bool ax_kop_is_reduction(ax_kop k) {
@@ -302,6 +308,12 @@ static inline bool ax_kop_is_control(ax_kop k) {
     {.kop = AX_KOP_LIBM, .dtypes = AX_DT_FLOAT, .fn = (name), .vec_f32 = (vec)}
 #define AX_LOWER_BUILTIN(name) {.kop = AX_KOP_BUILTIN, .dtypes = AX_DT_FLOAT, .fn = (name)}
 #define AX_LOWER_AXFN(slot)    {.kop = AX_KOP_AXFN, .dtypes = AX_DT_FLOAT, .fn_slot = (slot)}
+/* libm's `name` on f64, ax's vector math function vm_ (AX_VM_*) on f32 */
+#define AX_LOWER_VECMATH(name, vm_)                                                                \
+    {.kop = AX_KOP_LIBM, .dtypes = AX_DT_FLOAT, .fn = (name), .vecmath = true, .vm = (vm_)}
+/* logistic: ax's vector math on f32, the eager kernel's expression on f64 */
+#define AX_LOWER_LOGISTIC                                                                          \
+    {.kop = AX_KOP_LOGISTIC, .dtypes = AX_DT_FLOAT, .vecmath = true, .vm = AX_VM_LOGISTIC}
 
 #define AX_LINEAR_ALL 0xffffffffu
 

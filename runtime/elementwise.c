@@ -10,11 +10,12 @@
  * rows. Large outputs are cut into chunks over the thread pool, and written with
  * non-temporal stores when they are far larger than the caches.
  *
- * f32 transcendental functions go through glibc's vector math library (libmvec, reached
- * through -lm) a whole vector at a time, within 2 ulp (section "Vector math"); tails and
- * strided inputs are gathered into a full vector, so an element's result never depends on
- * where it sits in the array, its stride, or how the array was split over threads. f64 ones
- * use glibc's scalar functions.
+ * f32 exp, expm1, log, logistic and erf are ax's own vector math (runtime/vecmath.h), the
+ * code jit emits too; the other f32 transcendental functions go through glibc's vector math
+ * library (libmvec, reached through -lm) a whole vector at a time (section "Vector math").
+ * All are within 2 ulp, and an element's result never depends on where it sits in the array,
+ * its stride, or how the array was split over threads (libmvec's tails and strided inputs are
+ * gathered into a full vector). f64 ones use glibc's scalar functions.
  *
  * Integer semantics (documented in the header as "as JAX on CPU", NumPy where JAX has none):
  * arithmetic wraps; div, floor_divide, rem and mod by zero give 0 (NumPy's answer; XLA's
@@ -29,6 +30,7 @@
 
 #include "pool.h"
 #include "special.h"
+#include "vecmath.h"
 
 #if defined(__SSE2__)
 #include <immintrin.h>
@@ -43,7 +45,10 @@ typedef void (*kernel_fn)(int64_t n, const char *const *in, const int64_t *inc, 
  * 1/257 sample of all floats, libmvec's f32 functions are 0.8-1.9 ulp for the DIRECT list
  * below but 2-4 ulp for the PROMOTED list (log 3.9, erf 4.0, tan 3.5, asin 2.9, exp 2.5,
  * cosh 2.4, expm1 2.3, atan 2.1): those are evaluated with libmvec's f64 functions on the
- * widened input and rounded once, which gives 0.50 ulp at ~1-2 Gelem/s per core.
+ * widened input and rounded once, which gives 0.50 ulp at ~1-2 Gelem/s per core. The
+ * functions where ax's own f32 code beats libmvec's (exp, log, ... : VECMATH_F32) are ax's
+ * own (runtime/vecmath.h: 0.8-1.5 ulp at 1-3 Gelem/s per core); libmvec's AVX-512 sin, cos,
+ * tanh and log1p are faster than ax's were, and stay in the DIRECT list.
  * f64 uses glibc's scalar functions (< 1 ulp, and the same bits as NumPy on this libc); the
  * f64 libmvec variants are up to 3.6 ulp. */
 
@@ -80,7 +85,9 @@ typedef double vec_f64;
 #define MVEC_F32_DIRECT(X) \
     X(exp2) X(log1p) X(sin) X(cos) X(acos) X(sinh) X(tanh) X(asinh) X(acosh) X(atanh) X(cbrt) \
     X(erfc)
-#define MVEC_F32_PROMOTED(X) X(exp) X(log) X(expm1) X(tan) X(asin) X(atan) X(cosh) X(erf)
+#define MVEC_F32_PROMOTED(X) X(tan) X(asin) X(atan) X(cosh)
+/* ax's own (runtime/vecmath.h): name and ax_vm_fn */
+#define VECMATH_F32(X) X(exp, EXP) X(expm1, EXPM1) X(log, LOG) X(erf, ERF)
 // clang-format on
 
 #if HAVE_MVEC
@@ -146,15 +153,6 @@ static inline void store_f32(float *p, vec_f32 v) {
 #endif
 
 #if HAVE_MVEC
-/* The f64 logistic on vector lanes (GCC vector extensions: comparisons give lane masks). */
-typedef int64_t vec_i64 __attribute__((vector_size(sizeof(vec_f64))));
-static inline vec_f64 vlogistic_f64(vec_f64 x) {
-    vec_f64 minus_abs = (vec_f64)((vec_i64)x | INT64_MIN);
-    vec_f64 e = MV64(exp)(minus_abs);
-    vec_f64 q = 1.0 + e;
-    vec_i64 nonneg = x >= 0.0;
-    return (vec_f64)((nonneg & (vec_i64)(1.0 / q)) | (~nonneg & (vec_i64)(e / q)));
-}
 /* An f32 vector function evaluated on f64 lanes and rounded once. */
 #define DEF_PROMOTED_FN(name, VFN64)                                                               \
     static inline vec_f32 name(vec_f32 v) {                                                        \
@@ -165,7 +163,6 @@ static inline vec_f64 vlogistic_f64(vec_f64 x) {
         return narrow(VFN64(widen_lo(a), widen_lo(b)), VFN64(widen_hi(a), widen_hi(b)));           \
     }
 #else
-#define vlogistic_f64 logistic_f64
 #define DEF_PROMOTED_FN(name, VFN64)                                                               \
     static inline vec_f32 name(vec_f32 v) {                                                        \
         return (float)VFN64((double)v);                                                            \
@@ -239,8 +236,15 @@ static inline int64_t gather_f32(float *t, const float *x, int64_t s, int64_t i,
 #endif
 MVEC_F32_DIRECT(DEF_DIRECT_F32)
 MVEC_F32_PROMOTED(DEF_PROMOTED_F32)
-DEF_PROMOTED_FN(promoted_logistic, vlogistic_f64)
-DEF_VMAP_F32(k_logistic_f32, promoted_logistic)
+
+#define DEF_VECMATH_F32(fn, FN)                                                                    \
+    static void k_##fn##_f32(int64_t n, const char *const *in, const int64_t *inc, char *out,      \
+                             const void *aux) {                                                    \
+        (void)aux;                                                                                 \
+        ax_vecmath_f32(AX_VM_##FN, n, (const float *)in[0], inc[0], (float *)out);                 \
+    }
+VECMATH_F32(DEF_VECMATH_F32)
+DEF_VECMATH_F32(logistic, LOGISTIC)
 DEF_PROMOTED_FN2(promoted_atan2, MV64V(atan2))
 DEF_PROMOTED_FN2(promoted_pow, MV64V(pow))
 DEF_VMAP2_F32(k_atan2_f32, promoted_atan2)
@@ -392,9 +396,11 @@ FLOAT_KERNELS(f32, float, f)
 FLOAT_KERNELS(f64, double, )
 
 /* f64 transcendental functions: glibc's scalar ones (see "Vector math"). */
-#define DEF_SCALAR_F64(fn) DEF_UNARY_SCALAR(k_##fn##_f64, double, double, fn(v))
+#define DEF_SCALAR_F64(fn)      DEF_UNARY_SCALAR(k_##fn##_f64, double, double, fn(v))
+#define DEF_VECMATH_F64(fn, FN) DEF_SCALAR_F64(fn)
 MVEC_F32_DIRECT(DEF_SCALAR_F64)
 MVEC_F32_PROMOTED(DEF_SCALAR_F64)
+VECMATH_F32(DEF_VECMATH_F64)
 DEF_UNARY_SCALAR(k_logistic_f64, double, double, logistic_f64(v))
 DEF_BINARY_SCALAR(k_atan2_f64, double, double, atan2(a, b))
 DEF_BINARY_SCALAR(k_pow_f64, double, double, pow(a, b))

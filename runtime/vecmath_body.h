@@ -1,0 +1,182 @@
+/* The f32 transcendental functions, written once for two back ends (no include guard: it is
+ * included once by each).
+ *
+ * Each function is straight-line code on one lane: no branches, no table lookups, no libm, so
+ * that a compiler vectorises a loop of it. runtime/vecmath.c compiles it as C (the eager
+ * kernels: GCC vectorises their loops), compiler/vecmath_jit.c as libgccjit calls that put
+ * it inside jit's lane loops. Both evaluate the same IEEE operations in the same order (FMA
+ * only where written, no reassociation), so eager and jit give the same bits.
+ *
+ * The includer defines the lane operations used below:
+ *   VM_F VM_I VM_U              the types of f32, int32 and uint32 lanes
+ *   VM_FN(name, params...)      defines vm_<name>; CALL(name, args...) calls it
+ *   LET(v, e)                   names a value; RETURN(e)
+ *   F(c) D(c) I(c) U(c)         constants of each lane type
+ *   ADD SUB MUL DIV NEG         float arithmetic (ADD/SUB also on int32 and uint32 lanes)
+ *   FMA(a, b, c)                a * b + c on f32: one rounding where the build has FMA instructions
+ *                               (FUSED, known when the code is made and the same in both back
+ *                               ends), two elsewhere
+ *   LT GT GE EQ                 comparisons, giving masks
+ *   SEL(m, a, b)                a where m, else b
+ *   BAND BOR SHL SHR            bit operations (SHR: arithmetic on int32, logical on uint32)
+ *   BITS(f) FROMBITS(u)         an f32's bits as uint32, and back
+ *   TOI(u) TOU(i)               uint32 <-> int32, the same bits
+ *   I2F(i) F2D(f) D2F(d)        conversions
+ *   HORNER(z, coefs)            coefs[0] + z * (coefs[1] + z * (...)), from the innermost out,
+ *                               each step an FMA
+ *
+ * Accuracy (max error against the correctly rounded result, every f32 input: see
+ * docs/vecmath.md for how it is measured): each function within 2 ulp. */
+
+/* ---- constants ---- */
+
+/* ln 2 = LN2_HI + LN2_LO, LN2_HI with 16 significant bits: n * LN2_HI is exact for |n| < 2^8 */
+#define VM_LN2_HI  0x1.62e4p-1f
+#define VM_LN2_LO  0x1.7f7d1cp-20f
+#define VM_INV_LN2 0x1.715476p+0f
+/* adding 1.5 * 2^23 rounds an f32 of magnitude < 2^22 to an integer, which the low bits of the
+ * sum hold */
+#define VM_ROUNDER        0x1.8p23f
+#define VM_ROUNDER_BITS   0x4b400000u
+#define VM_SQRT_HALF_BITS 0x3f3504f3u
+
+/* Minimax fits (runtime/vecmath_fit.py) for e^r, (e^r - 1 - r) / r^2, erf and erfc, and the
+ * series of log(1 + f) in s = f / (2 + f). */
+static const float vm_exp_c[] = {0x1p+0f,        0x1p+0f,        0x1.fffffap-2f, 0x1.55540ap-3f,
+                                 0x1.55589cp-5f, 0x1.126d66p-7f, 0x1.6ab90cp-10f};
+static const float vm_expm1_q[] = {0x1p-1f,        0x1.555554p-3f,  0x1.5554bp-5f,
+                                   0x1.11118ap-7f, 0x1.6d7246p-10f, 0x1.a0336cp-13f};
+static const float vm_log_w[] = {0x1.555556p-1f, 0x1.99999ap-2f, 0x1.24924ap-2f, 0x1.c71c72p-3f,
+                                 0x1.745d18p-3f};
+static const float vm_erf_q[] = {0x1.06eba8p-3f, -0x1.81273ep-2f,  0x1.ce2cf8p-4f, -0x1.b7f916p-6f,
+                                 0x1.5405fp-8f,  -0x1.a3f88cp-11f, 0x1.496df6p-14f};
+static const float vm_erfc_g[] = {0x1.1611f6p-2f,  0x1.f48606p-1f,  0x1.edee8ep-2f,
+                                  -0x1.a50b5ap-2f, -0x1.c57f54p-3f, 0x1.22503p-1f,
+                                  -0x1.c60086p-3f, -0x1.3427bap-1f, 0x1.06004cp+0f};
+
+/* ---- helpers ---- */
+
+VM_FN(abs, VM_F x) {
+    RETURN(FROMBITS(BAND(BITS(x), U(0x7fffffffu))));
+}
+
+/* y with the sign of x */
+VM_FN(copysign, VM_F y, VM_F x) {
+    RETURN(FROMBITS(BOR(BITS(y), BAND(BITS(x), U(0x80000000u)))));
+}
+
+/* x, with values beyond [lo, hi] clamped (NaN passes) */
+VM_FN(clamp, VM_F x, VM_F lo, VM_F hi) {
+    RETURN(SEL(GT(x, hi), hi, SEL(LT(x, lo), lo, x)));
+}
+
+/* 2^e for e in [-126, 127] */
+VM_FN(pow2, VM_I e) {
+    RETURN(FROMBITS(SHL(TOU(ADD(e, I(127))), 23)));
+}
+
+/* p * 2^n for |n| < 250, rounded once: in two exact steps while the first stays normal */
+VM_FN(scale, VM_F p, VM_I n) {
+    LET(n1, SHR(n, 1));
+    RETURN(MUL(MUL(p, CALL(pow2, n1)), CALL(pow2, SUB(n, n1))));
+}
+
+/* ---- exp, expm1 ---- */
+
+/* x = n ln 2 + r with |r| <= ln2/2 + a little: n as a float (*n), as an int (*ni), and r */
+#define VM_REDUCE_LN2(xc, n, ni, r)                                                                \
+    LET(n##_t, FMA(xc, F(VM_INV_LN2), F(VM_ROUNDER)));                                             \
+    LET(n, SUB(n##_t, F(VM_ROUNDER)));                                                             \
+    LET(ni, TOI(SUB(BITS(n##_t), U(VM_ROUNDER_BITS))));                                            \
+    LET(r, FMA(n, F(-VM_LN2_LO), FMA(n, F(-VM_LN2_HI), xc)))
+
+/* e^x for x in [-87.3, 88.7] (normal results) in one step */
+VM_FN(exp_core, VM_F x) {
+    VM_REDUCE_LN2(x, n, ni, r);
+    RETURN(MUL(HORNER(r, vm_exp_c), CALL(pow2, ni)));
+}
+
+/* e^x = 2^n e^r; past +-(104..110) the result is 0 or inf whatever the clamp */
+VM_FN(exp, VM_F x) {
+    LET(xc, CALL(clamp, x, F(-110.0f), F(100.0f)));
+    VM_REDUCE_LN2(xc, n, ni, r);
+    RETURN(CALL(scale, HORNER(r, vm_exp_c), ni));
+}
+
+/* e^x - 1 = 2^n (e^r - 1) + 2^n - 1, computed as 2 (s (e^r - 1) + (s - 1/2)) with s =
+ * 2^(n-1) so that n = 128 (results just below FLT_MAX, and overflow) needs no special case */
+VM_FN(expm1, VM_F x) {
+    LET(xc, CALL(clamp, x, F(-30.0f), F(89.0f)));
+    VM_REDUCE_LN2(xc, n, ni, r);
+    LET(p, FMA(MUL(r, r), HORNER(r, vm_expm1_q), r));
+    LET(s, CALL(pow2, SUB(ni, I(1))));
+    LET(y, MUL(F(2.0f), FMA(s, p, SUB(s, F(0.5f)))));
+    /* below 2^-25, x is the rounded result (and s p would lose bits of denormals; keeps -0) */
+    RETURN(SEL(LT(CALL(abs, x), F(0x1p-25f)), x, y));
+}
+
+/* ---- logistic ---- */
+
+/* 1/u within 1.5%, for corrections a few ulps small: the bits of 1/u estimated by one
+ * subtraction, then a Newton step */
+VM_FN(rough_recip, VM_F u) {
+    LET(r, FROMBITS(SUB(U(0x7ef311c7u), BITS(u))));
+    RETURN(MUL(r, FMA(NEG(u), r, F(2.0f))));
+}
+
+/* 1 / (1 + e^-x) = 1 / (1 + e) for x >= 0 and e / (1 + e) below, with e = e^-|x|: nothing
+ * overflows and tiny results keep their precision. The only rounding after exp's should be
+ * the last (a bare f32 quotient reaches 2.2 ulp): with FMA, the quotient y = num / q is
+ * corrected for the roundings of q = 1 + e and of the division, by (num - y q - y q_lo) / q;
+ * without, it is taken in f64. */
+VM_FN(logistic, VM_F x) {
+    LET(e, CALL(exp, NEG(CALL(abs, x))));
+    LET(num, SEL(GE(x, F(0.0f)), F(1.0f), e));
+    if (!FUSED) RETURN(D2F(DIV(F2D(num), ADD(D(1.0), F2D(e)))));
+    LET(q, ADD(F(1.0f), e));
+    LET(q_lo, ADD(SUB(F(1.0f), q), e)); /* 1 + e = q + q_lo exactly (e <= 1) */
+    LET(y, DIV(num, q));
+    LET(r, FMA(NEG(y), q, num)); /* num - y q, exactly */
+    RETURN(FMA(FMA(NEG(y), q_lo, r), CALL(rough_recip, q), y));
+}
+
+/* ---- log ---- */
+
+/* log(2^k (1 + f)) for f in [sqrt(1/2) - 1, sqrt(2) - 1]: with s = f / (2 + f),
+ * log(1 + f) = 2 atanh(s) = f - s (f - s^2 W(s^2)) */
+VM_FN(log_core, VM_F f, VM_I k) {
+    LET(s, DIV(f, ADD(F(2.0f), f)));
+    LET(z, MUL(s, s));
+    LET(t, MUL(s, FMA(NEG(z), HORNER(z, vm_log_w), f)));
+    LET(dk, I2F(k));
+    RETURN(FMA(dk, F(VM_LN2_HI), ADD(SUB(MUL(dk, F(VM_LN2_LO)), t), f)));
+}
+
+/* The bits of u minus those of sqrt(1/2): the exponent k of u's reduction to
+ * [sqrt(1/2), sqrt(2)) in the high bits, the mantissa below */
+#define VM_SPLIT_LOG(u, k, m)                                                                      \
+    LET(k##_bits, SUB(BITS(u), U(VM_SQRT_HALF_BITS)));                                             \
+    LET(k, SHR(TOI(k##_bits), 23));                                                                \
+    LET(m, FROMBITS(ADD(BAND(k##_bits, U(0x7fffffu)), U(VM_SQRT_HALF_BITS))))
+
+VM_FN(log, VM_F x) {
+    LET(tiny, LT(x, F(0x1p-126f))); /* denormals (and zeros, negatives) scaled by 2^23 */
+    LET(xs, SEL(tiny, MUL(x, F(0x1p23f)), x));
+    VM_SPLIT_LOG(xs, k0, m);
+    LET(k, SUB(k0, SEL(tiny, I(23), I(0))));
+    LET(y, CALL(log_core, SUB(m, F(1.0f)), k));
+    RETURN(SEL(GT(x, F(0.0f)), SEL(EQ(x, F(INFINITY)), x, y),
+               SEL(EQ(x, F(0.0f)), F(-INFINITY), F(NAN))));
+}
+
+/* ---- erf ---- */
+
+/* x + x Q(x^2) below 1; 1 - e^(-x^2) G(1 / (1 + x)) from 1 to 4, where erf rounds to 1 */
+VM_FN(erf, VM_F x) {
+    LET(a, CALL(abs, x));
+    LET(near0, FMA(a, HORNER(MUL(a, a), vm_erf_q), a));
+    LET(ac, SEL(GT(a, F(4.0f)), F(4.0f), a));
+    LET(t, SUB(DIV(F(1.0f), ADD(F(1.0f), ac)), F(0.35f)));
+    LET(erfc, MUL(CALL(exp_core, NEG(MUL(ac, ac))), HORNER(t, vm_erfc_g)));
+    RETURN(CALL(copysign, SEL(LT(a, F(1.0f)), near0, SUB(F(1.0f), erfc)), x));
+}
