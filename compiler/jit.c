@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../runtime/blas.h"
 #include "../runtime/elementwise.h"
 #include "../runtime/pool.h"
 #include "../runtime/special.h"
@@ -76,8 +77,26 @@ typedef struct jit_state {
     char api_why[256];
     pending *pending; /* in the order they were asked for */
     int running;
+    int blas_threads; /* OpenBLAS's thread count while compiles run (it runs on one), or 0 */
     double last_poll_ms;
 } jit_state;
+
+/* While a compile runs in the background, OpenBLAS runs on one thread: its second thread,
+ * woken by every product (small ones switch it off and on), spins on the CPU the compiler
+ * needs, and the eager steps that run meanwhile wait for it. Measured on the SGD step of
+ * conformance 17 (2 cores, quiet): 300 steps on an empty cache 108 -> 51 ms, the compile 151
+ * -> 95 ms of wall time (docs/benchmarks.md). Called whenever `running` changes. */
+static void blas_follow_compiles(jit_state *s) {
+    ax_blas *blas = s->cx->blas;
+    if (!blas || !blas->get_num_threads) return;
+    if (s->running > 0 && !s->blas_threads && blas->get_num_threads() > 1) {
+        s->blas_threads = blas->get_num_threads();
+        blas->set_num_threads(1);
+    } else if (s->running == 0 && s->blas_threads) {
+        blas->set_num_threads(s->blas_threads);
+        s->blas_threads = 0;
+    }
+}
 
 static double now_ms(void) {
     struct timespec t;
@@ -288,7 +307,7 @@ static void pending_unlink(jit_state *s, pending *q) {
             *at = q->next;
             break;
         }
-    if (q->job) s->running--;
+    if (q->job) s->running--, blas_follow_compiles(s);
     if (q->prog) q->prog->pending = NULL, q->prog->info.compiling = false;
     ax_jit_job_free(q->job);
     code_free(q->own);
@@ -355,6 +374,7 @@ static void start_queued(jit_state *s) {
             continue;
         }
         s->running++;
+        blas_follow_compiles(s);
     }
 }
 
@@ -831,6 +851,7 @@ int ax_jit_ready(ax_ctx *cx, ax_jit_program *p) {
             return 0;
         }
         s->running++;
+        blas_follow_compiles(s);
     }
     while (ax_jit_job_poll(q->job, 50) == AX_JOB_RUNNING)
         if (ax_ctx_check_interrupt(cx)) return -1; /* the compile goes on in the background */

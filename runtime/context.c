@@ -20,6 +20,7 @@ void ax_ctx_free(ax_ctx *cx) {
     ax_parallel_free(cx->parallel); /* first: its devices may hold the BLAS lent to them */
     ax_pool_free(cx->pool);
     ax_blas_free(cx->blas);
+    cx->blas = NULL; /* the jit's end (below) must not touch it */
     if (cx->jit_free) cx->jit_free(cx->jit);
     ax_alloc_cache_close(cx->alloc);
     free(cx);
