@@ -473,7 +473,9 @@ int ax_call_vjp(ax_ctx *cx, ax_ir *body, ax_array **args, const bool *diff, ax_a
     int rc = vjp_split_of(cx, body, diff, &v), nin = body->nin, nout = body->nout;
     ax_ir *fused = rc ? NULL : fused_vjp_body(cx, body, diff, &v);
     ax_jit_program *fp = fused ? ax_call_program(cx, fused) : NULL;
-    ax_array **io = fp ? calloc((size_t)nin + (size_t)nout + (size_t)v.ntan + 1, sizeof *io) : NULL;
+    /* io: the arguments, the cotangents, then the program's results (outputs, input cotangents) */
+    size_t nio = (size_t)nin + 2 * (size_t)nout + (size_t)v.ntan;
+    ax_array **io = fp ? calloc(nio + 1, sizeof *io) : NULL;
     if (!rc && !io) rc = fp ? (ax_error_oom(cx), -1) : -1;
     for (int o = 0; !rc && o < nout; o++) { /* a missing cotangent is a zero */
         ax_aval t;
@@ -487,7 +489,8 @@ int ax_call_vjp(ax_ctx *cx, ax_ir *body, ax_array **args, const bool *diff, ax_a
     }
     for (int j = 0; !rc && j < nout; j++) out[j] = io[nin + nout + j];
     for (int i = 0, t = 0; !rc && i < nin; i++) ct_in[i] = diff[i] ? io[nin + 2 * nout + t++] : NULL;
-    for (int o = 0; io && o < nout; o++) ax_array_release(io[nin + o]);
+    for (size_t k = (size_t)nin; io && k < (rc ? nio : (size_t)nin + (size_t)nout); k++)
+        ax_array_release(io[k]); /* the cotangents; on an error, any results too */
     free(io);
     ax_ir_release(fused);
     vjp_split_free(&v);
