@@ -81,11 +81,13 @@ typedef struct jit_state {
     double last_poll_ms;
 } jit_state;
 
-/* While a compile runs in the background, OpenBLAS runs on one thread: its second thread,
- * woken by every product (small ones switch it off and on), spins on the CPU the compiler
- * needs, and the eager steps that run meanwhile wait for it. Measured on the SGD step of
- * conformance 17 (2 cores, quiet): 300 steps on an empty cache 108 -> 51 ms, the compile 151
- * -> 95 ms of wall time (docs/benchmarks.md). Called whenever `running` changes. */
+/* While a compile runs in the background, OpenBLAS runs on one thread: raising its thread
+ * count again after each small product (runtime/linalg.c) wakes its second thread, which then
+ * spins on the CPU the compiler needs while the eager steps wait for it. With the short spin
+ * runtime/blas.c asks for, measured on the SGD step of conformance 17 (2 cores, quiet): 300
+ * steps on an empty cache 108 -> 52 ms, the compile 151 -> 99 ms of wall time
+ * (docs/benchmarks.md); this alone left the worker that the first call woke spinning through
+ * the compile (53-109 ms). Called whenever `running` changes. */
 static void blas_follow_compiles(jit_state *s) {
     ax_blas *blas = s->cx->blas;
     if (!blas || !blas->get_num_threads) return;
