@@ -445,36 +445,41 @@ static int fused_vjp_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *
     return -1;
 }
 
-/* The split's two parts traced into one IR (memoised per diff), so that the reverse pass of a
- * jitted function costs one native program, as jit(grad(f)) does: residuals stay in the
- * program's buffers and its loops fuse across the two parts. A new reference, or NULL. */
-static ax_ir *fused_vjp_body(ax_ctx *cx, ax_ir *body, const bool *diff, const vjp_split *v) {
+/* The split's two parts traced into one IR, so that the reverse pass of a jitted function
+ * costs one native program, as jit(grad(f)) does: residuals stay in the program's buffers and
+ * its loops fuse across the two parts. Memoised per diff: a call that finds it does not look
+ * the split up again. *fused: a new reference; 0, 1 (vjp_split_of's), or -1 with an error. */
+static int fused_vjp_body(ax_ctx *cx, ax_ir *body, const bool *diff, ax_ir **fused) {
     memo_entry *e = memo_find(body, MEMO_VJP, 0, diff);
-    if (e) return ax_ir_retain(e->a);
-    int nin = body->nin + body->nout;
-    ax_aval *types = calloc((size_t)nin + 1, sizeof *types);
-    if (!types) return ax_error_oom(cx);
-    for (int i = 0; i < body->nin; i++) ax_ir_in_type(body, i, &types[i]);
-    for (int o = 0; o < body->nout; o++) ax_ir_out_type(body, o, &types[body->nin + o]);
-    fused_vjp f = {body, v};
+    if (e) return *fused = ax_ir_retain(e->a), 0;
+    *fused = NULL;
+    vjp_split v;
+    int rc = vjp_split_of(cx, body, diff, &v), nin = body->nin + body->nout;
+    ax_aval *types = rc ? NULL : calloc((size_t)nin + 1, sizeof *types);
+    if (!rc && !types) rc = (ax_error_oom(cx), -1);
+    for (int i = 0; !rc && i < body->nin; i++) ax_ir_in_type(body, i, &types[i]);
+    for (int o = 0; !rc && o < body->nout; o++) ax_ir_out_type(body, o, &types[body->nin + o]);
+    fused_vjp f = {body, &v};
     int nout = 0;
-    ax_ir *fused = simplified(cx, ax_trace_to_ir(cx, fused_vjp_fn, &f, nin, types, &nout));
-    free(types);
-    if (fused) {
-        name_derived(fused, "vjp(%s)", body);
-        memo_add(body, MEMO_VJP, 0, diff, diff, 0, fused, NULL, 0);
+    if (!rc) *fused = simplified(cx, ax_trace_to_ir(cx, fused_vjp_fn, &f, nin, types, &nout));
+    if (!rc && !*fused) rc = -1;
+    if (!rc) {
+        name_derived(*fused, "vjp(%s)", body);
+        memo_add(body, MEMO_VJP, 0, diff, diff, 0, *fused, NULL, 0);
     }
-    return fused;
+    free(types);
+    vjp_split_free(&v);
+    return rc;
 }
 
 int ax_call_vjp(ax_ctx *cx, ax_ir *body, ax_array **args, const bool *diff, ax_array *const *cts,
                 ax_array **out, ax_array **ct_in) {
-    vjp_split v;
-    int rc = vjp_split_of(cx, body, diff, &v), nin = body->nin, nout = body->nout;
-    ax_ir *fused = rc ? NULL : fused_vjp_body(cx, body, diff, &v);
+    ax_ir *fused = NULL;
+    int rc = fused_vjp_body(cx, body, diff, &fused), nin = body->nin, nout = body->nout;
+    int ntan = count_true(diff, nin);
     ax_jit_program *fp = fused ? ax_call_program(cx, fused) : NULL;
     /* io: the arguments, the cotangents, then the program's results (outputs, input cotangents) */
-    size_t nio = (size_t)nin + 2 * (size_t)nout + (size_t)v.ntan;
+    size_t nio = (size_t)nin + 2 * (size_t)nout + (size_t)ntan;
     ax_array **io = fp ? calloc(nio + 1, sizeof *io) : NULL;
     if (!rc && !io) rc = fp ? (ax_error_oom(cx), -1) : -1;
     for (int o = 0; !rc && o < nout; o++) { /* a missing cotangent is a zero */
@@ -493,7 +498,6 @@ int ax_call_vjp(ax_ctx *cx, ax_ir *body, ax_array **args, const bool *diff, ax_a
         ax_array_release(io[k]); /* the cotangents; on an error, any results too */
     free(io);
     ax_ir_release(fused);
-    vjp_split_free(&v);
     return rc;
 }
 
