@@ -165,6 +165,8 @@ ax_value **ax_flat_wrap_arrays(ax_ctx *cx, int n, ax_array **arrs) {
 
 /* Rebuilds the traced argument k from flat arrays. */
 ax_value *ax_flat_rebuild_arg(flat_call *fc, int k, ax_array **arrs) {
+    if (ax_treedef_is_leaf(fc->defs[k])) /* no tree around the one array */
+        return ax_value_or_oom(fc->in, ax_value_array(ax_array_retain(arrs[0])));
     ax_value **vals = ax_flat_wrap_arrays(fc->in->cx, fc->counts[k], arrs);
     if (!vals) return NULL;
     ax_value *v = ax_tree_unflatten(fc->in, fc->defs[k], vals, fc->counts[k]);
@@ -311,6 +313,7 @@ ax_value *ax_flat_rebuild_aux(flat_call *fc, ax_array **outs) {
 
 /* Rebuilds per-argument trees from flat per-leaf arrays: one value per traced argument. */
 ax_value *ax_flat_rebuild_per_arg(flat_call *fc, ax_array **flat, bool as_tuple) {
+    if (!as_tuple) return ax_flat_rebuild_arg(fc, 0, flat); /* one argument */
     ax_value **items = calloc((size_t)fc->ntraced + 1, sizeof *items);
     if (!items) return ax_error_oom(fc->in->cx);
     int off = 0;
@@ -320,11 +323,6 @@ ax_value *ax_flat_rebuild_per_arg(flat_call *fc, ax_array **flat, bool as_tuple)
             return NULL;
         }
         off += fc->counts[k];
-    }
-    if (!as_tuple) {
-        ax_value *v = items[0];
-        free(items);
-        return v;
     }
     ax_value *t = ax_value_tuple(fc->ntraced, items);
     free(items);
