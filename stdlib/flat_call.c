@@ -100,29 +100,16 @@ int ax_flat_call_init_from(flat_call *fc, ax_interp *in, const char *what, ax_va
                            const ax_args *a, int ntraced, const int *traced, bool has_aux,
                            const flat_call *from) {
     if (!traced) ntraced = a->n;
-    if (same_layout(from, a, ntraced, traced)) { /* its lists, without copying them */
-        *fc = (flat_call){.in = in,
-                          .what = what,
-                          .fn = fn,
-                          .nargs = a->n,
-                          .args = a->pos,
-                          .nkw = a->nkw,
-                          .kwnames = a->kwnames,
-                          .kwvals = a->kwvals,
-                          .ntraced = ntraced,
-                          .traced = from->traced,
-                          .defs = from->defs,
-                          .counts = from->counts,
-                          .flat = from->flat,
-                          .nflat = from->nflat,
-                          .has_aux = has_aux,
-                          .shares_layout = true};
-        return 0;
-    }
     memset(fc, 0, sizeof *fc);
     fc->in = in, fc->what = what, fc->fn = fn, fc->has_aux = has_aux;
     fc->nargs = a->n, fc->args = a->pos, fc->nkw = a->nkw, fc->kwnames = a->kwnames,
     fc->kwvals = a->kwvals;
+    if (same_layout(from, a, ntraced, traced)) { /* its lists, without copying them */
+        fc->ntraced = ntraced, fc->traced = from->traced, fc->defs = from->defs;
+        fc->counts = from->counts, fc->flat = from->flat, fc->nflat = from->nflat;
+        fc->shares_layout = true;
+        return 0;
+    }
     fc->traced = malloc((size_t)(ntraced + 1) * sizeof *fc->traced);
     fc->defs = calloc((size_t)ntraced + 1, sizeof *fc->defs);
     fc->counts = calloc((size_t)ntraced + 1, sizeof *fc->counts);
