@@ -284,14 +284,19 @@ static void test_math_on_tiles(void **state) {
     }
 }
 
+/* Makes the context's pool (made again on first use) that many threads. */
+static void use_threads(ax_ctx *cx, int threads) {
+    cx->threads = threads;
+    ax_pool_free(cx->pool);
+    cx->pool = NULL;
+}
+
 /* Loops big enough to be split over threads: an elementwise one along the tile dim (ranges
  * of whole tiles), a ROWS reduction along its lanes, on one thread and on two. */
 static void test_threads(void **state) {
     ax_ctx *cx = *state;
     for (int threads = 1; threads <= 2; threads++) {
-        cx->threads = threads;
-        ax_pool_free(cx->pool);
-        cx->pool = NULL;
+        use_threads(cx, threads);
         prog b = {.cx = cx, .b = ax_ir_builder_new()};
         ax_ir_atom x = arg(&b, AX_F32, 2, SH(1000, 301)), y = arg(&b, AX_F32, 2, SH(301, 1000));
         ax_ir_atom z = op2(&b, AX_P_SUB, y, tr(&b, x));
@@ -345,9 +350,7 @@ static void check_streamed(ax_ctx *cx, ax_ir *ir, const char *what, int streamed
 static void test_streamed_outputs(void **state) {
     ax_ctx *cx = *state;
     for (int threads = 1; threads <= 2; threads++) {
-        cx->threads = threads;
-        ax_pool_free(cx->pool);
-        cx->pool = NULL;
+        use_threads(cx, threads);
         prog b = {.cx = cx, .b = ax_ir_builder_new()};
         ax_ir_atom x = arg(&b, AX_F32, 1, SH(8400005));
         ax_ir_atom z = op2(&b, AX_P_MUL, op1(&b, AX_P_EXP, x), lit_as(&b, AX_F32, 2.0));
