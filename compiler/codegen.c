@@ -196,6 +196,11 @@ static int loop_order(const ax_code *code, const ax_code_step *st, int *order) {
     return n;
 }
 
+int ax_codegen_outer_dim(const ax_code *code, int step) {
+    int order[AX_MAX_RANK];
+    return loop_order(code, &code->steps[step], order) > 0 ? order[0] : -1;
+}
+
 void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out) {
     *out = code->steps[step].split;
 }

@@ -29,6 +29,9 @@ bool ax_codegen_fusable(const ax_ir_eqn *e, const ax_aval *in, const ax_aval *ou
  * generator will build. */
 void ax_codegen_split(const ax_code *code, int step, ax_loop_split *out);
 void ax_codegen_choose_split(const ax_code *code, int step, ax_loop_split *out);
+/* The dim of LOOP step `step` whose range [lo, hi) its function is called with (the outermost
+ * loop of the nest). */
+int ax_codegen_outer_dim(const ax_code *code, int step);
 
 /* How load `node` (counted from the step's first) of LOOP step `step` reads its lanes: in
  * the lane loops (contiguous or broadcast along them), through a tile (runtime/tile.h:

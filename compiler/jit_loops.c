@@ -4,43 +4,145 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/elementwise.h"
 #include "../runtime/pool.h"
 
 /* ---------------------------------------------------------------- LOOP steps */
+
+enum {
+    STREAM_MAX_OUTS = 8,
+    STREAM_MAX_BUFS = 64,
+    /* A tile holds a multiple of the split's granule of outer iterations: up to this much when
+     * one granule exceeds AX_STREAM_TILE_BYTES (rows of 5000 f32), in L2 then. */
+    STREAM_STAGE_BYTES = 1 << 16,
+};
+
+/* A loop whose outputs are streamed (see run_streamed): each output slot, its bytes per outer
+ * iteration, and the outer iterations per tile. */
+typedef struct stream_plan {
+    int nout;
+    int slot[STREAM_MAX_OUTS];
+    int64_t bytes_per_iter[STREAM_MAX_OUTS];
+    int64_t iters;
+} stream_plan;
 
 typedef struct loop_call {
     ax_step_fn fn;
     char **bufs;
     void *const *fns;
     int64_t granule, extent;
+    int nbufs;
+    const stream_plan *stream; /* or NULL */
 } loop_call;
+
+/* Whether node n's output is the step's elements in row-major order (dims of one ignored). */
+static bool stores_in_order(const ax_code_step *st, const ax_code_node *n) {
+    int64_t want = 1;
+    for (int d = st->ndim - 1; d >= 0; d--) {
+        if (st->shape[d] != 1 && n->ostride[d] != want) return false;
+        want *= st->shape[d];
+    }
+    return true;
+}
+
+/* Whether LOOP step s's outputs are big enough to bypass the caches (AX_STREAM_MIN_BYTES, as
+ * the eager kernels) and can be: no reductions, every output written in row-major order and
+ * the outer loop over dim 0, so that outer iterations [a, b) write one contiguous stretch of
+ * each output, which a tile can stand in for. */
+static bool plan_stream(const ax_code *code, int s, const ax_loop_split *sp, int nbufs,
+                        stream_plan *out) {
+    const ax_code_step *st = &code->steps[s];
+    int64_t elems = sp->extent * sp->work_per_iter, total = 0;
+    if (!sp->splittable || elems * 8 < (int64_t)AX_STREAM_MIN_BYTES || nbufs > STREAM_MAX_BUFS)
+        return false;
+    *out = (stream_plan){0};
+    for (int i = 0; i < st->nnodes; i++) {
+        const ax_code_node *n = &code->nodes[st->first_node + i];
+        if (n->kind == AX_KN_REDUCE) return false;
+        if (!n->store) continue;
+        if (out->nout == STREAM_MAX_OUTS || !stores_in_order(st, n)) return false;
+        int64_t es = (int64_t)ax_dtype_size(code->bufs[n->buf]);
+        out->slot[out->nout] = n->buf - st->first_buf;
+        out->bytes_per_iter[out->nout++] = sp->work_per_iter * es;
+        total += elems * es;
+    }
+    if (out->nout == 0 || total < (int64_t)AX_STREAM_MIN_BYTES ||
+        ax_codegen_outer_dim(code, s) != 0)
+        return false;
+    int64_t per_iter = 0;
+    for (int k = 0; k < out->nout; k++) per_iter += out->bytes_per_iter[k] + 64; /* + alignment */
+    int64_t iters = AX_STREAM_TILE_BYTES / per_iter / sp->granule * sp->granule;
+    out->iters = iters > 0 ? iters : sp->granule;
+    return out->iters * per_iter <= STREAM_STAGE_BYTES;
+}
+
+/* Runs outer iterations [lo, hi) a tile at a time: the function writes its outputs into a
+ * staging tile (the output pointers it is given are moved so that iteration a lands at the
+ * tile's start, at the same offset modulo 64 as in the output), which is then copied out with
+ * non-temporal stores. The generated code is the one the loop always runs; only the pointers
+ * differ. */
+static void run_streamed(const loop_call *c, int64_t lo, int64_t hi) {
+    const stream_plan *sp = c->stream;
+    _Alignas(64) char stage[STREAM_STAGE_BYTES];
+    char *bufs[STREAM_MAX_BUFS], *tile[STREAM_MAX_OUTS];
+    memcpy(bufs, c->bufs, (size_t)c->nbufs * sizeof *bufs);
+    for (int64_t a = lo; a < hi; a += sp->iters) {
+        int64_t b = hi - a < sp->iters ? hi : a + sp->iters;
+        char *t = stage;
+        for (int k = 0; k < sp->nout; k++) {
+            uintptr_t skip = (uintptr_t)(a * sp->bytes_per_iter[k]);
+            tile[k] = t + (((uintptr_t)c->bufs[sp->slot[k]] + skip) & 63);
+            bufs[sp->slot[k]] = (char *)((uintptr_t)tile[k] - skip);
+            t += (sp->iters * sp->bytes_per_iter[k] + 64 + 63) / 64 * 64;
+        }
+        c->fn(bufs, c->fns, a, b);
+        for (int k = 0; k < sp->nout; k++)
+            ax_stream_copy(c->bufs[sp->slot[k]] + a * sp->bytes_per_iter[k], tile[k],
+                           (size_t)((b - a) * sp->bytes_per_iter[k]));
+    }
+    ax_stream_fence(); /* the streamed stores before the pool's release of the chunk */
+}
 
 static void run_chunk(void *arg, int64_t begin, int64_t end) {
     const loop_call *c = arg;
     int64_t lo = begin * c->granule, hi = end * c->granule;
-    c->fn(c->bufs, c->fns, lo, hi < c->extent ? hi : c->extent);
+    if (hi > c->extent) hi = c->extent;
+    if (c->stream)
+        run_streamed(c, lo, hi);
+    else
+        c->fn(c->bufs, c->fns, lo, hi);
 }
 
-/* Runs a LOOP step whose split is known. */
-static void run_split(ax_ctx *cx, ax_step_fn fn, ax_loop_split sp, char **bufs,
-                      void *const *fns) {
+/* Runs LOOP step s of `code`, whose split is sp, with its buffers. */
+static void run_split(ax_ctx *cx, ax_step_fn fn, const ax_code *code, int s, ax_loop_split sp,
+                      char **bufs, void *const *fns) {
     const int64_t min_chunk = 1 << 15;
+    stream_plan stream;
+    int nbufs = code->steps[s].nbufs;
+    bool streams = plan_stream(code, s, &sp, nbufs, &stream);
+    loop_call c = {fn, bufs, fns, sp.granule, sp.extent, nbufs, streams ? &stream : NULL};
     if (!sp.splittable || sp.extent * sp.work_per_iter < 2 * min_chunk) {
-        fn(bufs, fns, 0, sp.extent);
+        run_chunk(&c, 0, (sp.extent + sp.granule - 1) / sp.granule);
         return;
     }
-    loop_call c = {fn, bufs, fns, sp.granule, sp.extent};
     int64_t units = (sp.extent + sp.granule - 1) / sp.granule;
     int64_t per_unit = sp.granule * (sp.work_per_iter ? sp.work_per_iter : 1);
     int64_t grain = (min_chunk + per_unit - 1) / per_unit;
     ax_parallel_for(cx, units, grain ? grain : 1, run_chunk, &c);
 }
 
+bool ax_jit_loop_streams(const ax_code *code, int s) {
+    ax_loop_split sp;
+    stream_plan stream;
+    ax_codegen_split(code, s, &sp);
+    return plan_stream(code, s, &sp, code->steps[s].nbufs, &stream);
+}
+
 void ax_jit_run_loop(ax_ctx *cx, ax_step_fn fn, const ax_code *code, int s, char **bufs,
                      void *const *fns) {
     ax_loop_split sp;
     ax_codegen_split(code, s, &sp);
-    run_split(cx, fn, sp, bufs, fns);
+    run_split(cx, fn, code, s, sp, bufs, fns);
 }
 
 /* ---------------------------------------------------------------- frames */
@@ -208,7 +310,7 @@ static int run_frame(ax_ctx *cx, const ax_jit_fns *f, frame *fr) {
             const ax_code_step *cs = &plan->code.steps[s];
             const int *vars = plan->slot_var + cs->first_buf;
             for (int i = 0; i < cs->nbufs; i++) fr->bufs[s][i] = fr->at[vars[i]];
-            run_split(cx, f->fn[fr->base + s], fr->split[s], fr->bufs[s], f->fns);
+            run_split(cx, f->fn[fr->base + s], &plan->code, s, fr->split[s], fr->bufs[s], f->fns);
         } else if (st->kind == AX_STEP_EAGER) {
             rc = run_eager(cx, fr, &fr->ir->eqns[st->eqn]);
         } else {

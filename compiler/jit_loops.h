@@ -23,8 +23,12 @@ typedef struct ax_jit_fns {
 int ax_jit_run_control(ax_ctx *cx, const ax_jit_fns *f, const ax_plan *plan, const ax_step *st,
                        int base, char *const *in, char *const *out);
 
-/* Runs LOOP step `s` of `code` with its buffers, split over the pool when it is big. */
+/* Runs LOOP step `s` of `code` with its buffers, split over the pool when it is big. Outputs
+ * of AX_STREAM_MIN_BYTES or more (runtime/elementwise.h) are written a tile at a time and
+ * copied out with non-temporal stores, when the loop has no reductions and writes them in
+ * order (ax_jit_loop_streams). */
 void ax_jit_run_loop(ax_ctx *cx, ax_step_fn fn, const ax_code *code, int s, char **bufs,
                      void *const *fns);
+bool ax_jit_loop_streams(const ax_code *code, int s);
 
 #endif

@@ -756,10 +756,8 @@ enum {
      * shootdowns: measured on this machine, below ~4M elements that outweighs the gain. */
     GRAIN_CHEAP = 1 << 21,
     GRAIN_COSTLY = 4096, /* kernels spending tens of cycles per element: 1.4-2x from 8K up */
-    TILE_BYTES = 16384,  /* staging buffer for non-temporal output (fits L1) */
+    TILE_BYTES = AX_STREAM_TILE_BYTES,
 };
-/* Outputs at least this large bypass the caches: they would only evict the inputs. */
-#define STREAM_MIN_BYTES ((size_t)32 << 20)
 
 typedef struct loop_plan {
     kernel_fn fn;
@@ -826,12 +824,11 @@ static void plan_init(loop_plan *p, ax_array *out, int nin, ax_array *const *in,
     p->out = ax_array_data(out);
     p->out_es = ax_dtype_size(out->dtype);
     /* Streaming goes through a staging tile per row: worth it for long rows only. */
-    p->stream = (size_t)p->size * p->out_es >= STREAM_MIN_BYTES &&
+    p->stream = (size_t)p->size * p->out_es >= AX_STREAM_MIN_BYTES &&
                 (size_t)p->shape[p->ndim - 1] * p->out_es >= TILE_BYTES;
 }
 
-/* Copies with non-temporal stores where the CPU has them (dst gets 64-byte aligned first). */
-static void stream_copy(char *dst, const char *src, size_t n) {
+void ax_stream_copy(char *dst, const char *src, size_t n) {
 #if defined(__SSE2__)
     size_t head = (size_t)(-(uintptr_t)dst & 63);
     if (head > n) head = n;
@@ -852,6 +849,12 @@ static void stream_copy(char *dst, const char *src, size_t n) {
     memcpy(dst, src, n);
 }
 
+void ax_stream_fence(void) {
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
+
 /* One row: n outputs at `out` from inputs at in[k] advancing by inc[k]. */
 static void run_row(const loop_plan *p, int64_t n, const char *const *in, const int64_t *inc,
                     char *out) {
@@ -866,7 +869,7 @@ static void run_row(const loop_plan *p, int64_t n, const char *const *in, const 
         const char *src[MAX_INPUTS];
         for (int k = 0; k < p->nin; k++) src[k] = in[k] + i * inc[k] * (int64_t)p->in_es[k];
         p->fn(m, src, inc, tile, p->aux);
-        stream_copy(out + i * (int64_t)p->out_es, tile, (size_t)m * p->out_es);
+        ax_stream_copy(out + i * (int64_t)p->out_es, tile, (size_t)m * p->out_es);
     }
 }
 
@@ -899,9 +902,7 @@ static void run_range(void *arg, int64_t begin, int64_t end) {
                 off[k] += p->strides[k][d - 1] - p->shape[d] * p->strides[k][d];
         }
     }
-#if defined(__SSE2__)
-    if (p->stream) _mm_sfence(); /* order the streamed stores before the pool's release */
-#endif
+    if (p->stream) ax_stream_fence(); /* order the streamed stores before the pool's release */
 }
 
 static void run_elementwise(ax_ctx *cx, ax_array *out, int nin, ax_array *const *in, kernel_fn fn,

@@ -74,4 +74,15 @@ ax_array *ax_convert(ax_ctx *cx, ax_array *x, ax_dtype to, bool weak);
  * buffer. */
 ax_array *ax_bitcast(ax_ctx *cx, ax_array *x, ax_dtype to);
 
+/* Outputs at least this large bypass the caches (they would only evict the inputs): a kernel
+ * writes them a staging tile of AX_STREAM_TILE_BYTES at a time (it stays in L1), copied out
+ * with non-temporal stores, which also spare the read of each output line a store into it
+ * costs (jitted loops do the same: compiler/jit_loops.c). */
+#define AX_STREAM_MIN_BYTES  ((size_t)32 << 20)
+#define AX_STREAM_TILE_BYTES 16384
+/* Copies n bytes with non-temporal stores where the CPU has them (dst 64-byte aligned first);
+ * ax_stream_fence orders them before a later release (a pool chunk's end). */
+void ax_stream_copy(char *dst, const char *src, size_t n);
+void ax_stream_fence(void);
+
 #endif

@@ -7,13 +7,16 @@
  * transposed product scaled and subtracted), over two axes, along the lanes, vector math
  * reading a tile, loops split over threads along the tile dim, and loops in pieces (gathers
  * only). Each program also states how its loads are read, so a change of plan shows here
- * before it shows in a benchmark. */
+ * before it shows in a benchmark. Loops with outputs of 32 MB or more write them through a
+ * staging tile with non-temporal stores (compiler/jit_loops.c): the same bits, whatever the
+ * output's alignment within a tile, with one output or several, on one thread or two. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 
 #include <cmocka.h>
 
+#include "../../compiler/jit_loops.h"
 #include "../../runtime/pool.h"
 #include "jit_test_util.h"
 
@@ -281,14 +284,19 @@ static void test_math_on_tiles(void **state) {
     }
 }
 
+/* Makes the context's pool (made again on first use) that many threads. */
+static void use_threads(ax_ctx *cx, int threads) {
+    cx->threads = threads;
+    ax_pool_free(cx->pool);
+    cx->pool = NULL;
+}
+
 /* Loops big enough to be split over threads: an elementwise one along the tile dim (ranges
  * of whole tiles), a ROWS reduction along its lanes, on one thread and on two. */
 static void test_threads(void **state) {
     ax_ctx *cx = *state;
     for (int threads = 1; threads <= 2; threads++) {
-        cx->threads = threads;
-        ax_pool_free(cx->pool);
-        cx->pool = NULL;
+        use_threads(cx, threads);
         prog b = {.cx = cx, .b = ax_ir_builder_new()};
         ax_ir_atom x = arg(&b, AX_F32, 2, SH(1000, 301)), y = arg(&b, AX_F32, 2, SH(301, 1000));
         ax_ir_atom z = op2(&b, AX_P_SUB, y, tr(&b, x));
@@ -316,6 +324,72 @@ static void test_pieces(void **state) {
     unsetenv("AX_JIT_PIECE_WORK");
 }
 
+/* How many of the plan's LOOP steps stream their outputs (ax_jit_loop_streams). */
+static int count_streamed(const ax_ir *ir) {
+    ax_plan *p = ax_fuse(ir);
+    assert_non_null(p);
+    int n = 0;
+    for (int s = 0; s < p->code.h.nsteps; s++)
+        n += p->code.steps[s].kind == AX_STEP_LOOP && ax_jit_loop_streams(&p->code, s);
+    ax_plan_free(p);
+    return n;
+}
+
+static void check_streamed(ax_ctx *cx, ax_ir *ir, const char *what, int streamed) {
+    int n = count_streamed(ir);
+    if (n != streamed) fail_msg("%s: %d loops stream their outputs, not %d", what, n, streamed);
+    check_program(cx, ir, what, -1, -1);
+    ax_ir_release(ir);
+}
+
+/* Outputs of 32 MB or more: exp(x) * 2 + tanh(x) on 8.4M f32 (an extent that is no multiple
+ * of the lanes), rows of 2901 f32 (a row's bytes no multiple of 64, so tiles start at every
+ * offset) with a broadcast row and a bool output beside, a transposed operand (a tiled load,
+ * ranges of 16 rows); not streamed: rows too long for a tile, a reduction, an output below
+ * the size. */
+static void test_streamed_outputs(void **state) {
+    ax_ctx *cx = *state;
+    for (int threads = 1; threads <= 2; threads++) {
+        use_threads(cx, threads);
+        prog b = {.cx = cx, .b = ax_ir_builder_new()};
+        ax_ir_atom x = arg(&b, AX_F32, 1, SH(8400005));
+        ax_ir_atom z = op2(&b, AX_P_MUL, op1(&b, AX_P_EXP, x), lit_as(&b, AX_F32, 2.0));
+        z = op2(&b, AX_P_ADD, z, op1(&b, AX_P_TANH, x));
+        check_streamed(cx, done(&b, 1, &z), "exp(x) * 2 + tanh(x), 8.4M", 1);
+
+        b = (prog){.cx = cx, .b = ax_ir_builder_new()};
+        x = arg(&b, AX_F32, 2, SH(2897, 2901));
+        ax_params row = {.ndim = 2, .shape = {2897, 2901}, .naxes = 1, .axes = {1}};
+        ax_ir_atom y = arg(&b, AX_F32, 1, SH(2901));
+        y = jit_test_eqn(cx, b.b, AX_P_BROADCAST_IN_DIM, &row, 1, &y);
+        ax_ir_atom outs[2] = {op2(&b, AX_P_MUL, x, y), op2(&b, AX_P_GT, x, y)};
+        check_streamed(cx, done(&b, 2, outs), "x * row, x > row, rows of 2901", 1);
+
+        b = (prog){.cx = cx, .b = ax_ir_builder_new()};
+        x = arg(&b, AX_F64, 2, SH(21000, 200));
+        y = arg(&b, AX_F64, 2, SH(200, 21000));
+        z = op2(&b, AX_P_SUB, x, tr(&b, y));
+        check_streamed(cx, done(&b, 1, &z), "x - y.T, 21000 x 200 f64", 1);
+    }
+    prog b = {.cx = cx, .b = ax_ir_builder_new()};
+    ax_params column = {.ndim = 2, .shape = {2, 4200000}, .naxes = 1, .axes = {0}};
+    ax_ir_atom x = arg(&b, AX_F32, 2, SH(2, 4200000)), y = arg(&b, AX_F32, 1, SH(2));
+    y = jit_test_eqn(cx, b.b, AX_P_BROADCAST_IN_DIM, &column, 1, &y);
+    ax_ir_atom z = op2(&b, AX_P_MUL, x, y);
+    check_streamed(cx, done(&b, 1, &z), "rows of 4.2M", 0);
+
+    b = (prog){.cx = cx, .b = ax_ir_builder_new()};
+    x = arg(&b, AX_F32, 2, SH(2900, 2900));
+    ax_ir_atom outs[2] = {op2(&b, AX_P_MUL, x, x),
+                          on_axes(&b, AX_P_REDUCE_SUM, op2(&b, AX_P_MUL, x, x), 1, AX(1))};
+    check_streamed(cx, done(&b, 2, outs), "x * x beside its row sums", 0);
+
+    b = (prog){.cx = cx, .b = ax_ir_builder_new()};
+    x = arg(&b, AX_F32, 1, SH(8000000));
+    z = op2(&b, AX_P_MUL, x, x);
+    check_streamed(cx, done(&b, 1, &z), "x * x, 32 MB less 2 MB", 0);
+}
+
 /* An argument runs only the tests whose names match it (cmocka's filter). */
 int main(int argc, char **argv) {
     if (argc > 1) cmocka_set_test_filter(argv[1]);
@@ -333,6 +407,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup_teardown(test_math_on_tiles, jit_test_setup, jit_test_teardown),
         cmocka_unit_test_setup_teardown(test_threads, jit_test_setup, jit_test_teardown),
         cmocka_unit_test_setup_teardown(test_pieces, jit_test_setup, jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_streamed_outputs, jit_test_setup, jit_test_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

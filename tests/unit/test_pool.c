@@ -1,6 +1,8 @@
 /* The thread pool: every item of a job runs exactly once, jobs follow each other without
  * mixing, and the caller never waits for a worker that has not started (a worker held in a
- * signal handler stands for one the OS has descheduled on a busy machine). */
+ * signal handler stands for one the OS has descheduled on a busy machine); a worker stalled
+ * in the middle of a chunk is pulled onto the caller's CPU, and has its affinity back once
+ * its chunk is done. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +11,7 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -154,6 +157,57 @@ static void test_caller_does_not_wait_for_a_stalled_worker(void **state) {
     close(hold_pipe[0]), close(hold_pipe[1]), close(ack_pipe[0]), close(ack_pipe[1]);
 }
 
+/* ---- a worker stalled inside a chunk ---- */
+
+typedef struct stall {
+    pthread_t caller;
+    atomic_int stalled;    /* 1 once a worker took its (first) chunk and stalled in it */
+    atomic_int worker_tid; /* the stalled worker */
+    atomic_int cpus_after; /* the CPUs it was allowed after the stall */
+    atomic_long items;
+} stall;
+
+static void stall_once(void *arg, int64_t begin, int64_t end) {
+    stall *st = arg;
+    int expected = 0;
+    if (!pthread_equal(pthread_self(), st->caller) &&
+        atomic_compare_exchange_strong(&st->stalled, &expected, 1)) {
+        atomic_store(&st->worker_tid, (int)syscall(SYS_gettid));
+        usleep(30000); /* the caller is done long before: it pulls this thread meanwhile */
+        cpu_set_t now;
+        if (sched_getaffinity(0, sizeof now, &now) == 0)
+            atomic_store(&st->cpus_after, CPU_COUNT(&now));
+    }
+    for (volatile int spin = 0; spin < 20000; spin++) { /* a chunk takes some time */
+    }
+    atomic_fetch_add(&st->items, end - begin);
+}
+
+static void test_a_stalled_chunk_is_pulled_to_the_caller(void **state) {
+    (void)state;
+    cpu_set_t all;
+    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+    ax_ctx *cx = two_thread_ctx();
+    stall st = {.caller = pthread_self()};
+    atomic_init(&st.stalled, 0);
+    atomic_init(&st.worker_tid, 0);
+    atomic_init(&st.cpus_after, 0);
+    atomic_init(&st.items, 0);
+    /* many jobs until the worker takes a chunk of one (it may not be running yet) */
+    for (int k = 0; k < 2000 && !atomic_load(&st.stalled); k++) {
+        atomic_store(&st.items, 0);
+        ax_parallel_for(cx, N, 64, stall_once, &st);
+        assert_int_equal(atomic_load(&st.items), N);
+    }
+    if (!atomic_load(&st.stalled)) skip(); /* the worker never ran: nothing to check */
+    assert_int_equal(atomic_load(&st.cpus_after), 1);
+    cpu_set_t restored;
+    assert_int_equal(sched_getaffinity(atomic_load(&st.worker_tid), sizeof restored, &restored), 0);
+    assert_true(CPU_EQUAL(&restored, &all));
+    run_and_check(cx, N, 64, 1);
+    ax_ctx_free(cx);
+}
+
 /* A job started from inside a job runs inline on the thread that asked. */
 typedef struct nested {
     ax_ctx *cx;
@@ -179,12 +233,15 @@ static void test_nested_jobs(void **state) {
     ax_ctx_free(cx);
 }
 
-int main(void) {
+/* An argument runs only the tests whose names match it (cmocka's filter). */
+int main(int argc, char **argv) {
+    if (argc > 1) cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_item_once),
         cmocka_unit_test(test_back_to_back_jobs),
         cmocka_unit_test(test_caller_does_not_wait_for_a_stalled_worker),
         cmocka_unit_test(test_nested_jobs),
+        cmocka_unit_test(test_a_stalled_chunk_is_pulled_to_the_caller),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
