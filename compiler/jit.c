@@ -69,6 +69,7 @@ typedef struct jit_state {
     bool tools_checked, tools_ok, warned, log;
     bool sync;        /* AX_JIT_SYNC=1: every call waits for its compile */
     int max_jobs;     /* compiles in the background at once */
+    bool start_early; /* a compile starts when its program is built, not after its first call */
     int exit_wait_ms; /* AX_JIT_EXIT_WAIT: how long the end waits for running compiles */
     ax_jit_cache *cache;
     ax_gccjit *api; /* opened on the first compile in this process (not for compiles in the
@@ -165,6 +166,7 @@ static jit_state *state(ax_ctx *cx) {
         s->log = env_flag("AX_LOG_COMPILES");
         s->sync = env_flag("AX_JIT_SYNC");
         s->max_jobs = background_jobs();
+        s->start_early = sysconf(_SC_NPROCESSORS_ONLN) > 1;
         s->exit_wait_ms = exit_wait_ms();
         s->cache = ax_jit_cache_open(s->log);
         cx->jit = s;
@@ -360,12 +362,12 @@ static void settle(jit_state *s, pending *q) {
     pending_unlink(s, q);
 }
 
-/* Starts queued compiles of programs that ran (the first call gets the machine to itself),
- * while fewer than max_jobs run. */
+/* Starts queued compiles while fewer than max_jobs run: on one core only those of programs
+ * that ran (the first call gets the core to itself), on more any (see start_early). */
 static void start_queued(jit_state *s) {
     for (pending *q = s->pending, *next; q && s->running < s->max_jobs; q = next) {
         next = q->next;
-        if (q->job || (q->prog && q->prog->info.eager_calls == 0)) continue;
+        if (q->job || (q->prog && q->prog->info.eager_calls == 0 && !s->start_early)) continue;
         char why[512] = "";
         q->started_ms = now_ms();
         /* libgccjit is opened by the child unless this process has it already */
@@ -390,9 +392,13 @@ static void poll_pending(jit_state *s) {
     start_queued(s);
 }
 
-/* Queues the program's compile: it starts after the program's first call (ax_jit_run), when
- * a child is free. A program whose compile cannot start (no scratch directory, no process)
- * stays on the eager kernels, with the warning. */
+/* Queues the program's compile and starts it when a child is free: at once on a machine with
+ * more than one core (the first call runs beside it on the eager kernels, no slower: OpenBLAS
+ * runs on one thread meanwhile, see blas_follow_compiles), after the program's first call
+ * (ax_jit_run) on one core. Measured on 2 cores, conformance 17's SGD step: the native code
+ * took over ~10 ms sooner (96-98 ms after the first call began, against 107), first call
+ * 8.1 ms against 8.5-8.9 (docs/benchmarks.md). A program whose compile cannot start (no
+ * scratch directory, no process) stays on the eager kernels, with the warning. */
 static void compile_in_background(jit_state *s, ax_jit_program *p) {
     pending *q = calloc(1, sizeof *q);
     const char *name = p->ir->name ? p->ir->name : "<lambda>";
@@ -409,6 +415,7 @@ static void compile_in_background(jit_state *s, ax_jit_program *p) {
     *at = q;
     p->pending = q;
     p->info.background = p->info.compiling = true;
+    if (s->start_early) start_queued(s);
 }
 
 /* The end of the context: the compiles of programs that ran get up to exit_wait_ms (or until
@@ -875,7 +882,7 @@ int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) 
     if (!p->pending) return ax_ir_eval(cx, p->ir, args, outs);
     p->info.eager_calls++;
     int rc = ax_ir_eval(cx, p->ir, args, outs);
-    /* A compile starts after the first call, which so runs alone on the machine */
+    /* on one core a compile starts after the first call, which so runs alone */
     if (p->pending && !p->pending->job) start_queued(p->pending->owner);
     return rc;
 }

@@ -238,7 +238,7 @@ static void test_cached_code_loads_at_once(void **state) {
     fixture_free(&f);
 }
 
-/* Runs a program once (its compile starts after the first call), frees it and its context
+/* Runs a program once (its compile runs in the background), frees it and its context
  * while the compile runs, and returns how many entries the cache `name` then holds: the end
  * of the context waits up to `exit_wait` ms. No child process and no scratch file is left. */
 static int end_during_compile(const char *name, const char *exit_wait, double salt) {
