@@ -275,6 +275,25 @@ static void test_exit_fills_cache(void **state) {
     fixture_free(&f);
 }
 
+/* On more than one core a compile starts as soon as its program is built, before its first
+ * call (which runs beside it): a program freed before any call still fills the disk cache
+ * when the end of the context waits. On one core the compile would wait for the first call,
+ * and a program that never ran drops it. */
+static void test_compile_starts_when_built(void **state) {
+    (void)state;
+    use_cache("early", NULL, "600000");
+    fixture f;
+    fixture_make(&f, 7.5);
+    ax_jit_program *p = ax_jit_start(f.cx, f.ir);
+    assert_true(ax_jit_program_info(p)->compiling);
+    assert_int_equal(ax_jit_program_info(p)->eager_calls, 0);
+    ax_jit_free(p);
+    fixture_free(&f);
+    no_children_left();
+    assert_int_equal(scratch_objects(), 0);
+    assert_int_equal(cache_entries("early"), sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0);
+}
+
 /* Two programs that ran, freed while the second's compile may still wait in the queue (one
  * compile at a time on two cores): the end of the context compiles both into the cache. */
 static void test_exit_compiles_queued(void **state) {
@@ -483,6 +502,7 @@ int main(void) {
         cmocka_unit_test(test_exit_stops_compile),
         cmocka_unit_test(test_exit_fills_cache),
         cmocka_unit_test(test_exit_compiles_queued),
+        cmocka_unit_test(test_compile_starts_when_built),
         cmocka_unit_test(test_queue),
         cmocka_unit_test(test_failed_compile_falls_back),
         cmocka_unit_test(test_broadcast_inputs_use_a_variant),
