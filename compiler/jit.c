@@ -88,14 +88,17 @@ typedef struct jit_state {
  * runtime/blas.c asks for, measured on the SGD step of conformance 17 (2 cores, quiet): 300
  * steps on an empty cache 108 -> 52 ms, the compile 151 -> 99 ms of wall time
  * (docs/benchmarks.md); this alone left the worker that the first call woke spinning through
- * the compile (53-109 ms). Called whenever `running` changes. */
+ * the compile (53-109 ms). Called whenever a compile starts, is released or ends. */
 static void blas_follow_compiles(jit_state *s) {
     ax_blas *blas = s->cx->blas;
     if (!blas || !blas->get_num_threads) return;
-    if (s->running > 0 && !s->blas_threads && blas->get_num_threads() > 1) {
+    int compiling = 0; /* held children (ax_jit_job_held) wait without using a CPU */
+    for (const pending *q = s->pending; q; q = q->next)
+        compiling += q->job && !ax_jit_job_held(q->job);
+    if (compiling > 0 && !s->blas_threads && blas->get_num_threads() > 1) {
         s->blas_threads = blas->get_num_threads();
         blas->set_num_threads(1);
-    } else if (s->running == 0 && s->blas_threads) {
+    } else if (compiling == 0 && s->blas_threads) {
         blas->set_num_threads(s->blas_threads);
         s->blas_threads = 0;
     }
@@ -272,7 +275,7 @@ static void *compile_and_wait(ax_ctx *cx, jit_state *s, const ax_code *code, uin
         snprintf(why, whylen, "%s", s->api_why);
         return NULL;
     }
-    ax_jit_job *job = ax_jit_job_start(api, code, key, why, whylen);
+    ax_jit_job *job = ax_jit_job_start(api, code, key, false, why, whylen);
     if (!job) return NULL;
     while (!(*interrupted = cx->interrupt != 0) && ax_jit_job_poll(job, 50) == AX_JOB_RUNNING) {
     }
@@ -324,6 +327,10 @@ static void pending_unlink(jit_state *s, pending *q) {
  * code); one that never ran is dropped. */
 static void detach(jit_state *s, pending *q) {
     ax_jit_program *p = q->prog;
+    if (q->job && ax_jit_job_held(q->job)) { /* its program never ran */
+        pending_unlink(s, q);
+        return;
+    }
     if (!q->job && (p->info.eager_calls == 0 || !(q->own = code_copy(&p->plan->code)))) {
         pending_unlink(s, q);
         return;
@@ -372,7 +379,9 @@ static void start_queued(jit_state *s) {
         q->started_ms = now_ms();
         /* libgccjit is opened by the child unless this process has it already */
         const ax_code *code = q->prog ? &q->prog->plan->code : q->own;
-        if (!(q->job = ax_jit_job_start(s->api, code, q->key, why, sizeof why))) {
+        /* held until the program's first call has ended (start_early) */
+        bool held = q->prog && q->prog->info.eager_calls == 0;
+        if (!(q->job = ax_jit_job_start(s->api, code, q->key, held, why, sizeof why))) {
             warn_once(s, why);
             pending_unlink(s, q);
             continue;
@@ -392,13 +401,14 @@ static void poll_pending(jit_state *s) {
     start_queued(s);
 }
 
-/* Queues the program's compile and starts it when a child is free: at once on a machine with
- * more than one core (the first call runs beside it on the eager kernels, no slower: OpenBLAS
- * runs on one thread meanwhile, see blas_follow_compiles), after the program's first call
- * (ax_jit_run) on one core. Measured on 2 cores, conformance 17's SGD step: the native code
- * took over ~10 ms sooner (96-98 ms after the first call began, against 107), first call
- * 8.1 ms against 8.5-8.9 (docs/benchmarks.md). A program whose compile cannot start (no
- * scratch directory, no process) stays on the eager kernels, with the warning. */
+/* Queues the program's compile and starts it when a child is free. On a machine with more
+ * than one core its child forks at once and opens libgccjit while the first call runs, then
+ * waits for the end of that call to compile (held): compiling beside the first call made the
+ * native code of conformance 17's SGD step ready ~10 ms sooner on a quiet machine, but slowed
+ * the first call from 11.8 to 19.5 ms when other processes kept the cores busy
+ * (docs/benchmarks.md). On one core the compile starts after the first call (ax_jit_run). A
+ * program whose compile cannot start (no scratch directory, no process) stays on the eager
+ * kernels, with the warning. */
 static void compile_in_background(jit_state *s, ax_jit_program *p) {
     pending *q = calloc(1, sizeof *q);
     const char *name = p->ir->name ? p->ir->name : "<lambda>";
@@ -854,14 +864,15 @@ int ax_jit_ready(ax_ctx *cx, ax_jit_program *p) {
     char why[512] = "";
     if (!q->job) { /* queued: start it now, whatever else runs */
         q->started_ms = now_ms();
-        if (!(q->job = ax_jit_job_start(s->api, &p->plan->code, q->key, why, sizeof why))) {
+        if (!(q->job = ax_jit_job_start(s->api, &p->plan->code, q->key, false, why, sizeof why))) {
             warn_once(s, why);
             pending_unlink(s, q);
             return 0;
         }
         s->running++;
-        blas_follow_compiles(s);
     }
+    ax_jit_job_release(q->job);
+    blas_follow_compiles(s);
     while (ax_jit_job_poll(q->job, 50) == AX_JOB_RUNNING)
         if (ax_ctx_check_interrupt(cx)) return -1; /* the compile goes on in the background */
     settle(s, q);
@@ -882,7 +893,12 @@ int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) 
     if (!p->pending) return ax_ir_eval(cx, p->ir, args, outs);
     p->info.eager_calls++;
     int rc = ax_ir_eval(cx, p->ir, args, outs);
-    /* on one core a compile starts after the first call, which so runs alone */
+    /* The compile's child waited for the end of the first call, which so ran alone (or, on
+     * one core, the compile starts only now) */
+    if (p->pending && p->pending->job && ax_jit_job_held(p->pending->job)) {
+        ax_jit_job_release(p->pending->job);
+        blas_follow_compiles(p->pending->owner);
+    }
     if (p->pending && !p->pending->job) start_queued(p->pending->owner);
     return rc;
 }
