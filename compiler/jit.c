@@ -69,7 +69,8 @@ typedef struct jit_state {
     bool tools_checked, tools_ok, warned, log;
     bool sync;        /* AX_JIT_SYNC=1: every call waits for its compile */
     int max_jobs;     /* compiles in the background at once */
-    bool start_early; /* a compile starts when its program is built, not after its first call */
+    bool start_early; /* a compile's child forks when its program is built (held until its first
+                         call has ended), not after that call */
     int exit_wait_ms; /* AX_JIT_EXIT_WAIT: how long the end waits for running compiles */
     ax_jit_cache *cache;
     ax_gccjit *api; /* opened on the first compile in this process (not for compiles in the
