@@ -69,8 +69,6 @@ typedef struct jit_state {
     bool tools_checked, tools_ok, warned, log;
     bool sync;        /* AX_JIT_SYNC=1: every call waits for its compile */
     int max_jobs;     /* compiles in the background at once */
-    bool start_early; /* a compile's child forks when its program is built (held until its first
-                         call has ended), not after that call */
     int exit_wait_ms; /* AX_JIT_EXIT_WAIT: how long the end waits for running compiles */
     ax_jit_cache *cache;
     ax_gccjit *api; /* opened on the first compile in this process (not for compiles in the
@@ -89,17 +87,14 @@ typedef struct jit_state {
  * runtime/blas.c asks for, measured on the SGD step of conformance 17 (2 cores, quiet): 300
  * steps on an empty cache 108 -> 52 ms, the compile 151 -> 99 ms of wall time
  * (docs/benchmarks.md); this alone left the worker that the first call woke spinning through
- * the compile (53-109 ms). Called whenever a compile starts, is released or ends. */
+ * the compile (53-109 ms). Called whenever `running` changes. */
 static void blas_follow_compiles(jit_state *s) {
     ax_blas *blas = s->cx->blas;
     if (!blas || !blas->get_num_threads) return;
-    int compiling = 0; /* held children (ax_jit_job_held) wait without using a CPU */
-    for (const pending *q = s->pending; q; q = q->next)
-        compiling += q->job && !ax_jit_job_held(q->job);
-    if (compiling > 0 && !s->blas_threads && blas->get_num_threads() > 1) {
+    if (s->running > 0 && !s->blas_threads && blas->get_num_threads() > 1) {
         s->blas_threads = blas->get_num_threads();
         blas->set_num_threads(1);
-    } else if (compiling == 0 && s->blas_threads) {
+    } else if (s->running == 0 && s->blas_threads) {
         blas->set_num_threads(s->blas_threads);
         s->blas_threads = 0;
     }
@@ -170,7 +165,6 @@ static jit_state *state(ax_ctx *cx) {
         s->log = env_flag("AX_LOG_COMPILES");
         s->sync = env_flag("AX_JIT_SYNC");
         s->max_jobs = background_jobs();
-        s->start_early = sysconf(_SC_NPROCESSORS_ONLN) > 1;
         s->exit_wait_ms = exit_wait_ms();
         s->cache = ax_jit_cache_open(s->log);
         cx->jit = s;
@@ -276,7 +270,7 @@ static void *compile_and_wait(ax_ctx *cx, jit_state *s, const ax_code *code, uin
         snprintf(why, whylen, "%s", s->api_why);
         return NULL;
     }
-    ax_jit_job *job = ax_jit_job_start(api, code, key, false, why, whylen);
+    ax_jit_job *job = ax_jit_job_start(api, code, key, why, whylen);
     if (!job) return NULL;
     while (!(*interrupted = cx->interrupt != 0) && ax_jit_job_poll(job, 50) == AX_JOB_RUNNING) {
     }
@@ -328,10 +322,6 @@ static void pending_unlink(jit_state *s, pending *q) {
  * code); one that never ran is dropped. */
 static void detach(jit_state *s, pending *q) {
     ax_jit_program *p = q->prog;
-    if (q->job && ax_jit_job_held(q->job)) { /* its program never ran */
-        pending_unlink(s, q);
-        return;
-    }
     if (!q->job && (p->info.eager_calls == 0 || !(q->own = code_copy(&p->plan->code)))) {
         pending_unlink(s, q);
         return;
@@ -370,19 +360,17 @@ static void settle(jit_state *s, pending *q) {
     pending_unlink(s, q);
 }
 
-/* Starts queued compiles while fewer than max_jobs run: on one core only those of programs
- * that ran (the first call gets the core to itself), on more any (see start_early). */
+/* Starts queued compiles of programs that ran (the first call gets the machine to itself),
+ * while fewer than max_jobs run. */
 static void start_queued(jit_state *s) {
     for (pending *q = s->pending, *next; q && s->running < s->max_jobs; q = next) {
         next = q->next;
-        if (q->job || (q->prog && q->prog->info.eager_calls == 0 && !s->start_early)) continue;
+        if (q->job || (q->prog && q->prog->info.eager_calls == 0)) continue;
         char why[512] = "";
         q->started_ms = now_ms();
         /* libgccjit is opened by the child unless this process has it already */
         const ax_code *code = q->prog ? &q->prog->plan->code : q->own;
-        /* held until the program's first call has ended (start_early) */
-        bool held = q->prog && q->prog->info.eager_calls == 0;
-        if (!(q->job = ax_jit_job_start(s->api, code, q->key, held, why, sizeof why))) {
+        if (!(q->job = ax_jit_job_start(s->api, code, q->key, why, sizeof why))) {
             warn_once(s, why);
             pending_unlink(s, q);
             continue;
@@ -402,14 +390,9 @@ static void poll_pending(jit_state *s) {
     start_queued(s);
 }
 
-/* Queues the program's compile and starts it when a child is free. On a machine with more
- * than one core its child forks at once and opens libgccjit while the first call runs, then
- * waits for the end of that call to compile (held): compiling beside the first call made the
- * native code of conformance 17's SGD step ready ~10 ms sooner on a quiet machine, but slowed
- * the first call from 11.8 to 19.5 ms when other processes kept the cores busy
- * (docs/benchmarks.md). On one core the compile starts after the first call (ax_jit_run). A
- * program whose compile cannot start (no scratch directory, no process) stays on the eager
- * kernels, with the warning. */
+/* Queues the program's compile: it starts after the program's first call (ax_jit_run), when
+ * a child is free. A program whose compile cannot start (no scratch directory, no process)
+ * stays on the eager kernels, with the warning. */
 static void compile_in_background(jit_state *s, ax_jit_program *p) {
     pending *q = calloc(1, sizeof *q);
     const char *name = p->ir->name ? p->ir->name : "<lambda>";
@@ -426,7 +409,6 @@ static void compile_in_background(jit_state *s, ax_jit_program *p) {
     *at = q;
     p->pending = q;
     p->info.background = p->info.compiling = true;
-    if (s->start_early) start_queued(s);
 }
 
 /* The end of the context: the compiles of programs that ran get up to exit_wait_ms (or until
@@ -865,15 +847,14 @@ int ax_jit_ready(ax_ctx *cx, ax_jit_program *p) {
     char why[512] = "";
     if (!q->job) { /* queued: start it now, whatever else runs */
         q->started_ms = now_ms();
-        if (!(q->job = ax_jit_job_start(s->api, &p->plan->code, q->key, false, why, sizeof why))) {
+        if (!(q->job = ax_jit_job_start(s->api, &p->plan->code, q->key, why, sizeof why))) {
             warn_once(s, why);
             pending_unlink(s, q);
             return 0;
         }
         s->running++;
+        blas_follow_compiles(s);
     }
-    ax_jit_job_release(q->job);
-    blas_follow_compiles(s);
     while (ax_jit_job_poll(q->job, 50) == AX_JOB_RUNNING)
         if (ax_ctx_check_interrupt(cx)) return -1; /* the compile goes on in the background */
     settle(s, q);
@@ -894,12 +875,7 @@ int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) 
     if (!p->pending) return ax_ir_eval(cx, p->ir, args, outs);
     p->info.eager_calls++;
     int rc = ax_ir_eval(cx, p->ir, args, outs);
-    /* The compile's child waited for the end of the first call, which so ran alone (or, on
-     * one core, the compile starts only now) */
-    if (p->pending && p->pending->job && ax_jit_job_held(p->pending->job)) {
-        ax_jit_job_release(p->pending->job);
-        blas_follow_compiles(p->pending->owner);
-    }
+    /* A compile starts after the first call, which so runs alone on the machine */
     if (p->pending && !p->pending->job) start_queued(p->pending->owner);
     return rc;
 }

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,7 +20,6 @@ struct ax_jit_job {
     ax_jit_job_state state;
     pid_t pid; /* the child while RUNNING; 0 once reaped (or when compiled here) */
     int fd;    /* the read end of the child's report; -1 once closed */
-    int go;    /* a held child's signal to compile (ax_jit_job_release); -1 when not held */
     char *so;
     char msg[512]; /* the child's report: empty when it succeeded */
     size_t got;
@@ -99,20 +97,9 @@ static int compile_here(const ax_gccjit *api, const ax_code *code, const char *p
     return err ? -1 : 0;
 }
 
-/* A held child waits for its signal (a byte) before it compiles; false when none will come:
- * the parent closed the channel or is gone. */
-static bool wait_for_go(int go) {
-    if (go < 0) return true;
-    char c;
-    ssize_t n;
-    while ((n = read(go, &c, 1)) < 0 && errno == EINTR) {
-    }
-    return n == 1;
-}
-
 /* The child: compile, report, and leave without running the parent's exit handlers. */
 static _Noreturn void run_child(const ax_gccjit *api, const ax_code *code, const char *so,
-                                pid_t parent, int report, int go) {
+                                pid_t parent, int report) {
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* die with ax, if ax is killed or exits first */
     if (getppid() != parent) _exit(1);
     /* Ctrl-C in a terminal reaches the whole process group: it interrupts what ax runs, not a
@@ -123,7 +110,6 @@ static _Noreturn void run_child(const ax_gccjit *api, const ax_code *code, const
     setenv("TMPDIR", ax_jit_scratch_dir(), 1);
     char msg[512] = "";
     ax_gccjit *opened = api ? NULL : ax_gccjit_open(msg, sizeof msg);
-    if (!wait_for_go(go)) _exit(1);
     int rc = api || opened ? compile_here(api ? api : opened, code, so, msg, sizeof msg) : -1;
     if (rc && write(report, msg, strlen(msg)) < 0) rc = -1;
     _exit(rc ? 1 : 0);
@@ -159,44 +145,30 @@ static void compile_in_process(ax_jit_job *j, const ax_gccjit *api, const ax_cod
     ax_jit_scratch_leave(&scratch);
 }
 
-/* The channel a held child waits on: a socket, so that signalling a child that died already
- * is an error (MSG_NOSIGNAL), not a SIGPIPE that would end ax. */
-static bool open_go(int go[2]) {
-    return socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) == 0;
-}
-
-ax_jit_job *ax_jit_job_start(const ax_gccjit *api, const ax_code *code, uint64_t key, bool held,
-                             char *why, size_t whylen) {
+ax_jit_job *ax_jit_job_start(const ax_gccjit *api, const ax_code *code, uint64_t key, char *why,
+                             size_t whylen) {
     ax_jit_job *j = calloc(1, sizeof *j);
     if (!j) {
         snprintf(why, whylen, "out of memory");
         return NULL;
     }
-    j->fd = j->go = -1;
+    j->fd = -1;
     if (!(j->so = new_so_path(key))) {
         snprintf(why, whylen, "no temporary directory to compile in");
         free(j);
         return NULL;
     }
-    int fds[2], go[2] = {-1, -1};
+    int fds[2];
     pid_t parent = getpid(), pid = -1;
     /* The child gets a copy of stdio's buffers: if anything in it flushed them (a sanitizer's
      * exit, a library calling exit()), output the program printed would appear twice. */
     fflush(NULL);
-    if (held && !open_go(go)) go[0] = go[1] = -1; /* then it compiles at once */
     if (pipe2(fds, O_CLOEXEC) == 0) {
         pid = fork();
-        if (pid == 0) {
-            if (go[1] >= 0) close(go[1]); /* the parent's end */
-            run_child(api, code, j->so, parent, fds[1], go[0]);
-        }
-        int err = errno;
+        if (pid == 0) run_child(api, code, j->so, parent, fds[1]);
         close(fds[1]);
         if (pid < 0) close(fds[0]);
-        errno = err;
     }
-    if (go[0] >= 0) close(go[0]);
-    if (pid < 0 && go[1] >= 0) close(go[1]);
     if (pid < 0 && !api) {
         snprintf(j->msg, sizeof j->msg, "no process to compile in (%s)", strerror(errno));
         j->state = AX_JOB_FAILED;
@@ -208,7 +180,6 @@ ax_jit_job *ax_jit_job_start(const ax_gccjit *api, const ax_code *code, uint64_t
     }
     j->pid = pid;
     j->fd = fds[0];
-    j->go = go[1];
     fcntl(j->fd, F_SETFL, O_NONBLOCK);
     j->state = AX_JOB_RUNNING;
     return j;
@@ -255,19 +226,6 @@ static void drain(ax_jit_job *j) {
     }
 }
 
-void ax_jit_job_release(ax_jit_job *j) {
-    if (j->go < 0) return;
-    /* a child that died already is found by the next poll */
-    while (send(j->go, "g", 1, MSG_NOSIGNAL) < 0 && errno == EINTR) {
-    }
-    close(j->go);
-    j->go = -1;
-}
-
-bool ax_jit_job_held(const ax_jit_job *j) {
-    return j->go >= 0;
-}
-
 ax_jit_job_state ax_jit_job_poll(ax_jit_job *j, int timeout_ms) {
     if (j->state != AX_JOB_RUNNING) return j->state;
     struct pollfd p = {.fd = j->fd, .events = POLLIN};
@@ -304,7 +262,6 @@ void ax_jit_job_free(ax_jit_job *j) {
         }
     }
     if (j->fd >= 0) close(j->fd);
-    if (j->go >= 0) close(j->go);
     if (j->so) unlink(j->so);
     free(j->so);
     free(j);

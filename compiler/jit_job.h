@@ -25,15 +25,10 @@ typedef enum { AX_JOB_RUNNING, AX_JOB_DONE, AX_JOB_FAILED } ax_jit_job_state;
 /* Starts compiling `code`. When no child process can be had (fork fails) it compiles here,
  * and the job is finished when it returns. `api` NULL: the child opens libgccjit itself (a
  * process that never compiles in the foreground need not load the compiler at all; the job
- * fails when there is no child). `held`: the child forks and opens libgccjit, then waits for
- * ax_jit_job_release before it compiles (so that the program's first call has the CPU to
- * itself while the child's start-up is done). NULL (reason in why) when it cannot even start:
- * no scratch directory, out of memory. */
-ax_jit_job *ax_jit_job_start(const ax_gccjit *api, const ax_code *code, uint64_t key, bool held,
-                             char *why, size_t whylen);
-/* Lets a held child compile (nothing when it is not held); whether it is still held. */
-void ax_jit_job_release(ax_jit_job *j);
-bool ax_jit_job_held(const ax_jit_job *j);
+ * fails when there is no child). NULL (reason in why) when it cannot even start: no scratch
+ * directory, out of memory. */
+ax_jit_job *ax_jit_job_start(const ax_gccjit *api, const ax_code *code, uint64_t key, char *why,
+                             size_t whylen);
 /* Looks at the job, waiting up to timeout_ms (0: not at all) for it to end. Once it is not
  * RUNNING, it stays so. */
 ax_jit_job_state ax_jit_job_poll(ax_jit_job *j, int timeout_ms);

@@ -16,9 +16,6 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -241,7 +238,7 @@ static void test_cached_code_loads_at_once(void **state) {
     fixture_free(&f);
 }
 
-/* Runs a program once (its compile runs in the background), frees it and its context
+/* Runs a program once (its compile starts after the first call), frees it and its context
  * while the compile runs, and returns how many entries the cache `name` then holds: the end
  * of the context waits up to `exit_wait` ms. No child process and no scratch file is left. */
 static int end_during_compile(const char *name, const char *exit_wait, double salt) {
@@ -276,98 +273,6 @@ static void test_exit_fills_cache(void **state) {
     run_and_compare(&f, p);
     ax_jit_free(p);
     fixture_free(&f);
-}
-
-/* The pid of this thread's only child process (the compile's), or -1 when there is none or
- * the kernel does not say (/proc/<pid>/task/<tid>/children). */
-static pid_t only_child(void) {
-    char path[96];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/children", (long)gettid());
-    FILE *f = fopen(path, "r");
-    long a = -1, b = -1;
-    int n = f ? fscanf(f, "%ld %ld", &a, &b) : 0;
-    if (f) fclose(f);
-    return n == 1 ? (pid_t)a : -1;
-}
-
-/* On more than one core the compile's child forks when its program is built and opens
- * libgccjit during the first call, but compiles only once that call has ended (it is held):
- * a program freed before any call leaves nothing in the cache, even though the end of the
- * context would wait for a compile that ran, and no child behind. */
-static void test_child_waits_for_the_first_call(void **state) {
-    (void)state;
-    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) skip(); /* on one core it forks after the call */
-    use_cache("held", NULL, "600000");
-    fixture f;
-    fixture_make(&f, 7.5);
-    ax_jit_program *p = ax_jit_start(f.cx, f.ir);
-    assert_true(ax_jit_program_info(p)->compiling);
-    assert_int_equal(waitpid(-1, NULL, WNOHANG), 0); /* the child is there, and waits */
-    ax_jit_free(p);
-    fixture_free(&f);
-    no_children_left();
-    assert_int_equal(scratch_objects(), 0);
-    assert_int_equal(cache_entries("held"), 0);
-}
-
-/* A held child that dies before the first call releases it (killed, say, by the OOM killer):
- * the program runs on the eager kernels with the right bits, and nothing is left. */
-static void test_held_child_dies(void **state) {
-    (void)state;
-    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) skip();
-    use_cache("killed", NULL, NULL);
-    fixture f;
-    fixture_make(&f, 8.5);
-    ax_jit_program *p = ax_jit_start(f.cx, f.ir);
-    pid_t child = only_child();
-    if (child < 0) {
-        ax_jit_free(p);
-        fixture_free(&f);
-        skip(); /* no /proc/.../children here */
-    }
-    assert_int_equal(kill(child, SIGKILL), 0);
-    run_and_compare(&f, p); /* releases the dead child: no SIGPIPE */
-    run_until_compiled(&f, p);
-    assert_false(ax_jit_program_info(p)->native);
-    run_and_compare(&f, p);
-    assert_int_equal(cache_entries("killed"), 0);
-    ax_jit_free(p);
-    fixture_free(&f);
-    no_children_left();
-    assert_int_equal(scratch_objects(), 0);
-}
-
-/* Another thread allocating all the while the compile's child forks (fork in a process with
- * threads: the child must not inherit a lock held by a thread it does not have): the child
- * still compiles, and the program ends native. */
-static atomic_bool churn_stop;
-static void *churn(void *arg) {
-    (void)arg;
-    while (!atomic_load(&churn_stop)) {
-        void *volatile m = malloc(1000 + (size_t)rand() % 100000);
-        free(m);
-    }
-    return NULL;
-}
-
-static void test_fork_beside_a_thread(void **state) {
-    (void)state;
-    use_cache("threads", NULL, NULL);
-    atomic_store(&churn_stop, false);
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, churn, NULL), 0);
-    fixture f;
-    fixture_make(&f, 9.5);
-    ax_jit_program *p = ax_jit_start(f.cx, f.ir);
-    run_and_compare(&f, p);
-    run_until_compiled(&f, p);
-    atomic_store(&churn_stop, true);
-    pthread_join(t, NULL);
-    assert_true(ax_jit_program_info(p)->native);
-    run_and_compare(&f, p);
-    ax_jit_free(p);
-    fixture_free(&f);
-    no_children_left();
 }
 
 /* Two programs that ran, freed while the second's compile may still wait in the queue (one
@@ -578,9 +483,6 @@ int main(void) {
         cmocka_unit_test(test_exit_stops_compile),
         cmocka_unit_test(test_exit_fills_cache),
         cmocka_unit_test(test_exit_compiles_queued),
-        cmocka_unit_test(test_child_waits_for_the_first_call),
-        cmocka_unit_test(test_held_child_dies),
-        cmocka_unit_test(test_fork_beside_a_thread),
         cmocka_unit_test(test_queue),
         cmocka_unit_test(test_failed_compile_falls_back),
         cmocka_unit_test(test_broadcast_inputs_use_a_variant),
