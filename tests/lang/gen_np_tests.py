@@ -684,6 +684,19 @@ block("np_more", "bits, floating-point parts, polynomial division, roots to coef
         "np.polyfit(xs, np.array([0., 1.1, 1.9, 3.2, 3.9, 5.1]), 1, w=np.array([1., 1., 2., 2., 1., 1.])).astype(f32)"),
        ])
 
+block("np_more", "index tricks: mgrid, ogrid, r_, c_, s_, index_exp",
+      "x = arange(10)", "x = np.arange(10)",
+      [("mgrid[0:3, 0:2], mgrid[0:1:0.25], mgrid[-1:1:0.5, 0:2]", "(np.mgrid[0:3, 0:2], np.mgrid[0:1:0.25].astype(f32), np.mgrid[-1:1:0.5, 0:2].astype(f32))"),
+       ("ogrid[0:2, 0:3], ogrid[1:3]", "(list(np.ogrid[0:2, 0:3]), np.ogrid[1:3])"),
+       ("r_[1:4, 0, array([7, 8])], r_[array([[1, 2]]), array([[3, 4]])], r_[1.5, 2]",
+        "(np.r_[1:4, 0, np.array([7, 8])], np.r_[np.array([[1, 2]]), np.array([[3, 4]])], np.r_[1.5, 2].astype(f32))"),
+       ("r_['1', array([[1], [2]]), array([[3], [4]])], r_['0,2', array([1, 2]), array([3, 4])], r_['0,2,0', array([1, 2]), array([3, 4])]",
+        "(np.r_['1', np.array([[1], [2]]), np.array([[3], [4]])], np.r_['0,2', np.array([1, 2]), np.array([3, 4])], np.r_['0,2,0', np.array([1, 2]), np.array([3, 4])])"),
+       ("c_[array([1, 2]), array([3, 4])], c_[array([[1], [2]]), array([[3], [4]])], c_[array([1, 2]), 0:2]",
+        "(np.c_[np.array([1, 2]), np.array([3, 4])], np.c_[np.array([[1], [2]]), np.array([[3], [4]])], np.c_[np.array([1, 2]), 0:2])"),
+       ("x[s_[2:5]], x[s_[::3]], x[index_exp[7:]], s_[1:3], index_exp[2]", "(x[2:5], x[::3], x[7:], 'slice(1, 3, None)', (2,))"),
+       ])
+
 # ---------------------------------------------------------------- Python builtins
 block("builtins_py", "Python's general builtins",
       "", "",
