@@ -697,6 +697,19 @@ block("np_more", "index tricks: mgrid, ogrid, r_, c_, s_, index_exp",
        ("x[s_[2:5]], x[s_[::3]], x[index_exp[7:]], s_[1:3], index_exp[2]", "(x[2:5], x[::3], x[7:], 'slice(1, 3, None)', (2,))"),
        ])
 
+block("np_more", "vectorize (with vmap; NumPy's values), tensorsolve, tensorinv",
+      "m = arange(6.).reshape((2, 3))\nt = arange(1., 17.).reshape((4, 2, 2)) + eye(4).reshape((4, 2, 2)) * 5",
+      "m = np.arange(6., dtype=f32).reshape((2, 3))\nt = (np.arange(1., 17.).reshape((4, 2, 2)) + np.eye(4).reshape((4, 2, 2)) * 5).astype(f32)",
+      [("vectorize(lambda a, b: a + b * 2)(m, array([1., 0., 2.])), vectorize(lambda x, y: sum(x * y), signature='(n),(n)->()')(m, array([1., 0., 2.]))",
+        "(np.vectorize(lambda a, b: a + b * 2)(m, np.array([1., 0., 2.], f32)).astype(f32), np.vectorize(lambda x, y: np.sum(x * y), signature='(n),(n)->()')(m, np.array([1., 0., 2.], f32)).astype(f32))"),
+       ("vectorize(lambda a, x: a @ x, signature='(n,k),(k)->(n)')(ones((2, 3, 2)), m[:, :2])",
+        "np.vectorize(lambda a, x: a @ x, signature='(n,k),(k)->(n)')(np.ones((2, 3, 2), f32), m[:, :2])"),
+       ("vectorize(lambda x: (min(x), max(x)), signature='(n)->(),()')(m), vectorize(lambda x, n: x ** n, excluded={1})(m[0], 3)",
+        "(np.vectorize(lambda x: (np.min(x), np.max(x)), signature='(n)->(),()')(m), np.vectorize(lambda x, n: x ** n, excluded={1})(m[0], 3))"),
+       ("linalg.tensorsolve(eye(6).reshape((6, 2, 3)) * 2.0, arange(6.)), linalg.tensorinv(t, ind=1)[0]",
+        "(np.linalg.tensorsolve(np.eye(6).reshape((6, 2, 3)) * 2, np.arange(6.)).astype(f32), np.linalg.tensorinv(t, ind=1)[0])"),
+       ])
+
 # ---------------------------------------------------------------- Python builtins
 block("builtins_py", "Python's general builtins",
       "", "",
