@@ -70,6 +70,8 @@ const ax_lib ax_stdlib_libs[] = {
     {"jax.scipy", ax_lib_open_package, NULL},
     {"jax.scipy.special", ax_lib_open_file, NULL},
     {"jax.scipy.optimize", ax_lib_open_file, NULL},
+    {"jax.scipy.signal", ax_lib_open_file, NULL},
+    {"jax.scipy.integrate", ax_lib_open_file, NULL},
     {"jax.scipy.stats", ax_lib_open_file, NULL}, /* mode, rankdata, sem; the distributions: */
     {"jax.scipy.stats.bernoulli", ax_lib_open_file, NULL},
     {"jax.scipy.stats.beta", ax_lib_open_file, NULL},
