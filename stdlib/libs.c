@@ -72,6 +72,7 @@ const ax_lib ax_stdlib_libs[] = {
     {"jax.scipy.optimize", ax_lib_open_file, NULL},
     {"jax.scipy.signal", ax_lib_open_file, NULL},
     {"jax.scipy.integrate", ax_lib_open_file, NULL},
+    {"jax.scipy.ndimage", ax_lib_open_file, NULL},
     {"jax.scipy.stats", ax_lib_open_file, NULL}, /* mode, rankdata, sem; the distributions: */
     {"jax.scipy.stats.bernoulli", ax_lib_open_file, NULL},
     {"jax.scipy.stats.beta", ax_lib_open_file, NULL},
