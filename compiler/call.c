@@ -16,7 +16,10 @@
 
 /* ---------------------------------------------------------------- what a body remembers */
 
-enum { MEMO_JVP, MEMO_PARTIAL_EVAL, MEMO_TRANSPOSE, MEMO_VMAP, MEMO_VJP };
+enum { MEMO_JVP, MEMO_PARTIAL_EVAL, MEMO_TRANSPOSE, MEMO_VMAP, MEMO_GRAD };
+
+/* Calls with at most this many results keep their list on the stack. */
+enum { SMALL_CALL = 8 };
 
 typedef struct memo_entry {
     int kind;
@@ -425,78 +428,80 @@ static int run_split(ax_ctx *cx, const ax_ir *body, const vjp_split *v, ax_array
     return rc;
 }
 
-typedef struct fused_vjp {
+typedef struct fused_grad {
     const ax_ir *body;
     const vjp_split *split;
-} fused_vjp;
+    bool with_value;
+} fused_grad;
 
-/* The flat function the fused program is traced from: inputs are the body's inputs, then one
- * cotangent per body output. */
-static int fused_vjp_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
-                        ax_array ***out) {
-    const fused_vjp *f = closure;
+/* The flat function the gradient program is traced from: its inputs are the body's; the
+ * cotangent of the body's one output is 1 (a literal of the program). Its outputs: the body's
+ * output if with_value, then the input cotangents. */
+static int fused_grad_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout,
+                         ax_array ***out) {
+    const fused_grad *f = closure;
     (void)nin;
-    *nout = f->body->nout + f->split->ntan;
-    *out = calloc((size_t)*nout + 1, sizeof **out);
-    if (!*out) return ax_error_oom(cx), -1;
-    if (!run_split(cx, f->body, f->split, in, in + f->body->nin, *out)) return 0;
+    ax_aval t;
+    ax_ir_out_type(f->body, 0, &t);
+    ax_array *one = ax_array_scalar(cx, t.dtype, 1.0);
+    *nout = 1 + f->split->ntan;
+    *out = one ? calloc((size_t)*nout + 1, sizeof **out) : NULL;
+    int rc = *out ? run_split(cx, f->body, f->split, in, &one, *out) : -1;
+    if (one && !*out) ax_error_oom(cx);
+    ax_array_release(one);
+    if (!rc && !f->with_value) { /* what nothing uses the simplifier then drops */
+        ax_array_release((*out)[0]);
+        *nout -= 1;
+        memmove(*out, *out + 1, (size_t)*nout * sizeof **out);
+    }
+    if (!rc) return 0;
     free(*out);
     *out = NULL;
     return -1;
 }
 
-/* The split's two parts traced into one IR, so that the reverse pass of a jitted function
- * costs one native program, as jit(grad(f)) does: residuals stay in the program's buffers and
- * its loops fuse across the two parts. Memoised per diff: a call that finds it does not look
- * the split up again. *fused: a new reference; 0, 1 (vjp_split_of's), or -1 with an error. */
-static int fused_vjp_body(ax_ctx *cx, ax_ir *body, const bool *diff, ax_ir **fused) {
-    memo_entry *e = memo_find(body, MEMO_VJP, 0, diff);
+/* The split's two parts traced into one IR, so that grad of a jitted function costs one
+ * native program, as jit(grad(f)) does: residuals stay in the program's buffers, its loops
+ * fuse across the two parts, and the cotangent 1 is folded in. Memoised per diff and
+ * with_value: a call that finds it does not look the split up again. *fused: a new reference;
+ * 0, 1 (vjp_split_of's), or -1 with an error. */
+static int fused_grad_body(ax_ctx *cx, ax_ir *body, const bool *diff, bool with_value,
+                           ax_ir **fused) {
+    memo_entry *e = memo_find(body, MEMO_GRAD, with_value, diff);
     if (e) return *fused = ax_ir_retain(e->a), 0;
     *fused = NULL;
     vjp_split v;
-    int rc = vjp_split_of(cx, body, diff, &v), nin = body->nin + body->nout;
-    ax_aval *types = rc ? NULL : calloc((size_t)nin + 1, sizeof *types);
+    int rc = vjp_split_of(cx, body, diff, &v);
+    ax_aval *types = rc ? NULL : calloc((size_t)body->nin + 1, sizeof *types);
     if (!rc && !types) rc = (ax_error_oom(cx), -1);
     for (int i = 0; !rc && i < body->nin; i++) ax_ir_in_type(body, i, &types[i]);
-    for (int o = 0; !rc && o < body->nout; o++) ax_ir_out_type(body, o, &types[body->nin + o]);
-    fused_vjp f = {body, &v};
+    fused_grad f = {body, &v, with_value};
     int nout = 0;
-    if (!rc) *fused = simplified(cx, ax_trace_to_ir(cx, fused_vjp_fn, &f, nin, types, &nout));
+    if (!rc)
+        *fused = simplified(cx, ax_trace_to_ir(cx, fused_grad_fn, &f, body->nin, types, &nout));
     if (!rc && !*fused) rc = -1;
     if (!rc) {
-        name_derived(*fused, "vjp(%s)", body);
-        memo_add(body, MEMO_VJP, 0, diff, diff, 0, *fused, NULL, 0);
+        name_derived(*fused, with_value ? "value_and_vjp(%s)" : "vjp(%s)", body);
+        memo_add(body, MEMO_GRAD, with_value, diff, diff, 0, *fused, NULL, 0);
     }
     free(types);
     vjp_split_free(&v);
     return rc;
 }
 
-int ax_call_vjp(ax_ctx *cx, ax_ir *body, ax_array **args, const bool *diff, ax_array *const *cts,
-                ax_array **out, ax_array **ct_in) {
+int ax_call_grad(ax_ctx *cx, ax_ir *body, ax_array **args, const bool *diff, ax_array **value,
+                 ax_array **grads) {
     ax_ir *fused = NULL;
-    int rc = fused_vjp_body(cx, body, diff, &fused), nin = body->nin, nout = body->nout;
-    int ntan = count_true(diff, nin);
+    int rc = fused_grad_body(cx, body, diff, value != NULL, &fused);
     ax_jit_program *fp = fused ? ax_call_program(cx, fused) : NULL;
-    /* io: the arguments, the cotangents, then the program's results (outputs, input cotangents) */
-    size_t nio = (size_t)nin + 2 * (size_t)nout + (size_t)ntan;
-    ax_array **io = fp ? calloc(nio + 1, sizeof *io) : NULL;
-    if (!rc && !io) rc = fp ? (ax_error_oom(cx), -1) : -1;
-    for (int o = 0; !rc && o < nout; o++) { /* a missing cotangent is a zero */
-        ax_aval t;
-        ax_ir_out_type(body, o, &t);
-        io[nin + o] = cts[o] ? ax_array_retain(cts[o]) : ax_array_zeros(cx, t.dtype, t.ndim, t.shape);
-        if (!io[nin + o]) rc = -1;
-    }
-    if (!rc) {
-        memcpy(io, args, (size_t)nin * sizeof *io);
-        rc = ax_jit_run(cx, fp, io, io + nin + nout);
-    }
-    for (int j = 0; !rc && j < nout; j++) out[j] = io[nin + nout + j];
-    for (int i = 0, t = 0; !rc && i < nin; i++) ct_in[i] = diff[i] ? io[nin + 2 * nout + t++] : NULL;
-    for (size_t k = (size_t)nin; io && k < (rc ? nio : (size_t)nin + (size_t)nout); k++)
-        ax_array_release(io[k]); /* the cotangents; on an error, any results too */
-    free(io);
+    if (!rc && !fp) rc = -1;
+    ax_array *res[SMALL_CALL], **r = value ? res : grads;
+    int ntan = count_true(diff, body->nin);
+    if (!rc && value && ntan >= SMALL_CALL && !(r = calloc((size_t)ntan + 1, sizeof *r)))
+        rc = (ax_error_oom(cx), -1);
+    if (!rc) rc = ax_jit_run(cx, fp, args, r);
+    if (!rc && value) *value = r[0], memcpy(grads, r + 1, (size_t)ntan * sizeof *grads);
+    if (r != res && r != grads) free(r);
     ax_ir_release(fused);
     return rc;
 }

@@ -18,15 +18,17 @@ struct ax_jit_program *ax_call_program(ax_ctx *cx, struct ax_ir *body);
  * (pmap's devices), which must find it finished. NULL with an error. */
 struct ax_jit_program *ax_call_ready(ax_ctx *cx, struct ax_ir *body);
 
-/* Reverse mode of one call on concrete arguments, in one step: what linearize and transpose
- * make of a single call equation, without tracing (grad of a jitted function). One native
- * program runs the known part of the body's JVP (out: body->nout new references) and the
- * transposed unknown part on its residuals and the output cotangents cts (NULL = zero):
- * ct_in[i] is the cotangent of input i where diff[i], NULL elsewhere. The split is memoised on
- * the body, shared with the rules below, and so is the program traced from its two parts. 0; 1 (nothing done) when the split leaves a value unknown (a
- * while_loop's, which only the general path reports on); or -1 with an error. */
-int ax_call_vjp(ax_ctx *cx, struct ax_ir *body, ax_array **args, const bool *diff,
-                ax_array *const *cts, ax_array **out, ax_array **ct_in);
+/* The gradient of one call on concrete arguments, in one step: what linearize and transpose
+ * make of a single call equation, without tracing (grad of a jitted function). body has one
+ * scalar float output; its cotangent is 1. One native program runs the known part of the
+ * body's JVP and the transposed unknown part on its residuals: grads[t] gets the cotangent of
+ * the t-th input where diff holds, and *value (unless value is NULL) the body's output (new
+ * references). The split is memoised on the body, shared with the rules below, and so is the
+ * program traced from its two parts (one for grad, one for value_and_grad). 0; 1 (nothing
+ * done) when the split leaves a value unknown (a while_loop's, which only the general path
+ * reports on); or -1 with an error. */
+int ax_call_grad(ax_ctx *cx, struct ax_ir *body, ax_array **args, const bool *diff,
+                 ax_array **value, ax_array **grads);
 
 /* The rules, shared with pmap (compiler/pmap.c): each transforms the body with the whole-IR
  * pass (memoised on the body) and binds `prim` again on the result. For a primitive flagged

@@ -9,12 +9,14 @@
 /* ---------------------------------------------------------------- flat calls */
 
 void ax_flat_call_free(flat_call *fc) {
-    for (int k = 0; k < fc->ntraced && fc->defs; k++)
+    for (int k = 0; k < fc->ntraced && fc->defs && !fc->shares_layout; k++)
         if (fc->defs[k]) ax_value_release(fc->defs[k]);
-    free(fc->traced);
-    free(fc->defs);
-    free(fc->counts);
-    free(fc->flat);
+    if (!fc->shares_layout) {
+        free(fc->traced);
+        free(fc->defs);
+        free(fc->counts);
+        free(fc->flat);
+    }
     if (fc->out_def) ax_value_release(fc->out_def);
     if (fc->aux_def) ax_value_release(fc->aux_def);
     ax_values_release(fc->aux_leaves, fc->naux);
@@ -38,21 +40,83 @@ int ax_flat_call_copy_layout(flat_call *dst, const flat_call *src) {
     return 0;
 }
 
-/* Flattens the traced arguments; their leaves must be arrays. */
-int ax_flat_call_init(flat_call *fc, ax_interp *in, const char *what, ax_value *fn,
-                      const ax_args *a, int ntraced, const int *traced, bool has_aux) {
+/* Room in fc->flat for `more` leaves. */
+static int reserve_leaves(flat_call *fc, int more, int *cap) {
+    int need = fc->nflat + more;
+    if (need <= *cap) return 0;
+    ax_array **flat = realloc(fc->flat, (size_t)(need * 2 + 8) * sizeof *flat);
+    if (!flat) return ax_error_oom(fc->in->cx), -1;
+    fc->flat = flat;
+    *cap = need * 2 + 8;
+    return 0;
+}
+
+/* Takes traced argument k's leaves from `from` when it flattened the same argument: 1 if it
+ * did not. */
+static int reuse_arg(flat_call *fc, int k, const flat_call *from, int *cap) {
+    for (int j = 0, off = 0; from && j < from->ntraced; off += from->counts[j++]) {
+        if (from->traced[j] != fc->traced[k]) continue;
+        if (reserve_leaves(fc, from->counts[j], cap)) return -1;
+        memcpy(fc->flat + fc->nflat, from->flat + off, (size_t)from->counts[j] * sizeof *fc->flat);
+        fc->nflat += fc->counts[k] = from->counts[j];
+        fc->defs[k] = ax_value_retain(from->defs[j]);
+        return 0;
+    }
+    return 1;
+}
+
+/* Flattens traced argument k; its leaves must be arrays. */
+static int flatten_arg(flat_call *fc, int k, int *cap) {
+    int pos = fc->traced[k];
+    ax_value **leaves;
+    if (ax_tree_flatten(fc->in, fc->args[pos], &leaves, &fc->counts[k], &fc->defs[k])) return -1;
+    int rc = reserve_leaves(fc, fc->counts[k], cap);
+    for (int i = 0; !rc && i < fc->counts[k]; i++) {
+        if (leaves[i]->kind != AX_V_ARRAY) {
+            char desc[64];
+            ax_value_describe(desc, sizeof desc, leaves[i]);
+            ax_error(fc->in->cx, AX_ERR_TYPE,
+                     "%s: argument %d must be an array or a pytree of arrays, but it holds a %s",
+                     fc->what, pos, desc);
+            rc = -1;
+        } else {
+            fc->flat[fc->nflat++] = leaves[i]->arr; /* still owned by the argument's tree */
+        }
+    }
+    ax_values_release(leaves, fc->counts[k]);
+    return rc;
+}
+
+/* Whether `from` flattened exactly the arguments traced[0, ntraced) of a, in that order. */
+static bool same_layout(const flat_call *from, const ax_args *a, int ntraced, const int *traced) {
+    if (!from || from->args != a->pos || from->nargs != a->n || from->ntraced != ntraced)
+        return false;
+    for (int k = 0; k < ntraced; k++)
+        if (from->traced[k] != (traced ? traced[k] : k)) return false;
+    return true;
+}
+
+int ax_flat_call_init_from(flat_call *fc, ax_interp *in, const char *what, ax_value *fn,
+                           const ax_args *a, int ntraced, const int *traced, bool has_aux,
+                           const flat_call *from) {
+    if (!traced) ntraced = a->n;
     memset(fc, 0, sizeof *fc);
     fc->in = in, fc->what = what, fc->fn = fn, fc->has_aux = has_aux;
     fc->nargs = a->n, fc->args = a->pos, fc->nkw = a->nkw, fc->kwnames = a->kwnames,
     fc->kwvals = a->kwvals;
-    if (!traced) ntraced = a->n;
+    if (same_layout(from, a, ntraced, traced)) { /* its lists, without copying them */
+        fc->ntraced = ntraced, fc->traced = from->traced, fc->defs = from->defs;
+        fc->counts = from->counts, fc->flat = from->flat, fc->nflat = from->nflat;
+        fc->shares_layout = true;
+        return 0;
+    }
     fc->traced = malloc((size_t)(ntraced + 1) * sizeof *fc->traced);
     fc->defs = calloc((size_t)ntraced + 1, sizeof *fc->defs);
     fc->counts = calloc((size_t)ntraced + 1, sizeof *fc->counts);
     if (!fc->traced || !fc->defs || !fc->counts) return ax_error_oom(in->cx), -1;
     fc->ntraced = ntraced;
-    int cap = 0;
-    for (int k = 0; k < ntraced; k++) {
+    int cap = 0, rc = 0;
+    for (int k = 0; k < ntraced && !rc; k++) {
         int pos = traced ? traced[k] : k;
         if (pos < 0 || pos >= a->n) {
             ax_error(in->cx, AX_ERR_VALUE,
@@ -62,34 +126,15 @@ int ax_flat_call_init(flat_call *fc, ax_interp *in, const char *what, ax_value *
             return -1;
         }
         fc->traced[k] = pos;
-        ax_value **leaves;
-        if (ax_tree_flatten(in, a->pos[pos], &leaves, &fc->counts[k], &fc->defs[k])) return -1;
-        int need = fc->nflat + fc->counts[k];
-        if (need > cap) {
-            cap = need * 2 + 8;
-            ax_array **flat = realloc(fc->flat, (size_t)cap * sizeof *flat);
-            if (!flat) {
-                ax_values_release(leaves, fc->counts[k]);
-                return ax_error_oom(in->cx), -1;
-            }
-            fc->flat = flat;
-        }
-        for (int i = 0; i < fc->counts[k]; i++) {
-            if (leaves[i]->kind != AX_V_ARRAY) {
-                char desc[64];
-                ax_value_describe(desc, sizeof desc, leaves[i]);
-                ax_values_release(leaves, fc->counts[k]);
-                ax_error(in->cx, AX_ERR_TYPE,
-                         "%s: argument %d must be an array or a pytree of "
-                         "arrays, but it holds a %s",
-                         what, pos, desc);
-                return -1;
-            }
-            fc->flat[fc->nflat++] = leaves[i]->arr; /* still owned by the argument's tree */
-        }
-        ax_values_release(leaves, fc->counts[k]);
+        rc = reuse_arg(fc, k, from, &cap);
+        if (rc > 0) rc = flatten_arg(fc, k, &cap);
     }
-    return 0;
+    return rc;
+}
+
+int ax_flat_call_init(flat_call *fc, ax_interp *in, const char *what, ax_value *fn,
+                      const ax_args *a, int ntraced, const int *traced, bool has_aux) {
+    return ax_flat_call_init_from(fc, in, what, fn, a, ntraced, traced, has_aux, NULL);
 }
 
 /* Wraps arrays as values (new references to the arrays). */
@@ -107,6 +152,8 @@ ax_value **ax_flat_wrap_arrays(ax_ctx *cx, int n, ax_array **arrs) {
 
 /* Rebuilds the traced argument k from flat arrays. */
 ax_value *ax_flat_rebuild_arg(flat_call *fc, int k, ax_array **arrs) {
+    if (ax_treedef_is_leaf(fc->defs[k])) /* no tree around the one array */
+        return ax_value_or_oom(fc->in, ax_value_array(ax_array_retain(arrs[0])));
     ax_value **vals = ax_flat_wrap_arrays(fc->in->cx, fc->counts[k], arrs);
     if (!vals) return NULL;
     ax_value *v = ax_tree_unflatten(fc->in, fc->defs[k], vals, fc->counts[k]);
@@ -253,6 +300,7 @@ ax_value *ax_flat_rebuild_aux(flat_call *fc, ax_array **outs) {
 
 /* Rebuilds per-argument trees from flat per-leaf arrays: one value per traced argument. */
 ax_value *ax_flat_rebuild_per_arg(flat_call *fc, ax_array **flat, bool as_tuple) {
+    if (!as_tuple) return ax_flat_rebuild_arg(fc, 0, flat); /* one argument */
     ax_value **items = calloc((size_t)fc->ntraced + 1, sizeof *items);
     if (!items) return ax_error_oom(fc->in->cx);
     int off = 0;
@@ -262,11 +310,6 @@ ax_value *ax_flat_rebuild_per_arg(flat_call *fc, ax_array **flat, bool as_tuple)
             return NULL;
         }
         off += fc->counts[k];
-    }
-    if (!as_tuple) {
-        ax_value *v = items[0];
-        free(items);
-        return v;
     }
     ax_value *t = ax_value_tuple(fc->ntraced, items);
     free(items);

@@ -23,6 +23,7 @@ typedef struct flat_call {
     int *counts;     /* and its number of leaves */
     ax_array **flat;  /* the leaves of the traced arguments (borrowed from args) */
     int nflat;
+    bool shares_layout; /* traced, defs, counts and flat are another flat_call's */
     bool has_aux;
     ax_value *out_def; /* structure of the (main) output, set by each call */
     int nmain;
@@ -35,6 +36,12 @@ typedef struct flat_call {
  * NULL) of a call; their leaves must be arrays. After a failure fc is still to be freed. */
 int ax_flat_call_init(flat_call *fc, ax_interp *in, const char *what, ax_value *fn,
                       const ax_args *a, int ntraced, const int *traced, bool has_aux);
+/* The same, taking the leaves and structure of the arguments that `from` (a flat_call of the
+ * same arguments a, or NULL) flattened already instead of flattening them again; when it
+ * flattened exactly these arguments, fc shares its lists (from must outlive fc). */
+int ax_flat_call_init_from(flat_call *fc, ax_interp *in, const char *what, ax_value *fn,
+                           const ax_args *a, int ntraced, const int *traced, bool has_aux,
+                           const flat_call *from);
 void ax_flat_call_free(flat_call *fc);
 /* A flat_call that only knows src's argument structure (in, ntraced, traced, defs, counts):
  * enough to rebuild arguments. Free it with ax_flat_call_free. */

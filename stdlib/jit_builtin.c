@@ -461,8 +461,10 @@ static int check_call(ax_interp *in, const jit_state *s, const ax_args *a) {
     return 0;
 }
 
-/* The cache entry for this call (tracing on a miss); fc is initialised for the call. */
-static jit_entry *entry_for(ax_interp *in, jit_state *s, const ax_args *a, flat_call *fc) {
+/* The cache entry for this call (tracing on a miss); fc is initialised for the call, with the
+ * flattenings of `from` (NULL, or a flat_call of the same arguments). */
+static jit_entry *entry_for(ax_interp *in, jit_state *s, const ax_args *a, flat_call *fc,
+                            const flat_call *from) {
     int *traced = malloc((size_t)(a->n + 1) * sizeof *traced), ntraced = 0;
     if (!traced) {
         memset(fc, 0, sizeof *fc);
@@ -470,7 +472,7 @@ static jit_entry *entry_for(ax_interp *in, jit_state *s, const ax_args *a, flat_
     }
     for (int i = 0; i < a->n; i++)
         if (!is_static(s, i)) traced[ntraced++] = i;
-    int rc = ax_flat_call_init(fc, in, "jit", s->fn, a, ntraced, traced, false);
+    int rc = ax_flat_call_init_from(fc, in, "jit", s->fn, a, ntraced, traced, false, from);
     free(traced);
     if (rc) return NULL;
     size_t len = 0;
@@ -533,7 +535,7 @@ static ax_value *jit_fn_call(ax_interp *in, ax_value *self, const ax_args *call)
     ax_value *result = NULL;
     ax_array **outs = NULL;
     if (check_call(in, s, a)) goto done;
-    jit_entry *e = entry_for(in, s, a, &fc);
+    jit_entry *e = entry_for(in, s, a, &fc, NULL);
     if (!e) goto done;
     outs = calloc((size_t)e->ir->nout + 1, sizeof *outs);
     if (!outs) {
@@ -688,13 +690,13 @@ static bool is_jitted(const ax_value *fn) {
     return fn->kind == AX_V_BUILTIN && fn->builtin->fn == jit_fn_call;
 }
 
-int ax_jit_concrete_body(ax_interp *in, ax_value *fn, const ax_args *a, flat_call *fc, ax_ir **body,
-                         ax_value **out_def, int *nmain) {
+int ax_jit_concrete_body(ax_interp *in, ax_value *fn, const ax_args *a, const flat_call *from,
+                         flat_call *fc, ax_ir **body, ax_value **out_def, int *nmain) {
     memset(fc, 0, sizeof *fc);
     if (!is_jitted(fn) || a->nkw) return 1;
     jit_state *s = fn->builtin->data->obj.payload;
     if (check_call(in, s, a)) return -1;
-    jit_entry *e = entry_for(in, s, a, fc);
+    jit_entry *e = entry_for(in, s, a, fc, from);
     if (!e) return -1;
     if (!all_concrete(fc, e->ir) || e->ir->nin != fc->nflat) return 1;
     *body = ax_ir_retain(e->ir);
@@ -717,7 +719,7 @@ ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool wan
     ax_value *text = NULL;
     ax_args call;
     bool checked = !normalize_call(in, s, a, &call) && !check_call(in, s, &call);
-    jit_entry *e = checked ? entry_for(in, s, &call, &fc) : NULL;
+    jit_entry *e = checked ? entry_for(in, s, &call, &fc, NULL) : NULL;
     ax_strbuf out;
     ax_strbuf_init(&out);
     ax_jit_program *prog = e ? program_of(in, e) : NULL;

@@ -12,12 +12,13 @@ int ax_jit_register(ax_interp *in);
 ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool want_c);
 /* For grad of a jitted function (stdlib/transforms.c): the IR that the call fn(*a) runs
  * (traced on a first call: *body and *out_def new references, *nmain its main outputs) and its
- * flat inputs, fc->flat, which are exactly the body's inputs (fc: to free with
+ * flat inputs, fc->flat, which are exactly the body's inputs (arguments that `from`, a
+ * flat_call of the same arguments or NULL, flattened are not flattened again; fc: to free with
  * ax_flat_call_free whatever the result). 1 when that does not apply: fn is not jitted, the
  * call has keyword arguments, or an input or a constant the trace captured is a tracer; -1
  * with an error (the call's own: a static argument missing, a failed trace). */
-int ax_jit_concrete_body(ax_interp *in, ax_value *fn, const ax_args *a, flat_call *fc, ax_ir **body,
-                         ax_value **out_def, int *nmain);
+int ax_jit_concrete_body(ax_interp *in, ax_value *fn, const ax_args *a, const flat_call *from,
+                         flat_call *fc, ax_ir **body, ax_value **out_def, int *nmain);
 /* The static arguments of a call (the positions statics[0, nstatic) and every keyword)
  * encoded exactly, as jit and pmap key their traces: two calls encode alike only when those
  * arguments are equal (arrays element by element, functions and objects by identity).

@@ -481,6 +481,12 @@ static int count_nodes(const ax_value *s) {
     return n;
 }
 
+bool ax_treedef_is_leaf(const ax_value *treedef) {
+    if (treedef->kind != AX_V_OBJECT || treedef->obj.type != &treedef_type) return false;
+    const ax_value *s = treedef->obj.payload;
+    return s->kind == AX_V_OBJECT && s->obj.type == &leaf_marker;
+}
+
 int ax_treedef_leaves(ax_value *treedef) {
     if (treedef->kind != AX_V_OBJECT || treedef->obj.type != &treedef_type) return -1;
     return count_leaves(treedef->obj.payload);

@@ -15,6 +15,8 @@ int ax_tree_flatten(ax_interp *in, ax_value *tree, ax_value ***leaves, int *nlea
 ax_value *ax_tree_unflatten(ax_interp *in, ax_value *treedef, ax_value **leaves, int nleaves);
 /* The number of leaves of a structure; -1 if `treedef` is not one. */
 int ax_treedef_leaves(ax_value *treedef);
+/* Whether the structure is a single leaf (the tree was not a container). */
+bool ax_treedef_is_leaf(const ax_value *treedef);
 bool ax_treedef_equal(ax_value *a, ax_value *b);
 /* A hash of a treedef's structure: equal treedefs hash equally (jit's cache key). */
 uint64_t ax_treedef_hash(ax_value *treedef);

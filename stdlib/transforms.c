@@ -102,59 +102,99 @@ static bool leaves_in_call(const flat_call *fc, const flat_call *jfc, int *at) {
     return true;
 }
 
+/* The lists grad of a jitted call keeps per call, on the stack for a few inputs. */
+enum { SMALL_GRAD = 8 };
+
+typedef struct grad_lists {
+    ax_array **ct; /* the cotangents of the body's inputs (body->nin), NULL where not in diff */
+    ax_array **g;  /* the gradients of grad's leaves (fc->nflat), borrowed from ct */
+    int *at;       /* where each of grad's leaves sits among the body's inputs */
+    bool *diff;    /* the body's inputs to differentiate */
+    void *heap;
+    ax_array *ct_s[SMALL_GRAD], *g_s[SMALL_GRAD];
+    int at_s[SMALL_GRAD];
+    bool diff_s[SMALL_GRAD];
+} grad_lists;
+
+static int grad_lists_init(ax_ctx *cx, grad_lists *l, int nflat, int nin) {
+    memset(l, 0, sizeof *l);
+    if (nflat <= SMALL_GRAD && nin <= SMALL_GRAD) {
+        l->ct = l->ct_s, l->g = l->g_s, l->at = l->at_s, l->diff = l->diff_s;
+        return 0;
+    }
+    size_t n = (size_t)nflat + 1, m = (size_t)nin + 1;
+    char *p = l->heap = calloc(1, m * sizeof *l->ct + n * (sizeof *l->g + sizeof *l->at) + m);
+    if (!p) return ax_error_oom(cx), -1;
+    l->ct = (ax_array **)p, l->g = l->ct + m, l->at = (int *)(l->g + n);
+    l->diff = (bool *)(l->at + n);
+    return 0;
+}
+
+static void grad_lists_free(grad_lists *l, int nin) {
+    for (int j = 0; l->ct && j < nin; j++) ax_array_release(l->ct[j]);
+    free(l->heap);
+}
+
 /* The gradients (a value per argument) from the call's input cotangents; they take the
  * inputs' dtypes, as ax_linear_transpose's do. */
-static ax_value *grads_of_call(flat_call *fc, const int *at, ax_array **ct_body, bool as_tuple) {
-    ax_ctx *cx = fc->in->cx;
-    ax_array **g = calloc((size_t)fc->nflat + 1, sizeof *g);
-    if (!g) return ax_error_oom(cx);
-    int rc = 0;
-    for (int i = 0; i < fc->nflat && !rc; i++) {
-        ax_array *c = ct_body[at[i]];
+static ax_value *grads_of_call(flat_call *fc, grad_lists *l, bool as_tuple) {
+    for (int i = 0; i < fc->nflat; i++) {
+        ax_array **c = &l->ct[l->at[i]];
         ax_params p = {.dtype = fc->flat[i]->dtype};
-        g[i] = c->dtype == p.dtype ? ax_array_retain(c) : ax_bind1(cx, AX_P_CONVERT, 1, &c, &p);
-        if (!g[i]) rc = -1;
+        if ((*c)->dtype != p.dtype) {
+            ax_array *converted = ax_bind1(fc->in->cx, AX_P_CONVERT, 1, c, &p);
+            if (!converted) return NULL;
+            ax_array_release(*c);
+            *c = converted;
+        }
+        l->g[i] = *c;
     }
-    ax_value *grads = rc ? NULL : ax_flat_rebuild_per_arg(fc, g, as_tuple);
-    ax_flat_release_arrays(g, fc->nflat);
-    return grads;
+    return ax_flat_rebuild_per_arg(fc, l->g, as_tuple);
+}
+
+/* The function's value: its one output in the structure it returned. */
+static ax_value *value_of_call(ax_interp *in, ax_value *out_def, ax_array *out) {
+    ax_value *v = ax_value_array(ax_array_retain(out));
+    ax_value *value = v ? ax_tree_unflatten(in, out_def, &v, 1) : ax_error_oom(in->cx);
+    if (v) ax_value_release(v);
+    return value;
+}
+
+/* Whether grad applies to the jitted body: one scalar float output. */
+static bool scalar_float_body(const ax_ir *body, int nmain) {
+    ax_aval t = {0};
+    if (nmain != 1 || body->nout != 1) return false;
+    ax_ir_out_type(body, 0, &t);
+    return t.ndim == 0 && ax_dtype_is_float(t.dtype);
 }
 
 /* grad of a jitted function on concrete arguments: its call differentiated in one step
- * (ax_call_vjp runs the memoised split programs), with no trace, tracers or linear IR built
- * per call: what ax_ad_linearize and ax_linear_transpose make of the one call equation, at
- * the cost of the two native programs. 1 when it does not apply (then the general path runs,
- * and reports any error in the function's output). */
+ * (ax_call_grad runs the memoised gradient program), with no trace, tracers or linear IR
+ * built per call, and the arguments flattened once: what ax_ad_linearize and
+ * ax_linear_transpose make of the one call equation, at the cost of one native program. 1
+ * when it does not apply (then the general path runs, and reports any error in the
+ * function's output). */
 static int grad_of_jitted(flat_call *fc, const ax_args *a, bool with_value, bool as_tuple,
                           ax_value **result) {
     ax_interp *in = fc->in;
     flat_call jfc;
     ax_ir *body = NULL;
     ax_value *out_def = NULL;
-    int nmain = 0, r = ax_jit_concrete_body(in, fc->fn, a, &jfc, &body, &out_def, &nmain);
-    int *at = r ? NULL : calloc((size_t)fc->nflat + 1, sizeof *at);
-    bool *diff = at ? calloc((size_t)body->nin + 1, sizeof *diff) : NULL;
-    ax_array **ct_body = diff ? calloc((size_t)body->nin + 1, sizeof *ct_body) : NULL, *out = NULL;
-    ax_aval t = {0};
-    if (body && body->nout) ax_ir_out_type(body, 0, &t);
-    if (!r && !ct_body) r = (ax_error_oom(in->cx), -1);
-    if (!r && (!leaves_in_call(fc, &jfc, at) || nmain != 1 || body->nout != 1 || t.ndim != 0 ||
-               !ax_dtype_is_float(t.dtype)))
-        r = 1;
-    for (int i = 0; !r && i < fc->nflat; i++) diff[at[i]] = true;
-    ax_array *ct = r ? NULL : ax_array_scalar(in->cx, t.dtype, 1.0);
-    if (!r) r = ct ? ax_call_vjp(in->cx, body, jfc.flat, diff, &ct, &out, ct_body) : -1;
-    ax_value *grads = r ? NULL : grads_of_call(fc, at, ct_body, as_tuple);
-    if (!r && with_value) {
-        ax_value *v = ax_value_array(ax_array_retain(out));
-        ax_value *value = v ? ax_tree_unflatten(in, out_def, &v, 1) : ax_error_oom(in->cx);
-        if (v) ax_value_release(v);
-        grads = ax_flat_pair_take(in->cx, value, grads);
-    }
-    if (!r && !(*result = grads)) r = -1;
-    ax_array_release(ct), ax_array_release(out);
-    if (ct_body) ax_flat_release_arrays(ct_body, body->nin);
-    free(diff), free(at);
+    ax_array *out = NULL;
+    grad_lists l = {0};
+    int nmain = 0, r = ax_jit_concrete_body(in, fc->fn, a, fc, &jfc, &body, &out_def, &nmain);
+    if (!r) r = grad_lists_init(in->cx, &l, fc->nflat, body->nin);
+    if (!r && (!leaves_in_call(fc, &jfc, l.at) || !scalar_float_body(body, nmain))) r = 1;
+    for (int i = 0; !r && i < fc->nflat; i++) l.diff[l.at[i]] = true;
+    ax_array **grads = l.g; /* ax_call_grad's, in the order of the inputs */
+    if (!r) r = ax_call_grad(in->cx, body, jfc.flat, l.diff, with_value ? &out : NULL, grads);
+    for (int j = 0, t = 0; !r && j < body->nin; j++) l.ct[j] = l.diff[j] ? grads[t++] : NULL;
+    ax_value *value = !r && with_value ? value_of_call(in, out_def, out) : NULL;
+    ax_value *g = r || (with_value && !value) ? NULL : grads_of_call(fc, &l, as_tuple);
+    if (!r) *result = with_value ? ax_flat_pair_take(in->cx, value, g) : g;
+    if (!r && !*result) r = -1;
+    ax_array_release(out);
+    if (body) grad_lists_free(&l, body->nin);
     ax_ir_release(body), ax_value_release(out_def);
     ax_flat_call_free(&jfc);
     return r;
