@@ -710,6 +710,24 @@ block("np_more", "vectorize (with vmap; NumPy's values), tensorsolve, tensorinv"
         "(np.linalg.tensorsolve(np.eye(6).reshape((6, 2, 3)) * 2, np.arange(6.)).astype(f32), np.linalg.tensorinv(t, ind=1)[0])"),
        ])
 
+block("np_more", "dtype predicates and small conveniences (NumPy's values; angle of real numbers, as ax has no complex)",
+      "", "",
+      [("angle(array([1., -2., 0.])), angle(-1, deg=True), iscomplex(array([1., 2.])), array_str(array([1, 2]))",
+        "(np.angle(np.array([1., -2., 0.], f32)).astype(f32), f32(180.0), np.iscomplex(np.array([1., 2.])), '[1 2]')"),
+       ("bitwise_count(array([0, 7, -8, 255])), bitwise_count(array([True, False]))", "(np.array([0, 3, 1, 8], u8), np.array([1, 0], u8))"),
+       ("can_cast(int32, float64), can_cast(int32, float32), can_cast(float64, float32, 'same_kind'), can_cast(float32, int32, 'same_kind'), can_cast(uint8, int32), can_cast(int32, uint32, 'same_kind')",
+        "(np.can_cast(i32, f64), np.can_cast(i32, f32), np.can_cast(f64, f32, 'same_kind'), np.can_cast(f32, i32, 'same_kind'), np.can_cast(u8, i32), np.can_cast(i32, u32, 'same_kind'))"),
+       ("isdtype(float32, 'real floating'), isdtype(int32, ('bool', 'integral')), isdtype(uint8, 'signed integer'), isdtype(bool_, 'numeric'), isdtype(float64, float64)",
+        "(True, True, False, False, True)"),
+       ("iterable([1]), iterable(array(1)), iterable(array([1])), iterable(3), iterable('ab')",
+        "(np.iterable([1]), np.iterable(np.array(1)), np.iterable(np.array([1])), np.iterable(3), np.iterable('ab'))"),
+       ("mask_indices(3, triu), mask_indices(3, tril, -1)", "(np.mask_indices(3, np.triu), np.mask_indices(3, np.tril, -1))"),
+       ("place(arange(6), arange(6) % 2 == 0, array([10, 20]), inplace=False), top_k(array([3., 1., 4., 1., 5.]), 2)",
+        "(np.array([10, 1, 20, 3, 10, 5]), (np.array([5., 4.], f32), np.array([4, 2])))"),
+       ("fromstring('1 2 3', sep=' '), fromstring('1,2,3', dtype=int32, sep=','), fromstring('1.5, 2', sep=',', count=1)",
+        "(np.array([1., 2., 3.], f32), np.array([1, 2, 3]), np.array([1.5], f32))"),
+       ])
+
 # ---------------------------------------------------------------- Python builtins
 block("builtins_py", "Python's general builtins",
       "", "",
