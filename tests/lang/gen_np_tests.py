@@ -728,6 +728,14 @@ block("np_more", "dtype predicates and small conveniences (NumPy's values; angle
         "(np.array([1., 2., 3.], f32), np.array([1, 2, 3]), np.array([1.5], f32))"),
        ])
 
+block("np_more", "jnp.fft's real-valued helpers",
+      "", "",
+      [("jnp.fft.fftfreq(5), jnp.fft.fftfreq(4, 0.5), jnp.fft.rfftfreq(5), jnp.fft.rfftfreq(4, d=0.25)",
+        "(np.fft.fftfreq(5).astype(f32), np.fft.fftfreq(4, 0.5).astype(f32), np.fft.rfftfreq(5).astype(f32), np.fft.rfftfreq(4, d=0.25).astype(f32))"),
+       ("jnp.fft.fftshift(arange(5)), jnp.fft.ifftshift(arange(6)), jnp.fft.fftshift(arange(6).reshape((2, 3)), axes=1)",
+        "(np.fft.fftshift(np.arange(5)), np.fft.ifftshift(np.arange(6)), np.fft.fftshift(np.arange(6).reshape(2, 3), axes=1))"),
+       ])
+
 # ---------------------------------------------------------------- Python builtins
 block("builtins_py", "Python's general builtins",
       "", "",
