@@ -611,6 +611,14 @@ static void offer_name(void *arg, const char *name, ax_value *v, bool is_builtin
         add_candidate(q->s, "", name, q->add_paren && is_callable(v));
 }
 
+/* A name of the library opened on first use (histogram): offered unless a name of its own
+ * already was (the builtins hold it once a program has used it). */
+static void offer_lazy_name(void *arg, const char *name) {
+    completion_query *q = arg;
+    if (strncmp(name, q->stem, strlen(q->stem)) || ax_interp_lookup(q->s->in, name)) return;
+    add_candidate(q->s, "", name, q->add_paren);
+}
+
 /* A module's private members (_name) are offered only once an underscore is typed. */
 static void offer_attr(void *arg, const char *name) {
     completion_query *q = arg;
@@ -633,6 +641,7 @@ static void complete_code(repl_session *s, const char *text, bool add_paren) {
     }
     completion_query q = {s, "", text, add_paren};
     ax_interp_each_name(s->in, offer_name, &q);
+    ax_interp_each_lazy_builtin(s->in, offer_lazy_name, &q);
     for (int i = 0; keywords[i]; i++)
         if (strncmp(keywords[i], text, strlen(text)) == 0) add_candidate(s, "", keywords[i], false);
 }

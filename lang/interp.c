@@ -477,6 +477,20 @@ ax_value *ax_interp_lookup_lazy(ax_interp *in, const char *name) {
     return v ? ax_module_lookup(in->builtins, name) : NULL;
 }
 
+void ax_interp_each_lazy_builtin(ax_interp *in, void (*fn)(void *arg, const char *name),
+                                 void *arg) {
+    ax_interp_impl *ii = impl(in);
+    if (!ii->lazy_builtins || ii->opening_lazy) return;
+    ii->opening_lazy = true;
+    ax_value *lib = ax_interp_import_value(in, ii->lazy_builtins);
+    ii->opening_lazy = false;
+    if (lib && lib->kind == AX_V_MODULE)
+        for (int i = 0; i < lib->module->n; i++)
+            if (lib->module->entries[i].name[0] != '_') fn(arg, lib->module->entries[i].name);
+    if (lib) ax_value_release(lib);
+    ax_error_clear(in->cx);
+}
+
 /* The value of an offered library, opened on first use; NULL (no error) when `name` is not
  * offered. */
 static ax_value *open_lib(ax_interp *in, const char *name) {
@@ -823,6 +837,9 @@ void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const 
     case AX_V_DTYPE:
         fn(arg, "itemsize");
         fn(arg, "name");
+        break;
+    case AX_V_OBJECT:
+        if (v->obj.type->each_attr) v->obj.type->each_attr(in, v, fn, arg);
         break;
     default:
         break;

@@ -136,6 +136,10 @@ void ax_interp_offer_lazy_builtins(ax_interp *in, const char *lib);
 /* The builtin `name` from the lazy builtins' library: borrowed, or NULL (an error pending
  * if opening the library failed). */
 ax_value *ax_interp_lookup_lazy(ax_interp *in, const char *name);
+/* Each public name of the library offered by ax_interp_offer_lazy_builtins, which this opens
+ * (for Tab completion: the names are there before a program has used one). */
+void ax_interp_each_lazy_builtin(ax_interp *in, void (*fn)(void *arg, const char *name),
+                                 void *arg);
 /* Runs the standard library's file of module `name` (its dots are directories: jax.tree_util
  * is jax/tree_util.ax under a stdlib directory) as a new module. Borrowed, or NULL + error. */
 ax_module *ax_interp_load_stdlib(ax_interp *in, const char *name);

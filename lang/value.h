@@ -69,6 +69,9 @@ typedef struct ax_object_type {
     void (*format)(ax_strbuf *out, void *payload);  /* str() */
     /* attribute lookup (`obj.name`), or NULL: returns NULL without error if absent */
     ax_value *(*getattr)(struct ax_interp *in, ax_value *self, const char *name);
+    /* the names getattr knows, each passed to fn (for Tab completion), or NULL: none */
+    void (*each_attr)(struct ax_interp *in, ax_value *self, void (*fn)(void *arg, const char *name),
+                      void *arg);
     /* call (`obj(args)`), or NULL when not callable */
     ax_value *(*call)(struct ax_interp *in, ax_value *self, const ax_args *args);
     /* indexing (`obj[idx]`), or NULL */

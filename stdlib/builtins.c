@@ -80,11 +80,25 @@ static ax_value *ns_getattr(ax_interp *in, ax_value *self, const char *name) {
     return v ? ax_value_retain(v) : NULL;
 }
 
+/* The names ns_getattr finds: its own, and for jnp those written in ax (stdlib/jnp_more.ax,
+ * opened here) and jnp.linalg's module. */
+static void ns_each_attr(ax_interp *in, ax_value *self, void (*fn)(void *arg, const char *name),
+                         void *arg) {
+    ns_table *ns = self->obj.payload;
+    for (int i = 0; i < ns->n; i++) fn(arg, ns->entries[i].name);
+    if (ns->prelude) ax_interp_each_lazy_builtin(in, fn, arg);
+    ax_module *m = ns->module ? ax_interp_import(in, ns->module) : NULL;
+    ax_value *mv = m ? ax_value_module(m) : NULL;
+    if (mv) ax_value_each_attr(in, mv, fn, arg), ax_value_release(mv);
+    ax_error_clear(in->cx);
+}
+
 static const ax_object_type namespace_type = {
     .name = "module",
     .free = ns_free,
     .format = ns_format,
     .getattr = ns_getattr,
+    .each_attr = ns_each_attr,
 };
 
 /* Adds name -> v (a new reference of its own) to the namespace. */

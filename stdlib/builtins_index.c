@@ -302,6 +302,63 @@ static ax_value *bi_median(ax_interp *in, ax_value *self, const ax_args *args) {
     return ax_np_wrap_take(in, r);
 }
 
+/* ---------------------------------------------------------------- index tricks */
+
+/* jnp.mgrid, ogrid, r_, c_, s_ and index_exp: objects whose indexing calls a function written
+ * in ax (stdlib/jnp_more.ax) on the index (a slice, a tuple of them, ...). */
+typedef struct index_trick {
+    ax_value *fn;
+    char *name;
+} index_trick;
+
+static void trick_free(void *p) {
+    index_trick *t = p;
+    if (t->fn) ax_value_release(t->fn);
+    free(t->name);
+    free(t);
+}
+
+static void trick_format(ax_strbuf *out, void *p) {
+    ax_strbuf_appendf(out, "<jnp.%s>", ((index_trick *)p)->name);
+}
+
+static ax_value *trick_getitem(ax_interp *in, ax_value *self, ax_value *index) {
+    return ax_call1(in, ((index_trick *)self->obj.payload)->fn, index);
+}
+
+/* The function may close over the module that holds the object (lang/cycles.h). */
+static void trick_children(void *p, void (*visit)(void *arg, ax_value *child), void *arg) {
+    index_trick *t = p;
+    if (t->fn) visit(arg, t->fn);
+}
+
+static void trick_forget(void *p) {
+    ((index_trick *)p)->fn = NULL;
+}
+
+static const ax_object_type index_trick_type = {.name = "index trick",
+                                                .free = trick_free,
+                                                .format = trick_format,
+                                                .getitem = trick_getitem,
+                                                .children = trick_children,
+                                                .forget = trick_forget};
+
+/* _index_trick(name, fn): an object o with o[index] = fn(index) */
+static ax_value *bi_index_trick(ax_interp *in, ax_value *self, const ax_args *args) {
+    (void)self;
+    if (args->n != 2 || args->nkw)
+        return ax_error(in->cx, AX_ERR_TYPE, "_index_trick(name, fn) takes two arguments");
+    const char *name = ax_bi_str(in, args->pos[0], "name");
+    if (!name) return NULL;
+    index_trick *t = calloc(1, sizeof *t);
+    if (!t || !(t->name = strdup(name))) {
+        free(t);
+        return ax_error_oom(in->cx);
+    }
+    t->fn = ax_value_retain(args->pos[1]);
+    return ax_value_or_oom(in, ax_value_object(&index_trick_type, t));
+}
+
 #define NP AX_BI_NP
 
 const ax_builtin_def ax_builtins_index[] = {
@@ -317,5 +374,7 @@ const ax_builtin_def ax_builtins_index[] = {
     {"argsort", bi_argsort, "argsort(a, axis=-1, descending=False): indices that sort a", NP},
     {"one_hot", bi_one_hot, "one_hot(x, num_classes, dtype=f32): one-hot encoding of integers", NP},
     {"median", bi_median, "median(a, axis=None, keepdims=False): the median along axis", NP},
+    {"_index_trick", bi_index_trick,
+     "_index_trick(name, fn): an object whose indexing o[i] is fn(i) (jnp.mgrid and its kin)", 0},
     {NULL, NULL, NULL, 0},
 };

@@ -21,7 +21,8 @@ ax_value *ax_np_shape_value(ax_interp *in, const ax_array *x) {
 
 /* ---------------------------------------------------------------- bound methods */
 
-/* Calls the wrapped builtin (data = (x, builtin)) with x prepended to the arguments. */
+/* Calls the wrapped function (data = (x, function): a builtin, or one written in ax) with x
+ * prepended to the arguments. */
 static ax_value *call_bound(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_value *x = self->builtin->data->items[0], *fn = self->builtin->data->items[1];
     ax_value **pos = malloc((size_t)(args->n + 1) * sizeof *pos);
@@ -33,16 +34,20 @@ static ax_value *call_bound(ax_interp *in, ax_value *self, const ax_args *args) 
                          .nkw = args->nkw,
                          .kwnames = args->kwnames,
                          .kwvals = args->kwvals};
-    ax_value *r = fn->builtin->fn(in, fn, &with_self);
+    ax_value *r = ax_call(in, fn, &with_self);
     free(pos);
     return r;
 }
 
-static ax_value *bind_builtin(ax_value *x, const ax_builtin_def *def) {
-    ax_value *fn = ax_value_builtin(def->name, def->doc, def->fn, NULL);
+/* x.name: fn (which the method takes over) bound to x */
+static ax_value *bind_value(ax_value *x, const char *name, const char *doc, ax_value *fn) {
     if (!fn) return NULL;
     ax_value *data = ax_value_tuple(2, (ax_value *[]){ax_value_retain(x), fn});
-    return data ? ax_value_builtin(def->name, def->doc, call_bound, data) : NULL;
+    return data ? ax_value_builtin(name, doc, call_bound, data) : NULL;
+}
+
+static ax_value *bind_builtin(ax_value *x, const ax_builtin_def *def) {
+    return bind_value(x, def->name, def->doc, ax_value_builtin(def->name, def->doc, def->fn, NULL));
 }
 
 /* The array a method was bound to (methods with their own implementation keep it as data). */
@@ -176,27 +181,41 @@ static const struct {
 static const struct {
     const char *method, *builtin;
 } builtin_methods[] = {
-    {"sum", "sum"},           {"prod", "prod"},
-    {"mean", "mean"},         {"var", "var"},
-    {"std", "std"},           {"max", "max"},
-    {"min", "min"},           {"argmax", "argmax"},
-    {"argmin", "argmin"},     {"all", "all"},
-    {"any", "any"},           {"cumsum", "cumsum"},
-    {"cumprod", "cumprod"},   {"ptp", "ptp"},
-    {"clip", "clip"},         {"round", "round"},
-    {"dot", "dot"},           {"squeeze", "squeeze"},
-    {"ravel", "ravel"},       {"flatten", "ravel"},
-    {"swapaxes", "swapaxes"}, {"take", "take"},
-    {"repeat", "repeat"},     {"sort", "sort"},
-    {"argsort", "argsort"},   {"nonzero", "_nonzero_eager"},
-    {"astype", "astype"},     {"copy", "copy"},
+    {"sum", "sum"},           {"prod", "prod"},     {"mean", "mean"},
+    {"var", "var"},           {"std", "std"},       {"max", "max"},
+    {"min", "min"},           {"argmax", "argmax"}, {"argmin", "argmin"},
+    {"all", "all"},           {"any", "any"},       {"cumsum", "cumsum"},
+    {"cumprod", "cumprod"},   {"ptp", "ptp"},       {"clip", "clip"},
+    {"round", "round"},       {"dot", "dot"},       {"squeeze", "squeeze"},
+    {"ravel", "ravel"},       {"flatten", "ravel"}, {"swapaxes", "swapaxes"},
+    {"take", "take"},         {"repeat", "repeat"}, {"sort", "sort"},
+    {"argsort", "argsort"},   {"astype", "astype"}, {"copy", "copy"},
     {"diagonal", "diagonal"}, {"trace", "trace"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 
+/* Methods that are functions of the standard library written in ax (stdlib/jnp_more.ax),
+ * opened on first use: x.nonzero(size=3) as jnp.nonzero(x, size=3). */
+static const struct {
+    const char *name, *doc;
+} library_methods[] = {
+    {"nonzero", "x.nonzero(size=None, fill_value=None): the indices of x's nonzero entries, a "
+                "tuple of arrays (size= makes their length static, as under jit)"},
+};
+
+static ax_value *library_method(ax_interp *in, ax_value *x, size_t i) {
+    const char *name = library_methods[i].name;
+    ax_value *fn = ax_module_lookup(in->builtins, name);
+    if (!fn && !(fn = ax_interp_lookup_lazy(in, name))) return NULL;
+    ax_value *m = bind_value(x, name, library_methods[i].doc, ax_value_retain(fn));
+    return m ? m : ax_error_oom(in->cx);
+}
+
 /* The bound method `name` of x, NULL if x has none (or NULL + MemoryError). */
 static ax_value *method(ax_interp *in, ax_value *x, const char *name) {
+    for (size_t i = 0; i < COUNT(library_methods); i++)
+        if (!strcmp(name, library_methods[i].name)) return library_method(in, x, i);
     for (size_t i = 0; i < COUNT(own_methods); i++) {
         if (strcmp(name, own_methods[i].name)) continue;
         ax_value *m = ax_value_builtin(own_methods[i].name, own_methods[i].doc, own_methods[i].fn,
@@ -254,6 +273,7 @@ void ax_np_each_attr(void (*fn)(void *arg, const char *name), void *arg) {
     for (int i = 0; attribute_names[i]; i++) fn(arg, attribute_names[i]);
     for (size_t i = 0; i < COUNT(own_methods); i++) fn(arg, own_methods[i].name);
     for (size_t i = 0; i < COUNT(builtin_methods); i++) fn(arg, builtin_methods[i].method);
+    for (size_t i = 0; i < COUNT(library_methods); i++) fn(arg, library_methods[i].name);
 }
 
 const ax_array_class ax_np_array_class = {

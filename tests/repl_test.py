@@ -374,6 +374,24 @@ def complete_a_module_member(ctx):
 
 
 @check
+def complete_a_library_name(ctx):
+    # names written in ax and opened on first use (stdlib/jnp_more.ax) complete before any
+    # program has used one, bare and as members of jnp
+    s = session(ctx)
+    s.send("histogram_bin_e\t")
+    s.expect(r"histogram_bin_edges\(", timeout=5)
+    s.send("\x15")
+    s.run("", r"^$")
+    s.send("jnp.searchsort\t")
+    s.expect(r"jnp\.searchsorted", timeout=5)
+    s.run("(array([1, 3]), 2)", r"\b1 : i32\[\]")
+    s.send("jnp.linalg.eigvalsh\t")
+    s.expect(r"jnp\.linalg\.eigvalsh", timeout=5)
+    s.send("\x15")
+    s.run("", r"^$")
+
+
+@check
 def complete_a_dict_key(ctx):
     s = session(ctx)
     s.run('params = {"weight": 2.0, "bias": 1.0}', r"^$")

@@ -638,6 +638,104 @@ block("np_more", "statistics, windows, integers, construction",
         "(np.block([[np.ones((2, 2), f32), np.zeros((2, 1), f32)], [np.zeros((1, 3), f32)]]), np.block([np.array([1, 2]), 3]))"),
        ])
 
+block("np_more", "insert and delete, partitions (JAX's order: the kth+1 smallest ascending, then the rest descending; argpartition's rest by index)",
+      "a = arange(6).reshape((2, 3))\nx = array([3., 1., 4., 1., 5., 9., 2., 6.])",
+      "a = np.arange(6).reshape((2, 3))\nx = np.array([3., 1., 4., 1., 5., 9., 2., 6.], f32)",
+      [("insert(array([1, 2, 3]), 1, 9), insert(a, 1, array([7, 8]), axis=1), insert(a, array([0, 2]), 5)",
+        "(np.insert(np.array([1, 2, 3]), 1, 9), np.insert(a, 1, [7, 8], axis=1), np.insert(a, [0, 2], 5))"),
+       ("insert(a, slice(0, 2), array([[7], [8]]), axis=1), insert(a, -1, array([9, 9, 9]), axis=0), insert(x, [1, 1, 8], 0.5)",
+        "(np.insert(a, slice(0, 2), [[7], [8]], axis=1), np.insert(a, -1, [9, 9, 9], axis=0), np.insert(x, [1, 1, 8], f32(0.5)))"),
+       ("delete(array([1, 2, 3, 4]), 1), delete(a, [0, 2], axis=1), delete(a, -1, axis=0), delete(arange(6), slice(None, None, 2))",
+        "(np.delete(np.array([1, 2, 3, 4]), 1), np.delete(a, [0, 2], axis=1), np.delete(a, -1, axis=0), np.delete(np.arange(6), slice(None, None, 2)))"),
+       ("delete(arange(5), array([4, 0, -2]), assume_unique_indices=True), delete(a, array([True, False, True]), axis=1), delete(a, [1, 1])",
+        "(np.delete(np.arange(5), [4, 0, -2]), np.delete(a, [True, False, True], axis=1), np.delete(a, [1, 1]))"),
+       ("partition(x, 3), partition(x, -1), argpartition(x, 3)",
+        "(np.concatenate([np.sort(x)[:4], np.sort(x)[4:][::-1]]), np.sort(x), np.array([1, 3, 6, 0, 2, 4, 5, 7]))"),
+       ("partition(a.T, 0, axis=0), argpartition(array([[5, 1, 3], [2, 2, 0]]), 1)",
+        "(np.array([[0, 3], [2, 5], [1, 4]]), np.array([[1, 2, 0], [2, 0, 1]]))"),
+       ("apply_over_axes(sum, a, [0, 1]), apply_over_axes(lambda v, ax: cumsum(v, axis=ax), a, 1)",
+        "(np.apply_over_axes(np.sum, a, [0, 1]), np.apply_over_axes(lambda v, ax: np.cumsum(v, axis=ax), a, 1))"),
+       ("put_along_axis(a, array([[0], [2]]), 99, axis=1, inplace=False), put_along_axis(x, array([0, 7]), array([-1., -2.]), None, inplace=False)",
+        "(np.array([[99, 1, 2], [3, 4, 99]]), np.array([-1., 1., 4., 1., 5., 9., 2., -2.], f32))"),
+       ])
+
+block("np_more", "bits, floating-point parts, polynomial division, roots to coefficients, fitting",
+      "b = array([[1, 0, 1], [0, 1, 1]])\nxs = arange(6.)",
+      "b = np.array([[1, 0, 1], [0, 1, 1]])\nxs = np.arange(6., dtype=f32)",
+      [("packbits(b, axis=-1), packbits(b), packbits(b, axis=0, bitorder='little'), packbits(array([True] * 9))",
+        "(np.packbits(b, axis=-1), np.packbits(b), np.packbits(b, axis=0, bitorder='little'), np.packbits([True] * 9))"),
+       ("unpackbits(array([2, 255], dtype=uint8)), unpackbits(array([[2], [7]], dtype=uint8), axis=1, count=4, bitorder='little'), unpackbits(array([6], dtype=uint8), count=-5)",
+        "(np.unpackbits(np.array([2, 255], u8)), np.unpackbits(np.array([[2], [7]], u8), axis=1, count=4, bitorder='little'), np.unpackbits(np.array([6], u8), count=-5))"),
+       ("frexp(array([0., 1., -3., 0.1, 1e-40, 3e38]))",
+        "tuple(np.frexp(np.array([0., 1., -3., 0.1, 1e-40, 3e38], f32)))"),
+       ("frexp(array([inf, -inf]))[1], isnan(frexp(nan)[0]), frexp(8)",
+        "(np.array([0, 0], i32), True, (f32(0.5), 4))"),
+       ("spacing(array([1., -1., 0., 1000., 1e-40])), spacing(2)",
+        "(np.spacing(np.array([1., -1., 0., 1000., 1e-40], f32)), np.spacing(f32(2)))"),
+       ("polydiv(array([1., 3., 2.]), array([1., 1.])), polydiv(array([2., 3., 4.]), array([2., 1.])), polydiv(array([1, 0, -1]), array([2]))",
+        "((np.array([1., 2.], f32), np.array([0., 0., 0.], f32)), (np.array([1., 1.], f32), np.array([0., 0., 3.], f32)), (np.array([0.5, 0., -0.5], f32), np.array([0., 0., 0.], f32)))"),
+       ("polydiv(array([1., 3., 2.]), array([1., 1.]), trim_leading_zeros=True)[1], polydiv(array([1., 1., 2.]), array([1., 1.]), trim_leading_zeros=True)[1]",
+        "(np.polydiv(np.array([1., 3., 2.], f32), np.array([1., 1.], f32))[1], np.polydiv(np.array([1., 1., 2.], f32), np.array([1., 1.], f32))[1])"),
+       ("poly(array([1., 2.])), poly(array([2, -1, 3])), poly(array([[1., 2.], [3., 4.]])), poly(array([[2., 0., 1.], [0., 3., 0.], [1., 0., 2.]]))",
+        "(np.poly([1., 2.]).astype(f32), np.poly([2, -1, 3]).astype(f32), np.poly(np.array([[1., 2.], [3., 4.]])).astype(f32), np.poly(np.array([[2., 0., 1.], [0., 3., 0.], [1., 0., 2.]])).astype(f32))"),
+       ("polyfit(xs, 2 * xs ** 2 - xs + 1, 2), polyfit(xs, stack([xs, 3 * xs + 1], axis=1), 1)",
+        "(np.polyfit(xs, 2 * xs ** 2 - xs + 1, 2).astype(f32), np.polyfit(xs, np.stack([xs, 3 * xs + 1], axis=1), 1).astype(f32))"),
+       ("polyfit(xs, array([0., 1.1, 1.9, 3.2, 3.9, 5.1]), 1, w=array([1., 1., 2., 2., 1., 1.]))",
+        "np.polyfit(xs, np.array([0., 1.1, 1.9, 3.2, 3.9, 5.1]), 1, w=np.array([1., 1., 2., 2., 1., 1.])).astype(f32)"),
+       ])
+
+block("np_more", "index tricks: mgrid, ogrid, r_, c_, s_, index_exp",
+      "x = arange(10)", "x = np.arange(10)",
+      [("mgrid[0:3, 0:2], mgrid[0:1:0.25], mgrid[-1:1:0.5, 0:2]", "(np.mgrid[0:3, 0:2], np.mgrid[0:1:0.25].astype(f32), np.mgrid[-1:1:0.5, 0:2].astype(f32))"),
+       ("ogrid[0:2, 0:3], ogrid[1:3]", "(list(np.ogrid[0:2, 0:3]), np.ogrid[1:3])"),
+       ("r_[1:4, 0, array([7, 8])], r_[array([[1, 2]]), array([[3, 4]])], r_[1.5, 2]",
+        "(np.r_[1:4, 0, np.array([7, 8])], np.r_[np.array([[1, 2]]), np.array([[3, 4]])], np.r_[1.5, 2].astype(f32))"),
+       ("r_['1', array([[1], [2]]), array([[3], [4]])], r_['0,2', array([1, 2]), array([3, 4])], r_['0,2,0', array([1, 2]), array([3, 4])]",
+        "(np.r_['1', np.array([[1], [2]]), np.array([[3], [4]])], np.r_['0,2', np.array([1, 2]), np.array([3, 4])], np.r_['0,2,0', np.array([1, 2]), np.array([3, 4])])"),
+       ("c_[array([1, 2]), array([3, 4])], c_[array([[1], [2]]), array([[3], [4]])], c_[array([1, 2]), 0:2]",
+        "(np.c_[np.array([1, 2]), np.array([3, 4])], np.c_[np.array([[1], [2]]), np.array([[3], [4]])], np.c_[np.array([1, 2]), 0:2])"),
+       ("x[s_[2:5]], x[s_[::3]], x[index_exp[7:]], s_[1:3], index_exp[2]", "(x[2:5], x[::3], x[7:], 'slice(1, 3, None)', (2,))"),
+       ])
+
+block("np_more", "vectorize (with vmap; NumPy's values), tensorsolve, tensorinv",
+      "m = arange(6.).reshape((2, 3))\nt = arange(1., 17.).reshape((4, 2, 2)) + eye(4).reshape((4, 2, 2)) * 5",
+      "m = np.arange(6., dtype=f32).reshape((2, 3))\nt = (np.arange(1., 17.).reshape((4, 2, 2)) + np.eye(4).reshape((4, 2, 2)) * 5).astype(f32)",
+      [("vectorize(lambda a, b: a + b * 2)(m, array([1., 0., 2.])), vectorize(lambda x, y: sum(x * y), signature='(n),(n)->()')(m, array([1., 0., 2.]))",
+        "(np.vectorize(lambda a, b: a + b * 2)(m, np.array([1., 0., 2.], f32)).astype(f32), np.vectorize(lambda x, y: np.sum(x * y), signature='(n),(n)->()')(m, np.array([1., 0., 2.], f32)).astype(f32))"),
+       ("vectorize(lambda a, x: a @ x, signature='(n,k),(k)->(n)')(ones((2, 3, 2)), m[:, :2])",
+        "np.vectorize(lambda a, x: a @ x, signature='(n,k),(k)->(n)')(np.ones((2, 3, 2), f32), m[:, :2])"),
+       ("vectorize(lambda x: (min(x), max(x)), signature='(n)->(),()')(m), vectorize(lambda x, n: x ** n, excluded={1})(m[0], 3)",
+        "(np.vectorize(lambda x: (np.min(x), np.max(x)), signature='(n)->(),()')(m), np.vectorize(lambda x, n: x ** n, excluded={1})(m[0], 3))"),
+       ("linalg.tensorsolve(eye(6).reshape((6, 2, 3)) * 2.0, arange(6.)), linalg.tensorinv(t, ind=1)[0]",
+        "(np.linalg.tensorsolve(np.eye(6).reshape((6, 2, 3)) * 2, np.arange(6.)).astype(f32), np.linalg.tensorinv(t, ind=1)[0])"),
+       ])
+
+block("np_more", "dtype predicates and small conveniences (NumPy's values; angle of real numbers, as ax has no complex)",
+      "", "",
+      [("angle(array([1., -2., 0.])), angle(-1, deg=True), iscomplex(array([1., 2.])), array_str(array([1, 2]))",
+        "(np.angle(np.array([1., -2., 0.], f32)).astype(f32), f32(180.0), np.iscomplex(np.array([1., 2.])), '[1 2]')"),
+       ("bitwise_count(array([0, 7, -8, 255])), bitwise_count(array([True, False]))", "(np.array([0, 3, 1, 8], u8), np.array([1, 0], u8))"),
+       ("can_cast(int32, float64), can_cast(int32, float32), can_cast(float64, float32, 'same_kind'), can_cast(float32, int32, 'same_kind'), can_cast(uint8, int32), can_cast(int32, uint32, 'same_kind')",
+        "(np.can_cast(i32, f64), np.can_cast(i32, f32), np.can_cast(f64, f32, 'same_kind'), np.can_cast(f32, i32, 'same_kind'), np.can_cast(u8, i32), np.can_cast(i32, u32, 'same_kind'))"),
+       ("isdtype(float32, 'real floating'), isdtype(int32, ('bool', 'integral')), isdtype(uint8, 'signed integer'), isdtype(bool_, 'numeric'), isdtype(float64, float64)",
+        "(True, True, False, False, True)"),
+       ("iterable([1]), iterable(array(1)), iterable(array([1])), iterable(3), iterable('ab')",
+        "(np.iterable([1]), np.iterable(np.array(1)), np.iterable(np.array([1])), np.iterable(3), np.iterable('ab'))"),
+       ("mask_indices(3, triu), mask_indices(3, tril, -1)", "(np.mask_indices(3, np.triu), np.mask_indices(3, np.tril, -1))"),
+       ("place(arange(6), arange(6) % 2 == 0, array([10, 20]), inplace=False), top_k(array([3., 1., 4., 1., 5.]), 2)",
+        "(np.array([10, 1, 20, 3, 10, 5]), (np.array([5., 4.], f32), np.array([4, 2])))"),
+       ("fromstring('1 2 3', sep=' '), fromstring('1,2,3', dtype=int32, sep=','), fromstring('1.5, 2', sep=',', count=1)",
+        "(np.array([1., 2., 3.], f32), np.array([1, 2, 3]), np.array([1.5], f32))"),
+       ])
+
+block("np_more", "jnp.fft's real-valued helpers",
+      "", "",
+      [("jnp.fft.fftfreq(5), jnp.fft.fftfreq(4, 0.5), jnp.fft.rfftfreq(5), jnp.fft.rfftfreq(4, d=0.25)",
+        "(np.fft.fftfreq(5).astype(f32), np.fft.fftfreq(4, 0.5).astype(f32), np.fft.rfftfreq(5).astype(f32), np.fft.rfftfreq(4, d=0.25).astype(f32))"),
+       ("jnp.fft.fftshift(arange(5)), jnp.fft.ifftshift(arange(6)), jnp.fft.fftshift(arange(6).reshape((2, 3)), axes=1)",
+        "(np.fft.fftshift(np.arange(5)), np.fft.ifftshift(np.arange(6)), np.fft.fftshift(np.arange(6).reshape(2, 3), axes=1))"),
+       ])
+
 # ---------------------------------------------------------------- Python builtins
 block("builtins_py", "Python's general builtins",
       "", "",
@@ -669,6 +767,7 @@ block("builtins_py", "Python's general builtins",
 
 
 # ---------------------------------------------------------------- the prelude (stdlib/prelude.ax)
+
 def _softmax(x, axis=-1):
     e = np.exp(x - x.max(axis, keepdims=True))
     return (e / e.sum(axis, keepdims=True)).astype(f32)
