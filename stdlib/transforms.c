@@ -46,9 +46,20 @@ int ax_read_argnums(ax_interp *in, const char *what, ax_value *v, int **out, int
     return 0;
 }
 
-static void normalize_argnums(int *argnums, int n, int nargs) {
-    for (int i = 0; i < n; i++)
+/* Negative argnums count from the end of the call's arguments. An argument named twice is an
+ * error: the function would see it once, and one of the two gradients would be silently 0. */
+static int normalize_argnums(ax_interp *in, const char *what, int *argnums, int n, int nargs) {
+    for (int i = 0; i < n; i++) {
         if (argnums[i] < 0) argnums[i] += nargs;
+        for (int j = 0; j < i; j++)
+            if (argnums[j] == argnums[i])
+                return ax_error(in->cx, AX_ERR_VALUE,
+                                "%s: argnums names argument %d twice; each argument can be "
+                                "differentiated once",
+                                what, argnums[i]),
+                       -1;
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- grad */
@@ -209,7 +220,10 @@ static ax_value *grad_call(ax_interp *in, ax_value *self, const ax_args *a, bool
     bool as_tuple;
     const char *what = with_value ? "value_and_grad" : "grad";
     if (ax_read_argnums(in, what, state->items[1], &argnums, &nargnums, &as_tuple)) return NULL;
-    normalize_argnums(argnums, nargnums, a->n);
+    if (normalize_argnums(in, what, argnums, nargnums, a->n)) {
+        free(argnums);
+        return NULL;
+    }
     flat_call fc;
     ax_value *result = NULL;
     ax_array **outs = NULL, *ct = NULL, **ct_in = NULL;
@@ -663,7 +677,10 @@ static ax_value *jacobian_call(ax_interp *in, ax_value *self, const ax_args *a, 
     int *argnums, nargnums;
     bool as_tuple;
     if (ax_read_argnums(in, what, state->items[1], &argnums, &nargnums, &as_tuple)) return NULL;
-    normalize_argnums(argnums, nargnums, a->n);
+    if (normalize_argnums(in, what, argnums, nargnums, a->n)) {
+        free(argnums);
+        return NULL;
+    }
     flat_call fc;
     ax_array **outs = NULL, **J = NULL;
     ax_value **per_out = NULL;
