@@ -19,6 +19,8 @@ typedef struct ax_jit_info {
     bool background;                    /* compiled (or compiling) in the background */
     bool compiling;                     /* background: not ended yet (queued or running) */
     int eager_calls;                    /* background: calls run on the eager kernels meanwhile */
+    bool quick;                         /* the quick tier's code runs it until GCC's is ready */
+    int quick_calls;                    /* calls run on the quick tier's code */
     int nvariants;                      /* layout variants built (compiler/jit_layout.h) */
     double build_ms;                    /* fusing + code generation + compiling or loading */
     int nsteps, nloops, ngemms, neager; /* ngemms: matrix products (eager steps on OpenBLAS) */
