@@ -42,12 +42,51 @@ static const int SP = AX_X86_RSP;
 
 /* ---------------------------------------------------------------- run-time helpers */
 
-/* The reductions rendered: f32 sums and products accumulate in f64, maxima and minima in f32
- * (runtime/reduce.h). */
-typedef enum { QK_SUM, QK_PROD, QK_MAX, QK_MIN } qkind;
+/* The reductions rendered: f32 sums and products accumulate in f64, f32 maxima and minima in
+ * f32 (runtime/reduce.h); 32-bit integers and bools in 32-bit lanes (bools as masks), where
+ * wrapping sums and products, extremes and bit operations give the same bits in any order. */
+typedef enum {
+    QK_SUM,
+    QK_PROD,
+    QK_MAX,
+    QK_MIN, /* f32 */
+    QK_ISUM,
+    QK_IPROD,
+    QK_SMAX,
+    QK_SMIN,
+    QK_UMAX,
+    QK_UMIN,
+    QK_IAND,
+    QK_IOR, /* int32, uint32 */
+    QK_BAND,
+    QK_BOR /* bool */
+} qkind;
 
 static bool wide(qkind k) {
     return k == QK_SUM || k == QK_PROD;
+}
+
+static bool is_float_kind(qkind k) {
+    return k <= QK_MIN;
+}
+
+/* The identity of kind k as 32 bits (the f32 kinds: its f32 value's). */
+static uint32_t identity_bits(qkind k) {
+    static const uint32_t bits[] = {[QK_SUM] = 0,
+                                    [QK_PROD] = 0x3f800000u,
+                                    [QK_MAX] = 0xff800000u,
+                                    [QK_MIN] = 0x7f800000u,
+                                    [QK_ISUM] = 0,
+                                    [QK_IPROD] = 1,
+                                    [QK_SMAX] = 0x80000000u,
+                                    [QK_SMIN] = 0x7fffffffu,
+                                    [QK_UMAX] = 0,
+                                    [QK_UMIN] = 0xffffffffu,
+                                    [QK_IAND] = 0xffffffffu,
+                                    [QK_IOR] = 0,
+                                    [QK_BAND] = 0xffffffffu,
+                                    [QK_BOR] = 0};
+    return bits[k];
 }
 
 /* The maximum (minimum) of accumulator a and value v whatever their order, as
@@ -65,11 +104,35 @@ static float extreme(bool is_max, float a, float v) {
 }
 
 static void q_reset(qkind k, void *acc, int64_t n) {
+    uint32_t id = identity_bits(k);
     for (int64_t j = 0; j < n; j++) {
         if (wide(k))
             ((double *)acc)[j] = k == QK_SUM ? 0.0 : 1.0;
         else
-            ((float *)acc)[j] = k == QK_MAX ? -INFINITY : INFINITY;
+            memcpy((char *)acc + 4 * j, &id, 4);
+    }
+}
+
+/* acc op v on 32-bit lanes */
+static uint32_t step32(qkind k, uint32_t a, uint32_t v) {
+    switch (k) {
+    case QK_ISUM:
+        return a + v;
+    case QK_IPROD:
+        return a * v;
+    case QK_SMAX:
+        return (int32_t)a > (int32_t)v ? a : v;
+    case QK_SMIN:
+        return (int32_t)a < (int32_t)v ? a : v;
+    case QK_UMAX:
+        return a > v ? a : v;
+    case QK_UMIN:
+        return a < v ? a : v;
+    case QK_IAND:
+    case QK_BAND:
+        return a & v;
+    default:
+        return a | v;
     }
 }
 
@@ -85,30 +148,42 @@ static void q_fold(qkind k, const void *acc, void *total) {
         double r = a[0];
         for (int j = 1; j < AX_REDUCE_LANES; j++) r = step64(k, r, a[j]);
         *(double *)total = step64(k, *(double *)total, r);
-        return;
+    } else if (is_float_kind(k)) {
+        const float *a = acc;
+        float r = a[0];
+        for (int j = 1; j < AX_REDUCE_LANES; j++) r = extreme(k == QK_MAX, r, a[j]);
+        *(float *)total = extreme(k == QK_MAX, *(float *)total, r);
+    } else {
+        const uint32_t *a = acc;
+        uint32_t r = a[0];
+        for (int j = 1; j < AX_REDUCE_LANES; j++) r = step32(k, r, a[j]);
+        *(uint32_t *)total = step32(k, *(uint32_t *)total, r);
     }
-    const float *a = acc;
-    float r = a[0];
-    for (int j = 1; j < AX_REDUCE_LANES; j++) r = extreme(k == QK_MAX, r, a[j]);
-    *(float *)total = extreme(k == QK_MAX, *(float *)total, r);
 }
 
-/* An accumulator's result as the output's f32: NaN is one NaN whatever its bits. */
-static float result(qkind k, const void *acc, int64_t j) {
-    if (wide(k)) return (float)((const double *)acc)[j];
-    float v = ((const float *)acc)[j];
-    return isnan(v) ? __builtin_nanf("") : v;
+/* Accumulator j's result stored at out: f32 (NaN is one NaN whatever its bits), 32 bits, or a
+ * bool's byte. */
+static void put_result(qkind k, const void *acc, int64_t j, char *out) {
+    if (wide(k)) {
+        float v = (float)((const double *)acc)[j];
+        memcpy(out, &v, 4);
+    } else if (is_float_kind(k)) {
+        float v = ((const float *)acc)[j];
+        if (isnan(v)) v = __builtin_nanf("");
+        memcpy(out, &v, 4);
+    } else if (k == QK_BAND || k == QK_BOR) {
+        *out = ((const uint32_t *)acc)[j] != 0;
+    } else {
+        memcpy(out, (const char *)acc + 4 * j, 4);
+    }
 }
 
-static void q_store_total(qkind k, const void *total, float *out) {
-    *out = result(k, total, 0);
+static void q_store_total(qkind k, const void *total, char *out) {
+    put_result(k, total, 0, out);
 }
 
 static void q_store_rows(qkind k, const void *acc, char *out, int64_t stride, int64_t n) {
-    for (int64_t j = 0; j < n; j++) {
-        float v = result(k, acc, j);
-        memcpy(out + j * stride, &v, 4);
-    }
+    for (int64_t j = 0; j < n; j++) put_result(k, acc, j, out + j * stride);
 }
 
 /* An eager kernel on one block (the same bits as on a whole array). */
@@ -311,16 +386,13 @@ static ax_kop kop_of(const ax_code_node *n) {
 }
 
 static qkind reduce_kind_of(const ax_code_node *n) {
-    switch (kop_of(n)) {
-    case AX_KOP_REDUCE_SUM:
-        return QK_SUM;
-    case AX_KOP_REDUCE_PROD:
-        return QK_PROD;
-    case AX_KOP_REDUCE_MAX:
-        return QK_MAX;
-    default:
-        return QK_MIN;
-    }
+    ax_kop k = kop_of(n);
+    int op = k - AX_KOP_REDUCE_SUM; /* sum, prod, max, min, and, or */
+    if (n->dtype == AX_F32) return (qkind)(QK_SUM + op);
+    if (n->dtype == AX_BOOL) return op == 3 || op == 4 ? QK_BAND : QK_BOR;
+    static const qkind ints[2][6] = {{QK_ISUM, QK_IPROD, QK_SMAX, QK_SMIN, QK_IAND, QK_IOR},
+                                     {QK_ISUM, QK_IPROD, QK_UMAX, QK_UMIN, QK_IAND, QK_IOR}};
+    return ints[n->dtype == AX_U32][op];
 }
 
 static bool builtin_round_mode(const char *fn, int *imm) {
@@ -420,8 +492,10 @@ static bool node_ok(qg *g, int i) {
         return refuse(g, "%s", "iota in a loop");
     case AX_KN_REDUCE: {
         ax_kop k = kop_of(n);
-        if (n->dtype != AX_F32 || k < AX_KOP_REDUCE_SUM || k > AX_KOP_REDUCE_MIN)
-            return refuse(g, "%s other than an f32 sum, product, max or min", name);
+        bool f = n->dtype == AX_F32, b = n->dtype == AX_BOOL;
+        if (!ax_kop_is_reduction(k) || n->nin != 1 || g->nd[n->in[0]].dtype != n->dtype ||
+            (f && k > AX_KOP_REDUCE_MIN) || (b && k < AX_KOP_REDUCE_MAX))
+            return refuse(g, "%s on these dtypes", name);
         return true;
     }
     case AX_KN_OP:
@@ -864,10 +938,6 @@ static void emit_op(qg *g, int i) {
 
 /* ---- reductions ---- */
 
-static uint32_t identity_bits(qkind k) {
-    return k == QK_MAX ? fbits(-INFINITY) : k == QK_MIN ? fbits(INFINITY) : fbits(k == QK_PROD);
-}
-
 /* The block's value of reduction i (ymm0) into accumulators at [m] (8 lanes). In a RUNS
  * tail of `tail` lanes the lanes past it add the identity. */
 static void emit_accumulate(qg *g, int i, ax_x86_mem m, int tail) {
@@ -894,6 +964,17 @@ static void emit_accumulate(qg *g, int i, ax_x86_mem m, int tail) {
             vrr(g, op, 1, 2, 1);
             ax_x86_vrm(&g->a, AX_X86_VMOVUPS_STORE, 1, 1, -1, mh);
         }
+        return;
+    }
+    if (!is_float_kind(k)) { /* acc = acc op v on 32-bit lanes */
+        static const ax_x86_vop ops[] = {
+            [QK_ISUM] = AX_X86_VPADDD,  [QK_IPROD] = AX_X86_VPMULLD, [QK_SMAX] = AX_X86_VPMAXSD,
+            [QK_SMIN] = AX_X86_VPMINSD, [QK_UMAX] = AX_X86_VPMAXUD,  [QK_UMIN] = AX_X86_VPMINUD,
+            [QK_IAND] = AX_X86_VPAND,   [QK_IOR] = AX_X86_VPOR,      [QK_BAND] = AX_X86_VPAND,
+            [QK_BOR] = AX_X86_VPOR};
+        ax_x86_vrm(&g->a, AX_X86_VMOVUPS_LOAD, 1, 1, -1, m);
+        vrr(g, ops[k], 1, 1, 0);
+        ax_x86_vrm(&g->a, AX_X86_VMOVUPS_STORE, 1, 1, -1, m);
         return;
     }
     bool is_max = k == QK_MAX; /* float_extreme of acc (ymm1) and v (ymm0) */
@@ -1045,7 +1126,8 @@ static void reduce_end(qg *g) {
     for (int i = 0; i < g->n; i++) {
         const ax_code_node *n = &g->nd[i];
         if (n->kind != AX_KN_REDUCE) continue;
-        row_address(g, R(RAX), n->buf, n->ostride, 4);
+        int64_t osize = (int64_t)ax_dtype_size(n->dtype);
+        row_address(g, R(RAX), n->buf, n->ostride, (size_t)osize);
         ax_x86_mov_imm(&g->a, R(RDI), reduce_kind_of(n));
         if (g->rk == RK_RUNS) {
             ax_x86_lea(&g->a, R(RSI), AT(SP, g->total + i * 8));
@@ -1054,7 +1136,7 @@ static void reduce_end(qg *g) {
             continue;
         }
         /* ROWS: elements [b_lo, b_hi) of the row: (kind, acc + b_lo, out + b_lo * k, k, n) */
-        int64_t k = n->ostride[g->blocked] * 4, es = acc_esize(g, i);
+        int64_t k = n->ostride[g->blocked] * osize, es = acc_esize(g, i);
         if (g->blocked == g->outer) {
             ax_x86_load(&g->a, R(R12), AT(SP, g->lo));
             ax_x86_load(&g->a, R(R8), AT(SP, g->hi));
