@@ -262,6 +262,12 @@ typedef struct qg {
     /* frame offsets */
     int32_t lo, hi, idx, row, total, val, acc, frame;
     int32_t *acc_at; /* per node: its accumulators' offset */
+    /* the value cache of the block being emitted (see fetch) */
+    int *reg_of;     /* per node: the cache register holding its value, or -1 */
+    bool *in_slot;   /* per node: its frame slot holds its value */
+    int *last_use;   /* per node: the last node of the block that reads it */
+    int node_in[16]; /* per register: the node it holds, or -1 */
+    int cur;         /* the node being emitted */
     char why[200];
 } qg;
 
@@ -354,9 +360,100 @@ static void vnot(qg *g, int dst, int src, int scratch) {
     vrr(g, AX_X86_VPXOR, dst, src, scratch);
 }
 
+static void cache_flush(qg *g);
+
 static void call(qg *g, const void *fn) {
+    cache_flush(g);
     ax_x86_vzeroupper(&g->a);
     ax_x86_call(&g->a, fn);
+}
+
+static bool is_broadcast_load(const qg *g, int i) {
+    return g->nd[i].kind == AX_KN_LOAD && g->nd[i].stride[g->blocked] == 0;
+}
+
+/* ---- the value cache ----
+ * Inside a block, values stay in ymm6-ymm15 from the node that computes them to the last one
+ * that reads them; the emitters work in ymm0-ymm5. A value goes to its frame slot only when
+ * its register is needed for another or a call is about to clobber every register. Constants
+ * and broadcast loads live in their slots, set outside the block. */
+enum { CACHE_FIRST = 6, CACHE_END = 16 };
+
+static void cache_reset(qg *g) {
+    for (int r = 0; r < 16; r++) g->node_in[r] = -1;
+    for (int i = 0; i < g->n; i++) {
+        const ax_code_node *n = &g->nd[i];
+        g->reg_of[i] = -1;
+        g->in_slot[i] = n->kind == AX_KN_CONST || is_broadcast_load(g, i);
+    }
+}
+
+static void vmov(qg *g, int dst, int src) {
+    if (dst != src) vrr(g, AX_X86_VMOVAPS, dst, -1, src);
+}
+
+/* Writes node i's register to its slot if it is needed later and not there yet. */
+static void spill(qg *g, int i) {
+    if (g->reg_of[i] >= 0 && !g->in_slot[i] && g->last_use[i] > g->cur) {
+        vstore(g, val(g, i), g->reg_of[i]);
+        g->in_slot[i] = true;
+    }
+}
+
+static void cache_drop(qg *g, int r) {
+    int i = g->node_in[r];
+    if (i >= 0) g->reg_of[i] = -1;
+    g->node_in[r] = -1;
+}
+
+/* Before a call: every value still needed goes to its slot, and no register holds one. */
+static void cache_flush(qg *g) {
+    for (int r = CACHE_FIRST; r < CACHE_END; r++) {
+        if (g->node_in[r] < 0) continue;
+        spill(g, g->node_in[r]);
+        cache_drop(g, r);
+    }
+}
+
+/* Node i's value in its slot (for a C function that reads it there). */
+static void ensure_slot(qg *g, int i) {
+    if (!g->in_slot[i]) vstore(g, val(g, i), g->reg_of[i]);
+    g->in_slot[i] = true;
+}
+
+/* Node i's value was written to its slot (by a C function). */
+static void defined_in_slot(qg *g, int i) {
+    g->in_slot[i] = true;
+    g->reg_of[i] = -1;
+}
+
+/* Register r = node i's value (from its register or its slot). */
+static void fetch(qg *g, int r, int i) {
+    if (g->reg_of[i] >= 0)
+        vmov(g, r, g->reg_of[i]);
+    else
+        vload(g, r, val(g, i));
+}
+
+/* Node i's value is in register r (an emitter's): it moves to a cache register, or to its slot
+ * when it is read by a later node and no register is free. */
+static void define(qg *g, int i, int r) {
+    g->in_slot[i] = false;
+    int best = -1;
+    for (int c = CACHE_FIRST; c < CACHE_END && best < 0; c++) {
+        int held = g->node_in[c];
+        if (held < 0 || g->last_use[held] <= g->cur) best = c;
+    }
+    if (best < 0) { /* every register is live: evict the value read last */
+        best = CACHE_FIRST;
+        for (int c = CACHE_FIRST; c < CACHE_END; c++)
+            if (g->last_use[g->node_in[c]] > g->last_use[g->node_in[best]]) best = c;
+        spill(g, g->node_in[best]);
+    }
+    cache_drop(g, best);
+    vmov(g, best, r);
+    g->reg_of[i] = best;
+    g->node_in[best] = i;
 }
 
 /* r += IDX[d] * k for an element stride k (bytes) */
@@ -524,6 +621,11 @@ static bool plan_step(qg *g, int s) {
         reduces |= g->nd[i].kind == AX_KN_REDUCE;
     }
     g->rk = !reduces ? RK_NONE : st->reduced[g->blocked] ? RK_RUNS : RK_ROWS;
+    for (int i = 0; i < g->n; i++) {
+        g->last_use[i] = -1;
+        for (int k = 0; k < g->nd[i].nin; k++) g->last_use[g->nd[i].in[k]] = i;
+    }
+    cache_reset(g); /* outside blocks no register holds a value */
     /* kept dims (the split one first), then the reduced ones in order */
     g->norder = 0;
     if (g->outer >= 0 && g->outer != g->blocked && !st->reduced[g->outer])
@@ -587,10 +689,6 @@ static void emit_row_broadcast(qg *g, int i) {
     vstore(g, val(g, i), 0);
 }
 
-static bool is_broadcast_load(const qg *g, int i) {
-    return g->nd[i].kind == AX_KN_LOAD && g->nd[i].stride[g->blocked] == 0;
-}
-
 /* rcx = the lanes of a tail: constant, or hi - r12 (tail < 0) */
 static void tail_count(qg *g, int reg, int tail) {
     if (tail > 0) {
@@ -627,15 +725,27 @@ static void emit_load(qg *g, int i, int tail) {
         } else {
             ax_x86_vrm(&g->a, AX_X86_VMOVUPS_LOAD, 1, 0, -1, m);
         }
-        vstore(g, val(g, i), 0);
+        define(g, i, 0);
         return;
     }
     int64_t k = stride * (b ? 1 : 4);
+    if (!tail && !b && k > -(INT32_MAX / LANES) && k < INT32_MAX / LANES) {
+        /* a strided row: vgatherdps from the block's first element, lanes j * k bytes on */
+        uint32_t offsets[LANES];
+        for (int j = 0; j < LANES; j++) offsets[j] = (uint32_t)(int32_t)(j * k);
+        vconst_load(g, 1, vconst(g, offsets));
+        lane_address(g, R(RSI), i, k);
+        all_ones(g, 2);
+        ax_x86_vrm(&g->a, AX_X86_VGATHERDPS, 1, 0, 2, ax_x86_idx(R(RSI), 1, 1, 0));
+        define(g, i, 0);
+        return;
+    }
     lane_address(g, R(RSI), i, k);
     ax_x86_mov_imm(&g->a, R(RDX), k);
     ax_x86_lea(&g->a, R(RDI), AT(SP, val(g, i)));
     tail_count(g, R(RCX), tail ? tail : LANES);
     call(g, b ? (const void *)q_gather_bool : (const void *)q_gather4);
+    defined_in_slot(g, i);
 }
 
 static void emit_store(qg *g, int i, int tail) {
@@ -643,7 +753,7 @@ static void emit_store(qg *g, int i, int tail) {
     bool b = n->dtype == AX_BOOL;
     int64_t stride = n->ostride[g->blocked];
     if (!tail && stride == 1) {
-        vload(g, 0, val(g, i));
+        fetch(g, 0, i);
         ax_x86_load(&g->a, R(RAX), AT(SP, rowp(g, i)));
         ax_x86_mem m = ax_x86_idx(R(RAX), R(R12), b ? 1 : 4, 0);
         if (!b) {
@@ -661,6 +771,7 @@ static void emit_store(qg *g, int i, int tail) {
         return;
     }
     int64_t k = stride * (b ? 1 : 4);
+    ensure_slot(g, i);
     lane_address(g, R(RDI), i, k);
     ax_x86_mov_imm(&g->a, R(RSI), k);
     ax_x86_lea(&g->a, R(RDX), AT(SP, val(g, i)));
@@ -890,11 +1001,38 @@ static void emit_binary(qg *g, ax_kop k, ax_dtype t) {
     }
 }
 
+/* A float function through a C function on the block's slots: ax's own vector math (the eager
+ * kernel's code), or the eager kernel (libm's, libmvec's, ax's special functions). */
+static void emit_math_call(qg *g, int i) {
+    const ax_code_node *n = &g->nd[i];
+    const ax_lowering *l = &ax_prim_get(n->prim)->lower;
+    for (int k = 0; k < n->nin; k++) ensure_slot(g, n->in[k]);
+    if (!l->vecmath) {
+        ax_x86_mov_imm(&g->a, R(RDI), (int64_t)(uintptr_t)eager_kernel(n));
+        ax_x86_lea(&g->a, R(RSI), AT(SP, val(g, i)));
+        ax_x86_lea(&g->a, R(RDX), AT(SP, val(g, n->in[0])));
+        ax_x86_lea(&g->a, R(RCX), AT(SP, val(g, n->in[n->nin - 1])));
+        call(g, (const void *)q_kernel);
+    } else {
+        ax_x86_mov_imm(&g->a, R(RDI), l->vm);
+        ax_x86_mov_imm(&g->a, R(RSI), LANES);
+        ax_x86_lea(&g->a, R(RDX), AT(SP, val(g, n->in[0])));
+        ax_x86_mov_imm(&g->a, R(RCX), 1);
+        ax_x86_lea(&g->a, R(R8), AT(SP, val(g, i)));
+        call(g, (const void *)ax_vecmath_f32);
+    }
+    defined_in_slot(g, i);
+}
+
 static void emit_op(qg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     const ax_lowering *l = &ax_prim_get(n->prim)->lower;
-    for (int k = 0; k < n->nin; k++) vload(g, k, val(g, n->in[k]));
     ax_dtype t = n->nin ? g->nd[n->in[0]].dtype : n->dtype;
+    if (l->kop == AX_KOP_LIBM || l->kop == AX_KOP_AXFN || l->kop == AX_KOP_LOGISTIC) {
+        emit_math_call(g, i);
+        return;
+    }
+    for (int k = 0; k < n->nin; k++) fetch(g, k, n->in[k]);
     switch (l->kop) {
     case AX_KOP_SELECT: /* (pred, on_true, on_false) */
         blend(g, 0, 2, 1, 0);
@@ -907,25 +1045,6 @@ static void emit_op(qg *g, int i) {
     case AX_KOP_CONVERT:
         emit_convert(g, t, n->dtype);
         break;
-    case AX_KOP_LIBM:
-    case AX_KOP_AXFN:
-    case AX_KOP_LOGISTIC:
-        if (!l->vecmath) { /* the eager kernel on the block */
-            ax_x86_mov_imm(&g->a, R(RDI), (int64_t)(uintptr_t)eager_kernel(n));
-            ax_x86_lea(&g->a, R(RSI), AT(SP, val(g, i)));
-            ax_x86_lea(&g->a, R(RDX), AT(SP, val(g, n->in[0])));
-            ax_x86_lea(&g->a, R(RCX), AT(SP, val(g, n->in[n->nin - 1])));
-            call(g, (const void *)q_kernel);
-            return;
-        }
-        /* ax's own vector math: the eager kernel's code, on the block */
-        ax_x86_mov_imm(&g->a, R(RDI), l->vm);
-        ax_x86_mov_imm(&g->a, R(RSI), LANES);
-        ax_x86_lea(&g->a, R(RDX), AT(SP, val(g, n->in[0])));
-        ax_x86_mov_imm(&g->a, R(RCX), 1);
-        ax_x86_lea(&g->a, R(R8), AT(SP, val(g, i)));
-        call(g, (const void *)ax_vecmath_f32);
-        return;
     default:
         if (n->nin == 1)
             emit_unary(g, n, t);
@@ -933,7 +1052,7 @@ static void emit_op(qg *g, int i) {
             emit_binary(g, l->kop, t);
         break;
     }
-    vstore(g, val(g, i), 0);
+    define(g, i, 0);
 }
 
 /* ---- reductions ---- */
@@ -942,7 +1061,7 @@ static void emit_op(qg *g, int i) {
  * tail of `tail` lanes the lanes past it add the identity. */
 static void emit_accumulate(qg *g, int i, ax_x86_mem m, int tail) {
     qkind k = reduce_kind_of(&g->nd[i]);
-    vload(g, 0, val(g, g->nd[i].in[0]));
+    fetch(g, 0, g->nd[i].in[0]);
     if (tail > 0) {
         uint32_t mask[LANES];
         for (int j = 0; j < LANES; j++) mask[j] = j < tail ? 0xffffffffu : 0;
@@ -1005,10 +1124,13 @@ static void reset_accumulators(qg *g, int i, int32_t off, int64_t n) {
 /* One block of lanes at r12: tail 0 (8 lanes), a constant count, or -1 (hi - r12); half:
  * which 8 of a RUNS chunk's 16 lane accumulators it feeds. */
 static void emit_block(qg *g, int tail, int half) {
+    cache_reset(g);
     for (int i = 0; i < g->n; i++) {
         const ax_code_node *n = &g->nd[i];
+        g->cur = i;
         if (n->kind == AX_KN_LOAD && !is_broadcast_load(g, i)) emit_load(g, i, tail);
         if (n->kind == AX_KN_OP) emit_op(g, i);
+        if (n->kind == AX_KN_OP && n->store) emit_store(g, i, tail);
         if (n->kind != AX_KN_REDUCE) continue;
         int64_t es = acc_esize(g, i);
         if (g->rk == RK_RUNS)
@@ -1016,8 +1138,8 @@ static void emit_block(qg *g, int tail, int half) {
         else
             emit_accumulate(g, i, ax_x86_idx(SP, R(R12), (int)es, g->acc_at[i]), 0);
     }
-    for (int i = 0; i < g->n; i++)
-        if (g->nd[i].kind == AX_KN_OP && g->nd[i].store) emit_store(g, i, tail);
+    g->cur = g->n; /* nothing is live past the block */
+    for (int r = CACHE_FIRST; r < CACHE_END; r++) cache_drop(g, r);
 }
 
 /* The row pointers of the loads and stored values, and the broadcast loads' values. */
@@ -1241,13 +1363,18 @@ ax_quick_code *ax_quickgen_build(const ax_code *code, char *why, size_t whylen) 
     int nsteps = code->h.nsteps;
     g.q = calloc(1, sizeof *g.q);
     size_t *start = calloc((size_t)nsteps + 1, sizeof *start);
-    g.acc_at = calloc((size_t)code->h.nnodes + 1, sizeof *g.acc_at);
+    size_t nn = (size_t)code->h.nnodes + 1;
+    g.acc_at = calloc(nn, sizeof *g.acc_at);
+    g.reg_of = calloc(nn, sizeof *g.reg_of);
+    g.in_slot = calloc(nn, sizeof *g.in_slot);
+    g.last_use = calloc(nn, sizeof *g.last_use);
     if (g.q) {
         g.q->nsteps = nsteps;
         g.q->fn = calloc((size_t)nsteps + 1, sizeof *g.q->fn);
         g.q->consts = aligned_alloc(64, NCONST * sizeof *g.q->consts);
     }
-    bool ok = g.q && start && g.acc_at && g.q->fn && g.q->consts;
+    bool ok =
+        g.q && start && g.acc_at && g.reg_of && g.in_slot && g.last_use && g.q->fn && g.q->consts;
     if (!ok) snprintf(g.why, sizeof g.why, "out of memory");
     ax_x86_init(&g.a);
     for (int s = 0; ok && s < nsteps; s++) {
@@ -1266,6 +1393,9 @@ ax_quick_code *ax_quickgen_build(const ax_code *code, char *why, size_t whylen) 
     ax_x86_free(&g.a);
     free(start);
     free(g.acc_at);
+    free(g.reg_of);
+    free(g.in_slot);
+    free(g.last_use);
     if (!ok) {
         snprintf(why, whylen, "%s", g.why);
         ax_quickgen_free(g.q);
