@@ -539,7 +539,7 @@ static bool op_ok(const ax_code_node *n, ax_dtype t) {
         return f || ints;
     case AX_KOP_ABS:
     case AX_KOP_SIGN:
-        return f || t == AX_I32;
+        return f || ints;
     case AX_KOP_NOT:
     case AX_KOP_AND:
     case AX_KOP_OR:
@@ -585,8 +585,13 @@ static bool node_ok(qg *g, int i) {
     case AX_KN_LOAD:
     case AX_KN_CONST:
         return true;
-    case AX_KN_INDEX:
-        return refuse(g, "%s", "iota in a loop");
+    case AX_KN_INDEX: { /* int32 lanes: every index must fit */
+        int64_t top = 0;
+        for (int d = 0; d < g->st->ndim; d++)
+            top += (g->st->shape[d] - 1) * (n->stride[d] < 0 ? -n->stride[d] : n->stride[d]);
+        if (n->dtype == AX_BOOL || top > INT32_MAX) return refuse(g, "%s", "iota past 2^31");
+        return true;
+    }
     case AX_KN_REDUCE: {
         ax_kop k = kop_of(n);
         bool f = n->dtype == AX_F32, b = n->dtype == AX_BOOL;
@@ -902,9 +907,9 @@ static void emit_unary(qg *g, const ax_code_node *n, ax_dtype t) {
         if (f) {
             vsplat(g, 1, 0x7fffffffu);
             vrr(g, AX_X86_VANDPS, 0, 0, 1);
-        } else {
+        } else if (t == AX_I32) {
             vrr(g, AX_X86_VPABSD, 0, -1, 0);
-        }
+        } /* uint32: itself */
         break;
     case AX_KOP_SIGN:
         if (f) { /* +-1 with x's sign; zeros and NaN kept */
@@ -917,6 +922,12 @@ static void emit_unary(qg *g, const ax_code_node *n, ax_dtype t) {
             vcmp(g, 3, 0, 0, AX_X86_CMP_UNORD_Q);
             vrr(g, AX_X86_VORPS, 2, 2, 3);
             blend(g, 0, 1, 0, 2);
+        } else if (t == AX_U32) { /* 1 where x != 0 */
+            zero(g, 1);
+            vrr(g, AX_X86_VPCMPEQD, 0, 0, 1);
+            vnot(g, 0, 0, 1);
+            ax_x86_vrr(&g->a, AX_X86_VPSHIFTD_IMM, 1, 2, 0, 0); /* vpsrld ymm0, ymm0, 31 */
+            ax_x86_imm8(&g->a, 31);
         } else { /* (x < 0) - (x > 0) as masks: -1, 0 or 1 */
             zero(g, 3);
             vrr(g, AX_X86_VPCMPGTD, 1, 3, 0);
@@ -1121,6 +1132,26 @@ static void reset_accumulators(qg *g, int i, int32_t off, int64_t n) {
 
 /* ---- blocks and loops ---- */
 
+/* An iota's lanes: its row's base (in its total slot) plus the block's first index times its
+ * stride along the blocked dim, plus j times that stride in lane j; converted to its dtype. */
+static void emit_index(qg *g, int i) {
+    const ax_code_node *n = &g->nd[i];
+    int64_t k = n->stride[g->blocked];
+    uint32_t lanes[LANES];
+    for (int j = 0; j < LANES; j++) lanes[j] = (uint32_t)(int32_t)(j * k);
+    ax_x86_load(&g->a, R(RAX), AT(SP, g->total + i * 8));
+    ax_x86_mov_rr(&g->a, R(RCX), R(R12));
+    ax_x86_mov_imm(&g->a, R(RDX), k);
+    ax_x86_imul_rr(&g->a, R(RCX), R(RDX));
+    ax_x86_add_rr(&g->a, R(RAX), R(RCX));
+    ax_x86_vmovd_from(&g->a, 0, R(RAX));
+    ax_x86_vrr(&g->a, AX_X86_VPBROADCASTD, 1, 0, -1, 0);
+    vconst_load(g, 1, vconst(g, lanes));
+    vrr(g, AX_X86_VPADDD, 0, 0, 1);
+    if (n->dtype == AX_F32) vrr(g, AX_X86_VCVTDQ2PS, 0, -1, 0);
+    define(g, i, 0);
+}
+
 /* One block of lanes at r12: tail 0 (8 lanes), a constant count, or -1 (hi - r12); half:
  * which 8 of a RUNS chunk's 16 lane accumulators it feeds. */
 static void emit_block(qg *g, int tail, int half) {
@@ -1130,7 +1161,8 @@ static void emit_block(qg *g, int tail, int half) {
         g->cur = i;
         if (n->kind == AX_KN_LOAD && !is_broadcast_load(g, i)) emit_load(g, i, tail);
         if (n->kind == AX_KN_OP) emit_op(g, i);
-        if (n->kind == AX_KN_OP && n->store) emit_store(g, i, tail);
+        if (n->kind == AX_KN_INDEX) emit_index(g, i);
+        if ((n->kind == AX_KN_OP || n->kind == AX_KN_INDEX) && n->store) emit_store(g, i, tail);
         if (n->kind != AX_KN_REDUCE) continue;
         int64_t es = acc_esize(g, i);
         if (g->rk == RK_RUNS)
@@ -1142,11 +1174,18 @@ static void emit_block(qg *g, int tail, int half) {
     for (int r = CACHE_FIRST; r < CACHE_END; r++) cache_drop(g, r);
 }
 
-/* The row pointers of the loads and stored values, and the broadcast loads' values. */
+/* The row pointers of the loads and stored values, the broadcast loads' values, and the
+ * iotas' bases. */
 static void row_setup(qg *g) {
     for (int i = 0; i < g->n; i++) {
         const ax_code_node *n = &g->nd[i];
-        bool stored = n->kind == AX_KN_OP && n->store;
+        if (n->kind == AX_KN_INDEX) {
+            ax_x86_mov_imm(&g->a, R(RAX), 0);
+            for (int d = 0; d < g->st->ndim; d++)
+                if (d != g->blocked) add_scaled_index(g, R(RAX), d, n->stride[d]);
+            ax_x86_store(&g->a, AT(SP, g->total + i * 8), R(RAX));
+        }
+        bool stored = (n->kind == AX_KN_OP || n->kind == AX_KN_INDEX) && n->store;
         if (n->kind != AX_KN_LOAD && !stored) continue;
         row_address(g, R(RAX), n->buf, stored ? n->ostride : n->stride, ax_dtype_size(n->dtype));
         ax_x86_store(&g->a, AT(SP, rowp(g, i)), R(RAX));
