@@ -29,6 +29,7 @@
 
 enum {
     LANES = 8,                  /* a block: one ymm register of 32-bit lanes */
+    WIDE = 64,                  /* a wide block: 8 blocks, for loops that call functions */
     SLOT = 32,                  /* a value's bytes in the frame */
     MAX_ROWS_BYTES = 256 << 10, /* the ROWS accumulators a frame may hold */
     NCONST = 64,                /* distinct vector constants per program (~20 are used) */
@@ -187,10 +188,10 @@ static void q_store_rows(qkind k, const void *acc, char *out, int64_t stride, in
 }
 
 /* An eager kernel on one block (the same bits as on a whole array). */
-static void q_kernel(ax_kernel_fn k, float *y, const float *a, const float *b) {
+static void q_kernel(ax_kernel_fn k, float *y, const float *a, const float *b, int64_t n) {
     const char *in[2] = {(const char *)a, (const char *)b};
     const int64_t inc[2] = {1, 1};
-    k(LANES, in, inc, (char *)y, NULL);
+    k(n, in, inc, (char *)y, NULL);
 }
 
 static void q_gather4(int32_t *dst, const char *src, int64_t stride, int64_t n) {
@@ -268,6 +269,13 @@ typedef struct qg {
     int *last_use;   /* per node: the last node of the block that reads it */
     int node_in[16]; /* per register: the node it holds, or -1 */
     int cur;         /* the node being emitted */
+    /* wide blocks (see emit_wide_block) */
+    bool has_math, wide; /* the step calls functions; a wide block is being emitted */
+    int nsegs;
+    int *seg_of;   /* per node: its segment (a function call ends one) */
+    bool *crosses; /* per node: read by a later segment or a call: kept in its wide slot */
+    bool *in_wide; /* per node: its wide slot holds its value */
+    int32_t wval;  /* the wide slots: WIDE lanes per node */
     char why[200];
 } qg;
 
@@ -372,6 +380,18 @@ static bool is_broadcast_load(const qg *g, int i) {
     return g->nd[i].kind == AX_KN_LOAD && g->nd[i].stride[g->blocked] == 0;
 }
 
+static bool is_math(const qg *g, int i) {
+    const ax_code_node *n = &g->nd[i];
+    if (n->kind != AX_KN_OP) return false;
+    ax_kop k = ax_prim_get(n->prim)->lower.kop;
+    return k == AX_KOP_LIBM || k == AX_KOP_AXFN || k == AX_KOP_LOGISTIC;
+}
+
+/* Node i's wide slot at the current block of a wide block (r15: its offset). */
+static ax_x86_mem wide_at(const qg *g, int i) {
+    return ax_x86_idx(SP, R(R15), 1, g->wval + i * WIDE * 4);
+}
+
 /* ---- the value cache ----
  * Inside a block, values stay in ymm6-ymm15 from the node that computes them to the last one
  * that reads them; the emitters work in ymm0-ymm5. A value goes to its frame slot only when
@@ -385,6 +405,7 @@ static void cache_reset(qg *g) {
         const ax_code_node *n = &g->nd[i];
         g->reg_of[i] = -1;
         g->in_slot[i] = n->kind == AX_KN_CONST || is_broadcast_load(g, i);
+        if (!g->wide) g->in_wide[i] = false;
     }
 }
 
@@ -394,7 +415,7 @@ static void vmov(qg *g, int dst, int src) {
 
 /* Writes node i's register to its slot if it is needed later and not there yet. */
 static void spill(qg *g, int i) {
-    if (g->reg_of[i] >= 0 && !g->in_slot[i] && g->last_use[i] > g->cur) {
+    if (g->reg_of[i] >= 0 && !g->in_slot[i] && !g->in_wide[i] && g->last_use[i] > g->cur) {
         vstore(g, val(g, i), g->reg_of[i]);
         g->in_slot[i] = true;
     }
@@ -431,6 +452,8 @@ static void defined_in_slot(qg *g, int i) {
 static void fetch(qg *g, int r, int i) {
     if (g->reg_of[i] >= 0)
         vmov(g, r, g->reg_of[i]);
+    else if (g->in_wide[i])
+        ax_x86_vrm(&g->a, AX_X86_VMOVUPS_LOAD, 1, r, -1, wide_at(g, i));
     else
         vload(g, r, val(g, i));
 }
@@ -454,6 +477,10 @@ static void define(qg *g, int i, int r) {
     vmov(g, best, r);
     g->reg_of[i] = best;
     g->node_in[best] = i;
+    if (g->wide && g->crosses[i]) { /* for the later segments and calls */
+        ax_x86_vrm(&g->a, AX_X86_VMOVUPS_STORE, 1, r, -1, wide_at(g, i));
+        g->in_wide[i] = true;
+    }
 }
 
 /* r += IDX[d] * k for an element stride k (bytes) */
@@ -630,6 +657,20 @@ static bool plan_step(qg *g, int s) {
         g->last_use[i] = -1;
         for (int k = 0; k < g->nd[i].nin; k++) g->last_use[g->nd[i].in[k]] = i;
     }
+    g->has_math = false;
+    g->nsegs = 1;
+    for (int i = 0; i < g->n; i++) {
+        g->seg_of[i] = g->nsegs - 1;
+        g->crosses[i] = false;
+        if (is_math(g, i)) g->has_math = true, g->nsegs++;
+    }
+    for (int j = 0; j < g->n; j++)
+        for (int k = 0; k < g->nd[j].nin; k++) {
+            int src = g->nd[j].in[k];
+            if (!is_math(g, src) && (is_math(g, j) || g->seg_of[j] > g->seg_of[src]))
+                g->crosses[src] = true;
+        }
+    g->wide = false;
     cache_reset(g); /* outside blocks no register holds a value */
     /* kept dims (the split one first), then the reduced ones in order */
     g->norder = 0;
@@ -654,6 +695,7 @@ static bool plan_step(qg *g, int s) {
     g->total = off, off += 8 * g->n;
     off = (off + SLOT - 1) / SLOT * SLOT;
     g->val = off, off += SLOT * g->n;
+    g->wval = off, off += g->has_math ? WIDE * 4 * g->n : 0;
     int64_t row_lanes = (st->shape[g->blocked] + LANES - 1) / LANES * LANES, acc_bytes = 0;
     for (int i = 0; i < g->n; i++) {
         if (g->nd[i].kind != AX_KN_REDUCE) continue;
@@ -1023,6 +1065,7 @@ static void emit_math_call(qg *g, int i) {
         ax_x86_lea(&g->a, R(RSI), AT(SP, val(g, i)));
         ax_x86_lea(&g->a, R(RDX), AT(SP, val(g, n->in[0])));
         ax_x86_lea(&g->a, R(RCX), AT(SP, val(g, n->in[n->nin - 1])));
+        ax_x86_mov_imm(&g->a, R(R8), LANES);
         call(g, (const void *)q_kernel);
     } else {
         ax_x86_mov_imm(&g->a, R(RDI), l->vm);
@@ -1174,6 +1217,113 @@ static void emit_block(qg *g, int tail, int half) {
     for (int r = CACHE_FIRST; r < CACHE_END; r++) cache_drop(g, r);
 }
 
+/* A function call of a wide block: on the WIDE lanes of its operands' wide slots. */
+static void emit_wide_call(qg *g, int i) {
+    const ax_code_node *n = &g->nd[i];
+    const ax_lowering *l = &ax_prim_get(n->prim)->lower;
+    int32_t out = g->wval + i * WIDE * 4, a = g->wval + n->in[0] * WIDE * 4;
+    int32_t b = g->wval + n->in[n->nin - 1] * WIDE * 4;
+    for (int k = 0; k < n->nin; k++) { /* a constant or broadcast operand: its WIDE copies */
+        int src = n->in[k];
+        if (g->in_wide[src]) continue;
+        vload(g, 0, val(g, src));
+        for (int j = 0; j < WIDE / LANES; j++)
+            vstore(g, g->wval + src * WIDE * 4 + j * LANES * 4, 0);
+        g->in_wide[src] = true;
+    }
+    if (!l->vecmath) {
+        ax_x86_mov_imm(&g->a, R(RDI), (int64_t)(uintptr_t)eager_kernel(n));
+        ax_x86_lea(&g->a, R(RSI), AT(SP, out));
+        ax_x86_lea(&g->a, R(RDX), AT(SP, a));
+        ax_x86_lea(&g->a, R(RCX), AT(SP, b));
+        ax_x86_mov_imm(&g->a, R(R8), WIDE);
+        call(g, (const void *)q_kernel);
+    } else {
+        ax_x86_mov_imm(&g->a, R(RDI), l->vm);
+        ax_x86_mov_imm(&g->a, R(RSI), WIDE);
+        ax_x86_lea(&g->a, R(RDX), AT(SP, a));
+        ax_x86_mov_imm(&g->a, R(RCX), 1);
+        ax_x86_lea(&g->a, R(R8), AT(SP, out));
+        call(g, (const void *)ax_vecmath_f32);
+    }
+    g->in_wide[i] = true;
+}
+
+/* A wide block: WIDE lanes at r12 (r12 + WIDE <= the row's end), for loops that call
+ * functions (exp, tanh, ...), whose calls cost too much on 8 lanes. The nodes between two calls
+ * (a segment) run as blocks of 8 lanes in a loop over the wide block (r15: the block's offset
+ * in the wide slots, 32 bytes a block); the values a later segment or a call reads are kept
+ * in wide slots; each call runs on all WIDE lanes at once. In RUNS a block's lane accumulators
+ * alternate with its parity, as in the pairs of blocks. */
+static void emit_wide_block(qg *g) {
+    g->wide = true;
+    for (int i = 0; i < g->n; i++) g->in_wide[i] = false;
+    for (int seg = 0; seg < g->nsegs; seg++) {
+        bool work = false;
+        for (int i = 0; i < g->n; i++)
+            work |= (g->seg_of[i] == seg && !is_math(g, i) &&
+                     !(g->nd[i].kind == AX_KN_LOAD && is_broadcast_load(g, i)) &&
+                     g->nd[i].kind != AX_KN_CONST) ||
+                    (is_math(g, i) && g->seg_of[i] == seg - 1 && g->nd[i].store);
+        if (work) {
+            int top = ax_x86_label(&g->a);
+            ax_x86_mov_imm(&g->a, R(R15), 0);
+            ax_x86_bind(&g->a, top);
+            cache_reset(g);
+            for (int i = 0; i < g->n; i++) {
+                const ax_code_node *n = &g->nd[i];
+                g->cur = i;
+                if (is_math(g, i)) {
+                    if (g->seg_of[i] == seg - 1 && n->store) emit_store(g, i, 0);
+                    continue;
+                }
+                if (g->seg_of[i] != seg) continue;
+                if (n->kind == AX_KN_LOAD && !is_broadcast_load(g, i)) emit_load(g, i, 0);
+                if (n->kind == AX_KN_OP) emit_op(g, i);
+                if (n->kind == AX_KN_INDEX) emit_index(g, i);
+                if ((n->kind == AX_KN_OP || n->kind == AX_KN_INDEX) && n->store)
+                    emit_store(g, i, 0);
+                if (n->kind != AX_KN_REDUCE) continue;
+                int64_t es = acc_esize(g, i);
+                if (g->rk == RK_RUNS) { /* the half: the block's parity, 8 lanes of es bytes */
+                    ax_x86_mov_rr(&g->a, R(RAX), R(R15));
+                    ax_x86_and_imm(&g->a, R(RAX), 32);
+                    if (es == 8) ax_x86_add_rr(&g->a, R(RAX), R(RAX));
+                    emit_accumulate(g, i, ax_x86_idx(SP, R(RAX), 1, g->acc_at[i]), 0);
+                } else {
+                    emit_accumulate(g, i, ax_x86_idx(SP, R(R12), (int)es, g->acc_at[i]), 0);
+                }
+            }
+            g->cur = g->n;
+            for (int r = CACHE_FIRST; r < CACHE_END; r++) cache_drop(g, r);
+            ax_x86_add_imm(&g->a, R(R12), LANES);
+            ax_x86_add_imm(&g->a, R(R15), LANES * 4);
+            ax_x86_cmp_imm(&g->a, R(R15), WIDE * 4);
+            ax_x86_jcc(&g->a, AX_X86_JL, top);
+            ax_x86_sub_imm(&g->a, R(R12), WIDE);
+        }
+        for (int i = 0; i < g->n; i++)
+            if (is_math(g, i) && g->seg_of[i] == seg) emit_wide_call(g, i);
+    }
+    g->wide = false;
+    cache_reset(g);
+}
+
+/* Wide blocks while WIDE lanes are left before `end` (a register), when the loop calls
+ * functions. */
+static void wide_blocks(qg *g, int end) {
+    if (!g->has_math) return;
+    int top = ax_x86_label(&g->a), done = ax_x86_label(&g->a);
+    ax_x86_bind(&g->a, top);
+    ax_x86_lea(&g->a, R(RAX), AT(R(R12), WIDE));
+    ax_x86_cmp_rr(&g->a, R(RAX), end);
+    ax_x86_jcc(&g->a, AX_X86_JG, done);
+    emit_wide_block(g);
+    ax_x86_add_imm(&g->a, R(R12), WIDE);
+    ax_x86_jmp(&g->a, top);
+    ax_x86_bind(&g->a, done);
+}
+
 /* The row pointers of the loads and stored values, the broadcast loads' values, and the
  * iotas' bases. */
 static void row_setup(qg *g) {
@@ -1203,6 +1353,7 @@ static void blocked_loop(qg *g) {
         ax_x86_mov_imm(&g->a, R(R12), 0);
         ax_x86_mov_imm(&g->a, R(R13), g->st->shape[d]);
     }
+    wide_blocks(g, R(R13));
     int top = ax_x86_label(&g->a), tail = ax_x86_label(&g->a), done = ax_x86_label(&g->a);
     ax_x86_bind(&g->a, top);
     ax_x86_lea(&g->a, R(RAX), AT(R(R12), LANES));
@@ -1235,6 +1386,7 @@ static void chunked_runs(qg *g) {
     ax_x86_jcc(&g->a, AX_X86_JLE, capped);
     ax_x86_mov_imm(&g->a, R(R14), extent);
     ax_x86_bind(&g->a, capped);
+    wide_blocks(g, R(R14));
     ax_x86_bind(&g->a, pair);
     ax_x86_lea(&g->a, R(RAX), AT(R(R12), 2 * LANES));
     ax_x86_cmp_rr(&g->a, R(RAX), R(R14));
@@ -1407,13 +1559,16 @@ ax_quick_code *ax_quickgen_build(const ax_code *code, char *why, size_t whylen) 
     g.reg_of = calloc(nn, sizeof *g.reg_of);
     g.in_slot = calloc(nn, sizeof *g.in_slot);
     g.last_use = calloc(nn, sizeof *g.last_use);
+    g.seg_of = calloc(nn, sizeof *g.seg_of);
+    g.crosses = calloc(nn, sizeof *g.crosses);
+    g.in_wide = calloc(nn, sizeof *g.in_wide);
     if (g.q) {
         g.q->nsteps = nsteps;
         g.q->fn = calloc((size_t)nsteps + 1, sizeof *g.q->fn);
         g.q->consts = aligned_alloc(64, NCONST * sizeof *g.q->consts);
     }
-    bool ok =
-        g.q && start && g.acc_at && g.reg_of && g.in_slot && g.last_use && g.q->fn && g.q->consts;
+    bool ok = g.q && start && g.acc_at && g.reg_of && g.in_slot && g.last_use && g.seg_of &&
+              g.crosses && g.in_wide && g.q->fn && g.q->consts;
     if (!ok) snprintf(g.why, sizeof g.why, "out of memory");
     ax_x86_init(&g.a);
     for (int s = 0; ok && s < nsteps; s++) {
@@ -1435,6 +1590,9 @@ ax_quick_code *ax_quickgen_build(const ax_code *code, char *why, size_t whylen) 
     free(g.reg_of);
     free(g.in_slot);
     free(g.last_use);
+    free(g.seg_of);
+    free(g.crosses);
+    free(g.in_wide);
     if (!ok) {
         snprintf(why, whylen, "%s", g.why);
         ax_quickgen_free(g.q);
