@@ -2,11 +2,13 @@
  *
  * A LOOP step's function: the loops over the step's dims other than the blocked one (the
  * innermost), and the blocked dim innermost, 8 lanes at a time (one ymm register of 32-bit
- * values). Each node's value for the current block lives in a 32-byte slot of the frame: an
- * operation loads its operands' slots into registers, computes, and stores its own. Bools are
- * masks in registers (all ones or zero per lane), bytes in memory. Constants are set in the
- * prologue, loads broadcast along the blocked dim once per row; strided loads, a row's tail and
- * the reductions' folds go through small C functions below (same bits as the inline code).
+ * values). Within a block each value stays in a register from the operation that computes it
+ * to the last that reads it (the value cache); it has a 32-byte slot in the frame for when
+ * registers run out or a call clobbers them. Bools are masks in registers (all ones or zero per
+ * lane), bytes in memory. Constants are set in the prologue, loads broadcast along the blocked
+ * dim once per row, strided rows gathered (vgatherdps); a row's tail, bool gathers and the
+ * reductions' folds go through small C functions below. Loops that call functions (exp, tanh)
+ * run wide blocks of 64 lanes a call (emit_wide_block).
  *
  * Loop order: the kept dims outside (the split dim among them), the reduced ones inside in
  * their order, the blocked dim last. So each output takes its elements in row-major order of
@@ -32,7 +34,7 @@ enum {
     WIDE = 64,                  /* a wide block: 8 blocks, for loops that call functions */
     SLOT = 32,                  /* a value's bytes in the frame */
     MAX_ROWS_BYTES = 256 << 10, /* the ROWS accumulators a frame may hold */
-    NCONST = 64,                /* distinct vector constants per program (~20 are used) */
+    NCONST = 256,               /* distinct vector constants per program */
 };
 _Static_assert(AX_REDUCE_LANES == 2 * LANES, "a lane accumulator pair per two blocks");
 _Static_assert(AX_REDUCE_CHUNK % (2 * LANES) == 0, "chunks hold whole block pairs");
@@ -261,7 +263,7 @@ typedef struct qg {
     int order[AX_MAX_RANK], norder, first_reduced;
     reduce_kind rk;
     /* frame offsets */
-    int32_t lo, hi, idx, row, total, val, acc, frame;
+    int32_t lo, hi, idx, row, total, val, frame;
     int32_t *acc_at; /* per node: its accumulators' offset */
     /* the value cache of the block being emitted (see fetch) */
     int *reg_of;     /* per node: the cache register holding its value, or -1 */
@@ -288,7 +290,7 @@ static bool refuse(qg *g, const char *fmt, const char *what) {
 static const void *vconst(qg *g, const uint32_t *lanes) {
     for (int i = 0; i < g->nconsts; i++)
         if (!memcmp(g->q->consts[i], lanes, sizeof g->q->consts[i])) return g->q->consts[i];
-    if (g->nconsts == NCONST) { /* never reached: the generator asks for ~20 */
+    if (g->nconsts == NCONST) { /* a program reading hundreds of distinct strides */
         refuse(g, "%s", "too many vector constants");
         return g->q->consts[0];
     }
@@ -436,9 +438,17 @@ static void cache_flush(qg *g) {
     }
 }
 
+static void fetch(qg *g, int r, int i);
+
 /* Node i's value in its slot (for a C function that reads it there). */
 static void ensure_slot(qg *g, int i) {
-    if (!g->in_slot[i]) vstore(g, val(g, i), g->reg_of[i]);
+    if (g->in_slot[i]) return;
+    if (g->reg_of[i] < 0) { /* in its wide slot */
+        fetch(g, 0, i);
+        vstore(g, val(g, i), 0);
+    } else {
+        vstore(g, val(g, i), g->reg_of[i]);
+    }
     g->in_slot[i] = true;
 }
 
