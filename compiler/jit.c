@@ -37,7 +37,8 @@ enum { MAX_VARIANTS = 4 };
 struct ax_jit_program {
     ax_ir *ir;
     ax_plan *plan;
-    void *dl;       /* the loaded shared object; NULL: run the IR on the eager kernels */
+    void *dl; /* the loaded shared object; NULL: the quick tier's code, or the IR on the eager
+                 kernels */
     ax_step_fn *fn; /* per step (NULL for eager steps): GCC's code, or else the quick tier's */
     /* the quick tier's code (compiler/quickgen.h), run until GCC's is ready; kept until the
      * program is freed, as a call in progress may still be in it when GCC's code arrives */
@@ -543,7 +544,8 @@ static bool build_quick(jit_state *s, ax_jit_program *p) {
 }
 
 /* Fuses `ir`, then loads its code from the disk cache or compiles it: at once, or (background)
- * in a child process while the program runs on the eager kernels. */
+ * in a child process while the program runs on the quick tier's code (or else the eager
+ * kernels). */
 static ax_jit_program *build(ax_ctx *cx, ax_ir *ir, bool background) {
     double t0 = now_ms();
     jit_state *s = state(cx);
