@@ -228,7 +228,7 @@ static void warn_once(jit_state *s, const char *why) {
     s->warned = true;
     fprintf(stderr,
             "ax: warning: jit cannot build native code (%s); jitted functions run on "
-            "the eager kernels\n",
+            "the quick tier's code or the eager kernels\n",
             why);
 }
 
@@ -587,6 +587,7 @@ static ax_jit_program *build(ax_ctx *cx, ax_ir *ir, bool background) {
     p->info.from_disk = dl && install(p, dl, why, sizeof why);
     if (!p->dl && !tools_ok(s)) { /* a cached entry loads without them */
         warn_once(s, "the assembler 'as' or linker 'ld' is not on PATH");
+        if (s->quick == QUICK_ON) build_quick(s, p); /* needs neither */
     } else if (!p->dl && background) {
         if (s->quick == QUICK_ON) build_quick(s, p);
         compile_in_background(s, p);
@@ -599,7 +600,10 @@ static ax_jit_program *build(ax_ctx *cx, ax_ir *ir, bool background) {
             ax_error(cx, AX_ERR_INTERRUPT, "interrupted");
             return NULL;
         }
-        if (!dl || !install(p, dl, why, sizeof why)) warn_once(s, why);
+        if (!dl || !install(p, dl, why, sizeof why)) {
+            warn_once(s, why);
+            if (s->quick == QUICK_ON) build_quick(s, p);
+        }
     }
     p->info.native = p->dl != NULL;
     p->info.build_ms = now_ms() - t0;
