@@ -9,7 +9,7 @@ Suites (--only unit,lang,quick,conformance,docs,repl,jit,notebook,robust,io,fuzz
         parallel):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
   lang         tests/lang/*.ax, examples/*.ax, and the landed ../shared/conformance/next programs
-  quick        the lang programs that use jit, again with AX_JIT_QUICK=only: every jitted call
+  quick        the lang programs that use jit or pmap, again with AX_JIT_QUICK=only: every call
                on the quick tier's code (compiler/quickgen.h), never GCC's
   conformance  ../shared/conformance/*.ax, when ../shared exists
   docs         the code blocks of docs/*.md and README.md (see "Executable docs" below)
@@ -491,14 +491,14 @@ def parallel_jobs(ctx):
 
 
 def quick_jobs(ctx):
-    """The language tests that use jit, their jitted calls on the quick tier's code alone
+    """The language tests that use jit or pmap, their jitted calls on the quick tier's code alone
     (compiler/quickgen.h): the same outputs as with GCC's code."""
     qctx = copy.copy(ctx)
     qctx.env = dict(os.environ, AX_JIT_QUICK="only")
     paths = []
     for p in ax_files(os.path.join(ROOT, "tests", "lang")) + next_conformance():
         with open(p, encoding="utf-8") as f:
-            if "jit" in f.read():
+            if re.search(r"jit|pmap", f.read()):
                 paths.append(p)
     return program_jobs(qctx, paths, "quick")
 
