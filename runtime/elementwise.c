@@ -1091,6 +1091,16 @@ static void *dtype_error(ax_ctx *cx, const char *name, ax_dtype t) {
 /* ------------------------------------------------------------------------------------------
  * Public entry points. */
 
+ax_kernel_fn ax_unary_kernel(ax_unary_op op, ax_dtype t) {
+    return unary_op_valid(op) && dtype_valid(t) && ax_unary_accepts(op, t) ? unary_table[t][op]
+                                                                           : NULL;
+}
+
+ax_kernel_fn ax_binary_kernel(ax_binary_op op, ax_dtype t) {
+    return binary_op_valid(op) && dtype_valid(t) && ax_binary_accepts(op, t) ? binary_table[t][op]
+                                                                             : NULL;
+}
+
 /* Checks a unary op; returns its kernel or NULL with an error recorded. */
 static kernel_fn unary_checked(ax_ctx *cx, ax_unary_op op, const ax_array *x) {
     if (!unary_op_valid(op)) {
