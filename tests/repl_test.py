@@ -586,7 +586,9 @@ def ctrl_c_stops_matrix_products(ctx):
     s.line("y = x @ x @ x @ x @ x @ x @ x @ x @ x @ x @ x @ x")
     interrupt(s)
     s.run("y", r"error\[NameError\]")
-    s.line("z = sort(concatenate([x.ravel()] * 3))")
+    # 108M elements: long enough that Ctrl-C lands inside the sort on a fast machine too (27M
+    # sorted within the pause on this machine's ASan build, and Ctrl-C then met the prompt)
+    s.line("z = sort(concatenate([x.ravel()] * 12))")
     interrupt(s)
     check_session_intact(s)
 
