@@ -61,7 +61,7 @@ static const ax_object_type struct_type = {.name = "ShapeDtypeStruct",
                                            .getattr = struct_getattr,
                                            .equal = struct_equal};
 
-static ax_value *struct_new(ax_interp *in, const ax_aval *t) {
+ax_value *ax_shape_dtype_struct(ax_interp *in, const ax_aval *t) {
     ax_aval *p = malloc(sizeof *p);
     if (!p) return ax_error_oom(in->cx);
     *p = *t;
@@ -85,12 +85,12 @@ static ax_value *b_shape_dtype_struct(ax_interp *in, ax_value *self, const ax_ar
         return NULL;
     if (dtype < 0) return ax_error(in->cx, AX_ERR_TYPE, "ShapeDtypeStruct needs a dtype");
     t.dtype = (ax_dtype)dtype;
-    return struct_new(in, &t);
+    return ax_shape_dtype_struct(in, &t);
 }
 
 /* ---------------------------------------------------------------- arguments */
 
-static bool is_struct(const ax_value *v) {
+bool ax_is_shape_dtype_struct(const ax_value *v) {
     return v->kind == AX_V_OBJECT && v->obj.type == &struct_type;
 }
 
@@ -101,7 +101,7 @@ static ax_value *struct_tree_to_arrays(ax_interp *in, ax_value *v) {
     if (ax_tree_flatten(in, v, &leaves, &n, &def)) return NULL;
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
-        if (!is_struct(leaves[i])) continue;
+        if (!ax_is_shape_dtype_struct(leaves[i])) continue;
         ax_scope s;
         ax_scope_begin(&s, in->cx);
         ax_array *z = ax_scope_keep(&s, ax_lax_full_aval(&s, leaves[i]->obj.payload, 0.0));
@@ -174,7 +174,7 @@ static ax_value *b_eval_shape(ax_interp *in, ax_value *self, const ax_args *a) {
             t = ir->types[o->var];
         else
             ax_aval_of(&t, o->lit);
-        if (!(outs[made] = struct_new(in, &t))) break;
+        if (!(outs[made] = ax_shape_dtype_struct(in, &t))) break;
     }
     if (!outs)
         ax_error_oom(in->cx);

@@ -847,6 +847,26 @@ static ax_value *b_tree_leaves_with_path(ax_interp *in, ax_value *self, const ax
     return r;
 }
 
+char *ax_tree_leaf_keystr(ax_interp *in, ax_value *tree, int leaf) {
+    walk w = {.in = in, .with_paths = true};
+    ax_value *def = walk_tree(&w, tree);
+    char *text = NULL;
+    if (def && leaf >= 0 && leaf < w.paths.n) {
+        ax_strbuf out;
+        ax_strbuf_init(&out);
+        const ax_value *path = w.paths.items[leaf];
+        for (int i = 0; i < path->n; i++) key_text(&out, path->items[i], false);
+        text = out.failed ? NULL : out.data ? out.data : strdup("");
+        if (out.failed) ax_strbuf_free(&out);
+        if (!text) ax_error_oom(in->cx);
+    } else if (def) {
+        ax_error(in->cx, AX_ERR_INDEX, "the tree has no leaf %d", leaf);
+    }
+    if (def) ax_value_release(def);
+    walk_free(&w);
+    return text;
+}
+
 static ax_value *b_tree_unflatten(ax_interp *in, ax_value *self, const ax_args *a) {
     (void)self;
     if (!ax_args_check(in, a, "tree_unflatten", 2, (const char *[]){"treedef", "leaves", NULL}))
