@@ -109,6 +109,16 @@ static ax_value *jit_trace(ax_interp *in, ax_value *self, const ax_args *a) {
     return lower_call(in, self, a, &traced_type);
 }
 
+static ax_value *out_info(ax_interp *in, const stage *s);
+
+/* jit(f).eval_shape(*args): the outputs' ShapeDtypeStructs (static arguments honoured). */
+static ax_value *jit_eval_shape(ax_interp *in, ax_value *self, const ax_args *a) {
+    ax_value *lowered = lower_call(in, self, a, &lowered_type);
+    ax_value *r = lowered ? out_info(in, lowered->obj.payload) : NULL;
+    if (lowered) ax_value_release(lowered);
+    return r;
+}
+
 static const struct {
     const char *name, *doc;
     ax_builtin_fn fn;
@@ -119,6 +129,10 @@ static const struct {
      jit_lower},
     {"trace", "jit(f).trace(*args): f traced for these argument types, a Traced (.jaxpr, .lower())",
      jit_trace},
+    {"eval_shape",
+     "jit(f).eval_shape(*args): the outputs' ShapeDtypeStructs, static arguments as jit takes "
+     "them",
+     jit_eval_shape},
 };
 
 ax_value *ax_aot_jit_getattr(ax_interp *in, ax_value *jit, const char *name) {
@@ -274,10 +288,17 @@ static ax_value *traced_lower(ax_interp *in, ax_value *self, const ax_args *a) {
 }
 
 static ax_value *as_text(ax_interp *in, ax_value *self, const ax_args *a) {
-    if (!ax_args_check(in, a, "as_text", 0, NULL)) return NULL;
     ax_value *st = self->builtin->data;
+    bool lowered = stage_kind(st) != COMPILED;
+    const char *const names[] = {"dialect", "debug_info", NULL};
+    if (!ax_args_check(in, a, "as_text", lowered, lowered ? names : NULL)) return NULL;
+    ax_value *dialect = lowered ? ax_arg(a, 0, "dialect") : NULL;
+    if (dialect && dialect->kind != AX_V_NONE)
+        return ax_error(in->cx, AX_ERR_VALUE,
+                        "as_text: ax lowers to its typed IR, the only text it has (no dialect "
+                        "such as 'stablehlo' or 'hlo')");
     const stage *s = st->obj.payload;
-    if (stage_kind(st) != COMPILED) return ax_jit_ir_text(in, s->l.ir);
+    if (lowered) return ax_jit_ir_text(in, s->l.ir);
     ax_jit_program *prog = ax_call_program(in->cx, s->l.ir); /* built by compile() */
     ax_value *text = prog ? ax_jit_c_text(in, prog) : NULL;
     if (!text && prog && in->cx->err.kind != AX_ERR_MEMORY) { /* no native code: as JAX, None */
@@ -370,16 +391,10 @@ static int check_leaves(ax_interp *in, const stage *s, const ax_args *a, ax_valu
 /* The call's arguments as ((args...), {}): leaves (new references) checked against the
  * compiled structure. 0, or -1 with JAX's TypeError. */
 static int flatten_args(ax_interp *in, const stage *s, const ax_args *a, ax_value ***leaves) {
-    ax_value **items = calloc((size_t)a->n + 1, sizeof *items);
-    if (!items) return ax_error_oom(in->cx), -1;
-    for (int i = 0; i < a->n; i++) items[i] = ax_value_retain(a->pos[i]);
-    ax_value *args = ax_value_tuple(a->n, items);
-    free(items);
-    ax_value *pair = ax_flat_pair_take(in->cx, args, ax_value_dict(0, NULL, NULL));
-    if (!pair) return ax_error_pending(in->cx) ? -1 : (ax_error_oom(in->cx), -1);
-    ax_value *def = NULL;
-    int n = 0, rc = ax_tree_flatten(in, pair, leaves, &n, &def);
-    ax_value_release(pair);
+    ax_value *tree = ax_tree_call_args(in, a->n, a->pos), *def = NULL;
+    if (!tree) return -1;
+    int n = 0, rc = ax_tree_flatten(in, tree, leaves, &n, &def);
+    ax_value_release(tree);
     if (rc) return -1;
     if (!ax_treedef_equal(def, s->l.in_def)) {
         ax_strbuf want, got;

@@ -804,19 +804,15 @@ static char *arg_name(const jit_state *s, int pos) {
 
 /* The dynamic arguments' structure, ((args...), {}): what JAX's in_tree describes. */
 static ax_value *dynamic_tree(ax_interp *in, const flat_call *fc) {
-    ax_value **items = calloc((size_t)fc->ntraced + 1, sizeof *items);
-    if (!items) return ax_error_oom(in->cx);
-    for (int k = 0; k < fc->ntraced; k++) items[k] = ax_value_retain(fc->args[fc->traced[k]]);
-    ax_value *args = ax_value_tuple(fc->ntraced, items);
-    free(items);
-    ax_value *pair = ax_flat_pair_take(in->cx, args, ax_value_dict(0, NULL, NULL));
-    if (!pair) return ax_error_pending(in->cx) ? NULL : ax_error_oom(in->cx);
-    ax_value **leaves = NULL, *def = NULL;
+    ax_value **args = calloc((size_t)fc->ntraced + 1, sizeof *args);
+    if (!args) return ax_error_oom(in->cx);
+    for (int k = 0; k < fc->ntraced; k++) args[k] = fc->args[fc->traced[k]];
+    ax_value *tree = ax_tree_call_args(in, fc->ntraced, args), **leaves = NULL, *def = NULL;
+    free(args);
     int n = 0;
-    int rc = ax_tree_flatten(in, pair, &leaves, &n, &def);
-    ax_value_release(pair);
-    if (!rc) ax_values_release(leaves, n);
-    return rc ? NULL : def;
+    if (tree && !ax_tree_flatten(in, tree, &leaves, &n, &def)) ax_values_release(leaves, n);
+    if (tree) ax_value_release(tree);
+    return def;
 }
 
 static int fill_lowered(ax_interp *in, const jit_state *s, const ax_args *call, const flat_call *fc,

@@ -847,6 +847,20 @@ static ax_value *b_tree_leaves_with_path(ax_interp *in, ax_value *self, const ax
     return r;
 }
 
+ax_value *ax_tree_call_args(ax_interp *in, int n, ax_value *const *args) {
+    ax_value **items = calloc((size_t)n + 1, sizeof *items);
+    if (!items) return ax_error_oom(in->cx);
+    for (int i = 0; i < n; i++) items[i] = ax_value_retain(args[i]);
+    ax_value *pair[2] = {ax_value_tuple(n, items), ax_value_dict(0, NULL, NULL)};
+    free(items);
+    if (!pair[0] || !pair[1]) {
+        if (pair[0]) ax_value_release(pair[0]);
+        if (pair[1]) ax_value_release(pair[1]);
+        return ax_error_oom(in->cx);
+    }
+    return ax_value_or_oom(in, ax_value_tuple(2, pair));
+}
+
 char *ax_tree_leaf_keystr(ax_interp *in, ax_value *tree, int leaf) {
     walk w = {.in = in, .with_paths = true};
     ax_value *def = walk_tree(&w, tree);
