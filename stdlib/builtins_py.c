@@ -795,7 +795,7 @@ static ax_value *bi_dir(ax_interp *in, ax_value *self, const ax_args *args) {
     ax_value **items = l.failed ? NULL : calloc((size_t)l.n + 1, sizeof *items);
     bool ok = items != NULL;
     int n = 0;
-    if (ok) qsort(l.names, (size_t)l.n, sizeof *l.names, compare_names);
+    if (ok && l.n) qsort(l.names, (size_t)l.n, sizeof *l.names, compare_names);
     for (int i = 0; ok && i < l.n; i++) {
         if (n && strcmp(l.names[i], items[n - 1]->str) == 0) continue; /* named twice */
         if (!(items[n] = ax_value_str(l.names[i])))

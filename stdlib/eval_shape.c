@@ -48,6 +48,14 @@ static ax_value *struct_getattr(ax_interp *in, ax_value *self, const char *name)
     return NULL;
 }
 
+/* The names struct_getattr resolves (Tab completion, dir). */
+static void struct_each_attr(ax_interp *in, ax_value *self, void (*fn)(void *arg, const char *name),
+                             void *arg) {
+    (void)in, (void)self;
+    static const char *const names[] = {"dtype", "ndim", "shape", "size", "weak_type"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) fn(arg, names[i]);
+}
+
 static int struct_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
     (void)in;
     const ax_aval *x = a->obj.payload, *y = b->obj.payload;
@@ -59,6 +67,7 @@ static const ax_object_type struct_type = {.name = "ShapeDtypeStruct",
                                            .free = free,
                                            .format = struct_format,
                                            .getattr = struct_getattr,
+                                           .each_attr = struct_each_attr,
                                            .equal = struct_equal};
 
 ax_value *ax_shape_dtype_struct(ax_interp *in, const ax_aval *t) {

@@ -61,6 +61,13 @@ static void treedef_format(ax_strbuf *out, void *payload) {
     ax_strbuf_append(out, ")");
 }
 static ax_value *treedef_getattr(ax_interp *in, ax_value *self, const char *name);
+/* The names treedef_getattr resolves (Tab completion, dir). */
+static void treedef_each_attr(ax_interp *in, ax_value *self,
+                              void (*fn)(void *arg, const char *name), void *arg) {
+    (void)in, (void)self;
+    static const char *const names[] = {"flatten_up_to", "num_leaves", "num_nodes", "unflatten"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) fn(arg, names[i]);
+}
 static int treedef_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
     (void)in;
     return ax_treedef_equal((ax_value *)a, (ax_value *)b);
@@ -69,6 +76,7 @@ static const ax_object_type treedef_type = {.name = "PyTreeDef",
                                             .free = treedef_free,
                                             .format = treedef_format,
                                             .getattr = treedef_getattr,
+                                            .each_attr = treedef_each_attr,
                                             .equal = treedef_equal};
 
 void ax_values_release(ax_value **values, int n) {
