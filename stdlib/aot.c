@@ -300,12 +300,9 @@ static ax_value *as_text(ax_interp *in, ax_value *self, const ax_args *a) {
     const stage *s = st->obj.payload;
     if (lowered) return ax_jit_ir_text(in, s->l.ir);
     ax_jit_program *prog = ax_call_program(in->cx, s->l.ir); /* built by compile() */
-    ax_value *text = prog ? ax_jit_c_text(in, prog) : NULL;
-    if (!text && prog && in->cx->err.kind != AX_ERR_MEMORY) { /* no native code: as JAX, None */
-        ax_error_clear(in->cx);
-        return ax_none();
-    }
-    return text;
+    if (!prog) return NULL;
+    /* running on the eager kernels (no native code could be built): as JAX, None */
+    return ax_jit_program_info(prog)->native ? ax_jit_c_text(in, prog) : ax_none();
 }
 
 /* Lowered.compile(): builds the native code now (waiting for a compile that runs in the

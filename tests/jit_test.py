@@ -1087,6 +1087,20 @@ def aot_compiles_at_compile(ctx):
     expect(len(log_lines(p.stderr, "loaded")) == 1 and "started" not in p.stderr, p.stderr)
 
 
+@check
+def aot_without_native_code(ctx):
+    # No assembler: compile() warns once, the Compiled runs on the eager kernels with the same
+    # numbers, and its as_text() is None (JAX's answer when there is no executable text).
+    empty = os.path.join(ctx.root, "bin")
+    os.mkdir(empty)
+    p = ctx.run(AOT_CALLED + "print(compiled.as_text(), lowered.as_text()[:8])\n", PATH=empty)
+    *arrays, last = p.stdout.splitlines()
+    expect_numbers("\n".join(arrays), SELU_9 * 2)
+    expect(last == "None { lambda", p.stdout)
+    warnings = [l for l in p.stderr.splitlines() if "warning" in l]
+    expect(len(warnings) == 1 and warnings[0].startswith(WARNING), p.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ax", default=os.path.join(os.path.dirname(__file__), "..", "build", "ax"))
