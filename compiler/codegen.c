@@ -7,9 +7,9 @@
  * A LOOP step becomes one loop nest. The innermost dimension runs in blocks of B = 16 lanes
  * (the eager kernels' f32 vector width with AVX-512), and inside a block every equation is a
  * short loop over the lanes that GCC vectorises: strides and extents are constants, so loads,
- * arithmetic and stores become vector instructions. exp, expm1, log, logistic and erf on f32
- * are ax's own vector math (runtime/vecmath_body.h, emitted by vecmath_jit.c), inline in
- * those loops: the code the eager kernels run, so the same bits. The other transcendental
+ * arithmetic and stores become vector instructions. exp, expm1, log, tanh, logistic and erf
+ * on f32 are ax's own vector math (runtime/vecmath_body.h, emitted by vecmath_jit.c), inline
+ * in those loops: the code the eager kernels run, so the same bits. The other transcendental
  * functions call glibc's vector math library (libmvec) on whole blocks, through the same entry
  * points the eager kernels use: a block's code is split into "segments" at each such call;
  * values a later segment needs are kept in lane arrays.

@@ -17,6 +17,7 @@
 #include "codegen.h"
 #include "gccjit.h"
 #include "fuse.h"
+#include "quickgen.h"
 #include "jit_cache.h"
 #include "jit_job.h"
 #include "jit_layout.h"
@@ -36,8 +37,12 @@ enum { MAX_VARIANTS = 4 };
 struct ax_jit_program {
     ax_ir *ir;
     ax_plan *plan;
-    void *dl;       /* the loaded shared object; NULL: run the IR on the eager kernels */
-    ax_step_fn *fn; /* per step (NULL for eager steps) */
+    void *dl; /* the loaded shared object; NULL: the quick tier's code, or the IR on the eager
+                 kernels */
+    ax_step_fn *fn; /* per step (NULL for eager steps): GCC's code, or else the quick tier's */
+    /* the quick tier's code (compiler/quickgen.h), run until GCC's is ready; kept until the
+     * program is freed, as a call in progress may still be in it when GCC's code arrives */
+    ax_quick_code *quick;
     ax_jit_info info;
     /* The context that built it: only calls under it change the program (poll its compile,
      * count its calls, build variants). Calls under other contexts (pmap's devices, threads
@@ -68,6 +73,7 @@ typedef struct jit_state {
     ax_ctx *cx; /* its context */
     bool tools_checked, tools_ok, warned, log;
     bool sync;        /* AX_JIT_SYNC=1: every call waits for its compile */
+    int quick;        /* the quick tier: QUICK_OFF, QUICK_ON or QUICK_ONLY (AX_JIT_QUICK) */
     int max_jobs;     /* compiles in the background at once */
     int exit_wait_ms; /* AX_JIT_EXIT_WAIT: how long the end waits for running compiles */
     ax_jit_cache *cache;
@@ -157,6 +163,18 @@ static int exit_wait_ms(void) {
     return EXIT_WAIT_MS;
 }
 
+/* AX_JIT_QUICK: 0 turns the quick tier off; "only" runs quick code alone, never compiling
+ * with GCC (for tests and benchmarks of the tier); unset, the quick tier runs a program's
+ * calls while GCC compiles its code in the background. */
+enum { QUICK_OFF, QUICK_ON, QUICK_ONLY };
+
+static int quick_mode(void) {
+    const char *v = getenv("AX_JIT_QUICK");
+    if (!ax_quickgen_supported()) return QUICK_OFF;
+    if (v && !strcmp(v, "only")) return QUICK_ONLY;
+    return v && !strcmp(v, "0") ? QUICK_OFF : QUICK_ON;
+}
+
 static jit_state *state(ax_ctx *cx) {
     if (!cx->jit) {
         jit_state *s = calloc(1, sizeof *s);
@@ -164,6 +182,7 @@ static jit_state *state(ax_ctx *cx) {
         s->cx = cx;
         s->log = env_flag("AX_LOG_COMPILES");
         s->sync = env_flag("AX_JIT_SYNC");
+        s->quick = quick_mode();
         s->max_jobs = background_jobs();
         s->exit_wait_ms = exit_wait_ms();
         s->cache = ax_jit_cache_open(s->log);
@@ -209,7 +228,7 @@ static void warn_once(jit_state *s, const char *why) {
     s->warned = true;
     fprintf(stderr,
             "ax: warning: jit cannot build native code (%s); jitted functions run on "
-            "the eager kernels\n",
+            "the quick tier's code or the eager kernels\n",
             why);
 }
 
@@ -258,6 +277,8 @@ static bool install(ax_jit_program *p, void *dl, char *why, size_t whylen) {
     snprintf(why, whylen, "compiled code lacks its functions");
     dlclose(p->dl);
     p->dl = NULL;
+    for (int k = 0; p->quick && k < p->plan->code.h.nsteps; k++)
+        p->fn[k] = ax_quickgen_fn(p->quick, k); /* the quick tier's code again */
     return false;
 }
 
@@ -303,6 +324,11 @@ static void code_free(ax_code *c) {
     if (c) free(c->steps), free(c->nodes), free(c->bufs), free(c);
 }
 
+/* The calls a program ran before its native code: on the eager kernels or the quick tier's. */
+static int calls_before_native(const ax_jit_program *p) {
+    return p->info.eager_calls + p->info.quick_calls;
+}
+
 static void pending_unlink(jit_state *s, pending *q) {
     for (pending **at = &s->pending; *at; at = &(*at)->next)
         if (*at == q) {
@@ -322,7 +348,7 @@ static void pending_unlink(jit_state *s, pending *q) {
  * code); one that never ran is dropped. */
 static void detach(jit_state *s, pending *q) {
     ax_jit_program *p = q->prog;
-    if (!q->job && (p->info.eager_calls == 0 || !(q->own = code_copy(&p->plan->code)))) {
+    if (!q->job && (calls_before_native(p) == 0 || !(q->own = code_copy(&p->plan->code)))) {
         pending_unlink(s, q);
         return;
     }
@@ -352,7 +378,7 @@ static void settle(jit_state *s, pending *q) {
     } else if (dl && install(p, dl, why, sizeof why)) {
         p->info.native = true;
         p->info.build_ms = now_ms() - q->started_ms;
-        snprintf(outcome, sizeof outcome, "native from its call %d on", p->info.eager_calls + 1);
+        snprintf(outcome, sizeof outcome, "native from its call %d on", calls_before_native(p) + 1);
         log_background(s, q, outcome);
     } else {
         warn_once(s, why);
@@ -360,12 +386,19 @@ static void settle(jit_state *s, pending *q) {
     pending_unlink(s, q);
 }
 
+/* The niceness of a compile whose program runs on the quick tier's code meanwhile: on a busy
+ * machine its steps, nearly native already, then get the CPU before the compiler. Measured on
+ * the SGD step (2 cores, load 5: docs/benchmarks.md): 300 steps from an empty cache 88 -> 54 ms,
+ * the last 50 of them 14 -> 6 ms (5.2 from the disk cache); a 10-step script that waits at
+ * its end for the compile took as long either way (186 against 191 ms, medians of 6). */
+#define QUICK_COMPILE_NICE 10
+
 /* Starts queued compiles of programs that ran (the first call gets the machine to itself),
  * while fewer than max_jobs run. */
 static void start_queued(jit_state *s) {
     for (pending *q = s->pending, *next; q && s->running < s->max_jobs; q = next) {
         next = q->next;
-        if (q->job || (q->prog && q->prog->info.eager_calls == 0)) continue;
+        if (q->job || (q->prog && calls_before_native(q->prog) == 0)) continue;
         char why[512] = "";
         q->started_ms = now_ms();
         /* libgccjit is opened by the child unless this process has it already */
@@ -375,6 +408,8 @@ static void start_queued(jit_state *s) {
             pending_unlink(s, q);
             continue;
         }
+        /* a program on quick code runs at nearly native speed: its steps go first */
+        if (q->prog && q->prog->quick) ax_jit_job_renice(q->job, QUICK_COMPILE_NICE);
         s->running++;
         blas_follow_compiles(s);
     }
@@ -497,8 +532,29 @@ static bool worth_tiering(const ax_ir *ir) {
     return eager_work(ir) < (double)(1 << 26);
 }
 
+/* The quick tier's code for the program's loops (compiler/quickgen.h), run until GCC's code is
+ * ready; false (logged) when some loop is not one it renders. */
+static bool build_quick(jit_state *s, ax_jit_program *p) {
+    char why[256] = "";
+    double t0 = now_ms();
+    p->quick = ax_quickgen_build(&p->plan->code, why, sizeof why);
+    if (!p->quick) {
+        if (s->log)
+            fprintf(stderr, "ax: jit: no quick code for %s: %s\n",
+                    p->ir->name ? p->ir->name : "<lambda>", why);
+        return false;
+    }
+    for (int k = 0; k < p->plan->code.h.nsteps; k++) p->fn[k] = ax_quickgen_fn(p->quick, k);
+    p->info.quick = true;
+    if (s->log)
+        fprintf(stderr, "ax: jit: quick code for %s in %.3f ms (%zu bytes of x86-64)\n",
+                p->ir->name ? p->ir->name : "<lambda>", now_ms() - t0, ax_quickgen_size(p->quick));
+    return true;
+}
+
 /* Fuses `ir`, then loads its code from the disk cache or compiles it: at once, or (background)
- * in a child process while the program runs on the eager kernels. */
+ * in a child process while the program runs on the quick tier's code (or else the eager
+ * kernels). */
 static ax_jit_program *build(ax_ctx *cx, ax_ir *ir, bool background) {
     double t0 = now_ms();
     jit_state *s = state(cx);
@@ -532,11 +588,17 @@ static ax_jit_program *build(ax_ctx *cx, ax_ir *ir, bool background) {
     }
     p->info.key = ax_code_key(&p->plan->code);
     char why[512] = "";
+    if (s->quick == QUICK_ONLY && build_quick(s, p)) {
+        p->info.build_ms = now_ms() - t0;
+        return p;
+    }
     void *dl = ax_jit_cache_load(s->cache, p->info.key);
     p->info.from_disk = dl && install(p, dl, why, sizeof why);
     if (!p->dl && !tools_ok(s)) { /* a cached entry loads without them */
         warn_once(s, "the assembler 'as' or linker 'ld' is not on PATH");
+        if (s->quick == QUICK_ON) build_quick(s, p); /* needs neither */
     } else if (!p->dl && background) {
+        if (s->quick == QUICK_ON) build_quick(s, p);
         compile_in_background(s, p);
     } else if (!p->dl) {
         bool interrupted = false;
@@ -547,7 +609,10 @@ static ax_jit_program *build(ax_ctx *cx, ax_ir *ir, bool background) {
             ax_error(cx, AX_ERR_INTERRUPT, "interrupted");
             return NULL;
         }
-        if (!dl || !install(p, dl, why, sizeof why)) warn_once(s, why);
+        if (!dl || !install(p, dl, why, sizeof why)) {
+            warn_once(s, why);
+            if (s->quick == QUICK_ON) build_quick(s, p);
+        }
     }
     p->info.native = p->dl != NULL;
     p->info.build_ms = now_ms() - t0;
@@ -565,11 +630,13 @@ static void log_build(const ax_jit_program *p) {
             info->from_disk    ? "loaded"
             : info->native     ? "compiled"
             : info->background ? "started"
+            : info->quick      ? "prepared (quick code only)"
                                : "prepared (no native code)",
             p->ir->name ? p->ir->name : "<lambda>", info->build_ms, info->nloops, info->ngemms,
             info->neager,
-            info->background ? " (compiling in the background; the eager kernels run it meanwhile)"
-                             : "");
+            !info->background ? ""
+            : info->quick     ? " (compiling in the background; quick code runs it meanwhile)"
+                          : " (compiling in the background; the eager kernels run it meanwhile)");
 }
 
 ax_jit_program *ax_jit_start(ax_ctx *cx, ax_ir *ir) {
@@ -589,6 +656,7 @@ void ax_jit_free(ax_jit_program *p) {
     if (p->dl) dlclose(p->dl);
     free(p->fn);
     ax_plan_free(p->plan);
+    ax_quickgen_free(p->quick);
     ax_ir_release(p->ir);
     free(p);
 }
@@ -863,7 +931,8 @@ int ax_jit_ready(ax_ctx *cx, ax_jit_program *p) {
 
 int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) {
     if (cx != p->owner) /* another thread's context: read only (see ax_jit_ready) */
-        return p->dl ? run_native(cx, p, args, outs) : ax_ir_eval(cx, p->ir, args, outs);
+        return p->dl || p->quick ? run_native(cx, p, args, outs)
+                                 : ax_ir_eval(cx, p->ir, args, outs);
     if (p->pending && now_ms() - p->pending->owner->last_poll_ms >= POLL_INTERVAL_MS)
         poll_pending(p->pending->owner);
     if (p->dl) {
@@ -871,6 +940,12 @@ int ax_jit_run(ax_ctx *cx, ax_jit_program *p, ax_array **args, ax_array **outs) 
         ax_jit_program *v = variant_for(cx, p, args, &rc);
         if (rc || v) return rc ? rc : run_variant(cx, p, v, args, outs);
         return run_native(cx, p, args, outs);
+    }
+    if (p->quick) {
+        p->info.quick_calls++;
+        int rc = run_native(cx, p, args, outs);
+        if (p->pending && !p->pending->job) start_queued(p->pending->owner);
+        return rc;
     }
     if (!p->pending) return ax_ir_eval(cx, p->ir, args, outs);
     p->info.eager_calls++;

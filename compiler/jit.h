@@ -1,6 +1,7 @@
 /* Native programs: a simplified IR fused (compiler/fuse.h), compiled with libgccjit
  * (compiler/codegen.h, in a child process: compiler/jit_job.h) or loaded from the disk cache
- * (compiler/jit_cache.h), and run.
+ * (compiler/jit_cache.h), and run; until GCC's code is ready, on code the quick tier renders
+ * in microseconds (compiler/quickgen.h).
  *
  * When native code cannot be built (no assembler on PATH, a libgccjit error) ax warns once
  * and the program runs its IR on the eager kernels instead: same results, slower. */
@@ -19,6 +20,8 @@ typedef struct ax_jit_info {
     bool background;                    /* compiled (or compiling) in the background */
     bool compiling;                     /* background: not ended yet (queued or running) */
     int eager_calls;                    /* background: calls run on the eager kernels meanwhile */
+    bool quick;                         /* the quick tier's code runs it until GCC's is ready */
+    int quick_calls;                    /* calls run on the quick tier's code */
     int nvariants;                      /* layout variants built (compiler/jit_layout.h) */
     double build_ms;                    /* fusing + code generation + compiling or loading */
     int nsteps, nloops, ngemms, neager; /* ngemms: matrix products (eager steps on OpenBLAS) */
@@ -29,10 +32,13 @@ typedef struct ax_jit_info {
  * when Ctrl-C (cx->interrupt) abandoned its compile: compiles run in a child process that is
  * killed then, so the call returns at once. */
 ax_jit_program *ax_jit_build(ax_ctx *cx, ax_ir *ir);
-/* The same, tiered: on a miss of both caches the program runs on the eager kernels at once
- * while its code compiles in the background (a child process); a call after the compile
- * ended runs the native code. AX_JIT_SYNC=1, or a program one call of which could outlast
- * its compile on the eager kernels (loops, large arrays), waits as ax_jit_build does. */
+/* The same, tiered: on a miss of both caches the program runs at once on the quick tier's
+ * code (compiler/quickgen.h; the eager kernels when it has a loop the quick tier does not
+ * render) while GCC compiles its code in the background (a child process); a call after the
+ * compile ended runs GCC's code. AX_JIT_SYNC=1, or a program one call of which could outlast
+ * its compile on the eager kernels (loops, large arrays), waits as ax_jit_build does.
+ * AX_JIT_QUICK=0 leaves the quick tier out; AX_JIT_QUICK=only runs its code alone (both
+ * functions). */
 ax_jit_program *ax_jit_start(ax_ctx *cx, ax_ir *ir);
 void ax_jit_free(ax_jit_program *p);
 /* Ends the program's background compile now: starts it if it waits in the queue, waits for

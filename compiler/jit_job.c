@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -143,6 +144,10 @@ static void compile_in_process(ax_jit_job *j, const ax_gccjit *api, const ax_cod
     }
     j->state = compile_here(api, code, j->so, j->msg, sizeof j->msg) ? AX_JOB_FAILED : AX_JOB_DONE;
     ax_jit_scratch_leave(&scratch);
+}
+
+void ax_jit_job_renice(ax_jit_job *j, int nice) {
+    if (j->pid > 0) setpriority(PRIO_PROCESS, (id_t)j->pid, nice);
 }
 
 ax_jit_job *ax_jit_job_start(const ax_gccjit *api, const ax_code *code, uint64_t key, char *why,

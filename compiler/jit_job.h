@@ -29,6 +29,10 @@ typedef enum { AX_JOB_RUNNING, AX_JOB_DONE, AX_JOB_FAILED } ax_jit_job_state;
  * directory, out of memory. */
 ax_jit_job *ax_jit_job_start(const ax_gccjit *api, const ax_code *code, uint64_t key, char *why,
                              size_t whylen);
+/* Lowers the priority of the job's child process (and of the assembler and linker it has yet
+ * to run) by `nice` steps: for a compile whose program already runs on quick code, so that on
+ * a busy machine the program's own steps go first. No effect on a job compiled here. */
+void ax_jit_job_renice(ax_jit_job *j, int nice);
 /* Looks at the job, waiting up to timeout_ms (0: not at all) for it to end. Once it is not
  * RUNNING, it stays so. */
 ax_jit_job_state ax_jit_job_poll(ax_jit_job *j, int timeout_ms);

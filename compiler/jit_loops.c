@@ -61,8 +61,9 @@ static bool plan_stream(const ax_code *code, int s, const ax_loop_split *sp, int
         if (n->kind == AX_KN_REDUCE) return false;
         if (!n->store) continue;
         if (out->nout == STREAM_MAX_OUTS || !stores_in_order(st, n)) return false;
-        int64_t es = (int64_t)ax_dtype_size(code->bufs[n->buf]);
-        out->slot[out->nout] = n->buf - st->first_buf;
+        /* a node's slot counts from the step's first buffer (ax_code_node.buf) */
+        int64_t es = (int64_t)ax_dtype_size(code->bufs[st->first_buf + n->buf]);
+        out->slot[out->nout] = n->buf;
         out->bytes_per_iter[out->nout++] = sp->work_per_iter * es;
         total += elems * es;
     }

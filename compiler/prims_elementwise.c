@@ -196,7 +196,7 @@ LIBM_UNARY(cosh, AX_COSH, false, -2, 2);
 DERIVATIVE(tanh) {
     return ax_lax_sub(s, C(1.0), ax_lax_mul(s, y, y));
 }
-LIBM_UNARY(tanh, AX_TANH, true, -2, 2);
+VECMATH_UNARY(tanh, AX_TANH, TANH, -2, 2);
 
 DERIVATIVE(asinh) {
     return U(RSQRT, ax_lax_add(s, ax_lax_mul(s, x, x), C(1.0)));

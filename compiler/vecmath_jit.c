@@ -159,8 +159,8 @@ gcc_jit_rvalue *ax_vecmath_jit_emit(ax_vecmath_jit *where, ax_vm_fn f, gcc_jit_r
     j.fused = ax_vecmath_fused();
     x = hold(J, x);
     static gcc_jit_rvalue *(*const emit[AX_VM_COUNT])(vmj *, gcc_jit_rvalue *) = {
-        [AX_VM_EXP] = vm_exp, [AX_VM_EXPM1] = vm_expm1,       [AX_VM_LOG] = vm_log,
-        [AX_VM_ERF] = vm_erf, [AX_VM_LOGISTIC] = vm_logistic,
+        [AX_VM_EXP] = vm_exp,   [AX_VM_EXPM1] = vm_expm1, [AX_VM_LOG] = vm_log,
+        [AX_VM_TANH] = vm_tanh, [AX_VM_ERF] = vm_erf,     [AX_VM_LOGISTIC] = vm_logistic,
     };
     gcc_jit_rvalue *y = emit[f](J, x);
     where->blk = j.w.blk;

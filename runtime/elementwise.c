@@ -46,9 +46,9 @@ typedef void (*kernel_fn)(int64_t n, const char *const *in, const int64_t *inc, 
  * below but 2-4 ulp for the PROMOTED list (log 3.9, erf 4.0, tan 3.5, asin 2.9, exp 2.5,
  * cosh 2.4, expm1 2.3, atan 2.1): those are evaluated with libmvec's f64 functions on the
  * widened input and rounded once, which gives 0.50 ulp at ~1-2 Gelem/s per core. The
- * functions where ax's own f32 code beats libmvec's (exp, log, ... : VECMATH_F32) are ax's
- * own (runtime/vecmath.h: 0.8-1.5 ulp at 1-3 Gelem/s per core); libmvec's AVX-512 sin, cos,
- * tanh and log1p are faster than ax's were, and stay in the DIRECT list.
+ * functions where ax's own f32 code beats libmvec's (exp, log, tanh, ... : VECMATH_F32) are
+ * ax's own (runtime/vecmath.h: 0.8-1.5 ulp at 1-3 Gelem/s per core); libmvec's AVX-512 sin,
+ * cos and log1p are faster than ax's were, and stay in the DIRECT list.
  * f64 uses glibc's scalar functions (< 1 ulp, and the same bits as NumPy on this libc); the
  * f64 libmvec variants are up to 3.6 ulp. */
 
@@ -83,11 +83,10 @@ typedef double vec_f64;
 
 // clang-format off
 #define MVEC_F32_DIRECT(X) \
-    X(exp2) X(log1p) X(sin) X(cos) X(acos) X(sinh) X(tanh) X(asinh) X(acosh) X(atanh) X(cbrt) \
-    X(erfc)
+    X(exp2) X(log1p) X(sin) X(cos) X(acos) X(sinh) X(asinh) X(acosh) X(atanh) X(cbrt) X(erfc)
 #define MVEC_F32_PROMOTED(X) X(tan) X(asin) X(atan) X(cosh)
 /* ax's own (runtime/vecmath.h): name and ax_vm_fn */
-#define VECMATH_F32(X) X(exp, EXP) X(expm1, EXPM1) X(log, LOG) X(erf, ERF)
+#define VECMATH_F32(X) X(exp, EXP) X(expm1, EXPM1) X(log, LOG) X(tanh, TANH) X(erf, ERF)
 // clang-format on
 
 #if HAVE_MVEC
@@ -1090,6 +1089,16 @@ static void *dtype_error(ax_ctx *cx, const char *name, ax_dtype t) {
 
 /* ------------------------------------------------------------------------------------------
  * Public entry points. */
+
+ax_kernel_fn ax_unary_kernel(ax_unary_op op, ax_dtype t) {
+    return unary_op_valid(op) && dtype_valid(t) && ax_unary_accepts(op, t) ? unary_table[t][op]
+                                                                           : NULL;
+}
+
+ax_kernel_fn ax_binary_kernel(ax_binary_op op, ax_dtype t) {
+    return binary_op_valid(op) && dtype_valid(t) && ax_binary_accepts(op, t) ? binary_table[t][op]
+                                                                             : NULL;
+}
 
 /* Checks a unary op; returns its kernel or NULL with an error recorded. */
 static kernel_fn unary_checked(ax_ctx *cx, ax_unary_op op, const ax_array *x) {

@@ -48,6 +48,15 @@ bool ax_binary_accepts(ax_binary_op op, ax_dtype t);
 /* The result dtype of a binary op on operands of dtype t (bool for comparisons). */
 ax_dtype ax_binary_result_dtype(ax_binary_op op, ax_dtype t);
 
+/* The kernel behind ax_unary (ax_binary) on dtype t, for code that runs the eager kernels' code
+ * on rows of its own (jit's quick tier, compiler/quickgen.h): y[i] = op(x[i * inc[0]]) for
+ * i < n (binary: of in[0] and in[1]); an element's result never depends on n or its position.
+ * NULL when op does not take t. */
+typedef void (*ax_kernel_fn)(int64_t n, const char *const *in, const int64_t *inc, char *out,
+                             const void *aux);
+ax_kernel_fn ax_unary_kernel(ax_unary_op op, ax_dtype t);
+ax_kernel_fn ax_binary_kernel(ax_binary_op op, ax_dtype t);
+
 ax_array *ax_unary(ax_ctx *cx, ax_unary_op op, ax_array *x);
 /* How many f32 lanes the vector math kernels work on (16 with AVX-512, 8 with AVX2, else 1):
  * generated code (compiler/codegen.c) calls the same libmvec entry points to get the same bits. */

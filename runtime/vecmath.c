@@ -86,14 +86,15 @@ enum { GATHER = 256 };
 DEF_KERNEL(exp)
 DEF_KERNEL(expm1)
 DEF_KERNEL(log)
+DEF_KERNEL(tanh)
 DEF_KERNEL(logistic)
 DEF_KERNEL(erf)
 
 typedef void (*row_fn)(int64_t n, const float *x, float *y);
 
 static const row_fn kernels[AX_VM_COUNT] = {
-    [AX_VM_EXP] = k_exp, [AX_VM_EXPM1] = k_expm1,       [AX_VM_LOG] = k_log,
-    [AX_VM_ERF] = k_erf, [AX_VM_LOGISTIC] = k_logistic,
+    [AX_VM_EXP] = k_exp,   [AX_VM_EXPM1] = k_expm1, [AX_VM_LOG] = k_log,
+    [AX_VM_TANH] = k_tanh, [AX_VM_ERF] = k_erf,     [AX_VM_LOGISTIC] = k_logistic,
 };
 
 void ax_vecmath_f32(ax_vm_fn f, int64_t n, const float *x, int64_t incx, float *y) {
@@ -116,8 +117,8 @@ bool ax_vecmath_fused(void) {
 
 const char *ax_vecmath_name(ax_vm_fn f) {
     static const char *const names[AX_VM_COUNT] = {
-        [AX_VM_EXP] = "exp", [AX_VM_EXPM1] = "expm1",       [AX_VM_LOG] = "log",
-        [AX_VM_ERF] = "erf", [AX_VM_LOGISTIC] = "logistic",
+        [AX_VM_EXP] = "exp",   [AX_VM_EXPM1] = "expm1", [AX_VM_LOG] = "log",
+        [AX_VM_TANH] = "tanh", [AX_VM_ERF] = "erf",     [AX_VM_LOGISTIC] = "logistic",
     };
     return names[f];
 }

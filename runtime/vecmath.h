@@ -1,5 +1,5 @@
-/* f32 transcendental functions on vector lanes: exp, expm1, log, logistic and erf, within 2 ulp of
- * the correctly rounded result (docs/vecmath.md).
+/* f32 transcendental functions on vector lanes: exp, expm1, log, tanh, logistic and erf, within 2
+ * ulp of the correctly rounded result (docs/vecmath.md).
  *
  * Each is written once (runtime/vecmath_body.h) as straight-line lane code: compiled here as C
  * for the eager kernels, whose loops GCC vectorises, and emitted by jit into its own lane
@@ -15,6 +15,7 @@ typedef enum ax_vm_fn {
     AX_VM_EXP,
     AX_VM_EXPM1,
     AX_VM_LOG,
+    AX_VM_TANH,
     AX_VM_LOGISTIC,
     AX_VM_ERF,
     AX_VM_COUNT

@@ -34,16 +34,22 @@
 #define VM_LN2_HI  0x1.62e4p-1f
 #define VM_LN2_LO  0x1.7f7d1cp-20f
 #define VM_INV_LN2 0x1.715476p+0f
+/* ln 2 / 2 rounded to f32 (1e-9 high: tanh's reduction takes it in one product) */
+#define VM_HALF_LN2 0x1.62e43p-2f
 /* adding 1.5 * 2^23 rounds an f32 of magnitude < 2^22 to an integer, which the low bits of the
  * sum hold */
 #define VM_ROUNDER        0x1.8p23f
 #define VM_ROUNDER_BITS   0x4b400000u
 #define VM_SQRT_HALF_BITS 0x3f3504f3u
 
-/* Minimax fits (runtime/vecmath_fit.py) for e^r, (e^r - 1 - r) / r^2, erf and erfc, and the
- * series of log(1 + f) in s = f / (2 + f). */
+/* Minimax fits (runtime/vecmath_fit.py) for e^r, (e^r - 1 - r) / r^2, (tanh(a) / a - 1) / a^2,
+ * erf and erfc, and the series of log(1 + f) in s = f / (2 + f). */
 static const float vm_exp_c[] = {0x1p+0f,        0x1p+0f,        0x1.fffffap-2f, 0x1.55540ap-3f,
                                  0x1.55589cp-5f, 0x1.126d66p-7f, 0x1.6ab90cp-10f};
+/* e^(-2s) = vm_exp_c's polynomial in r = -2s: its k-th coefficient times (-2)^k (exactly) */
+static const float vm_exp_m2[] = {0x1p+0f,        -0x1p+1f,        0x1.fffffap+0f, -0x1.55540ap+0f,
+                                  0x1.55589cp-1f, -0x1.126d66p-2f, 0x1.6ab90cp-4f};
+static const float vm_tanh_p[] = {-0x1.555452p-2f, 0x1.10cef6p-3f, -0x1.af7cdp-5f, 0x1.0d503cp-6f};
 static const float vm_expm1_q[] = {0x1p-1f,        0x1.555554p-3f,  0x1.5554bp-5f,
                                    0x1.11118ap-7f, 0x1.6d7246p-10f, 0x1.a0336cp-13f};
 static const float vm_log_w[] = {0x1.555556p-1f, 0x1.99999ap-2f, 0x1.24924ap-2f, 0x1.c71c72p-3f,
@@ -115,7 +121,27 @@ VM_FN(expm1, VM_F x) {
     RETURN(SEL(LT(CALL(abs, x), F(0x1p-25f)), x, y));
 }
 
-/* ---- logistic ---- */
+/* ---- tanh, logistic ---- */
+
+/* With a = |x|: a + a z P(z) below 0.55 (z = a^2); above, 1 - 2u / (1 + u) with u = e^(-2a),
+ * where an error of u reaches the result damped (by 2u / (1 + u)^2 <= 0.38) and the result,
+ * >= 0.5005, has the ulp of [0.5, 1). a is clamped to 9.1 (tanh rounds to 1 from 9.0109): u is
+ * normal, 2^n e^(-2s) with n = round(-2a / ln2) and s = a + n ln2/2 in one product (ln2/2's
+ * rounding costs u a relative 2e-9 |n|, nothing where u matters), e^(-2s) by exp's polynomial
+ * and 2^n added to its exponent bits (n_t's bits shifted by 23: the rounder's drop out).
+ * One division; both branches are computed (straight-line lane code), selected at the end. */
+VM_FN(tanh, VM_F x) {
+    LET(a, CALL(abs, x));
+    LET(z, MUL(a, a));
+    LET(near0, FMA(MUL(a, z), HORNER(z, vm_tanh_p), a));
+    LET(ac, SEL(GT(a, F(9.1f)), F(9.1f), a));
+    LET(n_t, FMA(ac, F(-2.0f * VM_INV_LN2), F(VM_ROUNDER)));
+    LET(s, FMA(SUB(n_t, F(VM_ROUNDER)), F(VM_HALF_LN2), ac));
+    LET(u, FROMBITS(ADD(BITS(HORNER(s, vm_exp_m2)), SHL(BITS(n_t), 23))));
+    LET(far, FMA(F(-2.0f), DIV(u, ADD(F(1.0f), u)), F(1.0f)));
+    /* NaN takes near0 (far's exponent sum would turn some NaNs into numbers) */
+    RETURN(CALL(copysign, SEL(GE(a, F(0.55f)), far, near0), x));
+}
 
 /* 1/u within 1.5%, for corrections a few ulps small: the bits of 1/u estimated by one
  * subtraction, then a Newton step */

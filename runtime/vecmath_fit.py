@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The fitted polynomial coefficients of runtime/vecmath_body.h (exp, expm1, erf, erfc), made
-again.
+"""The fitted polynomial coefficients of runtime/vecmath_body.h (exp, expm1, tanh, erf, erfc),
+made again (vm_exp_m2 is vm_exp_c scaled by powers of -2).
 
 Each is a near-minimax polynomial: weighted least squares on Chebyshev points, reweighted by
 the error (Lawson's iteration) so that the error levels out, against 40-digit mpmath values;
@@ -47,6 +47,9 @@ def main():
         # e^r - 1 = r + r^2 Q(r): relative error of e^r - 1
         ("vm_expm1_q", lambda r: (mp.exp(r) - 1 - r) / (r * r) if r else mp.mpf(0.5), -half_ln2,
          half_ln2, 5, lambda r: r, lambda r, y: r * r / np.abs(np.expm1(r) + 1e-300)),
+        # tanh(a) = a + a z P(z), z = a^2, a in [0, 0.55]: relative error of tanh
+        ("vm_tanh_p", lambda a: (mp.tanh(a) / a - 1) / (a * a), 1e-4, 0.55, 3,
+         lambda a: a * a, lambda a, y: a ** 3 / np.tanh(a)),
         # erf(a) = a + a Q(z), z = a^2, a in [0, 1]
         ("vm_erf_q", lambda a: mp.erf(a) / a - 1, 1e-6, 1.0, 6,
          lambda a: a * a, lambda a, y: 1 / (1 + y)),

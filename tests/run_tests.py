@@ -5,9 +5,12 @@ when some tests could not run here (a skipped test is not counted as passed).
 Usage: tests/run_tests.py [--build build] [--sanitized] [--build-failed] [--only SUITE,...]
                           [-v] [FILE ...]
 
-Suites (--only unit,lang,conformance,docs,repl,jit,notebook,robust,io,fuzz,fault,mpi,parallel):
+Suites (--only unit,lang,quick,conformance,docs,repl,jit,notebook,robust,io,fuzz,fault,mpi,
+        parallel):
   unit         the cmocka programs BUILD/tests/test_* (one count per test case), in parallel
   lang         tests/lang/*.ax, examples/*.ax, and the landed ../shared/conformance/next programs
+  quick        the lang programs that use jit or pmap, again with AX_JIT_QUICK=only: every call
+               on the quick tier's code (compiler/quickgen.h), never GCC's
   conformance  ../shared/conformance/*.ax, when ../shared exists
   docs         the code blocks of docs/*.md and README.md (see "Executable docs" below)
   repl         tests/repl_test.py (one count per check)
@@ -149,7 +152,7 @@ def run_ax(ctx, args, cwd, stdin=None, merge=False):
     """Runs ax; returns (status, stdout, stderr) or a string saying why it did not finish."""
     try:
         p = subprocess.run([*ctx.launcher, ctx.ax, *args], cwd=cwd, input=stdin, text=True,
-                           stdout=subprocess.PIPE,
+                           stdout=subprocess.PIPE, env=ctx.env,
                            stderr=subprocess.STDOUT if merge else subprocess.PIPE,
                            timeout=ctx.timeout, errors="replace")
     except subprocess.TimeoutExpired:
@@ -436,6 +439,7 @@ class Context:
         self.build = os.path.join(ROOT, a.build) if not os.path.isabs(a.build) else a.build
         self.ax = os.path.join(self.build, "ax")
         self.launcher = []  # mpirun and its options, for the mpi suite
+        self.env = None  # the environment programs run in (None: this one)
         scale = 4 if a.sanitized else 1
         self.timeout = a.timeout * scale
         self.unit_timeout = 300 * scale
@@ -486,6 +490,19 @@ def parallel_jobs(ctx):
     return program_jobs(ctx, lang + pmap, "lang")
 
 
+def quick_jobs(ctx):
+    """The language tests that use jit or pmap, their jitted calls on the quick tier's code alone
+    (compiler/quickgen.h): the same outputs as with GCC's code."""
+    qctx = copy.copy(ctx)
+    qctx.env = dict(os.environ, AX_JIT_QUICK="only")
+    paths = []
+    for p in ax_files(os.path.join(ROOT, "tests", "lang")) + next_conformance():
+        with open(p, encoding="utf-8") as f:
+            if re.search(r"jit|pmap", f.read()):
+                paths.append(p)
+    return program_jobs(qctx, paths, "quick")
+
+
 def next_conformance():
     return [p for p in (os.path.join(SHARED, "conformance", "next", n) for n in NEXT_CONFORMANCE)
             if os.path.exists(p)]
@@ -526,7 +543,8 @@ def main():
     if a.sanitized:
         os.environ["AX_TEST_TIMEOUT_SCALE"] = "4"
     res = Results(a.v)
-    suites = set(a.only.split(",")) if a.only else {"unit", "lang", "conformance", "docs", "repl",
+    suites = set(a.only.split(",")) if a.only else {"unit", "lang", "quick", "conformance",
+                                                    "docs", "repl",
                                                     "jit", "notebook", "robust", "io",
                                                     "fuzz", "fault", "mpi"}
     if "parallel" in suites:  # a selection of the others
@@ -573,6 +591,8 @@ def main():
         jobs += program_jobs(ctx, next_conformance(), "lang")
     elif "parallel" in suites:
         jobs += parallel_jobs(ctx)
+    if "quick" in suites:
+        jobs += quick_jobs(ctx)
     if "mpi" in suites:
         jobs += mpi_jobs(ctx, res)
     if "conformance" in suites:

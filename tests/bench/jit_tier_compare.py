@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Tiered jit (docs/jit.md, "Tiered execution"): conformance 17's SGD step in fresh processes.
 
-Per trial, an empty jit cache: tests/bench/jit_tier.ax runs the first call (on the eager
-kernels while the code compiles in the background), 300 steps, then times steps; a second
-process on the now filled cache does the same (its code loads from the disk). Prints the
+Per trial, an empty jit cache: tests/bench/jit_tier.ax runs the first call (on the quick
+tier's code, compiler/quickgen.h, while GCC compiles in the background), 300 steps, then times
+steps; a second process on the now filled cache does the same (its code loads from the disk);
+the same cold process with AX_JIT_QUICK=0 (the eager kernels while GCC compiles). Prints the
 medians over the trials: the first call with an empty cache, the 300 steps, their last 50
 against the same of the process that loaded its code (issue 17's goal: at most 1.5x, the loop
-ending on native steps), a step after them against a step of the process that loaded its code,
+ending on native steps: the quick tier's or GCC's), a step after them against a step of the
+process that loaded its code,
 the background compile's wall and CPU time, at which call the native code took over and how
 long after the end of the 300 steps its compile ended (AX_LOG_COMPILES), and the machine's
 load average (os.getloadavg) before and after.
@@ -36,6 +38,7 @@ def run(ax, cache, **env):
     got = {k: float(v) for k, v in (l.split() for l in p.stdout.splitlines())}
     m = re.search(r"native from its call (\d+) on", p.stderr)
     got["native_from_call"] = float(m.group(1)) if m else float("nan")
+    got["quick"] = "ax: jit: quick code for" in p.stderr
     m = re.search(r"in ([0-9.]+) ms in the background \(([0-9.]+) ms after it was asked for, "
                   r"([0-9.]+) ms of CPU\)", p.stderr)
     got["compile_wall_ms"] = float(m.group(1)) if m else float("nan")
@@ -94,11 +97,13 @@ def main():
     a = ap.parse_args()
     ax = os.path.abspath(a.ax)
     load_before = os.getloadavg()
-    cold, warm, sync = [], [], []
+    cold, warm, sync, eager = [], [], [], []
     for _ in range(a.trials):
         with tempfile.TemporaryDirectory(prefix="ax-bench-tier-") as cache:
             cold.append(run(ax, cache))
             warm.append(run(ax, cache))
+        with tempfile.TemporaryDirectory(prefix="ax-bench-tier-") as cache:
+            eager.append(run(ax, cache, AX_JIT_QUICK="0"))
         with tempfile.TemporaryDirectory(prefix="ax-bench-tier-") as cache:
             sync.append(run(ax, cache, AX_JIT_SYNC="1"))
     load_after = os.getloadavg()
@@ -109,18 +114,23 @@ def main():
     print(f"medians of {a.trials} trials; load average {load_before[0]:.2f} before, "
           f"{load_after[0]:.2f} after (1 min)")
     print(f"first call, empty cache:   {med(cold, 'first_call_ms'):8.2f} ms tiered, "
+          f"{med(eager, 'first_call_ms'):8.2f} ms with AX_JIT_QUICK=0, "
           f"{med(sync, 'first_call_ms'):8.2f} ms with AX_JIT_SYNC=1, "
           f"{med(warm, 'first_call_ms'):8.2f} ms from the disk cache")
     print(f"300 steps from the start:  {med(cold, 'steps300_ms'):8.2f} ms tiered, "
+          f"{med(eager, 'steps300_ms'):8.2f} ms with AX_JIT_QUICK=0, "
           f"{med(sync, 'steps300_ms'):8.2f} ms with AX_JIT_SYNC=1, "
           f"{med(warm, 'steps300_ms'):8.2f} ms from the disk cache")
-    last = [c["last50_ms"] / w["last50_ms"] for c, w in zip(cold, warm)]
-    native = sum(c["native_from_call"] <= 300 for c in cold)
-    print(f"the last 50 of the 300:    {med(cold, 'last50_ms'):8.2f} ms tiered, "
-          f"{med(warm, 'last50_ms'):8.2f} ms from the disk cache: ratio "
-          f"{statistics.median(last):.2f} (max {max(last):.2f}; <= 1.5 in "
-          f"{sum(r <= 1.5 for r in last)} of {len(last)}); the loop ended native in {native} "
-          f"of {len(cold)}")
+    for label, runs in (("tiered", cold), ("AX_JIT_QUICK=0", eager)):
+        last = [c["last50_ms"] / w["last50_ms"] for c, w in zip(runs, warm)]
+        gcc = sum(c["native_from_call"] <= 300 for c in runs)
+        quick = sum(c["quick"] and not c["native_from_call"] <= 300 for c in runs)
+        print(f"the last 50 of the 300:    {med(runs, 'last50_ms'):8.2f} ms {label}, "
+              f"{med(warm, 'last50_ms'):8.2f} ms from the disk cache: ratio "
+              f"{statistics.median(last):.2f} (max {max(last):.2f}; <= 1.5 in "
+              f"{sum(r <= 1.5 for r in last)} of {len(last)}); the loop ended on GCC's code in "
+              f"{gcc}, on the quick tier's in {quick}, on the eager kernels in "
+              f"{len(runs) - gcc - quick} of {len(runs)}")
     ratios = [c["step_after300_ms"] / w["step_after300_ms"] for c, w in zip(cold, warm)]
     print(f"a step after 300:          {med(cold, 'step_after300_ms'):8.3f} ms (cold process), "
           f"{med(warm, 'step_after300_ms'):8.3f} ms (disk cache): ratio "

@@ -35,6 +35,7 @@
 
 #include "../../compiler/linalg_rules.h"
 #include "../../compiler/trace_ir.h"
+#include "../../compiler/quickgen.h"
 #include "jit_test_util.h"
 #include "vecmath_test_util.h"
 
@@ -1431,7 +1432,9 @@ static int group_fn(ax_ctx *cx, void *closure, int nin, ax_array **in, int *nout
     return rc;
 }
 
-static void run_group(ax_ctx *cx, group *g, uint64_t seed, check *total) {
+/* Runs a group's programs eagerly and through jit, comparing them; whether jit ran the quick
+ * tier's code (AX_JIT_QUICK=only) or GCC's. */
+static bool run_group(ax_ctx *cx, group *g, uint64_t seed, check *total) {
     ax_aval types[NPROGRAMS * MAX_PIN];
     int nin = 0;
     for (int i = 0; i < g->n; i++)
@@ -1472,7 +1475,8 @@ static void run_group(ax_ctx *cx, group *g, uint64_t seed, check *total) {
     }
     print_message("group of %d: %d equations, %d loops, %d products, %d eager, built in %.0f ms\n",
                   g->n, ir->neqns, info->nloops, info->ngemms, info->neager, info->build_ms);
-    assert_true(info->native);
+    bool quick = info->quick;
+    assert_true(info->native || quick);
     assert_true(info->nloops >= 1);
     for (int k = 0; k < nout; k++) {
         ax_array_release(want[k]);
@@ -1482,6 +1486,7 @@ static void run_group(ax_ctx *cx, group *g, uint64_t seed, check *total) {
     free(want), free(got), free(args);
     ax_jit_free(p);
     ax_ir_release(ir);
+    return quick;
 }
 
 static void test_corpus(void **state) {
@@ -1504,6 +1509,32 @@ static void test_corpus(void **state) {
     run_group(cx, &shared, 7, &total);
     print_message("corpus: %d programs, worst %lld ulp\n", NPROGRAMS, (long long)total.worst_ulp);
     if (total.mismatches) fail_msg("%d elements differ between eager and jit", total.mismatches);
+}
+
+/* The quick tier (compiler/quickgen.h) on the corpus, one program at a time: each it renders
+ * gives the eager kernels' bits. AX_JIT_QUICK is read when a context first uses jit: the
+ * fixture's context is fresh. */
+static void test_corpus_quick(void **state) {
+    if (!ax_quickgen_supported()) skip(); /* no AVX2: the tier never runs here */
+    ax_ctx *cx = *state;
+    check total = {0};
+    int rendered = 0;
+    for (int i = 0; i < NPROGRAMS; i++) {
+        group g = {.progs = {&corpus[i]}, .n = 1};
+        rendered += run_group(cx, &g, 300 + (uint64_t)i, &total);
+    }
+    print_message("quick tier: %d of %d programs rendered, worst %lld ulp\n", rendered, NPROGRAMS,
+                  (long long)total.worst_ulp);
+    if (total.mismatches) fail_msg("%d elements differ between eager and jit", total.mismatches);
+    assert_true(rendered >= NPROGRAMS / 2);
+}
+
+static int quick_setup(void **state) {
+    setenv("AX_JIT_QUICK", "only", 1);
+    int rc = jit_test_setup(state);
+    if (*state) ax_jit_logging(*state); /* the context reads the switch now */
+    unsetenv("AX_JIT_QUICK");
+    return rc;
 }
 
 /* A program whose outputs are an input, a literal, an input twice and a computed value. */
@@ -1786,6 +1817,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup_teardown(test_every_primitive, jit_test_setup, jit_test_teardown),
         cmocka_unit_test_setup_teardown(test_custom_linear, jit_test_setup, jit_test_teardown),
         cmocka_unit_test_setup_teardown(test_corpus, jit_test_setup, jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_corpus_quick, quick_setup, jit_test_teardown),
         cmocka_unit_test_setup_teardown(test_outputs_inputs_and_literals, jit_test_setup,
                                         jit_test_teardown),
         cmocka_unit_test_setup_teardown(test_f32_accuracy, jit_test_setup, jit_test_teardown),

@@ -11,6 +11,8 @@
  *   test_jit_fuzz [--seed S] [--count N] [-v] [--print]
  *
  * make test runs the fixed seed 1 with 48 programs (a few seconds); --count 5000 runs longer.
+ * test_random_programs_quick runs programs of the quick tier's dtypes on its code alone
+ * (AX_JIT_QUICK=only), one per IR, from seed S + 7000 (rerun one with --seed, less 7000).
  * A failure names the program's seed and prints its IR; `--seed S --count 1` runs it alone,
  * --print prints every program. */
 #include <setjmp.h>
@@ -20,6 +22,7 @@
 #include <cmocka.h>
 
 #include "../../compiler/simplify.h"
+#include "../../compiler/quickgen.h"
 #include "jit_test_util.h"
 
 enum { MAX_VALUES = 96, MAX_PROG_IN = 6, BATCH = 12 };
@@ -40,6 +43,7 @@ typedef struct gen {
     int nin;         /* the program's inputs */
     ax_array **lits; /* literals made (the IR holds its own references to those it uses) */
     int nlits, caplits;
+    bool quick; /* only the dtypes the quick tier renders (compiler/quickgen.h) */
 } gen;
 
 static uint64_t pick(gen *g, uint64_t n) {
@@ -50,6 +54,11 @@ static uint64_t pick(gen *g, uint64_t n) {
 
 static const ax_dtype dtypes[] = {AX_F32, AX_F32, AX_F32,  AX_F32, AX_F64, AX_F64,
                                   AX_I32, AX_U8,  AX_BOOL, AX_I64, AX_U32};
+static const ax_dtype quick_dtypes[] = {AX_F32, AX_F32, AX_F32, AX_F32, AX_I32, AX_BOOL, AX_U32};
+
+static ax_dtype some_dtype(gen *g) {
+    return g->quick ? PICK(quick_dtypes) : PICK(dtypes);
+}
 
 /* Shapes that exercise the loops: full blocks and tails, short rows, size-1 and empty dims,
  * rank 0, long rows (several chunks of a reduction), and more than 64K elements (split
@@ -114,7 +123,7 @@ static ax_ir_atom literal(gen *g, ax_dtype t) {
 static int new_input(gen *g) {
     if (g->nin == MAX_PROG_IN) return -1;
     int s = (int)pick(g, NSHAPES);
-    ax_aval t = {.dtype = dtypes[pick(g, sizeof dtypes / sizeof *dtypes)], .ndim = shapes[s].ndim};
+    ax_aval t = {.dtype = some_dtype(g), .ndim = shapes[s].ndim};
     memcpy(t.shape, shapes[s].shape, sizeof shapes[s].shape);
     g->nin++;
     return add_value(g, (ax_ir_atom){.var = ax_ir_add_input(g->b, &t)}, &t);
@@ -247,7 +256,7 @@ static int step_reshape(gen *g) {
 static int step_convert(gen *g) {
     int i = some_value(g, 0);
     if (i < 0) return -1;
-    ax_params p = {.dtype = PICK(dtypes)};
+    ax_params p = {.dtype = some_dtype(g)};
     return emit(g, AX_P_CONVERT, &p, 1, &g->v[i].a);
 }
 
@@ -327,7 +336,7 @@ static int generate(gen *g, uint64_t seed, ax_ir_atom *outs) {
 typedef struct fuzz_options {
     uint64_t seed;
     int count;
-    bool verbose, print;
+    bool verbose, print, quick;
 } fuzz_options;
 
 static fuzz_options options = {.seed = 1, .count = 48};
@@ -337,6 +346,7 @@ static void print_program(ax_ctx *cx, uint64_t seed) {
     gen *g = calloc(1, sizeof *g);
     assert_non_null(g);
     g->cx = cx;
+    g->quick = options.quick;
     g->b = ax_ir_builder_new();
     ax_ir_atom outs[8];
     int nout = generate(g, seed, outs);
@@ -353,11 +363,12 @@ static void print_program(ax_ctx *cx, uint64_t seed) {
 }
 
 /* Programs [first, first + n) in one IR: eager and native outputs compared; returns how
- * many elements differ. */
-static int run_batch(ax_ctx *cx, uint64_t first, int n, bool pieces, int *loops) {
+ * many elements differ. *rendered counts the batches the quick tier ran. */
+static int run_batch(ax_ctx *cx, uint64_t first, int n, bool pieces, int *loops, int *rendered) {
     gen *g = calloc(1, sizeof *g);
     assert_non_null(g);
     g->cx = cx;
+    g->quick = options.quick;
     g->b = ax_ir_builder_new();
     ax_ir_atom outs[BATCH * 8];
     int nout = 0, prog_of_out[BATCH * 8];
@@ -407,8 +418,10 @@ static int run_batch(ax_ctx *cx, uint64_t first, int n, bool pieces, int *loops)
         if (pieces) unsetenv("AX_JIT_PIECE_WORK");
         ax_ir_release(simple);
         assert_non_null(p);
-        assert_true(ax_jit_program_info(p)->native);
-        *loops += ax_jit_program_info(p)->nloops;
+        const ax_jit_info *info = ax_jit_program_info(p);
+        assert_true(info->native || info->quick || info->nloops == 0);
+        *loops += info->nloops;
+        *rendered += info->quick;
         if (ax_jit_run(cx, p, args, got)) fail_msg("jit failed: %s", cx->err.message);
         uint64_t reported = UINT64_MAX;
         for (int o = 0; o < nout; o++) {
@@ -440,7 +453,9 @@ static void test_random_programs(void **state) {
     int bad = 0, loops = 0;
     for (int k = 0; k < options.count; k += BATCH) {
         int n = options.count - k < BATCH ? options.count - k : BATCH;
-        bad += run_batch(cx, options.seed + (uint64_t)k, n, (k / BATCH) % 2 == 1, &loops);
+        int rendered = 0;
+        bad += run_batch(cx, options.seed + (uint64_t)k, n, (k / BATCH) % 2 == 1, &loops,
+                         &rendered);
         if (options.verbose)
             print_message("programs %llu..%llu: %d elements differ so far\n",
                           (unsigned long long)(options.seed + (uint64_t)k),
@@ -449,6 +464,31 @@ static void test_random_programs(void **state) {
     print_message("%d random programs from seed %llu: %d native loops, %d elements differ\n",
                   options.count, (unsigned long long)options.seed, loops, bad);
     if (bad) fail_msg("%d elements differ between eager and jit", bad);
+}
+
+/* The same on the quick tier's code (AX_JIT_QUICK=only), one program per IR so that each is
+ * rendered or not on its own, on the dtypes it renders. */
+static void test_random_programs_quick(void **state) {
+    if (!ax_quickgen_supported()) skip(); /* no AVX2: the tier never runs here */
+    ax_ctx *cx = *state;
+    int bad = 0, loops = 0, rendered = 0, count = options.count;
+    options.quick = true;
+    for (int k = 0; k < count; k++)
+        bad += run_batch(cx, options.seed + 7000 + (uint64_t)k, 1, false, &loops, &rendered);
+    options.quick = false;
+    print_message("%d random programs on the quick tier from seed %llu: %d rendered, %d "
+                  "elements differ\n",
+                  count, (unsigned long long)options.seed + 7000, rendered, bad);
+    if (bad) fail_msg("%d elements differ between eager and the quick tier", bad);
+    assert_true(rendered >= count / 2);
+}
+
+static int quick_setup(void **state) {
+    setenv("AX_JIT_QUICK", "only", 1);
+    int rc = jit_test_setup(state);
+    if (*state) ax_jit_logging(*state); /* the context reads the switch now */
+    unsetenv("AX_JIT_QUICK");
+    return rc;
 }
 
 int main(int argc, char **argv) {
@@ -468,6 +508,8 @@ int main(int argc, char **argv) {
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_random_programs, jit_test_setup, jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_random_programs_quick, quick_setup,
+                                        jit_test_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

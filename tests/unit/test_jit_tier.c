@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../../compiler/simplify.h"
+#include "../../compiler/quickgen.h"
 #include "jit_test_util.h"
 
 static char root[256];
@@ -37,8 +38,10 @@ static double now_s(void) {
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* A fresh cache directory for the next context, and the jit's switches. */
+/* A fresh cache directory for the next context, and the jit's switches: the quick tier off
+ * (the tests of the eager tier; test_quick_first_then_native turns it on). */
 static void use_cache(const char *name, const char *sync, const char *exit_wait) {
+    setenv("AX_JIT_QUICK", "0", 1);
     char dir[512];
     snprintf(dir, sizeof dir, "%s/%s", root, name);
     mkdir(dir, 0700);
@@ -202,6 +205,36 @@ static void test_eager_first_then_native(void **state) {
     assert_int_equal(info->eager_calls, eager);
     assert_int_equal(cache_entries("tiers"), 1);
     assert_int_equal(scratch_objects(), 0);
+    ax_jit_free(p);
+    fixture_free(&f);
+    no_children_left();
+}
+
+/* With the quick tier, the first calls run its code (compiler/quickgen.h) while GCC compiles,
+ * later calls GCC's code: the same bits throughout. */
+static void test_quick_first_then_native(void **state) {
+    if (!ax_quickgen_supported()) skip(); /* no AVX2: the tier never runs here */
+    (void)state;
+    use_cache("quick", NULL, NULL);
+    setenv("AX_JIT_QUICK", "1", 1);
+    fixture f;
+    fixture_make(&f, 0.375);
+    ax_jit_program *p = ax_jit_start(f.cx, f.ir);
+    assert_non_null(p);
+    const ax_jit_info *info = ax_jit_program_info(p);
+    assert_true(info->background);
+    assert_true(info->quick);
+    assert_false(info->native);
+    run_and_compare(&f, p); /* at once, on the quick tier's code */
+    assert_true(info->quick_calls >= 1 || info->native);
+    assert_int_equal(info->eager_calls, 0);
+    run_until_compiled(&f, p);
+    assert_true(info->native);
+    int quick = info->quick_calls;
+    run_and_compare(&f, p); /* GCC's code now */
+    assert_int_equal(info->quick_calls, quick);
+    assert_int_equal(info->eager_calls, 0);
+    assert_int_equal(cache_entries("quick"), 1);
     ax_jit_free(p);
     fixture_free(&f);
     no_children_left();
@@ -478,6 +511,7 @@ int main(void) {
     setenv("TMPDIR", tmp, 1); /* before the first compile: the scratch directory goes here */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_eager_first_then_native),
+        cmocka_unit_test(test_quick_first_then_native),
         cmocka_unit_test(test_sync_waits),
         cmocka_unit_test(test_cached_code_loads_at_once),
         cmocka_unit_test(test_exit_stops_compile),

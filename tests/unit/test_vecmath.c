@@ -108,6 +108,15 @@ static void test_special_values(void **state) {
         {AX_VM_LOG, -1, NAN},
         {AX_VM_LOG, 1, 0},
         {AX_VM_LOG, INFINITY, INFINITY},
+        {AX_VM_TANH, 0, 0},
+        {AX_VM_TANH, -0.0f, -0.0f},
+        {AX_VM_TANH, 0x1p-149f, 0x1p-149f},
+        {AX_VM_TANH, -0x1p-20f, -0x1p-20f},
+        {AX_VM_TANH, INFINITY, 1},
+        {AX_VM_TANH, -INFINITY, -1},
+        {AX_VM_TANH, 9.0109215f, 1},
+        {AX_VM_TANH, -20, -1},
+        {AX_VM_TANH, 3e38f, 1},
         {AX_VM_LOGISTIC, INFINITY, 1},
         {AX_VM_LOGISTIC, -INFINITY, 0},
         {AX_VM_LOGISTIC, 0, 0.5f},
@@ -178,6 +187,7 @@ static void test_eager_kernels(void **state) {
     } map[] = {{AX_EXP, AX_P_EXP, AX_VM_EXP},
                {AX_EXPM1, AX_P_EXPM1, AX_VM_EXPM1},
                {AX_LOG, AX_P_LOG, AX_VM_LOG},
+               {AX_TANH, AX_P_TANH, AX_VM_TANH},
                {AX_LOGISTIC, AX_P_LOGISTIC, AX_VM_LOGISTIC},
                {AX_ERF, AX_P_ERF, AX_VM_ERF}};
     size_t rows = 0;

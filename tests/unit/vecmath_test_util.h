@@ -16,18 +16,15 @@ static inline double vecmath_ref_logistic(double x) {
 /* glibc's f64 functions (logistic in long double): their error is far below an f32 ulp, so
  * rounded to f32 they stand for the correctly rounded results */
 static double (*const vecmath_refs[AX_VM_COUNT])(double) = {
-    [AX_VM_EXP] = exp,
-    [AX_VM_EXPM1] = expm1,
-    [AX_VM_LOG] = log,
-    [AX_VM_ERF] = erf,
-    [AX_VM_LOGISTIC] = vecmath_ref_logistic,
+    [AX_VM_EXP] = exp,   [AX_VM_EXPM1] = expm1, [AX_VM_LOG] = log,
+    [AX_VM_TANH] = tanh, [AX_VM_ERF] = erf,     [AX_VM_LOGISTIC] = vecmath_ref_logistic,
 };
 
 /* Inputs where the functions change regime: signed zeros, denormals, the limits of f32,
  * infinities and NaN, and each function's thresholds (overflow, underflow, the switch between
- * two approximations) with their neighbours on both sides; test_jit.c also sweeps libmvec's
- * tanh, log1p, sin and cos from these, hence their own (tanh's saturation, multiples of
- * pi/2, huge arguments). */
+ * two approximations, tanh's clamp to 9.1 and where it rounds to 1) with their neighbours on
+ * both sides; test_jit.c also sweeps libmvec's log1p, sin and cos from these, hence their own
+ * (multiples of pi/2, huge arguments). */
 static const float vecmath_thresholds[] = {
     0x1p-149f,    0x1.fffffcp-127f,
     FLT_MIN,      0x1p-25f,
@@ -49,6 +46,7 @@ static const float vecmath_thresholds[] = {
     102.101761f,  0x1.921fb6p20f,
     1e10f,        3e38f,
     0.785398185f, 0.0237094797f,
+    9.1f,         0.55f,
 };
 
 /* Fills x with 0, -0, NaN, +-inf and every threshold t (and -t) with its two neighbours;
