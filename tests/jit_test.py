@@ -1073,9 +1073,10 @@ def aot_compiles_at_compile(ctx):
     expect(len(log_lines(p.stderr, "traced")) == 1, p.stderr)
     expect(not [l for l in p.stderr.splitlines() if re.search(r"^ax: jit: (started|compiled|"
                                                               r"loaded) ", l)], p.stderr)
-    p = ctx.run(AOT_COMPILED)
+    p = ctx.run(AOT_COMPILED + "print(compiled.as_text())\n")
     expect(re.search(r"^ax: jit: compiled selu in [0-9.]+ ms: 1 fused loops", p.stderr, re.M),
            p.stderr)
+    expect(p.stdout.startswith("extern void\n"), f"wanted the C dump of GCC's code:\n{p.stdout}")
     shutil.rmtree(ctx.cache, ignore_errors=True)
     p = ctx.run(AOT_CALLED, **tiered_env())
     expect_numbers(p.stdout, SELU_9 * 2)
