@@ -106,6 +106,9 @@ ax_value *ax_value_ellipsis(void);
 /* The methods of lists and tuples (index, count) and the fields of slices (start, stop,
  * step, indices), or NULL without an error when there is no such attribute. */
 ax_value *ax_sequence_getattr(ax_interp *in, ax_value *obj, const char *name);
+/* Those names, each passed to fn (Tab completion, dir()). */
+void ax_sequence_each_attr(const ax_value *obj, void (*fn)(void *arg, const char *name),
+                           void *arg);
 
 /* Sets (sets.c): a | b, a & b, a - b, a ^ b; subset comparisons (a <= b, a < b, ...); the
  * position of a (hashable) item (-1 if absent); the methods of a set value (a bound builtin,

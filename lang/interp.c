@@ -758,6 +758,13 @@ ax_value *ax_value_str_take_buf(ax_interp *in, ax_strbuf *s) {
     return ax_value_or_oom(in, v);
 }
 
+/* The object whose attributes a builtin shows as its own (see ax_object_type.function_attrs),
+ * or NULL. */
+static ax_value *function_attrs_of(const ax_value *fn) {
+    ax_value *d = fn->kind == AX_V_BUILTIN ? fn->builtin->data : NULL;
+    return d && d->kind == AX_V_OBJECT && d->obj.type->function_attrs ? d : NULL;
+}
+
 ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
     ax_value *r = NULL;
     switch (obj->kind) {
@@ -798,7 +805,9 @@ ax_value *ax_getattr(ax_interp *in, ax_value *obj, const char *name) {
             r = ax_value_str(obj->kind == AX_V_FUNC ? obj->fn->name : obj->builtin->name);
             return r ? r : ax_error_oom(in->cx);
         }
-        return attr_error(in, obj, name);
+        ax_value *attrs = function_attrs_of(obj);
+        if (attrs && attrs->obj.type->getattr) r = attrs->obj.type->getattr(in, attrs, name);
+        return r || ax_error_pending(in->cx) ? r : attr_error(in, obj, name);
     default:
         return attr_error(in, obj, name);
     }
@@ -841,6 +850,18 @@ void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const 
     case AX_V_OBJECT:
         if (v->obj.type->each_attr) v->obj.type->each_attr(in, v, fn, arg);
         break;
+    case AX_V_LIST:
+    case AX_V_TUPLE:
+    case AX_V_SLICE:
+        ax_sequence_each_attr(v, fn, arg);
+        break;
+    case AX_V_FUNC:
+    case AX_V_BUILTIN: {
+        fn(arg, "__name__");
+        ax_value *attrs = function_attrs_of(v);
+        if (attrs && attrs->obj.type->each_attr) attrs->obj.type->each_attr(in, attrs, fn, arg);
+        break;
+    }
     default:
         break;
     }

@@ -91,7 +91,8 @@ ax_value *ax_interp_lookup(ax_interp *in, const char *name);
  * Calls fn for each; `is_builtin` tells which namespace. */
 void ax_interp_each_name(ax_interp *in, void (*fn)(void *arg, const char *name, ax_value *v,
                                                    bool is_builtin), void *arg);
-/* Member names of a value (module members, dict keys, array attributes) for completion. */
+/* Member names of a value (module members, dict keys, array attributes, methods): what
+ * ax_getattr resolves, for Tab completion and dir(). Unsorted; a name may come twice. */
 void ax_value_each_attr(ax_interp *in, ax_value *v, void (*fn)(void *arg, const char *name),
                         void *arg);
 /* A new empty module named `name`, owned by the interpreter (it lives until ax_interp_free)

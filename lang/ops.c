@@ -677,11 +677,23 @@ static ax_value *slice_method(ax_interp *in, ax_value *self, const ax_args *a) {
     return oom(in, ax_value_tuple(3, items));
 }
 
+static const char *const slice_fields[] = {"start", "stop", "step"}; /* items[0..2] */
+
+void ax_sequence_each_attr(const ax_value *obj, void (*fn)(void *arg, const char *name),
+                           void *arg) {
+    if (obj->kind == AX_V_SLICE) {
+        for (int i = 0; i < 3; i++) fn(arg, slice_fields[i]);
+        fn(arg, "indices");
+        return;
+    }
+    fn(arg, "count");
+    fn(arg, "index");
+}
+
 ax_value *ax_sequence_getattr(ax_interp *in, ax_value *obj, const char *name) {
     if (obj->kind == AX_V_SLICE) {
-        static const char *const fields[] = {"start", "stop", "step"};
         for (int i = 0; i < 3; i++)
-            if (strcmp(name, fields[i]) == 0) return ax_value_retain(obj->items[i]);
+            if (strcmp(name, slice_fields[i]) == 0) return ax_value_retain(obj->items[i]);
         if (strcmp(name, "indices") == 0)
             return oom(in, ax_value_builtin(name, "s.indices(length): (start, stop, step)",
                                             slice_method, ax_value_retain(obj)));

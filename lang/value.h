@@ -93,6 +93,10 @@ typedef struct ax_object_type {
      * drops those references without releasing them (the cycle collector releases them). */
     void (*children)(void *payload, void (*visit)(void *arg, ax_value *child), void *arg);
     void (*forget)(void *payload);
+    /* For an object a builtin carries as its data (ax_builtin.data): whether the builtin shows
+     * the object's attributes (getattr, each_attr) as its own, as a jitted function shows
+     * jit(f).lower. */
+    bool function_attrs;
 } ax_object_type;
 
 typedef struct ax_env ax_env;

@@ -750,6 +750,66 @@ static ax_value *bi_getattr(ax_interp *in, ax_value *self, const ax_args *args) 
     return attribute(in, self, args, false);
 }
 
+/* ---------------------------------------------------------------- dir */
+
+typedef struct name_list {
+    char **names;
+    int n, cap;
+    bool failed;
+} name_list;
+
+static void collect_name(void *arg, const char *name) {
+    name_list *l = arg;
+    if (l->failed) return;
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 32;
+        char **grown = realloc(l->names, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            l->failed = true;
+            return;
+        }
+        l->names = grown;
+        l->cap = cap;
+    }
+    if (!(l->names[l->n] = strdup(name)))
+        l->failed = true;
+    else
+        l->n++;
+}
+
+static int compare_names(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* dir(object): the names getattr resolves on it (the ones Tab completes), sorted. */
+static ax_value *bi_dir(ax_interp *in, ax_value *self, const ax_args *args) {
+    (void)self;
+    if (!ax_args_check(in, args, "dir", 1, (const char *[]){"object", NULL})) return NULL;
+    ax_value *obj = ax_arg(args, 0, "object");
+    if (!obj)
+        return ax_error(in->cx, AX_ERR_TYPE,
+                        "dir() needs an object in ax: dir(x) lists x's attributes (a scope's "
+                        "names are not a value)");
+    name_list l = {0};
+    ax_value_each_attr(in, obj, collect_name, &l);
+    ax_value **items = l.failed ? NULL : calloc((size_t)l.n + 1, sizeof *items);
+    bool ok = items != NULL;
+    int n = 0;
+    if (ok && l.n) qsort(l.names, (size_t)l.n, sizeof *l.names, compare_names);
+    for (int i = 0; ok && i < l.n; i++) {
+        if (n && strcmp(l.names[i], items[n - 1]->str) == 0) continue; /* named twice */
+        if (!(items[n] = ax_value_str(l.names[i])))
+            ok = false;
+        else
+            n++;
+    }
+    for (int i = 0; i < l.n; i++) free(l.names[i]);
+    free(l.names);
+    if (ok) return make_seq_take(in, false, n, items);
+    release_items(n, items);
+    return ax_error_oom(in->cx);
+}
+
 const ax_builtin_def ax_builtins_py[] = {
     {"print", bi_print, "print(*values, sep=' ', end='\\n'): writes the values' str forms", 0},
     {"len", bi_len, "len(obj): the number of items (an array's leading dimension)", 0},
@@ -773,5 +833,6 @@ const ax_builtin_def ax_builtins_py[] = {
     {"filter", bi_filter, "filter(f, iterable): the list of items for which f(item) is true", 0},
     {"hasattr", bi_hasattr, "hasattr(object, name): whether object has the attribute", 0},
     {"getattr", bi_getattr, "getattr(object, name, default): the attribute called name", 0},
+    {"dir", bi_dir, "dir(object): the sorted names of object's attributes (what Tab completes)", 0},
     {NULL, NULL, NULL, 0},
 };

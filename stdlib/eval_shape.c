@@ -48,6 +48,14 @@ static ax_value *struct_getattr(ax_interp *in, ax_value *self, const char *name)
     return NULL;
 }
 
+/* The names struct_getattr resolves (Tab completion, dir). */
+static void struct_each_attr(ax_interp *in, ax_value *self, void (*fn)(void *arg, const char *name),
+                             void *arg) {
+    (void)in, (void)self;
+    static const char *const names[] = {"dtype", "ndim", "shape", "size", "weak_type"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) fn(arg, names[i]);
+}
+
 static int struct_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
     (void)in;
     const ax_aval *x = a->obj.payload, *y = b->obj.payload;
@@ -59,9 +67,10 @@ static const ax_object_type struct_type = {.name = "ShapeDtypeStruct",
                                            .free = free,
                                            .format = struct_format,
                                            .getattr = struct_getattr,
+                                           .each_attr = struct_each_attr,
                                            .equal = struct_equal};
 
-static ax_value *struct_new(ax_interp *in, const ax_aval *t) {
+ax_value *ax_shape_dtype_struct(ax_interp *in, const ax_aval *t) {
     ax_aval *p = malloc(sizeof *p);
     if (!p) return ax_error_oom(in->cx);
     *p = *t;
@@ -85,12 +94,12 @@ static ax_value *b_shape_dtype_struct(ax_interp *in, ax_value *self, const ax_ar
         return NULL;
     if (dtype < 0) return ax_error(in->cx, AX_ERR_TYPE, "ShapeDtypeStruct needs a dtype");
     t.dtype = (ax_dtype)dtype;
-    return struct_new(in, &t);
+    return ax_shape_dtype_struct(in, &t);
 }
 
 /* ---------------------------------------------------------------- arguments */
 
-static bool is_struct(const ax_value *v) {
+bool ax_is_shape_dtype_struct(const ax_value *v) {
     return v->kind == AX_V_OBJECT && v->obj.type == &struct_type;
 }
 
@@ -101,7 +110,7 @@ static ax_value *struct_tree_to_arrays(ax_interp *in, ax_value *v) {
     if (ax_tree_flatten(in, v, &leaves, &n, &def)) return NULL;
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
-        if (!is_struct(leaves[i])) continue;
+        if (!ax_is_shape_dtype_struct(leaves[i])) continue;
         ax_scope s;
         ax_scope_begin(&s, in->cx);
         ax_array *z = ax_scope_keep(&s, ax_lax_full_aval(&s, leaves[i]->obj.payload, 0.0));
@@ -174,7 +183,7 @@ static ax_value *b_eval_shape(ax_interp *in, ax_value *self, const ax_args *a) {
             t = ir->types[o->var];
         else
             ax_aval_of(&t, o->lit);
-        if (!(outs[made] = struct_new(in, &t))) break;
+        if (!(outs[made] = ax_shape_dtype_struct(in, &t))) break;
     }
     if (!outs)
         ax_error_oom(in->cx);

@@ -17,6 +17,8 @@
 #include "../compiler/jit.h"
 #include "../compiler/simplify.h"
 #include "../compiler/trace.h"
+#include "aot.h"
+#include "eval_shape.h"
 #include "flat_call.h"
 #include "pytree.h"
 #include "transforms.h"
@@ -115,8 +117,13 @@ static void jit_state_free(void *p) {
 static void jit_state_children(void *p, void (*visit)(void *arg, ax_value *child), void *arg) {
     visit(arg, ((jit_state *)p)->fn);
 }
-static const ax_object_type jit_state_type = {
-    .name = "jit", .free = jit_state_free, .children = jit_state_children};
+/* A jitted function's attributes are its ahead-of-time methods (stdlib/aot.h). */
+static const ax_object_type jit_state_type = {.name = "jit",
+                                              .free = jit_state_free,
+                                              .children = jit_state_children,
+                                              .getattr = ax_aot_jit_getattr,
+                                              .each_attr = ax_aot_jit_each_attr,
+                                              .function_attrs = true};
 
 static bool in_argnums(const int *statics, int nstatic, int pos) {
     for (int i = 0; i < nstatic; i++)
@@ -705,6 +712,29 @@ int ax_jit_concrete_body(ax_interp *in, ax_value *fn, const ax_args *a, const fl
     return 0;
 }
 
+/* The text as a string value, without its final newlines (print adds one); frees out. */
+static ax_value *text_value(ax_interp *in, ax_strbuf *out) {
+    while (!out->failed && out->len && out->data[out->len - 1] == '\n') out->data[--out->len] = 0;
+    return ax_value_str_take_buf(in, out);
+}
+
+ax_value *ax_jit_ir_text(ax_interp *in, const ax_ir *ir) {
+    ax_strbuf out;
+    ax_strbuf_init(&out);
+    ax_ir_format(&out, ir);
+    return text_value(in, &out);
+}
+
+ax_value *ax_jit_c_text(ax_interp *in, ax_jit_program *prog) {
+    ax_strbuf out;
+    ax_strbuf_init(&out);
+    if (ax_jit_dump_c(in->cx, prog, &out)) {
+        ax_strbuf_free(&out);
+        return NULL;
+    }
+    return text_value(in, &out);
+}
+
 ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool want_c) {
     ax_value *wrapped = NULL;
     if (!is_jitted(fn)) { /* `:c f(x)` of a plain function shows what jit(f) would build */
@@ -720,28 +750,128 @@ ax_value *ax_jit_explain(ax_interp *in, ax_value *fn, const ax_args *a, bool wan
     ax_args call;
     bool checked = !normalize_call(in, s, a, &call) && !check_call(in, s, &call);
     jit_entry *e = checked ? entry_for(in, s, &call, &fc, NULL) : NULL;
-    ax_strbuf out;
-    ax_strbuf_init(&out);
     ax_jit_program *prog = e ? program_of(in, e) : NULL;
-    if (prog) {
-        if (!want_c) {
-            ax_ir_format(&out, e->ir);
-            ax_strbuf_appendf(&out, "\n-- fused into:\n");
-            ax_jit_format_plan(&out, prog);
-            text = ax_value_str_take_buf(in, &out);
-        } else if (!ax_jit_dump_c(in->cx, prog, &out)) {
-            text = ax_value_str_take_buf(in, &out);
-        }
+    if (prog && want_c) {
+        text = ax_jit_c_text(in, prog);
+    } else if (prog) {
+        ax_strbuf out;
+        ax_strbuf_init(&out);
+        ax_ir_format(&out, e->ir);
+        ax_strbuf_appendf(&out, "\n-- fused into:\n");
+        ax_jit_format_plan(&out, prog);
+        text = text_value(in, &out);
     }
-    ax_strbuf_free(&out);
     if (checked) ax_flat_call_free(&fc);
     call_free(&call);
-    if (text && text->kind == AX_V_STR) { /* no final newline: print adds one */
-        size_t n = strlen(text->str);
-        while (n && text->str[n - 1] == '\n') text->str[--n] = 0;
-    }
     ax_value_release(wrapped);
     return text;
+}
+
+/* ---------------------------------------------------------------- ahead of time */
+
+void ax_jit_lowered_free(ax_jit_lowered *l) {
+    free(l->name);
+    ax_ir_release(l->ir);
+    if (l->out_def) ax_value_release(l->out_def);
+    if (l->in_def) ax_value_release(l->in_def);
+    free(l->in_avals);
+    for (int k = 0; l->arg_names && k < l->nargs; k++) free(l->arg_names[k]);
+    free(l->arg_names);
+    free(l->counts);
+    if (l->jaxpr) ax_value_release(l->jaxpr);
+    memset(l, 0, sizeof *l);
+}
+
+/* The name JAX gives the argument at position pos: its parameter's, or "args[i]" for one
+ * that *args takes (or of a function without a signature). malloc'd, or NULL. */
+static char *arg_name(const jit_state *s, int pos) {
+    const ax_node *def = s->fn->kind == AX_V_FUNC ? s->fn->fn->def : NULL;
+    char buf[256];
+    snprintf(buf, sizeof buf, "args[%d]", pos);
+    for (int i = 0; def && i < def->nparams; i++) {
+        const ax_param *p = &def->params[i];
+        if (p->star) {
+            snprintf(buf, sizeof buf, "%s[%d]", p->name, pos - i);
+            break;
+        }
+        if (i == pos && !p->star2 && !p->kwonly) {
+            snprintf(buf, sizeof buf, "%s", p->name);
+            break;
+        }
+    }
+    return strdup(buf);
+}
+
+/* The dynamic arguments' structure, ((args...), {}): what JAX's in_tree describes. */
+static ax_value *dynamic_tree(ax_interp *in, const flat_call *fc) {
+    ax_value **args = calloc((size_t)fc->ntraced + 1, sizeof *args);
+    if (!args) return ax_error_oom(in->cx);
+    for (int k = 0; k < fc->ntraced; k++) args[k] = fc->args[fc->traced[k]];
+    ax_value *tree = ax_tree_call_args(in, fc->ntraced, args), **leaves = NULL, *def = NULL;
+    free(args);
+    int n = 0;
+    if (tree && !ax_tree_flatten(in, tree, &leaves, &n, &def)) ax_values_release(leaves, n);
+    if (tree) ax_value_release(tree);
+    return def;
+}
+
+static int fill_lowered(ax_interp *in, const jit_state *s, const ax_args *call, const flat_call *fc,
+                        const jit_entry *e, bool want_jaxpr, ax_jit_lowered *l) {
+    l->ir = ax_ir_retain(e->ir);
+    l->out_def = ax_value_retain(e->out_def);
+    l->nmain = e->nmain;
+    l->nflat = fc->nflat;
+    l->nargs = fc->ntraced;
+    l->name = strdup(fn_name(s->fn));
+    l->in_avals = calloc((size_t)fc->nflat + 1, sizeof *l->in_avals);
+    l->counts = calloc((size_t)fc->ntraced + 1, sizeof *l->counts);
+    l->arg_names = calloc((size_t)fc->ntraced + 1, sizeof *l->arg_names);
+    if (!l->name || !l->in_avals || !l->counts || !l->arg_names) return ax_error_oom(in->cx), -1;
+    for (int i = 0; i < fc->nflat; i++) ax_aval_of(&l->in_avals[i], fc->flat[i]);
+    for (int k = 0; k < fc->ntraced; k++) {
+        l->counts[k] = fc->counts[k];
+        if (!(l->arg_names[k] = arg_name(s, fc->traced[k]))) return ax_error_oom(in->cx), -1;
+    }
+    if (!(l->in_def = dynamic_tree(in, fc))) return -1;
+    if (want_jaxpr && !(l->jaxpr = ax_make_jaxpr(in, s->fn, call, fc->ntraced, fc->traced)))
+        return -1;
+    return 0;
+}
+
+/* A static argument is part of the program: a ShapeDtypeStruct cannot stand for it. */
+static int statics_have_values(ax_interp *in, const jit_state *s, const ax_args *a) {
+    char which[160] = "";
+    for (int i = 0; i < a->n && !which[0]; i++)
+        if (is_static(s, i) && ax_is_shape_dtype_struct(a->pos[i]))
+            snprintf(which, sizeof which, "%d", i);
+    for (int k = 0; k < a->nkw && !which[0]; k++)
+        if (ax_is_shape_dtype_struct(a->kwvals[k]))
+            snprintf(which, sizeof which, "'%s'", a->kwnames[k]);
+    if (!which[0]) return 0;
+    return ax_error(in->cx, AX_ERR_TYPE,
+                    "%s: static argument %s is a ShapeDtypeStruct; static arguments are part of "
+                    "the program and need their values",
+                    fn_name(s->fn), which),
+           -1;
+}
+
+int ax_jit_lower(ax_interp *in, ax_value *jit, const ax_args *a, bool want_jaxpr,
+                 ax_jit_lowered *out) {
+    memset(out, 0, sizeof *out);
+    jit_state *s = jit->obj.payload;
+    flat_call fc;
+    ax_args call, args; /* args: ShapeDtypeStructs made arrays */
+    bool checked = !normalize_call(in, s, a, &call) && !check_call(in, s, &call) &&
+                   !statics_have_values(in, s, &call) && !ax_shape_args(in, &call, &args);
+    jit_entry *e = checked ? entry_for(in, s, &args, &fc, NULL) : NULL;
+    int rc = e ? fill_lowered(in, s, &args, &fc, e, want_jaxpr, out) : -1;
+    if (checked) {
+        ax_flat_call_free(&fc);
+        ax_shape_args_free(&args);
+    }
+    call_free(&call);
+    if (rc) ax_jit_lowered_free(out);
+    return rc;
 }
 
 /* jit_ir(f, *args) and jit_c(f, *args): the REPL's :ir and :c as functions. */

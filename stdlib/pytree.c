@@ -61,6 +61,13 @@ static void treedef_format(ax_strbuf *out, void *payload) {
     ax_strbuf_append(out, ")");
 }
 static ax_value *treedef_getattr(ax_interp *in, ax_value *self, const char *name);
+/* The names treedef_getattr resolves (Tab completion, dir). */
+static void treedef_each_attr(ax_interp *in, ax_value *self,
+                              void (*fn)(void *arg, const char *name), void *arg) {
+    (void)in, (void)self;
+    static const char *const names[] = {"flatten_up_to", "num_leaves", "num_nodes", "unflatten"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) fn(arg, names[i]);
+}
 static int treedef_equal(ax_interp *in, const ax_value *a, const ax_value *b) {
     (void)in;
     return ax_treedef_equal((ax_value *)a, (ax_value *)b);
@@ -69,6 +76,7 @@ static const ax_object_type treedef_type = {.name = "PyTreeDef",
                                             .free = treedef_free,
                                             .format = treedef_format,
                                             .getattr = treedef_getattr,
+                                            .each_attr = treedef_each_attr,
                                             .equal = treedef_equal};
 
 void ax_values_release(ax_value **values, int n) {
@@ -845,6 +853,40 @@ static ax_value *b_tree_leaves_with_path(ax_interp *in, ax_value *self, const ax
     if (def) ax_value_release(def);
     walk_free(&w);
     return r;
+}
+
+ax_value *ax_tree_call_args(ax_interp *in, int n, ax_value *const *args) {
+    ax_value **items = calloc((size_t)n + 1, sizeof *items);
+    if (!items) return ax_error_oom(in->cx);
+    for (int i = 0; i < n; i++) items[i] = ax_value_retain(args[i]);
+    ax_value *pair[2] = {ax_value_tuple(n, items), ax_value_dict(0, NULL, NULL)};
+    free(items);
+    if (!pair[0] || !pair[1]) {
+        if (pair[0]) ax_value_release(pair[0]);
+        if (pair[1]) ax_value_release(pair[1]);
+        return ax_error_oom(in->cx);
+    }
+    return ax_value_or_oom(in, ax_value_tuple(2, pair));
+}
+
+char *ax_tree_leaf_keystr(ax_interp *in, ax_value *tree, int leaf) {
+    walk w = {.in = in, .with_paths = true};
+    ax_value *def = walk_tree(&w, tree);
+    char *text = NULL;
+    if (def && leaf >= 0 && leaf < w.paths.n) {
+        ax_strbuf out;
+        ax_strbuf_init(&out);
+        const ax_value *path = w.paths.items[leaf];
+        for (int i = 0; i < path->n; i++) key_text(&out, path->items[i], false);
+        text = out.failed ? NULL : out.data ? out.data : strdup("");
+        if (out.failed) ax_strbuf_free(&out);
+        if (!text) ax_error_oom(in->cx);
+    } else if (def) {
+        ax_error(in->cx, AX_ERR_INDEX, "the tree has no leaf %d", leaf);
+    }
+    if (def) ax_value_release(def);
+    walk_free(&w);
+    return text;
 }
 
 static ax_value *b_tree_unflatten(ax_interp *in, ax_value *self, const ax_args *a) {

@@ -20,6 +20,12 @@ bool ax_treedef_is_leaf(const ax_value *treedef);
 bool ax_treedef_equal(ax_value *a, ax_value *b);
 /* A hash of a treedef's structure: equal treedefs hash equally (jit's cache key). */
 uint64_t ax_treedef_hash(ax_value *treedef);
+/* ((args...), {}): the tree of a call's positional arguments, as JAX flattens them (its
+ * in_tree). New reference, or NULL with an error. */
+ax_value *ax_tree_call_args(ax_interp *in, int n, ax_value *const *args);
+/* The path of leaf `leaf` of tree as keystr writes it: "['w'][0]", "" for a tree that is a
+ * leaf. malloc'd; NULL with an error. */
+char *ax_tree_leaf_keystr(ax_interp *in, ax_value *tree, int leaf);
 void ax_values_release(ax_value **values, int n); /* releases each and frees the array */
 /* The tree with each leaf replaced by fn(leaf) (a new reference, or NULL with an error, which
  * stops the walk). New reference or NULL. */

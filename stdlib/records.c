@@ -42,10 +42,14 @@ static void class_format(ax_strbuf *out, void *p) {
 static ax_value *class_call(ax_interp *in, ax_value *self, const ax_args *a);
 static ax_value *class_getattr(ax_interp *in, ax_value *self, const char *name);
 
+static void class_each_attr(ax_interp *in, ax_value *self, void (*fn)(void *arg, const char *name),
+                            void *arg);
+
 static const ax_object_type class_type = {.name = "class",
                                           .free = class_free,
                                           .format = class_format,
                                           .getattr = class_getattr,
+                                          .each_attr = class_each_attr,
                                           .call = class_call};
 
 static void record_free(void *p) {
@@ -68,6 +72,8 @@ static void record_format(ax_strbuf *out, void *p) {
 }
 
 static ax_value *record_getattr(ax_interp *in, ax_value *self, const char *name);
+static void record_each_attr(ax_interp *in, ax_value *self, void (*fn)(void *arg, const char *name),
+                             void *arg);
 
 static ax_value *record_getitem(ax_interp *in, ax_value *self, ax_value *index) {
     record *r = self->obj.payload;
@@ -95,6 +101,7 @@ static const ax_object_type record_type = {.name = "record",
                                            .free = record_free,
                                            .format = record_format,
                                            .getattr = record_getattr,
+                                           .each_attr = record_each_attr,
                                            .getitem = record_getitem,
                                            .equal = record_equal};
 
@@ -238,6 +245,24 @@ static ax_value *class_getattr(ax_interp *in, ax_value *self, const char *name) 
         return v ? v : ax_error_oom(in->cx);
     }
     return NULL;
+}
+
+/* The names class_getattr and record_getattr resolve (Tab completion, dir). */
+static void class_each_attr(ax_interp *in, ax_value *self, void (*fn)(void *arg, const char *name),
+                            void *arg) {
+    (void)in, (void)self;
+    fn(arg, "__name__");
+    fn(arg, "_fields");
+}
+
+static void record_each_attr(ax_interp *in, ax_value *self, void (*fn)(void *arg, const char *name),
+                             void *arg) {
+    (void)in;
+    const record_class *c = ((record *)self->obj.payload)->cls->obj.payload;
+    for (int i = 0; i < c->n; i++) fn(arg, c->fields[i]);
+    fn(arg, "_asdict");
+    fn(arg, "_fields");
+    fn(arg, "_replace");
 }
 
 /* r._replace(**changes): a copy with some fields replaced. */

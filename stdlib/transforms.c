@@ -765,10 +765,20 @@ static ax_ir *trace_call(ax_interp *in, flat_call *fc, const char *what, ax_valu
     return ir;
 }
 
+ax_value *ax_make_jaxpr(ax_interp *in, ax_value *fn, const ax_args *a, int ntraced,
+                        const int *traced) {
+    flat_call fc;
+    int nout = 0;
+    ax_ir *ir = trace_call(in, &fc, "make_jaxpr", fn, a, ntraced, traced, &nout);
+    ax_flat_call_free(&fc);
+    if (!ir) return NULL;
+    return ax_value_or_oom(in, ax_value_object(&jaxpr_type, ir)); /* releases ir on failure */
+}
+
 /* make_jaxpr(f, static_argnums)(*args): the arguments not named static are traced. */
 static ax_value *jaxpr_fn_call(ax_interp *in, ax_value *self, const ax_args *a) {
     ax_value *state = self->builtin->data;
-    int nout = 0, *statics = NULL, nstatic = 0, ntraced = 0;
+    int *statics = NULL, nstatic = 0, ntraced = 0;
     bool as_tuple;
     ax_value *spec = state->items[1];
     if (spec->kind != AX_V_NONE &&
@@ -785,17 +795,14 @@ static ax_value *jaxpr_fn_call(ax_interp *in, ax_value *self, const ax_args *a) 
         if (!is_static) traced[ntraced++] = i;
     }
     free(statics);
-    flat_call fc;
     ax_args args; /* ShapeDtypeStructs stand for arrays */
-    ax_ir *ir = NULL;
+    ax_value *jaxpr = NULL;
     if (!ax_shape_args(in, a, &args)) {
-        ir = trace_call(in, &fc, "make_jaxpr", state->items[0], &args, ntraced, traced, &nout);
-        ax_flat_call_free(&fc);
+        jaxpr = ax_make_jaxpr(in, state->items[0], &args, ntraced, traced);
         ax_shape_args_free(&args);
     }
     free(traced);
-    if (!ir) return NULL;
-    return ax_value_or_oom(in, ax_value_object(&jaxpr_type, ir)); /* releases ir on failure */
+    return jaxpr;
 }
 
 static ax_value *b_make_jaxpr(ax_interp *in, ax_value *self, const ax_args *a) {

@@ -12,6 +12,10 @@ int ax_transforms_register(ax_interp *in);
  * the caller to free); *as_tuple says which form. 0, or -1 with an error (*out is then NULL). */
 int ax_read_argnums(ax_interp *in, const char *what, ax_value *v, int **out, int *n,
                     bool *as_tuple);
+/* make_jaxpr's jaxpr (an object printing as a jaxpr) of fn called with a (the positions
+ * traced[0, ntraced) traced, the others as given). NULL with an error. */
+ax_value *ax_make_jaxpr(ax_interp *in, ax_value *fn, const ax_args *a, int ntraced,
+                        const int *traced);
 
 /* An in_axes / out_axes entry of None, as ax_spread_axes stores it. */
 #define AX_AXIS_NONE (-1000000)

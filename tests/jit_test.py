@@ -1051,6 +1051,56 @@ def broadcast_inputs_get_a_variant(ctx):
     expect_numbers(" ".join(rows[0][1:3]), [3.0, 3.0])
     expect_numbers(rows[3][2], [599.0 * 599.0 + 2 * 599.0])
 
+# ---------------------------------------------------------------- 8. ahead of time
+
+AOT = SELU + """
+lowered = jit(selu).lower(ShapeDtypeStruct((9,), float32))
+"""
+AOT_COMPILED = AOT + """
+compiled = lowered.compile()
+"""
+AOT_CALLED = AOT_COMPILED + """
+print(compiled(linspace(-2.0, 2.0, 9)))
+print(jit(selu)(linspace(-2.0, 2.0, 9)))
+"""
+
+
+@check
+def aot_compiles_at_compile(ctx):
+    # lower() only traces; compile() builds the native code, with no call at all; tiered, the
+    # compile it waits for makes the first call native (its call 1), and jit(f) shares it.
+    p = ctx.run(AOT, **tiered_env())
+    expect(len(log_lines(p.stderr, "traced")) == 1, p.stderr)
+    expect(not [l for l in p.stderr.splitlines() if re.search(r"^ax: jit: (started|compiled|"
+                                                              r"loaded) ", l)], p.stderr)
+    p = ctx.run(AOT_COMPILED + "print(compiled.as_text())\n")
+    expect(re.search(r"^ax: jit: compiled selu in [0-9.]+ ms: 1 fused loops", p.stderr, re.M),
+           p.stderr)
+    expect(p.stdout.startswith("extern void\n"), f"wanted the C dump of GCC's code:\n{p.stdout}")
+    shutil.rmtree(ctx.cache, ignore_errors=True)
+    p = ctx.run(AOT_CALLED, **tiered_env())
+    expect_numbers(p.stdout, SELU_9 * 2)
+    done = [l for l in p.stderr.splitlines() if " in the background (" in l]
+    expect(len(done) == 1 and done[0].endswith(": native from its call 1 on"), p.stderr)
+    expect(len(log_lines(p.stderr, "traced")) == 1, p.stderr)
+    p = ctx.run(AOT_CALLED, **tiered_env())  # a new process loads it from the disk cache
+    expect_numbers(p.stdout, SELU_9 * 2)
+    expect(len(log_lines(p.stderr, "loaded")) == 1 and "started" not in p.stderr, p.stderr)
+
+
+@check
+def aot_without_native_code(ctx):
+    # No assembler: compile() warns once, the Compiled runs on the eager kernels with the same
+    # numbers, and its as_text() is None (JAX's answer when there is no executable text).
+    empty = os.path.join(ctx.root, "bin")
+    os.mkdir(empty)
+    p = ctx.run(AOT_CALLED + "print(compiled.as_text(), lowered.as_text()[:8])\n", PATH=empty)
+    *arrays, last = p.stdout.splitlines()
+    expect_numbers("\n".join(arrays), SELU_9 * 2)
+    expect(last == "None { lambda", p.stdout)
+    warnings = [l for l in p.stderr.splitlines() if "warning" in l]
+    expect(len(warnings) == 1 and warnings[0].startswith(WARNING), p.stderr)
+
 
 def main():
     ap = argparse.ArgumentParser()

@@ -401,6 +401,20 @@ def complete_a_dict_key(ctx):
 
 
 @check
+def complete_ahead_of_time_stages(ctx):
+    # a jitted function's attributes and a Lowered's complete (what dir() lists)
+    s = session(ctx)
+    s.run("g = jit(lambda x: x * 2.0)", r"^$")
+    s.send("g.low\t")
+    s.expect(r"g\.lower", timeout=3)
+    s.run("(1.0).compile()(4.0)", r"8\.0 : f32\[\]")
+    s.run("lowered = g.lower(1.0)", r"^$")
+    s.send("lowered.comp\t")
+    s.expect(r"lowered\.compile", timeout=3)
+    s.run("()(3.0)", r"6\.0 : f32\[\]")
+
+
+@check
 def complete_a_command(ctx):
     s = session(ctx)
     s.send(":vars\r")  # the command itself, then its completion from a prefix
