@@ -469,6 +469,16 @@ static inline int jit_test_setup(void **state) {
     return *state ? 0 : -1;
 }
 
+/* A fresh context whose jit runs the quick tier's code alone (AX_JIT_QUICK=only, read when a
+ * context first uses jit: here). */
+static inline int jit_test_quick_setup(void **state) {
+    setenv("AX_JIT_QUICK", "only", 1);
+    int rc = jit_test_setup(state);
+    if (*state) ax_jit_logging(*state);
+    unsetenv("AX_JIT_QUICK");
+    return rc;
+}
+
 static inline int jit_test_teardown(void **state) {
     ax_ctx_free(*state);
     return 0;

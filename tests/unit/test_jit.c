@@ -1529,14 +1529,6 @@ static void test_corpus_quick(void **state) {
     assert_true(rendered >= NPROGRAMS / 2);
 }
 
-static int quick_setup(void **state) {
-    setenv("AX_JIT_QUICK", "only", 1);
-    int rc = jit_test_setup(state);
-    if (*state) ax_jit_logging(*state); /* the context reads the switch now */
-    unsetenv("AX_JIT_QUICK");
-    return rc;
-}
-
 /* A program whose outputs are an input, a literal, an input twice and a computed value. */
 static void test_outputs_inputs_and_literals(void **state) {
     ax_ctx *cx = *state;
@@ -1817,7 +1809,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup_teardown(test_every_primitive, jit_test_setup, jit_test_teardown),
         cmocka_unit_test_setup_teardown(test_custom_linear, jit_test_setup, jit_test_teardown),
         cmocka_unit_test_setup_teardown(test_corpus, jit_test_setup, jit_test_teardown),
-        cmocka_unit_test_setup_teardown(test_corpus_quick, quick_setup, jit_test_teardown),
+        cmocka_unit_test_setup_teardown(test_corpus_quick, jit_test_quick_setup, jit_test_teardown),
         cmocka_unit_test_setup_teardown(test_outputs_inputs_and_literals, jit_test_setup,
                                         jit_test_teardown),
         cmocka_unit_test_setup_teardown(test_f32_accuracy, jit_test_setup, jit_test_teardown),

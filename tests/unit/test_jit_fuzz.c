@@ -454,8 +454,8 @@ static void test_random_programs(void **state) {
     for (int k = 0; k < options.count; k += BATCH) {
         int n = options.count - k < BATCH ? options.count - k : BATCH;
         int rendered = 0;
-        bad += run_batch(cx, options.seed + (uint64_t)k, n, (k / BATCH) % 2 == 1, &loops,
-                         &rendered);
+        bad +=
+            run_batch(cx, options.seed + (uint64_t)k, n, (k / BATCH) % 2 == 1, &loops, &rendered);
         if (options.verbose)
             print_message("programs %llu..%llu: %d elements differ so far\n",
                           (unsigned long long)(options.seed + (uint64_t)k),
@@ -483,14 +483,6 @@ static void test_random_programs_quick(void **state) {
     assert_true(rendered >= count / 2);
 }
 
-static int quick_setup(void **state) {
-    setenv("AX_JIT_QUICK", "only", 1);
-    int rc = jit_test_setup(state);
-    if (*state) ax_jit_logging(*state); /* the context reads the switch now */
-    unsetenv("AX_JIT_QUICK");
-    return rc;
-}
-
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seed") && i + 1 < argc)
@@ -508,7 +500,7 @@ int main(int argc, char **argv) {
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_random_programs, jit_test_setup, jit_test_teardown),
-        cmocka_unit_test_setup_teardown(test_random_programs_quick, quick_setup,
+        cmocka_unit_test_setup_teardown(test_random_programs_quick, jit_test_quick_setup,
                                         jit_test_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
