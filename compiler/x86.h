@@ -119,8 +119,8 @@ void ax_x86_vmovd_from(ax_x86 *a, int x, int r);
 #define AX_X86_VMOVSD_LOAD   ((ax_x86_vop){1, 3, 0, 0x10})
 #define AX_X86_VMOVSD_STORE  ((ax_x86_vop){1, 3, 0, 0x11})
 #define AX_X86_VMOVQ_STORE   ((ax_x86_vop){1, 1, 0, 0xd6})
-#define AX_X86_VMOVAPS        ((ax_x86_vop){1, 0, 0, 0x28}) /* register to register */
-#define AX_X86_VGATHERDPS     ((ax_x86_vop){2, 1, 0, 0x92}) /* [base + vindex * scale] */
+#define AX_X86_VMOVAPS       ((ax_x86_vop){1, 0, 0, 0x28}) /* register to register */
+#define AX_X86_VGATHERDPS    ((ax_x86_vop){2, 1, 0, 0x92}) /* [base + vindex * scale] */
 #define AX_X86_VSQRTPS       ((ax_x86_vop){1, 0, 0, 0x51})
 #define AX_X86_VANDPS        ((ax_x86_vop){1, 0, 0, 0x54})
 #define AX_X86_VORPS         ((ax_x86_vop){1, 0, 0, 0x56})
