@@ -1064,27 +1064,34 @@ static void emit_binary(qg *g, ax_kop k, ax_dtype t) {
     }
 }
 
-/* A float function through a C function on the block's slots: ax's own vector math (the eager
+/* Float function node n on `lanes` lanes through a C function, its operands and result at
+ * frame offsets a, b (the second operand, if any) and out: ax's own vector math (the eager
  * kernel's code), or the eager kernel (libm's, libmvec's, ax's special functions). */
-static void emit_math_call(qg *g, int i) {
-    const ax_code_node *n = &g->nd[i];
+static void emit_function_call(qg *g, const ax_code_node *n, int32_t out, int32_t a, int32_t b,
+                               int lanes) {
     const ax_lowering *l = &ax_prim_get(n->prim)->lower;
-    for (int k = 0; k < n->nin; k++) ensure_slot(g, n->in[k]);
     if (!l->vecmath) {
         ax_x86_mov_imm(&g->a, R(RDI), (int64_t)(uintptr_t)eager_kernel(n));
-        ax_x86_lea(&g->a, R(RSI), AT(SP, val(g, i)));
-        ax_x86_lea(&g->a, R(RDX), AT(SP, val(g, n->in[0])));
-        ax_x86_lea(&g->a, R(RCX), AT(SP, val(g, n->in[n->nin - 1])));
-        ax_x86_mov_imm(&g->a, R(R8), LANES);
+        ax_x86_lea(&g->a, R(RSI), AT(SP, out));
+        ax_x86_lea(&g->a, R(RDX), AT(SP, a));
+        ax_x86_lea(&g->a, R(RCX), AT(SP, b));
+        ax_x86_mov_imm(&g->a, R(R8), lanes);
         call(g, (const void *)q_kernel);
     } else {
         ax_x86_mov_imm(&g->a, R(RDI), l->vm);
-        ax_x86_mov_imm(&g->a, R(RSI), LANES);
-        ax_x86_lea(&g->a, R(RDX), AT(SP, val(g, n->in[0])));
+        ax_x86_mov_imm(&g->a, R(RSI), lanes);
+        ax_x86_lea(&g->a, R(RDX), AT(SP, a));
         ax_x86_mov_imm(&g->a, R(RCX), 1);
-        ax_x86_lea(&g->a, R(R8), AT(SP, val(g, i)));
+        ax_x86_lea(&g->a, R(R8), AT(SP, out));
         call(g, (const void *)ax_vecmath_f32);
     }
+}
+
+/* A function on the block's 8 lanes, through the slots. */
+static void emit_math_call(qg *g, int i) {
+    const ax_code_node *n = &g->nd[i];
+    for (int k = 0; k < n->nin; k++) ensure_slot(g, n->in[k]);
+    emit_function_call(g, n, val(g, i), val(g, n->in[0]), val(g, n->in[n->nin - 1]), LANES);
     defined_in_slot(g, i);
 }
 
@@ -1092,7 +1099,7 @@ static void emit_op(qg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     const ax_lowering *l = &ax_prim_get(n->prim)->lower;
     ax_dtype t = n->nin ? g->nd[n->in[0]].dtype : n->dtype;
-    if (l->kop == AX_KOP_LIBM || l->kop == AX_KOP_AXFN || l->kop == AX_KOP_LOGISTIC) {
+    if (is_math(g, i)) {
         emit_math_call(g, i);
         return;
     }
@@ -1230,9 +1237,6 @@ static void emit_block(qg *g, int tail, int half) {
 /* A function call of a wide block: on the WIDE lanes of its operands' wide slots. */
 static void emit_wide_call(qg *g, int i) {
     const ax_code_node *n = &g->nd[i];
-    const ax_lowering *l = &ax_prim_get(n->prim)->lower;
-    int32_t out = g->wval + i * WIDE * 4, a = g->wval + n->in[0] * WIDE * 4;
-    int32_t b = g->wval + n->in[n->nin - 1] * WIDE * 4;
     for (int k = 0; k < n->nin; k++) { /* a constant or broadcast operand: its WIDE copies */
         int src = n->in[k];
         if (g->in_wide[src]) continue;
@@ -1241,21 +1245,8 @@ static void emit_wide_call(qg *g, int i) {
             vstore(g, g->wval + src * WIDE * 4 + j * LANES * 4, 0);
         g->in_wide[src] = true;
     }
-    if (!l->vecmath) {
-        ax_x86_mov_imm(&g->a, R(RDI), (int64_t)(uintptr_t)eager_kernel(n));
-        ax_x86_lea(&g->a, R(RSI), AT(SP, out));
-        ax_x86_lea(&g->a, R(RDX), AT(SP, a));
-        ax_x86_lea(&g->a, R(RCX), AT(SP, b));
-        ax_x86_mov_imm(&g->a, R(R8), WIDE);
-        call(g, (const void *)q_kernel);
-    } else {
-        ax_x86_mov_imm(&g->a, R(RDI), l->vm);
-        ax_x86_mov_imm(&g->a, R(RSI), WIDE);
-        ax_x86_lea(&g->a, R(RDX), AT(SP, a));
-        ax_x86_mov_imm(&g->a, R(RCX), 1);
-        ax_x86_lea(&g->a, R(R8), AT(SP, out));
-        call(g, (const void *)ax_vecmath_f32);
-    }
+    emit_function_call(g, n, g->wval + i * WIDE * 4, g->wval + n->in[0] * WIDE * 4,
+                       g->wval + n->in[n->nin - 1] * WIDE * 4, WIDE);
     g->in_wide[i] = true;
 }
 
