@@ -298,6 +298,7 @@ typedef struct cg {
     gcc_jit_rvalue *tile_hi;
     gcc_jit_rvalue *accoff_p; /* a piece's offset of its block in the tile (a parameter) */
     bool *math;               /* per node: a vector call on whole blocks */
+    ax_sign *sign;            /* per node: what is known of its sign */
     int *seg;                 /* per node: its segment (a new one at each vector call and piece) */
     bool *spilled;  /* per node: kept in a lane array (read by another segment, or stored) */
     int *piece;     /* per node: the piece function computing it */
@@ -711,21 +712,22 @@ static gcc_jit_rvalue *refuse(cg *g, ax_prim p, ax_dtype t, const char *as) {
     return GJ(gcc_jit_context_zero)(g->c, g->st[t]);
 }
 
-/* ax's f32 vector math function f on x, emitted where the function being built is. */
-static gcc_jit_rvalue *vecmath(cg *g, ax_vm_fn f, gcc_jit_rvalue *x) {
+/* ax's f32 vector math function f on x, of sign `sign`, emitted where the function being built
+ * is. */
+static gcc_jit_rvalue *vecmath(cg *g, ax_vm_fn f, gcc_jit_rvalue *x, ax_sign sign) {
     ax_vecmath_jit where = {g->api, g->c, g->fn, g->blk, &g->nlocals};
-    gcc_jit_rvalue *y = ax_vecmath_jit_emit(&where, f, x);
+    gcc_jit_rvalue *y = ax_vecmath_jit_emit(&where, f, x, sign);
     g->blk = where.blk;
     return y;
 }
 
 /* A float function through its scalar implementation: libm for f64 (as the eager kernels),
  * ax's own special functions through the fns table, ax's f32 vector math inline. */
-static gcc_jit_rvalue *scalar_math(cg *g, ax_prim p, ax_dtype t, gcc_jit_rvalue *a,
+static gcc_jit_rvalue *scalar_math(cg *g, const ax_code_node *e, ax_dtype t, gcc_jit_rvalue *a,
                                    gcc_jit_rvalue *b) {
     gcc_jit_type *ft = g->st[t];
-    const ax_lowering *l = lowering(p);
-    if (float_math(l, t, g->vw) == M_VECMATH) return vecmath(g, l->vm, a);
+    const ax_lowering *l = lowering(e->prim);
+    if (float_math(l, t, g->vw) == M_VECMATH) return vecmath(g, l->vm, a, g->sign[e->in[0]]);
     if (float_math(l, t, g->vw) == M_AXFN) {
         int slot = l->fn_slot + (t == AX_F64);
         gcc_jit_type *fp = GJ(gcc_jit_context_new_function_ptr_type)(g->c, NULL, ft, 1, &ft, 0);
@@ -840,7 +842,7 @@ static gcc_jit_rvalue *elementwise_value(cg *g, const ax_code_node *e, ax_dtype 
     case AX_KOP_LIBM: /* of one or two operands */
     case AX_KOP_AXFN:
     case AX_KOP_LOGISTIC:
-        return scalar_math(g, e->prim, t, a, b);
+        return scalar_math(g, e, t, a, b);
     case AX_KOP_ADD:
         return wrap_arith(g, GCC_JIT_BINARY_OP_PLUS, t, a, b);
     case AX_KOP_SUB:
@@ -1600,6 +1602,7 @@ static void plan_kernel(cg *g, int step) {
     g->tdim = tile_dim(g->code, k);
     g->trun = g->rk == RK_RUNS && g->tdim >= 0;
     for (int i = 0; i < g->n; i++) g->access[i] = (char)load_access(&g->nd[i], g->lane, g->tdim);
+    ax_value_signs(g->nd, g->n, g->sign);
     plan_pieces(g);
     plan_segments(g);
 }
@@ -1755,6 +1758,7 @@ static bool alloc_node_arrays(cg *g) {
         if (g->code->steps[s].nnodes > most) most = g->code->steps[s].nnodes;
     size_t n = (size_t)most, bufs = (size_t)g->code->h.nbufs + 1;
     g->math = calloc(n, sizeof *g->math);
+    g->sign = calloc(n, sizeof *g->sign);
     g->seg = calloc(n, sizeof *g->seg);
     g->spilled = calloc(n, sizeof *g->spilled);
     g->piece = calloc(n, sizeof *g->piece);
@@ -1771,13 +1775,13 @@ static bool alloc_node_arrays(cg *g) {
     g->lbuf = calloc(n, sizeof *g->lbuf);
     g->gathers = calloc(n, sizeof *g->gathers);
     g->gathering = calloc(n, sizeof *g->gathering);
-    return g->math && g->seg && g->spilled && g->piece && g->frame_off && g->far && g->ptr &&
+    return g->math && g->sign && g->seg && g->spilled && g->piece && g->frame_off && g->far && g->ptr &&
            g->spill && g->mathin && g->mathin2 && g->acc && g->tot && g->val && g->access &&
            g->lbuf && g->gathers && g->gathering;
 }
 
 static void free_node_arrays(cg *g) {
-    free(g->math), free(g->seg), free(g->spilled), free(g->piece), free(g->frame_off), free(g->far);
+    free(g->math), free(g->sign), free(g->seg), free(g->spilled), free(g->piece), free(g->frame_off), free(g->far);
     free(g->ptr), free(g->spill), free(g->mathin), free(g->mathin2), free(g->acc), free(g->tot);
     free(g->val), free(g->access), free(g->lbuf), free(g->gathers), free(g->gathering);
 }

@@ -149,7 +149,8 @@ const char *ax_vecmath_jit_revision(void) {
     return ax_vecmath_fused() ? AX_VECMATH_BODY_HASH "f" : AX_VECMATH_BODY_HASH;
 }
 
-gcc_jit_rvalue *ax_vecmath_jit_emit(ax_vecmath_jit *where, ax_vm_fn f, gcc_jit_rvalue *x) {
+gcc_jit_rvalue *ax_vecmath_jit_emit(ax_vecmath_jit *where, ax_vm_fn f, gcc_jit_rvalue *x,
+                                    ax_sign sign) {
     vmj j = {.w = *where}, *J = &j;
     j.f32 = GJ(gcc_jit_context_get_type)(j.w.c, GCC_JIT_TYPE_FLOAT);
     j.f64 = GJ(gcc_jit_context_get_type)(j.w.c, GCC_JIT_TYPE_DOUBLE);
@@ -162,7 +163,9 @@ gcc_jit_rvalue *ax_vecmath_jit_emit(ax_vecmath_jit *where, ax_vm_fn f, gcc_jit_r
         [AX_VM_EXP] = vm_exp,   [AX_VM_EXPM1] = vm_expm1, [AX_VM_LOG] = vm_log,
         [AX_VM_TANH] = vm_tanh, [AX_VM_ERF] = vm_erf,     [AX_VM_LOGISTIC] = vm_logistic,
     };
-    gcc_jit_rvalue *y = emit[f](J, x);
+    gcc_jit_rvalue *y = f != AX_VM_EXP || sign == AX_SIGN_ANY ? emit[f](J, x)
+                        : sign == AX_SIGN_NONPOS                ? vm_exp_nonpos(J, x)
+                                                                : vm_exp_nonneg(J, x);
     where->blk = j.w.blk;
     return y;
 }

@@ -6,6 +6,7 @@
 #define AX_VECMATH_JIT_H
 
 #include "gccjit.h"
+#include "value_sign.h"
 
 #include "../runtime/vecmath.h"
 
@@ -20,8 +21,10 @@ typedef struct ax_vecmath_jit {
     int *nlocals;
 } ax_vecmath_jit;
 
-/* f(x) for an f32 rvalue x. */
-gcc_jit_rvalue *ax_vecmath_jit_emit(ax_vecmath_jit *where, ax_vm_fn f, gcc_jit_rvalue *x);
+/* f(x) for an f32 rvalue x of sign `sign` (what is known of it: exp has shorter code for
+ * x <= 0 and for x >= 0, which gives the same bits). */
+gcc_jit_rvalue *ax_vecmath_jit_emit(ax_vecmath_jit *where, ax_vm_fn f, gcc_jit_rvalue *x,
+                                    ax_sign sign);
 
 /* A hash of runtime/vecmath_body.h (made by the Makefile), part of jit's cache keys: code
  * built from an older body is never loaded. At most AX_VECMATH_REVISION_MAX characters (a

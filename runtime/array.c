@@ -116,15 +116,19 @@ static int size_class(size_t nbytes) {
     return k < SIZE_CLASSES ? k : -1;
 }
 
+/* Takes cached large buffer i out, the others staying in the order they were freed in. */
+static ax_buffer *remove_large(struct ax_alloc_cache *c, int i) {
+    ax_buffer *b = c->large[i];
+    memmove(&c->large[i], &c->large[i + 1], (size_t)(c->nlarge - i - 1) * sizeof *c->large);
+    c->nlarge--;
+    c->large_bytes -= b->capacity;
+    return b;
+}
+
 /* A cached large buffer of exactly `cap` bytes, or NULL. */
 static ax_buffer *take_large(struct ax_alloc_cache *c, size_t cap) {
-    for (int i = 0; c && i < c->nlarge; i++) {
-        ax_buffer *b = c->large[i];
-        if (b->capacity != cap) continue;
-        c->large[i] = c->large[--c->nlarge];
-        c->large_bytes -= cap;
-        return b;
-    }
+    for (int i = 0; c && i < c->nlarge; i++)
+        if (c->large[i]->capacity == cap) return remove_large(c, i);
     return NULL;
 }
 
@@ -188,9 +192,16 @@ static ax_buffer *buffer_new(ax_ctx *cx, size_t nbytes) {
     return b;
 }
 
+/* Keeps b, making room by freeing the buffers freed longest ago: a program whose arrays change
+ * size reuses its current ones (a cache full of earlier sizes, which it kept, made every 40 MB
+ * result of a later loop fault its pages in again: x * 2 + 1 on 10M floats took 4x as long). */
 static bool keep_large(struct ax_alloc_cache *c, ax_buffer *b) {
-    if (c->nlarge == CACHED_LARGE || c->large_bytes + b->capacity > CACHED_LARGE_BYTES)
-        return false;
+    if (b->capacity > CACHED_LARGE_BYTES) return false;
+    while (c->nlarge == CACHED_LARGE || c->large_bytes + b->capacity > CACHED_LARGE_BYTES) {
+        ax_buffer *oldest = remove_large(c, 0);
+        free(oldest->base);
+        free(oldest);
+    }
     c->large[c->nlarge++] = b;
     c->large_bytes += b->capacity;
     return true;

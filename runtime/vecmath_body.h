@@ -41,6 +41,7 @@
 #define VM_ROUNDER        0x1.8p23f
 #define VM_ROUNDER_BITS   0x4b400000u
 #define VM_SQRT_HALF_BITS 0x3f3504f3u
+#define VM_TANH_CLAMP_BITS 0x4111999au /* 9.1f */
 
 /* Minimax fits (runtime/vecmath_fit.py) for e^r, (e^r - 1 - r) / r^2, (tanh(a) / a - 1) / a^2,
  * erf and erfc, and the series of log(1 + f) in s = f / (2 + f). */
@@ -81,12 +82,6 @@ VM_FN(pow2, VM_I e) {
     RETURN(FROMBITS(SHL(TOU(ADD(e, I(127))), 23)));
 }
 
-/* p * 2^n for |n| < 250, rounded once: in two exact steps while the first stays normal */
-VM_FN(scale, VM_F p, VM_I n) {
-    LET(n1, SHR(n, 1));
-    RETURN(MUL(MUL(p, CALL(pow2, n1)), CALL(pow2, SUB(n, n1))));
-}
-
 /* ---- exp, expm1 ---- */
 
 /* x = n ln 2 + r with |r| <= ln2/2 + a little: n as a float (*n), as an int (*ni), and r */
@@ -102,11 +97,38 @@ VM_FN(exp_core, VM_F x) {
     RETURN(MUL(HORNER(r, vm_exp_c), CALL(pow2, ni)));
 }
 
-/* e^x = 2^n e^r; past +-(104..110) the result is 0 or inf whatever the clamp */
+/* e^x = 2^n e^r for x clamped to [-104, 104] (e^-103.98 rounds to 0 and e^88.73 to inf:
+ * beyond, the clamp changes nothing), so n is in [-150, 150]. 2^n goes on in two steps, so
+ * that results past the normal range are rounded once: p 2^(n+k), exact, then times 2^-k,
+ * with k = 64 for x < 0 and -64 for x >= 0 (2^(n+k) stays normal; either k serves n = 0). The
+ * rounder carries 127 + k: the low bits of n_t, shifted into the exponent field, are
+ * 2^(n+k)'s bits, and 2^-k's come from the rounder's. */
+VM_FN(exp_clamped, VM_F xc, VM_F rounder) {
+    LET(n_t, FMA(xc, F(VM_INV_LN2), rounder));
+    LET(n, SUB(n_t, rounder));
+    LET(r, FMA(n, F(-VM_LN2_LO), FMA(n, F(-VM_LN2_HI), xc)));
+    LET(pow2_nk, FROMBITS(SHL(BITS(n_t), 23)));
+    LET(pow2_mk, FROMBITS(SHL(SUB(U(VM_ROUNDER_BITS + 254u), BITS(rounder)), 23)));
+    RETURN(MUL(MUL(HORNER(r, vm_exp_c), pow2_nk), pow2_mk));
+}
+#define VM_EXP_ROUNDER_NEG F(VM_ROUNDER + 191.0f) /* 127 + 64 */
+#define VM_EXP_ROUNDER_POS F(VM_ROUNDER + 63.0f)  /* 127 - 64 */
+
+/* One select on x's sign chooses the rounder (two would be worse: GCC duplicates the code
+ * between two selects on one condition). */
 VM_FN(exp, VM_F x) {
-    LET(xc, CALL(clamp, x, F(-110.0f), F(100.0f)));
-    VM_REDUCE_LN2(xc, n, ni, r);
-    RETURN(CALL(scale, HORNER(r, vm_exp_c), ni));
+    LET(xc, SEL(GT(CALL(abs, x), F(104.0f)), CALL(copysign, F(104.0f), x), x));
+    RETURN(CALL(exp_clamped, xc, SEL(LT(x, F(0.0f)), VM_EXP_ROUNDER_NEG, VM_EXP_ROUNDER_POS)));
+}
+
+/* exp for x <= 0 or NaN, and for x >= 0 or NaN: the same bits in fewer operations, where the
+ * caller knows the sign (jit, from how x is computed; logistic below) */
+VM_FN(exp_nonpos, VM_F x) {
+    RETURN(CALL(exp_clamped, SEL(LT(x, F(-104.0f)), F(-104.0f), x), VM_EXP_ROUNDER_NEG));
+}
+
+VM_FN(exp_nonneg, VM_F x) {
+    RETURN(CALL(exp_clamped, SEL(GT(x, F(104.0f)), F(104.0f), x), VM_EXP_ROUNDER_POS));
 }
 
 /* e^x - 1 = 2^n (e^r - 1) + 2^n - 1, computed as 2 (s (e^r - 1) + (s - 1/2)) with s =
@@ -134,7 +156,9 @@ VM_FN(tanh, VM_F x) {
     LET(a, CALL(abs, x));
     LET(z, MUL(a, a));
     LET(near0, FMA(MUL(a, z), HORNER(z, vm_tanh_p), a));
-    LET(ac, SEL(GT(a, F(9.1f)), F(9.1f), a));
+    /* an unsigned minimum of the bits (one instruction where the float one takes two): the
+     * order of non-negative floats; NaN becomes 9.1 here, but takes near0 below */
+    LET(ac, FROMBITS(SEL(GT(BITS(a), U(VM_TANH_CLAMP_BITS)), U(VM_TANH_CLAMP_BITS), BITS(a))));
     LET(n_t, FMA(ac, F(-2.0f * VM_INV_LN2), F(VM_ROUNDER)));
     LET(s, FMA(SUB(n_t, F(VM_ROUNDER)), F(VM_HALF_LN2), ac));
     LET(u, FROMBITS(ADD(BITS(HORNER(s, vm_exp_m2)), SHL(BITS(n_t), 23))));
@@ -156,7 +180,7 @@ VM_FN(rough_recip, VM_F u) {
  * corrected for the roundings of q = 1 + e and of the division, by (num - y q - y q_lo) / q;
  * without, it is taken in f64. */
 VM_FN(logistic, VM_F x) {
-    LET(e, CALL(exp, NEG(CALL(abs, x))));
+    LET(e, CALL(exp_nonpos, NEG(CALL(abs, x))));
     LET(num, SEL(GE(x, F(0.0f)), F(1.0f), e));
     if (!FUSED) RETURN(D2F(DIV(F2D(num), ADD(D(1.0), F2D(e)))));
     LET(q, ADD(F(1.0f), e));

@@ -61,11 +61,26 @@ static void test_sizes_between_classes(void **state) {
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) faults_of_rounds(cx, sizes[k], 64, 3);
 }
 
+/* Rounds of 40 MB results after four other large sizes were freed: the cache, full of those,
+ * makes room for the new size (it kept the old ones and dropped each new buffer, whose pages
+ * were faulted in again every round: 20 faults of 2 MB pages a round, or 10240 of 4 KB). */
+static void test_large_cache_makes_room_for_new_sizes(void **state) {
+    ax_ctx *cx = *state;
+    static const int64_t earlier[] = {1 << 20, 2 << 20, 3 << 20, 4 << 20}; /* floats: 4-16 MB */
+    for (size_t k = 0; k < sizeof earlier / sizeof *earlier; k++)
+        faults_of_rounds(cx, earlier[k], 1, 1);
+    long faults = faults_of_rounds(cx, 10 << 20, 1, 11);
+    print_message("page faults in 10 rounds of 40 MB: %ld\n", faults);
+    assert_true(faults < 10);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_freed_buffers_keep_their_pages, setup_ctx,
                                         teardown_ctx),
         cmocka_unit_test_setup_teardown(test_sizes_between_classes, setup_ctx, teardown_ctx),
+        cmocka_unit_test_setup_teardown(test_large_cache_makes_room_for_new_sizes, setup_ctx,
+                                        teardown_ctx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
