@@ -47,6 +47,13 @@
  * erf and erfc, and the series of log(1 + f) in s = f / (2 + f). */
 static const float vm_exp_c[] = {0x1p+0f,        0x1p+0f,        0x1.fffffap-2f, 0x1.55540ap-3f,
                                  0x1.55589cp-5f, 0x1.126d66p-7f, 0x1.6ab90cp-10f};
+/* vm_exp_c times 2^-65 and 2^63 (exactly): exp_nonpos's and exp_nonneg's */
+static const float vm_exp_c_m65[] = {0x1p-65f,        0x1p-65f,        0x1.fffffap-67f,
+                                     0x1.55540ap-68f, 0x1.55589cp-70f, 0x1.126d66p-72f,
+                                     0x1.6ab90cp-75f};
+static const float vm_exp_c_p63[] = {0x1p+63f,        0x1p+63f,        0x1.fffffap+61f,
+                                     0x1.55540ap+60f, 0x1.55589cp+58f, 0x1.126d66p+56f,
+                                     0x1.6ab90cp+53f};
 /* e^(-2s) = vm_exp_c's polynomial in r = -2s: its k-th coefficient times (-2)^k (exactly) */
 static const float vm_exp_m2[] = {0x1p+0f,        -0x1p+1f,        0x1.fffffap+0f, -0x1.55540ap+0f,
                                   0x1.55589cp-1f, -0x1.126d66p-2f, 0x1.6ab90cp-4f};
@@ -97,38 +104,46 @@ VM_FN(exp_core, VM_F x) {
     RETURN(MUL(HORNER(r, vm_exp_c), CALL(pow2, ni)));
 }
 
+/* x = n ln 2 + r for an exp: n_t = the rounder + n (the rounder carries 127 + k, below: k is
+ * odd, so 127 + k even, and n_t's rounding picks the same n as the plain rounder's where
+ * x / ln2 rounds a tie, which it can without FMA), r */
+#define VM_EXP_REDUCE(xc, rounder, n_t, r)                                                         \
+    LET(n_t, FMA(xc, F(VM_INV_LN2), rounder));                                                     \
+    LET(n_t##_n, SUB(n_t, rounder));                                                               \
+    LET(r, FMA(n_t##_n, F(-VM_LN2_LO), FMA(n_t##_n, F(-VM_LN2_HI), xc)))
+/* 2^(n+k): n_t's low bits shifted into the exponent field (the rounder's others drop out) */
+#define VM_EXP_POW2(n_t) FROMBITS(SHL(BITS(n_t), 23))
+#define VM_EXP_ROUNDER_NEG F(VM_ROUNDER + 192.0f) /* 127 + k, k = 65 */
+#define VM_EXP_ROUNDER_POS F(VM_ROUNDER + 64.0f)  /* 127 + k, k = -63 */
+
 /* e^x = 2^n e^r for x clamped to [-104, 104] (e^-103.98 rounds to 0 and e^88.73 to inf:
  * beyond, the clamp changes nothing), so n is in [-150, 150]. 2^n goes on in two steps, so
  * that results past the normal range are rounded once: p 2^(n+k), exact, then times 2^-k,
- * with k = 64 for x < 0 and -64 for x >= 0 (2^(n+k) stays normal; either k serves n = 0). The
- * rounder carries 127 + k: the low bits of n_t, shifted into the exponent field, are
- * 2^(n+k)'s bits, and 2^-k's come from the rounder's. */
-VM_FN(exp_clamped, VM_F xc, VM_F rounder) {
-    LET(n_t, FMA(xc, F(VM_INV_LN2), rounder));
-    LET(n, SUB(n_t, rounder));
-    LET(r, FMA(n, F(-VM_LN2_LO), FMA(n, F(-VM_LN2_HI), xc)));
-    LET(pow2_nk, FROMBITS(SHL(BITS(n_t), 23)));
-    LET(pow2_mk, FROMBITS(SHL(SUB(U(VM_ROUNDER_BITS + 254u), BITS(rounder)), 23)));
-    RETURN(MUL(MUL(HORNER(r, vm_exp_c), pow2_nk), pow2_mk));
-}
-#define VM_EXP_ROUNDER_NEG F(VM_ROUNDER + 191.0f) /* 127 + 64 */
-#define VM_EXP_ROUNDER_POS F(VM_ROUNDER + 63.0f)  /* 127 - 64 */
-
-/* One select on x's sign chooses the rounder (two would be worse: GCC duplicates the code
- * between two selects on one condition). */
+ * with k = 65 for x < 0 and -63 for x >= 0 (2^(n+k) stays normal; either k serves n = 0).
+ * The rounder gives both powers' bits; one select on x's sign chooses it (two selects on one
+ * condition would be worse: GCC duplicates the code between them). */
 VM_FN(exp, VM_F x) {
     LET(xc, SEL(GT(CALL(abs, x), F(104.0f)), CALL(copysign, F(104.0f), x), x));
-    RETURN(CALL(exp_clamped, xc, SEL(LT(x, F(0.0f)), VM_EXP_ROUNDER_NEG, VM_EXP_ROUNDER_POS)));
+    LET(rounder, SEL(LT(x, F(0.0f)), VM_EXP_ROUNDER_NEG, VM_EXP_ROUNDER_POS));
+    VM_EXP_REDUCE(xc, rounder, n_t, r);
+    LET(pow2_mk, FROMBITS(SHL(SUB(U(VM_ROUNDER_BITS + 254u), BITS(rounder)), 23)));
+    RETURN(MUL(MUL(HORNER(r, vm_exp_c), VM_EXP_POW2(n_t)), pow2_mk));
 }
 
 /* exp for x <= 0 or NaN, and for x >= 0 or NaN: the same bits in fewer operations, where the
- * caller knows the sign (jit, from how x is computed; logistic below) */
+ * caller knows the sign (jit, from how x is computed; logistic below). k is a constant, and
+ * 2^-k goes into the polynomial's coefficients: every step of Horner's scheme is then the
+ * same rounding scaled, so p 2^-k is exact and p 2^-k 2^(n+k) rounds once, as exp's. */
 VM_FN(exp_nonpos, VM_F x) {
-    RETURN(CALL(exp_clamped, SEL(LT(x, F(-104.0f)), F(-104.0f), x), VM_EXP_ROUNDER_NEG));
+    LET(xc, SEL(LT(x, F(-104.0f)), F(-104.0f), x));
+    VM_EXP_REDUCE(xc, VM_EXP_ROUNDER_NEG, n_t, r);
+    RETURN(MUL(HORNER(r, vm_exp_c_m65), VM_EXP_POW2(n_t)));
 }
 
 VM_FN(exp_nonneg, VM_F x) {
-    RETURN(CALL(exp_clamped, SEL(GT(x, F(104.0f)), F(104.0f), x), VM_EXP_ROUNDER_POS));
+    LET(xc, SEL(GT(x, F(104.0f)), F(104.0f), x));
+    VM_EXP_REDUCE(xc, VM_EXP_ROUNDER_POS, n_t, r);
+    RETURN(MUL(HORNER(r, vm_exp_c_p63), VM_EXP_POW2(n_t)));
 }
 
 /* e^x - 1 = 2^n (e^r - 1) + 2^n - 1, computed as 2 (s (e^r - 1) + (s - 1/2)) with s =
