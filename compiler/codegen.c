@@ -1775,13 +1775,14 @@ static bool alloc_node_arrays(cg *g) {
     g->lbuf = calloc(n, sizeof *g->lbuf);
     g->gathers = calloc(n, sizeof *g->gathers);
     g->gathering = calloc(n, sizeof *g->gathering);
-    return g->math && g->sign && g->seg && g->spilled && g->piece && g->frame_off && g->far && g->ptr &&
-           g->spill && g->mathin && g->mathin2 && g->acc && g->tot && g->val && g->access &&
-           g->lbuf && g->gathers && g->gathering;
+    return g->math && g->sign && g->seg && g->spilled && g->piece && g->frame_off && g->far &&
+           g->ptr && g->spill && g->mathin && g->mathin2 && g->acc && g->tot && g->val &&
+           g->access && g->lbuf && g->gathers && g->gathering;
 }
 
 static void free_node_arrays(cg *g) {
-    free(g->math), free(g->sign), free(g->seg), free(g->spilled), free(g->piece), free(g->frame_off), free(g->far);
+    free(g->math), free(g->sign), free(g->seg), free(g->spilled), free(g->piece),
+        free(g->frame_off), free(g->far);
     free(g->ptr), free(g->spill), free(g->mathin), free(g->mathin2), free(g->acc), free(g->tot);
     free(g->val), free(g->access), free(g->lbuf), free(g->gathers), free(g->gathering);
 }
