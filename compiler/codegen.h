@@ -16,7 +16,7 @@
  * compiler/primitive.h, beside the lowerings that use them (and the loop nests' tile reads). */
 
 /* Bump when generated code changes, so that old cache entries are not used. */
-#define AX_CODEGEN_VERSION "ax-codegen-18-sign"
+#define AX_CODEGEN_VERSION "ax-codegen-19-pf"
 
 typedef void (*ax_step_fn)(char **bufs, void *const *fns, int64_t lo, int64_t hi);
 

@@ -164,8 +164,8 @@ gcc_jit_rvalue *ax_vecmath_jit_emit(ax_vecmath_jit *where, ax_vm_fn f, gcc_jit_r
         [AX_VM_TANH] = vm_tanh, [AX_VM_ERF] = vm_erf,     [AX_VM_LOGISTIC] = vm_logistic,
     };
     gcc_jit_rvalue *y = f != AX_VM_EXP || sign == AX_SIGN_ANY ? emit[f](J, x)
-                        : sign == AX_SIGN_NONPOS                ? vm_exp_nonpos(J, x)
-                                                                : vm_exp_nonneg(J, x);
+                        : sign == AX_SIGN_NONPOS              ? vm_exp_nonpos(J, x)
+                                                              : vm_exp_nonneg(J, x);
     where->blk = j.w.blk;
     return y;
 }

@@ -38,9 +38,9 @@
 #define VM_HALF_LN2 0x1.62e43p-2f
 /* adding 1.5 * 2^23 rounds an f32 of magnitude < 2^22 to an integer, which the low bits of the
  * sum hold */
-#define VM_ROUNDER        0x1.8p23f
-#define VM_ROUNDER_BITS   0x4b400000u
-#define VM_SQRT_HALF_BITS 0x3f3504f3u
+#define VM_ROUNDER         0x1.8p23f
+#define VM_ROUNDER_BITS    0x4b400000u
+#define VM_SQRT_HALF_BITS  0x3f3504f3u
 #define VM_TANH_CLAMP_BITS 0x4111999au /* 9.1f */
 
 /* Minimax fits (runtime/vecmath_fit.py) for e^r, (e^r - 1 - r) / r^2, (tanh(a) / a - 1) / a^2,
@@ -112,7 +112,7 @@ VM_FN(exp_core, VM_F x) {
     LET(n_t##_n, SUB(n_t, rounder));                                                               \
     LET(r, FMA(n_t##_n, F(-VM_LN2_LO), FMA(n_t##_n, F(-VM_LN2_HI), xc)))
 /* 2^(n+k): n_t's low bits shifted into the exponent field (the rounder's others drop out) */
-#define VM_EXP_POW2(n_t) FROMBITS(SHL(BITS(n_t), 23))
+#define VM_EXP_POW2(n_t)   FROMBITS(SHL(BITS(n_t), 23))
 #define VM_EXP_ROUNDER_NEG F(VM_ROUNDER + 192.0f) /* 127 + k, k = 65 */
 #define VM_EXP_ROUNDER_POS F(VM_ROUNDER + 64.0f)  /* 127 + k, k = -63 */
 

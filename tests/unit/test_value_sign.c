@@ -112,8 +112,12 @@ static void test_sums_quotients_and_choices(void **state) {
     assert_int_equal(sign_of(&s, op(&s, AX_P_MIN, neg, y)), AX_SIGN_NONPOS);
     assert_int_equal(sign_of(&s, op(&s, AX_P_MIN, pos, two)), AX_SIGN_NONNEG);
     int pred = load(&s, AX_BOOL);
-    ax_code_node sel = {.kind = AX_KN_OP, .dtype = AX_F32, .prim = AX_P_SELECT, .nin = 3,
-                        .in = {pred, neg, mtwo}, .buf = -1};
+    ax_code_node sel = {.kind = AX_KN_OP,
+                        .dtype = AX_F32,
+                        .prim = AX_P_SELECT,
+                        .nin = 3,
+                        .in = {pred, neg, mtwo},
+                        .buf = -1};
     assert_int_equal(sign_of(&s, add(&s, sel)), AX_SIGN_NONPOS);
     sel.in[2] = two;
     assert_int_equal(sign_of(&s, add(&s, sel)), AX_SIGN_ANY);
@@ -123,7 +127,7 @@ static void test_integers_are_never_claimed(void **state) {
     (void)state;
     nodes s = {0};
     int i = load(&s, AX_I32);
-    assert_int_equal(sign_of(&s, op(&s, AX_P_MUL, i, i)), AX_SIGN_ANY); /* wraps */
+    assert_int_equal(sign_of(&s, op(&s, AX_P_MUL, i, i)), AX_SIGN_ANY);  /* wraps */
     assert_int_equal(sign_of(&s, op(&s, AX_P_ABS, i, -1)), AX_SIGN_ANY); /* abs(INT_MIN) */
     int d = load(&s, AX_F64);
     assert_int_equal(sign_of(&s, op(&s, AX_P_MUL, d, d)), AX_SIGN_NONNEG);
