@@ -1276,18 +1276,19 @@ static void emit_block(cg *g, int a, int b) {
 
 /* ---- prefetching ---- */
 
-/* A loop that computes a float function (exp, tanh, ...) over more than the caches hold reads
- * its inputs too slowly for the hardware's prefetchers: they fall behind, and its time per
- * element grew 11% from 7M to 10M f32 (tanh(x) + exp(-x*x)). Such a loop prefetches each
- * contiguous input PREFETCH_BYTES ahead, a cache line per line a block reads: in a C copy of
- * that loop on 10M f32, one thread, 0.53 -> 0.48 ns per element (8-32 KB ahead alike), the
- * speed it has on 4M. Loops of plain arithmetic keep up without it. */
-enum { PREFETCH_BYTES = 16384, PREFETCH_MIN_BYTES = 8 << 20, CACHE_LINE = 64 };
+/* A loop that computes a float function (exp, tanh, ...) over more than the caches hold (2M
+ * elements or more: 8 MB of f32) reads its inputs too slowly for the hardware's prefetchers:
+ * they fall behind, and its time per element grew 11% from 7M to 10M f32 (tanh(x) +
+ * exp(-x*x)). Such a loop prefetches each contiguous input PREFETCH_BYTES ahead, a cache line
+ * per line a block reads: in a C copy of that loop on 10M f32, one thread, 0.53 -> 0.48 ns per
+ * element (8-32 KB ahead alike), the speed it has on 4M. Loops of plain arithmetic keep up
+ * without it. */
+enum { PREFETCH_BYTES = 16384, PREFETCH_MIN_ELEMS = 2 << 20, CACHE_LINE = 64 };
 
 static bool wants_prefetch(const cg *g) {
     int64_t elems = 1;
     for (int d = 0; d < g->ks->ndim; d++) elems *= g->ks->shape[d];
-    if (elems * 4 < PREFETCH_MIN_BYTES || g->tdim >= 0) return false;
+    if (elems < PREFETCH_MIN_ELEMS || g->tdim >= 0) return false;
     for (int i = 0; i < g->n; i++) {
         const ax_code_node *n = &g->nd[i];
         if (n->kind == AX_KN_OP && float_math(lowering(n->prim), n->dtype, g->vw) != M_NONE)
