@@ -48,8 +48,9 @@ static const int SP = AX_X86_RSP;
 /* The reductions rendered: f32 sums and products accumulate in f64, f32 maxima and minima in
  * f32 (runtime/reduce.h); 32-bit integers and bools in 32-bit lanes (bools as masks), where
  * wrapping sums and products, extremes and bit operations give the same bits in any order.
- * In a step of 4-lane blocks (float64): f64 sums, products and extremes in f64 as the eager
- * kernels, bools as 64-bit masks. */
+ * In a step of 4-lane blocks (float64, int64): f64 sums, products and extremes in f64
+ * as the eager kernels, bools as 64-bit masks, 64-bit integers' wrapping sums and extremes in
+ * 64-bit lanes (any order gives their bits; no products: AVX2 has no 64-bit multiply). */
 typedef enum {
     QK_SUM,
     QK_PROD,
@@ -70,7 +71,10 @@ typedef enum {
     QK_DMAX,
     QK_DMIN, /* f64 */
     QK_LAND,
-    QK_LOR /* bool in a float64 step: 64-bit masks */
+    QK_LOR, /* bool in a 64-bit step: 64-bit masks */
+    QK_QSUM,
+    QK_QMAX,
+    QK_QMIN /* int64 */
 } qkind;
 
 /* f32 sums and products: f32 values, f64 accumulators */
@@ -118,8 +122,28 @@ static uint64_t identity_bits64(qkind k) {
         return 0x7ff0000000000000u;
     case QK_LAND:
         return UINT64_MAX;
+    case QK_QMAX:
+        return 0x8000000000000000u;
+    case QK_QMIN:
+        return 0x7fffffffffffffffu;
     default:
         return 0;
+    }
+}
+
+/* acc op v on 64-bit masks and integers */
+static uint64_t step_bits64(qkind k, uint64_t a, uint64_t v) {
+    switch (k) {
+    case QK_LAND:
+        return a & v;
+    case QK_LOR:
+        return a | v;
+    case QK_QSUM:
+        return a + v;
+    case QK_QMAX:
+        return (int64_t)a > (int64_t)v ? a : v;
+    default:
+        return (int64_t)a < (int64_t)v ? a : v;
     }
 }
 
@@ -188,11 +212,11 @@ static double step64(qkind k, double acc, double v) {
 
 /* A chunk's lane accumulators folded in order, then into the total. */
 static void q_fold(qkind k, const void *acc, void *total) {
-    if (k == QK_LAND || k == QK_LOR) {
+    if (k >= QK_LAND) {
         const uint64_t *a = acc;
         uint64_t r = a[0];
-        for (int j = 1; j < AX_REDUCE_LANES; j++) r = k == QK_LAND ? r & a[j] : r | a[j];
-        *(uint64_t *)total = k == QK_LAND ? *(uint64_t *)total & r : *(uint64_t *)total | r;
+        for (int j = 1; j < AX_REDUCE_LANES; j++) r = step_bits64(k, r, a[j]);
+        *(uint64_t *)total = step_bits64(k, *(uint64_t *)total, r);
     } else if (acc64(k)) {
         const double *a = acc;
         double r = a[0];
@@ -219,6 +243,8 @@ static void put_result(qkind k, const void *acc, int64_t j, char *out) {
         memcpy(out, &v, 4);
     } else if (k == QK_LAND || k == QK_LOR) {
         *out = ((const uint64_t *)acc)[j] != 0;
+    } else if (k >= QK_QSUM) {
+        memcpy(out, (const char *)acc + 8 * j, 8);
     } else if (acc64(k)) {
         double v = ((const double *)acc)[j];
         if (k >= QK_DMAX && isnan(v)) v = __builtin_nan("");
@@ -642,6 +668,15 @@ static bool is_float(ax_dtype t) {
     return t == AX_F32 || t == AX_F64;
 }
 
+static bool is_long(ax_dtype t) {
+    return t == AX_I64; /* (ax has no uint64) */
+}
+
+/* The dtypes that make a step one of 4-lane blocks */
+static bool is64(ax_dtype t) {
+    return t == AX_F64 || is_long(t);
+}
+
 static ax_kop kop_of(const ax_code_node *n) {
     return ax_prim_get(n->prim)->lower.kop;
 }
@@ -651,6 +686,7 @@ static qkind reduce_kind_of(const qg *g, const ax_code_node *n) {
     int op = k - AX_KOP_REDUCE_SUM; /* sum, prod, max, min, and, or */
     if (n->dtype == AX_F32) return (qkind)(QK_SUM + op);
     if (n->dtype == AX_F64) return (qkind)(QK_DSUM + op);
+    if (n->dtype == AX_I64) return op == 0 ? QK_QSUM : op == 2 ? QK_QMAX : QK_QMIN;
     if (n->dtype == AX_BOOL && g->w64) return op == 3 || op == 4 ? QK_LAND : QK_LOR;
     if (n->dtype == AX_BOOL) return op == 3 || op == 4 ? QK_BAND : QK_BOR;
     static const qkind ints[2][6] = {{QK_ISUM, QK_IPROD, QK_SMAX, QK_SMIN, QK_IAND, QK_IOR},
@@ -684,7 +720,7 @@ static ax_kernel_fn eager_kernel(const ax_code_node *n, ax_dtype t) {
 /* Whether elementwise node n (operands of dtype t) is rendered. */
 static bool op_ok(const ax_code_node *n, ax_dtype t) {
     const ax_lowering *l = &ax_prim_get(n->prim)->lower;
-    bool f = is_float(t), ints = t == AX_I32 || t == AX_U32, b = t == AX_BOOL;
+    bool f = is_float(t), ints = t == AX_I32 || t == AX_U32, b = t == AX_BOOL, q = is_long(t);
     int imm;
     switch (l->kop) {
     case AX_KOP_COPY:
@@ -700,21 +736,20 @@ static bool op_ok(const ax_code_node *n, ax_dtype t) {
     case AX_KOP_NEG:
     case AX_KOP_ADD:
     case AX_KOP_SUB:
-    case AX_KOP_MUL:
-    case AX_KOP_SQUARE:
-        return f || ints;
     case AX_KOP_ABS:
     case AX_KOP_SIGN:
+        return f || ints || q;
+    case AX_KOP_MUL: /* AVX2 multiplies no 64-bit integers */
+    case AX_KOP_SQUARE:
         return f || ints;
     case AX_KOP_NOT:
     case AX_KOP_AND:
     case AX_KOP_OR:
     case AX_KOP_XOR:
-        return ints || b;
     case AX_KOP_SHL:
     case AX_KOP_SHR_LOGICAL:
     case AX_KOP_SHR_ARITH:
-        return ints;
+        return ints || b || q;
     case AX_KOP_DIV:
     case AX_KOP_RSQRT:
     case AX_KOP_IS_FINITE:
@@ -730,37 +765,38 @@ static bool op_ok(const ax_code_node *n, ax_dtype t) {
     case AX_KOP_SELECT:
     case AX_KOP_CLAMP:
         return true;
-    case AX_KOP_CONVERT: /* float -> integer stays eager (ax_codegen_fusable) */
-        return f ? is_float(n->dtype) || n->dtype == AX_BOOL : ints || b;
+    case AX_KOP_CONVERT: /* float -> integer stays eager (ax_codegen_fusable); AVX2 converts
+                            no 64-bit integers to floats */
+        return f ? is_float(n->dtype) || n->dtype == AX_BOOL : q ? !is_float(n->dtype) : ints || b;
     default:
         return false;
     }
 }
 
-/* In a float64 step 32-bit numbers are only converted to or from f64 (loaded, stored,
- * constants, iotas): their lanes are the low half of a register, which the other operations
- * (and the f32 functions' calls) do not handle. */
+/* In a 64-bit step 32-bit numbers are only converted to or from 64-bit ones (and loaded,
+ * stored, constants, iotas): their lanes are the low half of a register, which the other
+ * operations (and the f32 functions' calls) do not handle. */
 static bool mixes_widths(const qg *g, const ax_code_node *n) {
     if (!g->w64 || n->kind != AX_KN_OP) return false;
     bool has_narrow = narrow(n->dtype);
     for (int k = 0; k < n->nin; k++) has_narrow |= narrow(g->nd[n->in[k]].dtype);
     if (!has_narrow) return false;
-    return kop_of(n) != AX_KOP_CONVERT || (n->dtype != AX_F64 && g->nd[n->in[0]].dtype != AX_F64);
+    return kop_of(n) != AX_KOP_CONVERT || (!is64(n->dtype) && !is64(g->nd[n->in[0]].dtype));
 }
 
 static bool node_ok(qg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     const char *name =
         n->kind == AX_KN_LOAD || n->kind == AX_KN_CONST ? "a load" : ax_prim_get(n->prim)->name;
-    if (!is32(n->dtype) && n->dtype != AX_F64)
-        return refuse(g, "%s of a dtype other than float64, 32-bit and bool", name);
+    if (!is32(n->dtype) && !is64(n->dtype))
+        return refuse(g, "%s of a dtype other than 32- and 64-bit and bool", name);
     for (int k = 0; k < n->nin; k++) {
         const ax_code_node *src = &g->nd[n->in[k]];
-        if (!is32(src->dtype) && src->dtype != AX_F64)
-            return refuse(g, "%s of a 64-bit integer operand", name);
+        if (!is32(src->dtype) && !is64(src->dtype))
+            return refuse(g, "%s of an 8- or 16-bit operand", name);
         if (src->kind == AX_KN_REDUCE) return refuse(g, "%s of a reduction's result", name);
     }
-    if (mixes_widths(g, n)) return refuse(g, "%s of 32-bit numbers in a float64 loop", name);
+    if (mixes_widths(g, n)) return refuse(g, "%s of 32-bit numbers in a 64-bit loop", name);
     switch (n->kind) {
     case AX_KN_LOAD:
     case AX_KN_CONST:
@@ -777,7 +813,8 @@ static bool node_ok(qg *g, int i) {
         bool f = is_float(n->dtype), b = n->dtype == AX_BOOL;
         if (!ax_kop_is_reduction(k) || n->nin != 1 || g->nd[n->in[0]].dtype != n->dtype ||
             (f && k > AX_KOP_REDUCE_MIN) || (b && k < AX_KOP_REDUCE_MAX) ||
-            (g->w64 && narrow(n->dtype)))
+            (g->w64 && narrow(n->dtype)) ||
+            (is_long(n->dtype) && (k == AX_KOP_REDUCE_PROD || k > AX_KOP_REDUCE_MIN)))
             return refuse(g, "%s on these dtypes", name);
         return true;
     }
@@ -806,7 +843,7 @@ static bool plan_step(qg *g, int s) {
     g->blocked = st->ndim - 1;
     g->outer = ax_codegen_outer_dim(g->code, s);
     g->w64 = false;
-    for (int i = 0; i < g->n; i++) g->w64 |= g->nd[i].dtype == AX_F64;
+    for (int i = 0; i < g->n; i++) g->w64 |= is64(g->nd[i].dtype);
     g->lanes = g->w64 ? LANES / 2 : LANES;
     bool reduces = false;
     for (int i = 0; i < g->n; i++) {
@@ -877,7 +914,7 @@ static void emit_const(qg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     uint32_t bits = (uint32_t)n->lit;
     if (n->dtype == AX_BOOL) bits = (n->lit & 0xff) ? 0xffffffffu : 0;
-    if (n->dtype == AX_F64) {
+    if (is64(n->dtype)) {
         vsplat64(g, 0, n->lit);
         vstore(g, val(g, i), 0);
         return;
@@ -892,7 +929,7 @@ static void emit_const(qg *g, int i) {
  * or 64-bit lanes alike: all ones or zero). */
 static void emit_row_broadcast(qg *g, int i) {
     ax_x86_load(&g->a, R(RAX), AT(SP, rowp(g, i)));
-    if (g->nd[i].dtype == AX_F64) {
+    if (is64(g->nd[i].dtype)) {
         ax_x86_vrm(&g->a, AX_X86_VBROADCASTSD, 1, 0, -1, AT(R(RAX), 0));
     } else if (g->nd[i].dtype == AX_BOOL) {
         ax_x86_movzx_byte(&g->a, R(RAX), AT(R(RAX), 0));
@@ -1029,6 +1066,9 @@ static void emit_maxmin(qg *g, ax_dtype t, bool is_max, int dst, int x, int y) {
         vcmp_t(g, t, 4, x, x, AX_X86_CMP_UNORD_Q);
         vrr(g, AX_X86_VORPS, 3, 3, 4);
         blend(g, dst, y, x, 3);
+    } else if (is_long(t)) { /* keep x where x > y (y > x) */
+        vrr(g, AX_X86_VPCMPGTQ, 3, is_max ? x : y, is_max ? y : x);
+        blend(g, dst, y, x, 3);
     } else if (t == AX_I32) {
         vrr(g, is_max ? AX_X86_VPMAXSD : AX_X86_VPMINSD, dst, x, y);
     } else { /* uint32, and bool masks (all ones is the larger) */
@@ -1045,23 +1085,25 @@ static void emit_compare(qg *g, ax_kop k, ax_dtype t) {
         vcmp_t(g, t, 0, 0, 1, pred[k]);
         return;
     }
-    /* bools in a float64 step: masks of equal dwords, compared dword by dword alike */
-    if (t != AX_I32) { /* unsigned order: flip the sign bits, compare signed */
+    /* bools in a 64-bit step: masks of equal dwords, compared dword by dword alike */
+    bool q = is_long(t);
+    if (t != AX_I32 && !q) { /* unsigned order: flip the sign bits, compare signed */
         vsplat(g, 2, 0x80000000u);
         vrr(g, AX_X86_VPXOR, 0, 0, 2);
         vrr(g, AX_X86_VPXOR, 1, 1, 2);
     }
+    ax_x86_vop gt = q ? AX_X86_VPCMPGTQ : AX_X86_VPCMPGTD;
     switch (k) {
     case AX_KOP_EQ:
     case AX_KOP_NE:
-        vrr(g, AX_X86_VPCMPEQD, 0, 0, 1);
+        vrr(g, q ? AX_X86_VPCMPEQQ : AX_X86_VPCMPEQD, 0, 0, 1);
         break;
     case AX_KOP_GT:
     case AX_KOP_LE:
-        vrr(g, AX_X86_VPCMPGTD, 0, 0, 1);
+        vrr(g, gt, 0, 0, 1);
         break;
     default: /* LT, GE: y > x */
-        vrr(g, AX_X86_VPCMPGTD, 0, 1, 0);
+        vrr(g, gt, 0, 1, 0);
         break;
     }
     if (k == AX_KOP_NE || k == AX_KOP_LE || k == AX_KOP_GE) vnot(g, 0, 0, 2);
@@ -1104,7 +1146,23 @@ static void emit_integer_pow(qg *g, ax_dtype t, int64_t k) {
  * 64-bit masks. */
 static void emit_convert64(qg *g, ax_dtype from, ax_dtype to) {
     if (from == to) return;
-    if (to == AX_BOOL) { /* x != 0 (NaN is true) */
+    if (to == AX_BOOL && is_long(from)) { /* x != 0 */
+        zero(g, 1);
+        vrr(g, AX_X86_VPCMPEQQ, 0, 0, 1);
+        vnot(g, 0, 0, 1);
+    } else if (is_long(from)) { /* to int32, uint32: the low dwords of the lanes */
+        ax_x86_vrr(&g->a, AX_X86_VEXTRACTF128, 1, 0, -1, 1); /* xmm1 = high half */
+        ax_x86_imm8(&g->a, 1);
+        vrr(g, AX_X86_VSHUFPS, 0, 0, 1);
+        ax_x86_imm8(&g->a, 0x88);
+    } else if (is_long(to)) { /* from bool (a mask's bit 63), int32 (signed), uint32 */
+        if (from == AX_BOOL) {
+            ax_x86_vrr(&g->a, AX_X86_VPSHIFTQ_IMM, 1, 2, 0, 0); /* vpsrlq ymm0, ymm0, 63 */
+            ax_x86_imm8(&g->a, 63);
+        } else {
+            vrr(g, from == AX_U32 ? AX_X86_VPMOVZXDQ : AX_X86_VPMOVSXDQ, 0, -1, 0);
+        }
+    } else if (to == AX_BOOL) { /* x != 0 (NaN is true) */
         zero(g, 1);
         vcmp_t(g, AX_F64, 0, 0, 1, AX_X86_CMP_NEQ_UQ);
     } else if (to == AX_F32) {
@@ -1165,7 +1223,8 @@ static void emit_convert(qg *g, ax_dtype from, ax_dtype to) {
 
 static void emit_unary(qg *g, const ax_code_node *n, ax_dtype t) {
     const ax_lowering *l = &ax_prim_get(n->prim)->lower;
-    bool f = is_float(t), d = t == AX_F64;
+    bool f = is_float(t), d = t == AX_F64, q = is_long(t);
+    ax_x86_vop sub = q ? AX_X86_VPSUBQ : AX_X86_VPSUBD, gt = q ? AX_X86_VPCMPGTQ : AX_X86_VPCMPGTD;
     int imm = 0;
     switch (l->kop) {
     case AX_KOP_NEG:
@@ -1174,7 +1233,7 @@ static void emit_unary(qg *g, const ax_code_node *n, ax_dtype t) {
             vrr(g, AX_X86_VXORPS, 0, 0, 1);
         } else {
             zero(g, 1);
-            vrr(g, AX_X86_VPSUBD, 0, 1, 0);
+            vrr(g, sub, 0, 1, 0);
         }
         break;
     case AX_KOP_ABS:
@@ -1183,6 +1242,11 @@ static void emit_unary(qg *g, const ax_code_node *n, ax_dtype t) {
             vrr(g, AX_X86_VANDPS, 0, 0, 1);
         } else if (t == AX_I32) {
             vrr(g, AX_X86_VPABSD, 0, -1, 0);
+        } else if (t == AX_I64) { /* -x where 0 > x (INT64_MIN stays itself, as in C) */
+            zero(g, 1);
+            vrr(g, AX_X86_VPSUBQ, 2, 1, 0);
+            vrr(g, AX_X86_VPCMPGTQ, 3, 1, 0);
+            blend(g, 0, 0, 2, 3);
         } /* uint32: itself */
         break;
     case AX_KOP_SIGN:
@@ -1204,9 +1268,9 @@ static void emit_unary(qg *g, const ax_code_node *n, ax_dtype t) {
             ax_x86_imm8(&g->a, 31);
         } else { /* (x < 0) - (x > 0) as masks: -1, 0 or 1 */
             zero(g, 3);
-            vrr(g, AX_X86_VPCMPGTD, 1, 3, 0);
-            vrr(g, AX_X86_VPCMPGTD, 2, 0, 3);
-            vrr(g, AX_X86_VPSUBD, 0, 1, 2);
+            vrr(g, gt, 1, 3, 0);
+            vrr(g, gt, 2, 0, 3);
+            vrr(g, sub, 0, 1, 2);
         }
         break;
     case AX_KOP_NOT:
@@ -1246,14 +1310,31 @@ static void emit_unary(qg *g, const ax_code_node *n, ax_dtype t) {
     }
 }
 
+/* ymm0 = ymm0 >> ymm1 arithmetically on int64 lanes (AVX2 has no vpsravq): the logical shift
+ * or-ed with the sign's copies in the top n bits; counts of 64 or more (unsigned) the sign. */
+static void emit_shr_arith64(qg *g) {
+    zero(g, 2);
+    vrr(g, AX_X86_VPCMPGTQ, 3, 2, 0); /* the sign: 0 > x */
+    vrr(g, AX_X86_VPSRLVQ, 4, 0, 1);
+    vsplat64(g, 5, 64);
+    vrr(g, AX_X86_VPSUBQ, 5, 5, 1);
+    vrr(g, AX_X86_VPSLLVQ, 5, 3, 5); /* sign << (64 - n): 0 for n = 0 */
+    vrr(g, AX_X86_VPOR, 4, 4, 5);
+    vsplat64(g, 5, 63);
+    vrr(g, AX_X86_VPCMPGTQ, 5, 1, 5); /* n > 63 or n < 0 */
+    vrr(g, AX_X86_VPCMPGTQ, 0, 2, 1);
+    vrr(g, AX_X86_VPOR, 5, 5, 0);
+    blend(g, 0, 4, 3, 5);
+}
+
 static void emit_binary(qg *g, ax_kop k, ax_dtype t) {
-    bool f = is_float(t), d = t == AX_F64;
+    bool f = is_float(t), d = t == AX_F64, q = is_long(t);
     switch (k) {
     case AX_KOP_ADD:
-        vrr(g, d ? AX_X86_VADDPD : f ? AX_X86_VADDPS : AX_X86_VPADDD, 0, 0, 1);
+        vrr(g, d ? AX_X86_VADDPD : f ? AX_X86_VADDPS : q ? AX_X86_VPADDQ : AX_X86_VPADDD, 0, 0, 1);
         break;
     case AX_KOP_SUB:
-        vrr(g, d ? AX_X86_VSUBPD : f ? AX_X86_VSUBPS : AX_X86_VPSUBD, 0, 0, 1);
+        vrr(g, d ? AX_X86_VSUBPD : f ? AX_X86_VSUBPS : q ? AX_X86_VPSUBQ : AX_X86_VPSUBD, 0, 0, 1);
         break;
     case AX_KOP_MUL:
         vrr(g, f ? mul_op(t) : AX_X86_VPMULLD, 0, 0, 1);
@@ -1274,14 +1355,17 @@ static void emit_binary(qg *g, ax_kop k, ax_dtype t) {
     case AX_KOP_XOR:
         vrr(g, AX_X86_VPXOR, 0, 0, 1);
         break;
-    case AX_KOP_SHL: /* counts of 32 or more give 0 (arithmetic: the sign), as lax's */
-        vrr(g, AX_X86_VPSLLVD, 0, 0, 1);
+    case AX_KOP_SHL: /* counts of 32 (64) or more give 0 (arithmetic: the sign), as lax's */
+        vrr(g, q ? AX_X86_VPSLLVQ : AX_X86_VPSLLVD, 0, 0, 1);
         break;
     case AX_KOP_SHR_LOGICAL:
-        vrr(g, AX_X86_VPSRLVD, 0, 0, 1);
+        vrr(g, q ? AX_X86_VPSRLVQ : AX_X86_VPSRLVD, 0, 0, 1);
         break;
     case AX_KOP_SHR_ARITH:
-        vrr(g, AX_X86_VPSRAVD, 0, 0, 1);
+        if (q)
+            emit_shr_arith64(g);
+        else
+            vrr(g, AX_X86_VPSRAVD, 0, 0, 1);
         break;
     default:
         emit_compare(g, k, t);
@@ -1382,10 +1466,15 @@ static void emit_accumulate(qg *g, int i, ax_x86_mem m, int tail) {
     }
     if (g->w64) { /* f64 or 64-bit masks, lane for lane: acc = acc op v */
         ax_x86_vrm(&g->a, AX_X86_VMOVUPS_LOAD, 1, 1, -1, m);
+        ax_dtype t = g->nd[i].dtype;
         if (k == QK_DSUM || k == QK_DPROD)
             vrr(g, k == QK_DSUM ? AX_X86_VADDPD : AX_X86_VMULPD, 1, 1, 0);
         else if (k == QK_LAND || k == QK_LOR)
             vrr(g, k == QK_LAND ? AX_X86_VPAND : AX_X86_VPOR, 1, 1, 0);
+        else if (k == QK_QSUM)
+            vrr(g, AX_X86_VPADDQ, 1, 1, 0);
+        else if (is_long(t))
+            emit_maxmin(g, t, k == QK_QMAX, 1, 1, 0);
         else
             emit_extreme(g, AX_F64, k == QK_DMAX);
         ax_x86_vrm(&g->a, AX_X86_VMOVUPS_STORE, 1, 1, -1, m);
@@ -1450,6 +1539,7 @@ static void emit_index(qg *g, int i) {
     vrr(g, AX_X86_VPADDD, 0, 0, 1);
     if (n->dtype == AX_F32) vrr(g, AX_X86_VCVTDQ2PS, 0, -1, 0);
     if (n->dtype == AX_F64) vrr(g, AX_X86_VCVTDQ2PD, 0, -1, 0);
+    if (is_long(n->dtype)) vrr(g, AX_X86_VPMOVSXDQ, 0, -1, 0);
     define(g, i, 0);
 }
 

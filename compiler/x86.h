@@ -174,6 +174,14 @@ void ax_x86_vmovd_from(ax_x86 *a, int x, int r);
 #define AX_X86_VPCMPGTQ      ((ax_x86_vop){2, 1, 0, 0x37})
 #define AX_X86_VGATHERDPD    ((ax_x86_vop){2, 1, 1, 0x92}) /* [base + xmm vindex * scale] */
 #define AX_X86_VROUNDPD      ((ax_x86_vop){3, 1, 0, 0x09})
+/* int64 lanes */
+#define AX_X86_VPSHIFTQ_IMM  ((ax_x86_vop){1, 1, 0, 0x73}) /* /2 srl, /6 sll */
+#define AX_X86_VPADDQ        ((ax_x86_vop){1, 1, 0, 0xd4})
+#define AX_X86_VPSUBQ        ((ax_x86_vop){1, 1, 0, 0xfb})
+#define AX_X86_VPMOVSXDQ     ((ax_x86_vop){2, 1, 0, 0x25}) /* ymm = xmm's 4 int32 */
+#define AX_X86_VPMOVZXDQ     ((ax_x86_vop){2, 1, 0, 0x35}) /* ymm = xmm's 4 uint32 */
+#define AX_X86_VPSRLVQ       ((ax_x86_vop){2, 1, 1, 0x45})
+#define AX_X86_VPSLLVQ       ((ax_x86_vop){2, 1, 1, 0x47})
 
 /* vcmpps predicates: ordered comparisons are false when either operand is NaN. */
 enum {

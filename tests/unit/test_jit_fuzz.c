@@ -13,7 +13,7 @@
  * make test runs the fixed seed 1 with 48 programs (a few seconds); --count 5000 runs longer.
  * test_random_programs_quick runs programs of the quick tier's dtypes on its code alone
  * (AX_JIT_QUICK=only), one per IR, from seed S + 7000 (rerun one with --seed, less 7000);
- * those whose seed is a multiple of 3 hold float64 and bool values only.
+ * those whose seed is a multiple of 3 hold float64, int64 and bool values only.
  * A failure names the program's seed and prints its IR; `--seed S --count 1` runs it alone,
  * --print prints every program. */
 #include <setjmp.h>
@@ -45,7 +45,7 @@ typedef struct gen {
     ax_array **lits; /* literals made (the IR holds its own references to those it uses) */
     int nlits, caplits;
     bool quick;   /* only the dtypes the quick tier renders (compiler/quickgen.h) */
-    bool quick64; /* and of those, float64 and bool (a third of the quick tier's programs) */
+    bool quick64; /* and of those, float64, int64 and bool (a third of the quick tier's programs) */
 } gen;
 
 static uint64_t pick(gen *g, uint64_t n) {
@@ -57,8 +57,8 @@ static uint64_t pick(gen *g, uint64_t n) {
 static const ax_dtype dtypes[] = {AX_F32, AX_F32, AX_F32,  AX_F32, AX_F64, AX_F64,
                                   AX_I32, AX_U8,  AX_BOOL, AX_I64, AX_U32};
 static const ax_dtype quick_dtypes[] = {AX_F32, AX_F32, AX_F32, AX_F32, AX_I32, AX_BOOL, AX_U32};
-/* The quick tier's float64 loops hold f64 and bool values (32-bit numbers only converted) */
-static const ax_dtype quick64_dtypes[] = {AX_F64, AX_F64, AX_F64, AX_BOOL};
+/* The quick tier's 64-bit loops hold f64, int64 and bool values (32-bit numbers only converted) */
+static const ax_dtype quick64_dtypes[] = {AX_F64, AX_F64, AX_F64, AX_BOOL, AX_I64};
 
 static ax_dtype some_dtype(gen *g) {
     if (g->quick64) return PICK(quick64_dtypes);

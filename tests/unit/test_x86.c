@@ -143,6 +143,16 @@ static int emit_all(ax_x86 *a, const char **want) {
       ax_x86_vrm(a, AX_X86_VGATHERDPS, 0, 0, 2, ax_x86_idx(R(RSI), 1, 1, 0)));
     E("vshufps xmm0,xmm0,xmm1,0x88",
       (ax_x86_vrr(a, AX_X86_VSHUFPS, 0, 0, 0, 1), ax_x86_imm8(a, 0x88)));
+    /* int64 lanes */
+    E("vpaddq ymm0,ymm0,ymm1", ax_x86_vrr(a, AX_X86_VPADDQ, 1, 0, 0, 1));
+    E("vpsubq ymm0,ymm1,ymm0", ax_x86_vrr(a, AX_X86_VPSUBQ, 1, 0, 1, 0));
+    E("vpsubq ymm8,ymm12,ymm15", ax_x86_vrr(a, AX_X86_VPSUBQ, 1, 8, 12, 15));
+    E("vpsllvq ymm0,ymm0,ymm1", ax_x86_vrr(a, AX_X86_VPSLLVQ, 1, 0, 0, 1));
+    E("vpsrlvq ymm0,ymm0,ymm11", ax_x86_vrr(a, AX_X86_VPSRLVQ, 1, 0, 0, 11));
+    E("vpsrlq ymm0,ymm0,0x3f",
+      (ax_x86_vrr(a, AX_X86_VPSHIFTQ_IMM, 1, 2, 0, 0), ax_x86_imm8(a, 63)));
+    E("vpmovsxdq ymm0,xmm0", ax_x86_vrr(a, AX_X86_VPMOVSXDQ, 1, 0, -1, 0));
+    E("vpmovzxdq ymm9,xmm1", ax_x86_vrr(a, AX_X86_VPMOVZXDQ, 1, 9, -1, 1));
     E("vzeroupper", ax_x86_vzeroupper(a));
     E("ret", ax_x86_ret(a));
 #undef E
