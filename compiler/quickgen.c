@@ -91,7 +91,7 @@ static bool is_float_kind(qkind k) {
     return k <= QK_MIN;
 }
 
-/* The identity of kind k as 32 bits (the f32 kinds: its f32 value's). */
+/* The identity of a 4-byte accumulator kind as 32 bits (the f32 kinds: its f32 value's). */
 static uint32_t identity_bits(qkind k) {
     static const uint32_t bits[] = {[QK_SUM] = 0,
                                     [QK_PROD] = 0x3f800000u,
@@ -163,13 +163,12 @@ static double extreme(bool is_max, double a, double v) {
 }
 
 static void q_reset(qkind k, void *acc, int64_t n) {
-    uint32_t id = identity_bits(k);
-    uint64_t id64 = identity_bits64(k);
-    for (int64_t j = 0; j < n; j++) {
-        if (acc64(k))
-            memcpy((char *)acc + 8 * j, &id64, 8);
-        else
-            memcpy((char *)acc + 4 * j, &id, 4);
+    if (acc64(k)) {
+        uint64_t id64 = identity_bits64(k);
+        for (int64_t j = 0; j < n; j++) memcpy((char *)acc + 8 * j, &id64, 8);
+    } else {
+        uint32_t id = identity_bits(k); /* the 32-bit kinds only */
+        for (int64_t j = 0; j < n; j++) memcpy((char *)acc + 4 * j, &id, 4);
     }
 }
 
