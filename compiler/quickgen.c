@@ -47,7 +47,10 @@ static const int SP = AX_X86_RSP;
 
 /* The reductions rendered: f32 sums and products accumulate in f64, f32 maxima and minima in
  * f32 (runtime/reduce.h); 32-bit integers and bools in 32-bit lanes (bools as masks), where
- * wrapping sums and products, extremes and bit operations give the same bits in any order. */
+ * wrapping sums and products, extremes and bit operations give the same bits in any order.
+ * In a step of 4-lane blocks (float64, int64): f64 sums, products and extremes in f64
+ * as the eager kernels, bools as 64-bit masks, 64-bit integers' wrapping sums and extremes in
+ * 64-bit lanes (any order gives their bits; no products: AVX2 has no 64-bit multiply). */
 typedef enum {
     QK_SUM,
     QK_PROD,
@@ -62,18 +65,33 @@ typedef enum {
     QK_IAND,
     QK_IOR, /* int32, uint32 */
     QK_BAND,
-    QK_BOR /* bool */
+    QK_BOR, /* bool */
+    QK_DSUM,
+    QK_DPROD,
+    QK_DMAX,
+    QK_DMIN, /* f64 */
+    QK_LAND,
+    QK_LOR, /* bool in a 64-bit step: 64-bit masks */
+    QK_QSUM,
+    QK_QMAX,
+    QK_QMIN /* int64 */
 } qkind;
 
+/* f32 sums and products: f32 values, f64 accumulators */
 static bool wide(qkind k) {
     return k == QK_SUM || k == QK_PROD;
+}
+
+/* The kinds whose accumulators are 8 bytes */
+static bool acc64(qkind k) {
+    return wide(k) || k >= QK_DSUM;
 }
 
 static bool is_float_kind(qkind k) {
     return k <= QK_MIN;
 }
 
-/* The identity of kind k as 32 bits (the f32 kinds: its f32 value's). */
+/* The identity of a 4-byte accumulator kind as 32 bits (the f32 kinds: its f32 value's). */
 static uint32_t identity_bits(qkind k) {
     static const uint32_t bits[] = {[QK_SUM] = 0,
                                     [QK_PROD] = 0x3f800000u,
@@ -92,27 +110,65 @@ static uint32_t identity_bits(qkind k) {
     return bits[k];
 }
 
+/* The identity of an 8-byte accumulator kind as 64 bits */
+static uint64_t identity_bits64(qkind k) {
+    switch (k) {
+    case QK_PROD:
+    case QK_DPROD:
+        return 0x3ff0000000000000u; /* 1.0 */
+    case QK_DMAX:
+        return 0xfff0000000000000u; /* -inf */
+    case QK_DMIN:
+        return 0x7ff0000000000000u;
+    case QK_LAND:
+        return UINT64_MAX;
+    case QK_QMAX:
+        return 0x8000000000000000u;
+    case QK_QMIN:
+        return 0x7fffffffffffffffu;
+    default:
+        return 0;
+    }
+}
+
+/* acc op v on 64-bit masks and integers */
+static uint64_t step_bits64(qkind k, uint64_t a, uint64_t v) {
+    switch (k) {
+    case QK_LAND:
+        return a & v;
+    case QK_LOR:
+        return a | v;
+    case QK_QSUM:
+        return a + v;
+    case QK_QMAX:
+        return (int64_t)a > (int64_t)v ? a : v;
+    default:
+        return (int64_t)a < (int64_t)v ? a : v;
+    }
+}
+
 /* The maximum (minimum) of accumulator a and value v whatever their order, as
- * compiler/codegen.c's float_extreme: NaN sticks, +0 is the maximum of -0 and +0. */
-static float extreme(bool is_max, float a, float v) {
-    uint32_t ua, uv, um;
-    memcpy(&ua, &a, 4);
-    memcpy(&uv, &v, 4);
+ * compiler/codegen.c's float_extreme: NaN sticks, +0 is the maximum of -0 and +0. (f32
+ * values are exact in f64, and so are their extremes.) */
+static double extreme(bool is_max, double a, double v) {
+    uint64_t ua, uv, um;
+    memcpy(&ua, &a, 8);
+    memcpy(&uv, &v, 8);
     um = is_max ? ua & uv : ua | uv;
-    float merged;
-    memcpy(&merged, &um, 4);
-    float tie = a == v ? merged : v;
+    double merged;
+    memcpy(&merged, &um, 8);
+    double tie = a == v ? merged : v;
     bool keep = isnan(a) || (is_max ? a > v : a < v);
     return keep ? a : tie;
 }
 
 static void q_reset(qkind k, void *acc, int64_t n) {
-    uint32_t id = identity_bits(k);
-    for (int64_t j = 0; j < n; j++) {
-        if (wide(k))
-            ((double *)acc)[j] = k == QK_SUM ? 0.0 : 1.0;
-        else
-            memcpy((char *)acc + 4 * j, &id, 4);
+    if (acc64(k)) {
+        uint64_t id64 = identity_bits64(k);
+        for (int64_t j = 0; j < n; j++) memcpy((char *)acc + 8 * j, &id64, 8);
+    } else {
+        uint32_t id = identity_bits(k); /* the 32-bit kinds only */
+        for (int64_t j = 0; j < n; j++) memcpy((char *)acc + 4 * j, &id, 4);
     }
 }
 
@@ -139,14 +195,28 @@ static uint32_t step32(qkind k, uint32_t a, uint32_t v) {
     }
 }
 
-/* acc op v */
+/* acc op v on f64 accumulators */
 static double step64(qkind k, double acc, double v) {
-    return k == QK_SUM ? acc + v : acc * v;
+    switch (k) {
+    case QK_SUM:
+    case QK_DSUM:
+        return acc + v;
+    case QK_PROD:
+    case QK_DPROD:
+        return acc * v;
+    default:
+        return extreme(k == QK_DMAX, acc, v);
+    }
 }
 
 /* A chunk's lane accumulators folded in order, then into the total. */
 static void q_fold(qkind k, const void *acc, void *total) {
-    if (wide(k)) {
+    if (k >= QK_LAND) {
+        const uint64_t *a = acc;
+        uint64_t r = a[0];
+        for (int j = 1; j < AX_REDUCE_LANES; j++) r = step_bits64(k, r, a[j]);
+        *(uint64_t *)total = step_bits64(k, *(uint64_t *)total, r);
+    } else if (acc64(k)) {
         const double *a = acc;
         double r = a[0];
         for (int j = 1; j < AX_REDUCE_LANES; j++) r = step64(k, r, a[j]);
@@ -154,8 +224,8 @@ static void q_fold(qkind k, const void *acc, void *total) {
     } else if (is_float_kind(k)) {
         const float *a = acc;
         float r = a[0];
-        for (int j = 1; j < AX_REDUCE_LANES; j++) r = extreme(k == QK_MAX, r, a[j]);
-        *(float *)total = extreme(k == QK_MAX, *(float *)total, r);
+        for (int j = 1; j < AX_REDUCE_LANES; j++) r = (float)extreme(k == QK_MAX, r, a[j]);
+        *(float *)total = (float)extreme(k == QK_MAX, *(float *)total, r);
     } else {
         const uint32_t *a = acc;
         uint32_t r = a[0];
@@ -164,12 +234,20 @@ static void q_fold(qkind k, const void *acc, void *total) {
     }
 }
 
-/* Accumulator j's result stored at out: f32 (NaN is one NaN whatever its bits), 32 bits, or a
- * bool's byte. */
+/* Accumulator j's result stored at out: f32 or f64 (the extremes' NaN is one NaN whatever its
+ * bits), 32 bits, or a bool's byte. */
 static void put_result(qkind k, const void *acc, int64_t j, char *out) {
     if (wide(k)) {
         float v = (float)((const double *)acc)[j];
         memcpy(out, &v, 4);
+    } else if (k == QK_LAND || k == QK_LOR) {
+        *out = ((const uint64_t *)acc)[j] != 0;
+    } else if (k >= QK_QSUM) {
+        memcpy(out, (const char *)acc + 8 * j, 8);
+    } else if (acc64(k)) {
+        double v = ((const double *)acc)[j];
+        if (k >= QK_DMAX && isnan(v)) v = __builtin_nan("");
+        memcpy(out, &v, 8);
     } else if (is_float_kind(k)) {
         float v = ((const float *)acc)[j];
         if (isnan(v)) v = __builtin_nanf("");
@@ -190,7 +268,7 @@ static void q_store_rows(qkind k, const void *acc, char *out, int64_t stride, in
 }
 
 /* An eager kernel on one block (the same bits as on a whole array). */
-static void q_kernel(ax_kernel_fn k, float *y, const float *a, const float *b, int64_t n) {
+static void q_kernel(ax_kernel_fn k, void *y, const void *a, const void *b, int64_t n) {
     const char *in[2] = {(const char *)a, (const char *)b};
     const int64_t inc[2] = {1, 1};
     k(n, in, inc, (char *)y, NULL);
@@ -200,7 +278,15 @@ static void q_gather4(int32_t *dst, const char *src, int64_t stride, int64_t n) 
     for (int64_t j = 0; j < n; j++) memcpy(&dst[j], src + j * stride, 4);
 }
 
+static void q_gather8(int64_t *dst, const char *src, int64_t stride, int64_t n) {
+    for (int64_t j = 0; j < n; j++) memcpy(&dst[j], src + j * stride, 8);
+}
+
 static void q_gather_bool(int32_t *dst, const uint8_t *src, int64_t stride, int64_t n) {
+    for (int64_t j = 0; j < n; j++) dst[j] = src[j * stride] ? -1 : 0;
+}
+
+static void q_gather_bool64(int64_t *dst, const uint8_t *src, int64_t stride, int64_t n) {
     for (int64_t j = 0; j < n; j++) dst[j] = src[j * stride] ? -1 : 0;
 }
 
@@ -208,7 +294,15 @@ static void q_scatter4(char *dst, int64_t stride, const int32_t *src, int64_t n)
     for (int64_t j = 0; j < n; j++) memcpy(dst + j * stride, &src[j], 4);
 }
 
+static void q_scatter8(char *dst, int64_t stride, const int64_t *src, int64_t n) {
+    for (int64_t j = 0; j < n; j++) memcpy(dst + j * stride, &src[j], 8);
+}
+
 static void q_scatter_bool(uint8_t *dst, int64_t stride, const int32_t *src, int64_t n) {
+    for (int64_t j = 0; j < n; j++) dst[j * stride] = src[j] != 0;
+}
+
+static void q_scatter_bool64(uint8_t *dst, int64_t stride, const int64_t *src, int64_t n) {
     for (int64_t j = 0; j < n; j++) dst[j * stride] = src[j] != 0;
 }
 
@@ -262,6 +356,8 @@ typedef struct qg {
     int blocked, outer; /* the innermost dim; the dim [lo, hi) is for */
     int order[AX_MAX_RANK], norder, first_reduced;
     reduce_kind rk;
+    bool w64;  /* a float64 step: blocks of 4 lanes of 64 bits (32-bit values: the low xmm) */
+    int lanes; /* a block's lanes: 8, or 4 in a float64 step */
     /* frame offsets */
     int32_t lo, hi, idx, row, total, val, frame;
     int32_t *acc_at; /* per node: its accumulators' offset */
@@ -304,9 +400,22 @@ static const void *splat(qg *g, uint32_t bits) {
     return vconst(g, l);
 }
 
+/* 4 equal 64-bit lanes */
+static const void *splat64(qg *g, uint64_t bits) {
+    uint32_t l[LANES];
+    for (int i = 0; i < LANES; i += 2) l[i] = (uint32_t)bits, l[i + 1] = (uint32_t)(bits >> 32);
+    return vconst(g, l);
+}
+
 static uint32_t fbits(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);
+    return u;
+}
+
+static uint64_t dbits(double f) {
+    uint64_t u;
+    memcpy(&u, &f, 8);
     return u;
 }
 
@@ -346,15 +455,40 @@ static void vsplat(qg *g, int reg, uint32_t bits) {
     vconst_load(g, reg, splat(g, bits));
 }
 
+static void vsplat64(qg *g, int reg, uint64_t bits) {
+    vconst_load(g, reg, splat64(g, bits));
+}
+
+/* reg = float value v in every lane of dtype t (f32 or f64) */
+static void vsplat_float(qg *g, int reg, ax_dtype t, double v) {
+    if (t == AX_F64)
+        vsplat64(g, reg, dbits(v));
+    else
+        vsplat(g, reg, fbits((float)v));
+}
+
+/* reg = the sign bit (sign) or the other bits (!sign) of every lane of dtype t */
+static void vsign_mask(qg *g, int reg, ax_dtype t, bool sign) {
+    if (t == AX_F64)
+        vsplat64(g, reg, sign ? 0x8000000000000000u : 0x7fffffffffffffffu);
+    else
+        vsplat(g, reg, sign ? 0x80000000u : 0x7fffffffu);
+}
+
 /* dst = mask ? b : a */
 static void blend(qg *g, int dst, int a, int b, int mask) {
     vrr(g, AX_X86_VBLENDVPS, dst, a, b);
     ax_x86_imm8(&g->a, (uint8_t)(mask << 4));
 }
 
-static void vcmp(qg *g, int dst, int a, int b, int pred) {
-    vrr(g, AX_X86_VCMPPS, dst, a, b);
+/* dst = the comparison of float lanes a and b (dtype t: f32 or f64) as a mask */
+static void vcmp_t(qg *g, ax_dtype t, int dst, int a, int b, int pred) {
+    vrr(g, t == AX_F64 ? AX_X86_VCMPPD : AX_X86_VCMPPS, dst, a, b);
     ax_x86_imm8(&g->a, (uint8_t)pred);
+}
+
+static void vcmp(qg *g, int dst, int a, int b, int pred) {
+    vcmp_t(g, AX_F32, dst, a, b, pred);
 }
 
 static void all_ones(qg *g, int reg) {
@@ -389,9 +523,18 @@ static bool is_math(const qg *g, int i) {
     return k == AX_KOP_LIBM || k == AX_KOP_AXFN || k == AX_KOP_LOGISTIC;
 }
 
+/* A wide slot's bytes per node: WIDE lanes of 32 (64) bits, 32 bytes a block. */
+static int32_t wide_bytes(const qg *g) {
+    return WIDE * (g->w64 ? 8 : 4);
+}
+
+static int32_t wide_slot(const qg *g, int i) {
+    return g->wval + i * wide_bytes(g);
+}
+
 /* Node i's wide slot at the current block of a wide block (r15: its offset). */
 static ax_x86_mem wide_at(const qg *g, int i) {
-    return ax_x86_idx(SP, R(R15), 1, g->wval + i * WIDE * 4);
+    return ax_x86_idx(SP, R(R15), 1, wide_slot(g, i));
 }
 
 /* ---- the value cache ----
@@ -515,14 +658,35 @@ static bool is32(ax_dtype t) {
     return t == AX_F32 || t == AX_I32 || t == AX_U32 || t == AX_BOOL;
 }
 
+/* 32-bit numbers: in a float64 step they live in the low 4 lanes of a register */
+static bool narrow(ax_dtype t) {
+    return t == AX_F32 || t == AX_I32 || t == AX_U32;
+}
+
+static bool is_float(ax_dtype t) {
+    return t == AX_F32 || t == AX_F64;
+}
+
+static bool is_long(ax_dtype t) {
+    return t == AX_I64; /* (ax has no uint64) */
+}
+
+/* The dtypes that make a step one of 4-lane blocks */
+static bool is64(ax_dtype t) {
+    return t == AX_F64 || is_long(t);
+}
+
 static ax_kop kop_of(const ax_code_node *n) {
     return ax_prim_get(n->prim)->lower.kop;
 }
 
-static qkind reduce_kind_of(const ax_code_node *n) {
+static qkind reduce_kind_of(const qg *g, const ax_code_node *n) {
     ax_kop k = kop_of(n);
     int op = k - AX_KOP_REDUCE_SUM; /* sum, prod, max, min, and, or */
     if (n->dtype == AX_F32) return (qkind)(QK_SUM + op);
+    if (n->dtype == AX_F64) return (qkind)(QK_DSUM + op);
+    if (n->dtype == AX_I64) return op == 0 ? QK_QSUM : op == 2 ? QK_QMAX : QK_QMIN;
+    if (n->dtype == AX_BOOL && g->w64) return op == 3 || op == 4 ? QK_LAND : QK_LOR;
     if (n->dtype == AX_BOOL) return op == 3 || op == 4 ? QK_BAND : QK_BOR;
     static const qkind ints[2][6] = {{QK_ISUM, QK_IPROD, QK_SMAX, QK_SMIN, QK_IAND, QK_IOR},
                                      {QK_ISUM, QK_IPROD, QK_UMAX, QK_UMIN, QK_IAND, QK_IOR}};
@@ -539,23 +703,23 @@ static bool builtin_round_mode(const char *fn, int *imm) {
     return false;
 }
 
-/* The eager kernel of f32 function node n (libm's, libmvec's, ax's special functions), by
- * the primitive's name; NULL if there is none. */
-static ax_kernel_fn eager_kernel(const ax_code_node *n) {
+/* The eager kernel of function node n (libm's, libmvec's, ax's special functions) on dtype t
+ * (f32 or f64), by the primitive's name; NULL if there is none. */
+static ax_kernel_fn eager_kernel(const ax_code_node *n, ax_dtype t) {
     const char *name = ax_prim_get(n->prim)->name;
     for (int op = 0; n->nin == 1 && op < AX_NUNARY; op++)
         if (!strcmp(ax_unary_name((ax_unary_op)op), name))
-            return ax_unary_kernel((ax_unary_op)op, AX_F32);
+            return ax_unary_kernel((ax_unary_op)op, t);
     for (int op = 0; n->nin == 2 && op < AX_NBINARY; op++)
         if (!strcmp(ax_binary_name((ax_binary_op)op), name))
-            return ax_binary_kernel((ax_binary_op)op, AX_F32);
+            return ax_binary_kernel((ax_binary_op)op, t);
     return NULL;
 }
 
 /* Whether elementwise node n (operands of dtype t) is rendered. */
 static bool op_ok(const ax_code_node *n, ax_dtype t) {
     const ax_lowering *l = &ax_prim_get(n->prim)->lower;
-    bool f = t == AX_F32, ints = t == AX_I32 || t == AX_U32, b = t == AX_BOOL;
+    bool f = is_float(t), ints = t == AX_I32 || t == AX_U32, b = t == AX_BOOL, q = is_long(t);
     int imm;
     switch (l->kop) {
     case AX_KOP_COPY:
@@ -571,21 +735,20 @@ static bool op_ok(const ax_code_node *n, ax_dtype t) {
     case AX_KOP_NEG:
     case AX_KOP_ADD:
     case AX_KOP_SUB:
-    case AX_KOP_MUL:
-    case AX_KOP_SQUARE:
-        return f || ints;
     case AX_KOP_ABS:
     case AX_KOP_SIGN:
+        return f || ints || q;
+    case AX_KOP_MUL: /* AVX2 multiplies no 64-bit integers */
+    case AX_KOP_SQUARE:
         return f || ints;
     case AX_KOP_NOT:
     case AX_KOP_AND:
     case AX_KOP_OR:
     case AX_KOP_XOR:
-        return ints || b;
     case AX_KOP_SHL:
     case AX_KOP_SHR_LOGICAL:
     case AX_KOP_SHR_ARITH:
-        return ints;
+        return ints || b || q;
     case AX_KOP_DIV:
     case AX_KOP_RSQRT:
     case AX_KOP_IS_FINITE:
@@ -596,28 +759,43 @@ static bool op_ok(const ax_code_node *n, ax_dtype t) {
         return f && (!strcmp(l->fn, "sqrt") || builtin_round_mode(l->fn, &imm));
     case AX_KOP_LIBM:
     case AX_KOP_AXFN:
-    case AX_KOP_LOGISTIC:
-        return f && (l->vecmath || eager_kernel(n));
+    case AX_KOP_LOGISTIC: /* f64: always the eager kernel (ax's vector math is f32's) */
+        return t == AX_F32 ? l->vecmath || eager_kernel(n, t) : f && eager_kernel(n, t);
     case AX_KOP_SELECT:
     case AX_KOP_CLAMP:
         return true;
-    case AX_KOP_CONVERT: /* float -> integer stays eager (ax_codegen_fusable) */
-        return f ? n->dtype == AX_F32 || n->dtype == AX_BOOL : ints || b;
+    case AX_KOP_CONVERT: /* float -> integer stays eager (ax_codegen_fusable); AVX2 converts
+                            no 64-bit integers to floats */
+        return f ? is_float(n->dtype) || n->dtype == AX_BOOL : q ? !is_float(n->dtype) : ints || b;
     default:
         return false;
     }
+}
+
+/* In a 64-bit step 32-bit numbers are only converted to or from 64-bit ones (and loaded,
+ * stored, constants, iotas): their lanes are the low half of a register, which the other
+ * operations (and the f32 functions' calls) do not handle. */
+static bool mixes_widths(const qg *g, const ax_code_node *n) {
+    if (!g->w64 || n->kind != AX_KN_OP) return false;
+    bool has_narrow = narrow(n->dtype);
+    for (int k = 0; k < n->nin; k++) has_narrow |= narrow(g->nd[n->in[k]].dtype);
+    if (!has_narrow) return false;
+    return kop_of(n) != AX_KOP_CONVERT || (!is64(n->dtype) && !is64(g->nd[n->in[0]].dtype));
 }
 
 static bool node_ok(qg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     const char *name =
         n->kind == AX_KN_LOAD || n->kind == AX_KN_CONST ? "a load" : ax_prim_get(n->prim)->name;
-    if (!is32(n->dtype)) return refuse(g, "%s of a dtype other than 32-bit and bool", name);
+    if (!is32(n->dtype) && !is64(n->dtype))
+        return refuse(g, "%s of a dtype other than 32- and 64-bit and bool", name);
     for (int k = 0; k < n->nin; k++) {
         const ax_code_node *src = &g->nd[n->in[k]];
-        if (!is32(src->dtype)) return refuse(g, "%s of a 64-bit operand", name);
+        if (!is32(src->dtype) && !is64(src->dtype))
+            return refuse(g, "%s of an 8- or 16-bit operand", name);
         if (src->kind == AX_KN_REDUCE) return refuse(g, "%s of a reduction's result", name);
     }
+    if (mixes_widths(g, n)) return refuse(g, "%s of 32-bit numbers in a 64-bit loop", name);
     switch (n->kind) {
     case AX_KN_LOAD:
     case AX_KN_CONST:
@@ -631,9 +809,11 @@ static bool node_ok(qg *g, int i) {
     }
     case AX_KN_REDUCE: {
         ax_kop k = kop_of(n);
-        bool f = n->dtype == AX_F32, b = n->dtype == AX_BOOL;
+        bool f = is_float(n->dtype), b = n->dtype == AX_BOOL;
         if (!ax_kop_is_reduction(k) || n->nin != 1 || g->nd[n->in[0]].dtype != n->dtype ||
-            (f && k > AX_KOP_REDUCE_MIN) || (b && k < AX_KOP_REDUCE_MAX))
+            (f && k > AX_KOP_REDUCE_MIN) || (b && k < AX_KOP_REDUCE_MAX) ||
+            (g->w64 && narrow(n->dtype)) ||
+            (is_long(n->dtype) && (k == AX_KOP_REDUCE_PROD || k > AX_KOP_REDUCE_MIN)))
             return refuse(g, "%s on these dtypes", name);
         return true;
     }
@@ -650,6 +830,10 @@ static bool node_ok(qg *g, int i) {
 
 /* ---- the frame ---- */
 
+static int64_t acc_esize(const qg *g, int i) {
+    return acc64(reduce_kind_of(g, &g->nd[i])) ? 8 : 4;
+}
+
 static bool plan_step(qg *g, int s) {
     const ax_code_step *st = &g->code->steps[s];
     g->st = st;
@@ -657,6 +841,9 @@ static bool plan_step(qg *g, int s) {
     g->n = st->nnodes;
     g->blocked = st->ndim - 1;
     g->outer = ax_codegen_outer_dim(g->code, s);
+    g->w64 = false;
+    for (int i = 0; i < g->n; i++) g->w64 |= is64(g->nd[i].dtype);
+    g->lanes = g->w64 ? LANES / 2 : LANES;
     bool reduces = false;
     for (int i = 0; i < g->n; i++) {
         if (!node_ok(g, i)) return false;
@@ -692,7 +879,7 @@ static bool plan_step(qg *g, int s) {
     for (int d = 0; d < st->ndim; d++)
         if (d != g->blocked && st->reduced[d]) g->order[g->norder++] = d;
     if (st->split.splittable && (g->outer < 0 || st->reduced[g->outer] ||
-                                 (g->outer == g->blocked && st->split.granule % LANES)))
+                                 (g->outer == g->blocked && st->split.granule % g->lanes)))
         return refuse(g, "%s", "a loop split where blocks cannot follow");
     if (g->rk == RK_RUNS && st->shape[g->blocked] > INT32_MAX)
         return refuse(g, "%s", "a run too long");
@@ -705,11 +892,11 @@ static bool plan_step(qg *g, int s) {
     g->total = off, off += 8 * g->n;
     off = (off + SLOT - 1) / SLOT * SLOT;
     g->val = off, off += SLOT * g->n;
-    g->wval = off, off += g->has_math ? WIDE * 4 * g->n : 0;
+    g->wval = off, off += g->has_math ? wide_bytes(g) * g->n : 0;
     int64_t row_lanes = (st->shape[g->blocked] + LANES - 1) / LANES * LANES, acc_bytes = 0;
     for (int i = 0; i < g->n; i++) {
         if (g->nd[i].kind != AX_KN_REDUCE) continue;
-        int64_t esize = wide(reduce_kind_of(&g->nd[i])) ? 8 : 4;
+        int64_t esize = acc_esize(g, i);
         int64_t bytes = g->rk == RK_RUNS ? AX_REDUCE_LANES * esize : row_lanes * esize;
         g->acc_at[i] = off + (int32_t)acc_bytes;
         acc_bytes += (bytes + SLOT - 1) / SLOT * SLOT;
@@ -726,16 +913,24 @@ static void emit_const(qg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     uint32_t bits = (uint32_t)n->lit;
     if (n->dtype == AX_BOOL) bits = (n->lit & 0xff) ? 0xffffffffu : 0;
+    if (is64(n->dtype)) {
+        vsplat64(g, 0, n->lit);
+        vstore(g, val(g, i), 0);
+        return;
+    }
     ax_x86_mov_imm(&g->a, R(RAX), (int32_t)bits);
     ax_x86_vmovd_from(&g->a, 0, R(RAX));
     ax_x86_vrr(&g->a, AX_X86_VPBROADCASTD, 1, 0, -1, 0);
     vstore(g, val(g, i), 0);
 }
 
-/* A load broadcast along the blocked dim: its value for the whole row. */
+/* A load broadcast along the blocked dim: its value for the whole row (a bool's mask in 32-
+ * or 64-bit lanes alike: all ones or zero). */
 static void emit_row_broadcast(qg *g, int i) {
     ax_x86_load(&g->a, R(RAX), AT(SP, rowp(g, i)));
-    if (g->nd[i].dtype == AX_BOOL) {
+    if (is64(g->nd[i].dtype)) {
+        ax_x86_vrm(&g->a, AX_X86_VBROADCASTSD, 1, 0, -1, AT(R(RAX), 0));
+    } else if (g->nd[i].dtype == AX_BOOL) {
         ax_x86_movzx_byte(&g->a, R(RAX), AT(R(RAX), 0));
         ax_x86_neg32(&g->a, R(RAX));
         ax_x86_vmovd_from(&g->a, 0, R(RAX));
@@ -766,84 +961,112 @@ static void lane_address(qg *g, int reg, int i, int64_t k) {
     ax_x86_add_rr(&g->a, reg, R(RAX));
 }
 
+/* The vector length (VEX.L) of a block of dtype t in memory: a ymm register, or in a float64
+ * step the low xmm for 32-bit numbers. */
+static int mem_l(const qg *g, ax_dtype t) {
+    return g->w64 && narrow(t) ? 0 : 1;
+}
+
 /* A load's lanes of the block (tail: 0 for a full block, its constant length, or -1 for
  * hi - r12 lanes). */
 static void emit_load(qg *g, int i, int tail) {
     const ax_code_node *n = &g->nd[i];
     bool b = n->dtype == AX_BOOL;
+    int size = (int)ax_dtype_size(n->dtype);
     int64_t stride = n->stride[g->blocked];
     if (!tail && stride == 1) {
         ax_x86_load(&g->a, R(RAX), AT(SP, rowp(g, i)));
-        ax_x86_mem m = ax_x86_idx(R(RAX), R(R12), b ? 1 : 4, 0);
-        if (b) {
-            ax_x86_vrm(&g->a, AX_X86_VPMOVZXBD, 1, 0, -1, m);
+        ax_x86_mem m = ax_x86_idx(R(RAX), R(R12), size, 0);
+        if (b) { /* bytes widened to lanes, nonzero to all ones */
+            ax_x86_vrm(&g->a, g->w64 ? AX_X86_VPMOVZXBQ : AX_X86_VPMOVZXBD, 1, 0, -1, m);
             zero(g, 1);
-            vrr(g, AX_X86_VPCMPGTD, 0, 0, 1);
+            vrr(g, g->w64 ? AX_X86_VPCMPGTQ : AX_X86_VPCMPGTD, 0, 0, 1);
         } else {
-            ax_x86_vrm(&g->a, AX_X86_VMOVUPS_LOAD, 1, 0, -1, m);
+            ax_x86_vrm(&g->a, AX_X86_VMOVUPS_LOAD, mem_l(g, n->dtype), 0, -1, m);
         }
         define(g, i, 0);
         return;
     }
-    int64_t k = stride * (b ? 1 : 4);
+    int64_t k = stride * size;
     if (!tail && !b && k > -(INT32_MAX / LANES) && k < INT32_MAX / LANES) {
-        /* a strided row: vgatherdps from the block's first element, lanes j * k bytes on */
-        uint32_t offsets[LANES];
-        for (int j = 0; j < LANES; j++) offsets[j] = (uint32_t)(int32_t)(j * k);
+        /* a strided row: a gather from the block's first element, lanes j * k bytes on */
+        uint32_t offsets[LANES] = {0};
+        for (int j = 0; j < g->lanes; j++) offsets[j] = (uint32_t)(int32_t)(j * k);
         vconst_load(g, 1, vconst(g, offsets));
         lane_address(g, R(RSI), i, k);
         all_ones(g, 2);
-        ax_x86_vrm(&g->a, AX_X86_VGATHERDPS, 1, 0, 2, ax_x86_idx(R(RSI), 1, 1, 0));
+        ax_x86_vrm(&g->a, size == 8 ? AX_X86_VGATHERDPD : AX_X86_VGATHERDPS, mem_l(g, n->dtype), 0,
+                   2, ax_x86_idx(R(RSI), 1, 1, 0));
         define(g, i, 0);
         return;
     }
     lane_address(g, R(RSI), i, k);
     ax_x86_mov_imm(&g->a, R(RDX), k);
     ax_x86_lea(&g->a, R(RDI), AT(SP, val(g, i)));
-    tail_count(g, R(RCX), tail ? tail : LANES);
-    call(g, b ? (const void *)q_gather_bool : (const void *)q_gather4);
+    tail_count(g, R(RCX), tail ? tail : g->lanes);
+    const void *fn = b ? g->w64 ? (const void *)q_gather_bool64 : (const void *)q_gather_bool
+                     : size == 8 ? (const void *)q_gather8
+                                 : (const void *)q_gather4;
+    call(g, fn);
     defined_in_slot(g, i);
+}
+
+/* Bool masks (ymm0) to bytes 0/1 at [m]: dwords 0/1 (a float64 step's 64-bit masks first
+ * narrowed to 4 dwords), packed to words, then to bytes. */
+static void store_mask_bytes(qg *g, ax_x86_mem m) {
+    ax_x86_vrr(&g->a, AX_X86_VEXTRACTF128, 1, 0, -1, 1); /* xmm1 = high half */
+    ax_x86_imm8(&g->a, 1);
+    if (g->w64) { /* dwords 0 and 2 of each half */
+        vrr(g, AX_X86_VSHUFPS, 0, 0, 1);
+        ax_x86_imm8(&g->a, 0x88);
+    }
+    ax_x86_vrr(&g->a, AX_X86_VPSHIFTD_IMM, 1, 2, 0, 0); /* vpsrld ymm0, ymm0, 31 */
+    ax_x86_imm8(&g->a, 31);
+    ax_x86_vrr(&g->a, AX_X86_VPSHIFTD_IMM, 1, 2, 1, 1); /* vpsrld ymm1, ymm1, 31 */
+    ax_x86_imm8(&g->a, 31);
+    ax_x86_vrr(&g->a, AX_X86_VPACKUSDW, 0, 0, 0, 1);
+    ax_x86_vrr(&g->a, AX_X86_VPACKUSWB, 0, 0, 0, 0);
+    ax_x86_vrm(&g->a, g->w64 ? AX_X86_VMOVD_STORE : AX_X86_VMOVQ_STORE, 0, 0, -1, m);
 }
 
 static void emit_store(qg *g, int i, int tail) {
     const ax_code_node *n = &g->nd[i];
     bool b = n->dtype == AX_BOOL;
+    int size = (int)ax_dtype_size(n->dtype);
     int64_t stride = n->ostride[g->blocked];
     if (!tail && stride == 1) {
         fetch(g, 0, i);
         ax_x86_load(&g->a, R(RAX), AT(SP, rowp(g, i)));
-        ax_x86_mem m = ax_x86_idx(R(RAX), R(R12), b ? 1 : 4, 0);
-        if (!b) {
-            ax_x86_vrm(&g->a, AX_X86_VMOVUPS_STORE, 1, 0, -1, m);
-            return;
-        }
-        /* masks to bytes 0/1: dwords 0/1, packed to words, then to bytes */
-        ax_x86_vrr(&g->a, AX_X86_VPSHIFTD_IMM, 1, 2, 0, 0); /* vpsrld ymm0, ymm0, 31 */
-        ax_x86_imm8(&g->a, 31);
-        ax_x86_vrr(&g->a, AX_X86_VEXTRACTF128, 1, 0, -1, 1); /* xmm1 = high half */
-        ax_x86_imm8(&g->a, 1);
-        ax_x86_vrr(&g->a, AX_X86_VPACKUSDW, 0, 0, 0, 1);
-        ax_x86_vrr(&g->a, AX_X86_VPACKUSWB, 0, 0, 0, 0);
-        ax_x86_vrm(&g->a, AX_X86_VMOVQ_STORE, 0, 0, -1, m);
+        ax_x86_mem m = ax_x86_idx(R(RAX), R(R12), size, 0);
+        if (b)
+            store_mask_bytes(g, m);
+        else
+            ax_x86_vrm(&g->a, AX_X86_VMOVUPS_STORE, mem_l(g, n->dtype), 0, -1, m);
         return;
     }
-    int64_t k = stride * (b ? 1 : 4);
+    int64_t k = stride * size;
     ensure_slot(g, i);
     lane_address(g, R(RDI), i, k);
     ax_x86_mov_imm(&g->a, R(RSI), k);
     ax_x86_lea(&g->a, R(RDX), AT(SP, val(g, i)));
-    tail_count(g, R(RCX), tail ? tail : LANES);
-    call(g, b ? (const void *)q_scatter_bool : (const void *)q_scatter4);
+    tail_count(g, R(RCX), tail ? tail : g->lanes);
+    const void *fn = b ? g->w64 ? (const void *)q_scatter_bool64 : (const void *)q_scatter_bool
+                     : size == 8 ? (const void *)q_scatter8
+                                 : (const void *)q_scatter4;
+    call(g, fn);
 }
 
 /* ---- elementwise operations: operands in ymm0, ymm1, ymm2; the result in ymm0 ---- */
 
 /* dst = max or min of registers x and y, of dtype t (ymm3-5 scratch) */
 static void emit_maxmin(qg *g, ax_dtype t, bool is_max, int dst, int x, int y) {
-    if (t == AX_F32) { /* keep x where x >= y (<=) or x is NaN, as lax.max */
-        vcmp(g, 3, x, y, is_max ? AX_X86_CMP_GE_OS : AX_X86_CMP_LE_OS);
-        vcmp(g, 4, x, x, AX_X86_CMP_UNORD_Q);
+    if (is_float(t)) { /* keep x where x >= y (<=) or x is NaN, as lax.max */
+        vcmp_t(g, t, 3, x, y, is_max ? AX_X86_CMP_GE_OS : AX_X86_CMP_LE_OS);
+        vcmp_t(g, t, 4, x, x, AX_X86_CMP_UNORD_Q);
         vrr(g, AX_X86_VORPS, 3, 3, 4);
+        blend(g, dst, y, x, 3);
+    } else if (is_long(t)) { /* keep x where x > y (y > x) */
+        vrr(g, AX_X86_VPCMPGTQ, 3, is_max ? x : y, is_max ? y : x);
         blend(g, dst, y, x, 3);
     } else if (t == AX_I32) {
         vrr(g, is_max ? AX_X86_VPMAXSD : AX_X86_VPMINSD, dst, x, y);
@@ -854,60 +1077,116 @@ static void emit_maxmin(qg *g, ax_dtype t, bool is_max, int dst, int x, int y) {
 
 /* ymm0 = the comparison of ymm0 and ymm1 (operands of dtype t) as a mask */
 static void emit_compare(qg *g, ax_kop k, ax_dtype t) {
-    if (t == AX_F32) {
+    if (is_float(t)) {
         static const int pred[] = {[AX_KOP_EQ] = AX_X86_CMP_EQ_OQ, [AX_KOP_NE] = AX_X86_CMP_NEQ_UQ,
                                    [AX_KOP_LT] = AX_X86_CMP_LT_OS, [AX_KOP_LE] = AX_X86_CMP_LE_OS,
                                    [AX_KOP_GT] = AX_X86_CMP_GT_OS, [AX_KOP_GE] = AX_X86_CMP_GE_OS};
-        vcmp(g, 0, 0, 1, pred[k]);
+        vcmp_t(g, t, 0, 0, 1, pred[k]);
         return;
     }
-    if (t != AX_I32) { /* unsigned order: flip the sign bits, compare signed */
+    /* bools in a 64-bit step: masks of equal dwords, compared dword by dword alike */
+    bool q = is_long(t);
+    if (t != AX_I32 && !q) { /* unsigned order: flip the sign bits, compare signed */
         vsplat(g, 2, 0x80000000u);
         vrr(g, AX_X86_VPXOR, 0, 0, 2);
         vrr(g, AX_X86_VPXOR, 1, 1, 2);
     }
+    ax_x86_vop gt = q ? AX_X86_VPCMPGTQ : AX_X86_VPCMPGTD;
     switch (k) {
     case AX_KOP_EQ:
     case AX_KOP_NE:
-        vrr(g, AX_X86_VPCMPEQD, 0, 0, 1);
+        vrr(g, q ? AX_X86_VPCMPEQQ : AX_X86_VPCMPEQD, 0, 0, 1);
         break;
     case AX_KOP_GT:
     case AX_KOP_LE:
-        vrr(g, AX_X86_VPCMPGTD, 0, 0, 1);
+        vrr(g, gt, 0, 0, 1);
         break;
     default: /* LT, GE: y > x */
-        vrr(g, AX_X86_VPCMPGTD, 0, 1, 0);
+        vrr(g, gt, 0, 1, 0);
         break;
     }
     if (k == AX_KOP_NE || k == AX_KOP_LE || k == AX_KOP_GE) vnot(g, 0, 0, 2);
 }
 
-/* x ** k by the eager kernel's products, in its order (x in ymm0) */
-static void emit_integer_pow(qg *g, int64_t k) {
+static ax_x86_vop mul_op(ax_dtype t) {
+    return t == AX_F64 ? AX_X86_VMULPD : AX_X86_VMULPS;
+}
+
+static ax_x86_vop div_op(ax_dtype t) {
+    return t == AX_F64 ? AX_X86_VDIVPD : AX_X86_VDIVPS;
+}
+
+/* x ** k by the eager kernel's products, in its order (x in ymm0, of float dtype t) */
+static void emit_integer_pow(qg *g, ax_dtype t, int64_t k) {
     uint64_t e = k < 0 ? 0 - (uint64_t)k : (uint64_t)k;
     bool have = false; /* ymm1: x^(2^i); ymm2: the product so far */
     vrr(g, AX_X86_VORPS, 1, 0, 0);
     while (e > 0) {
         if (e & 1) {
             if (have)
-                vrr(g, AX_X86_VMULPS, 2, 2, 1);
+                vrr(g, mul_op(t), 2, 2, 1);
             else
                 vrr(g, AX_X86_VORPS, 2, 1, 1);
             have = true;
         }
         e >>= 1;
-        if (e > 0) vrr(g, AX_X86_VMULPS, 1, 1, 1);
+        if (e > 0) vrr(g, mul_op(t), 1, 1, 1);
     }
-    if (!have) vsplat(g, 2, fbits(1.0f));
+    if (!have) vsplat_float(g, 2, t, 1.0);
     if (k < 0) {
-        vsplat(g, 0, fbits(1.0f));
-        vrr(g, AX_X86_VDIVPS, 0, 0, 2);
+        vsplat_float(g, 0, t, 1.0);
+        vrr(g, div_op(t), 0, 0, 2);
     } else {
         vrr(g, AX_X86_VORPS, 0, 2, 2);
     }
 }
 
+/* A conversion to or from f64 in a float64 step: 32-bit numbers in the low xmm, bools as
+ * 64-bit masks. */
+static void emit_convert64(qg *g, ax_dtype from, ax_dtype to) {
+    if (from == to) return;
+    if (to == AX_BOOL && is_long(from)) { /* x != 0 */
+        zero(g, 1);
+        vrr(g, AX_X86_VPCMPEQQ, 0, 0, 1);
+        vnot(g, 0, 0, 1);
+    } else if (is_long(from)) { /* to int32, uint32: the low dwords of the lanes */
+        ax_x86_vrr(&g->a, AX_X86_VEXTRACTF128, 1, 0, -1, 1); /* xmm1 = high half */
+        ax_x86_imm8(&g->a, 1);
+        vrr(g, AX_X86_VSHUFPS, 0, 0, 1);
+        ax_x86_imm8(&g->a, 0x88);
+    } else if (is_long(to)) { /* from bool (a mask's bit 63), int32 (signed), uint32 */
+        if (from == AX_BOOL) {
+            ax_x86_vrr(&g->a, AX_X86_VPSHIFTQ_IMM, 1, 2, 0, 0); /* vpsrlq ymm0, ymm0, 63 */
+            ax_x86_imm8(&g->a, 63);
+        } else {
+            vrr(g, from == AX_U32 ? AX_X86_VPMOVZXDQ : AX_X86_VPMOVSXDQ, 0, -1, 0);
+        }
+    } else if (to == AX_BOOL) { /* x != 0 (NaN is true) */
+        zero(g, 1);
+        vcmp_t(g, AX_F64, 0, 0, 1, AX_X86_CMP_NEQ_UQ);
+    } else if (to == AX_F32) {
+        vrr(g, AX_X86_VCVTPD2PS, 0, -1, 0); /* rounded to nearest, as C's (float) */
+    } else if (from == AX_F32) {
+        vrr(g, AX_X86_VCVTPS2PD, 0, -1, 0);
+    } else if (from == AX_I32) {
+        vrr(g, AX_X86_VCVTDQ2PD, 0, -1, 0);
+    } else if (from == AX_U32) { /* (x - 2^31 as int32) + 2^31: exact in f64 */
+        vsplat(g, 1, 0x80000000u);
+        vrr(g, AX_X86_VPXOR, 0, 0, 1);
+        vrr(g, AX_X86_VCVTDQ2PD, 0, -1, 0);
+        vsplat64(g, 1, dbits(2147483648.0));
+        vrr(g, AX_X86_VADDPD, 0, 0, 1);
+    } else { /* bool -> f64 */
+        vsplat64(g, 1, dbits(1.0));
+        vrr(g, AX_X86_VANDPS, 0, 0, 1);
+    }
+}
+
 static void emit_convert(qg *g, ax_dtype from, ax_dtype to) {
+    if (g->w64) {
+        emit_convert64(g, from, to);
+        return;
+    }
     if (from == to || (from != AX_F32 && from != AX_BOOL && to != AX_F32 && to != AX_BOOL))
         return;          /* int32 <-> uint32: the same bits */
     if (to == AX_BOOL) { /* x != 0 (NaN is true) */
@@ -943,35 +1222,41 @@ static void emit_convert(qg *g, ax_dtype from, ax_dtype to) {
 
 static void emit_unary(qg *g, const ax_code_node *n, ax_dtype t) {
     const ax_lowering *l = &ax_prim_get(n->prim)->lower;
-    bool f = t == AX_F32;
+    bool f = is_float(t), d = t == AX_F64, q = is_long(t);
+    ax_x86_vop sub = q ? AX_X86_VPSUBQ : AX_X86_VPSUBD, gt = q ? AX_X86_VPCMPGTQ : AX_X86_VPCMPGTD;
     int imm = 0;
     switch (l->kop) {
     case AX_KOP_NEG:
         if (f) {
-            vsplat(g, 1, 0x80000000u);
+            vsign_mask(g, 1, t, true);
             vrr(g, AX_X86_VXORPS, 0, 0, 1);
         } else {
             zero(g, 1);
-            vrr(g, AX_X86_VPSUBD, 0, 1, 0);
+            vrr(g, sub, 0, 1, 0);
         }
         break;
     case AX_KOP_ABS:
         if (f) {
-            vsplat(g, 1, 0x7fffffffu);
+            vsign_mask(g, 1, t, false);
             vrr(g, AX_X86_VANDPS, 0, 0, 1);
         } else if (t == AX_I32) {
             vrr(g, AX_X86_VPABSD, 0, -1, 0);
+        } else if (t == AX_I64) { /* -x where 0 > x (INT64_MIN stays itself, as in C) */
+            zero(g, 1);
+            vrr(g, AX_X86_VPSUBQ, 2, 1, 0);
+            vrr(g, AX_X86_VPCMPGTQ, 3, 1, 0);
+            blend(g, 0, 0, 2, 3);
         } /* uint32: itself */
         break;
     case AX_KOP_SIGN:
         if (f) { /* +-1 with x's sign; zeros and NaN kept */
-            vsplat(g, 1, 0x80000000u);
+            vsign_mask(g, 1, t, true);
             vrr(g, AX_X86_VANDPS, 1, 1, 0);
-            vsplat(g, 2, fbits(1.0f));
+            vsplat_float(g, 2, t, 1.0);
             vrr(g, AX_X86_VORPS, 1, 1, 2);
             zero(g, 2);
-            vcmp(g, 2, 0, 2, AX_X86_CMP_EQ_OQ);
-            vcmp(g, 3, 0, 0, AX_X86_CMP_UNORD_Q);
+            vcmp_t(g, t, 2, 0, 2, AX_X86_CMP_EQ_OQ);
+            vcmp_t(g, t, 3, 0, 0, AX_X86_CMP_UNORD_Q);
             vrr(g, AX_X86_VORPS, 2, 2, 3);
             blend(g, 0, 1, 0, 2);
         } else if (t == AX_U32) { /* 1 where x != 0 */
@@ -982,37 +1267,40 @@ static void emit_unary(qg *g, const ax_code_node *n, ax_dtype t) {
             ax_x86_imm8(&g->a, 31);
         } else { /* (x < 0) - (x > 0) as masks: -1, 0 or 1 */
             zero(g, 3);
-            vrr(g, AX_X86_VPCMPGTD, 1, 3, 0);
-            vrr(g, AX_X86_VPCMPGTD, 2, 0, 3);
-            vrr(g, AX_X86_VPSUBD, 0, 1, 2);
+            vrr(g, gt, 1, 3, 0);
+            vrr(g, gt, 2, 0, 3);
+            vrr(g, sub, 0, 1, 2);
         }
         break;
     case AX_KOP_NOT:
         vnot(g, 0, 0, 1);
         break;
     case AX_KOP_SQUARE:
-        vrr(g, f ? AX_X86_VMULPS : AX_X86_VPMULLD, 0, 0, 0);
+        vrr(g, f ? mul_op(t) : AX_X86_VPMULLD, 0, 0, 0);
         break;
     case AX_KOP_RSQRT:
-        vrr(g, AX_X86_VSQRTPS, 1, -1, 0);
-        vsplat(g, 0, fbits(1.0f));
-        vrr(g, AX_X86_VDIVPS, 0, 0, 1);
+        vrr(g, d ? AX_X86_VSQRTPD : AX_X86_VSQRTPS, 1, -1, 0);
+        vsplat_float(g, 0, t, 1.0);
+        vrr(g, div_op(t), 0, 0, 1);
         break;
-    case AX_KOP_IS_FINITE:
-        vsplat(g, 1, 0x7f800000u);
+    case AX_KOP_IS_FINITE: /* the exponent's bits not all ones */
+        if (d)
+            vsplat64(g, 1, 0x7ff0000000000000u);
+        else
+            vsplat(g, 1, 0x7f800000u);
         vrr(g, AX_X86_VPAND, 0, 0, 1);
-        vrr(g, AX_X86_VPCMPEQD, 0, 0, 1);
+        vrr(g, d ? AX_X86_VPCMPEQQ : AX_X86_VPCMPEQD, 0, 0, 1);
         vnot(g, 0, 0, 1);
         break;
     case AX_KOP_INTEGER_POW:
-        emit_integer_pow(g, n->k);
+        emit_integer_pow(g, t, n->k);
         break;
     case AX_KOP_BUILTIN:
         if (!strcmp(l->fn, "sqrt")) {
-            vrr(g, AX_X86_VSQRTPS, 0, -1, 0);
+            vrr(g, d ? AX_X86_VSQRTPD : AX_X86_VSQRTPS, 0, -1, 0);
         } else {
             builtin_round_mode(l->fn, &imm);
-            vrr(g, AX_X86_VROUNDPS, 0, -1, 0);
+            vrr(g, d ? AX_X86_VROUNDPD : AX_X86_VROUNDPS, 0, -1, 0);
             ax_x86_imm8(&g->a, (uint8_t)imm);
         }
         break;
@@ -1021,20 +1309,37 @@ static void emit_unary(qg *g, const ax_code_node *n, ax_dtype t) {
     }
 }
 
+/* ymm0 = ymm0 >> ymm1 arithmetically on int64 lanes (AVX2 has no vpsravq): the logical shift
+ * or-ed with the sign's copies in the top n bits; counts of 64 or more (unsigned) the sign. */
+static void emit_shr_arith64(qg *g) {
+    zero(g, 2);
+    vrr(g, AX_X86_VPCMPGTQ, 3, 2, 0); /* the sign: 0 > x */
+    vrr(g, AX_X86_VPSRLVQ, 4, 0, 1);
+    vsplat64(g, 5, 64);
+    vrr(g, AX_X86_VPSUBQ, 5, 5, 1);
+    vrr(g, AX_X86_VPSLLVQ, 5, 3, 5); /* sign << (64 - n): 0 for n = 0 */
+    vrr(g, AX_X86_VPOR, 4, 4, 5);
+    vsplat64(g, 5, 63);
+    vrr(g, AX_X86_VPCMPGTQ, 5, 1, 5); /* n > 63 or n < 0 */
+    vrr(g, AX_X86_VPCMPGTQ, 0, 2, 1);
+    vrr(g, AX_X86_VPOR, 5, 5, 0);
+    blend(g, 0, 4, 3, 5);
+}
+
 static void emit_binary(qg *g, ax_kop k, ax_dtype t) {
-    bool f = t == AX_F32;
+    bool f = is_float(t), d = t == AX_F64, q = is_long(t);
     switch (k) {
     case AX_KOP_ADD:
-        vrr(g, f ? AX_X86_VADDPS : AX_X86_VPADDD, 0, 0, 1);
+        vrr(g, d ? AX_X86_VADDPD : f ? AX_X86_VADDPS : q ? AX_X86_VPADDQ : AX_X86_VPADDD, 0, 0, 1);
         break;
     case AX_KOP_SUB:
-        vrr(g, f ? AX_X86_VSUBPS : AX_X86_VPSUBD, 0, 0, 1);
+        vrr(g, d ? AX_X86_VSUBPD : f ? AX_X86_VSUBPS : q ? AX_X86_VPSUBQ : AX_X86_VPSUBD, 0, 0, 1);
         break;
     case AX_KOP_MUL:
-        vrr(g, f ? AX_X86_VMULPS : AX_X86_VPMULLD, 0, 0, 1);
+        vrr(g, f ? mul_op(t) : AX_X86_VPMULLD, 0, 0, 1);
         break;
     case AX_KOP_DIV:
-        vrr(g, AX_X86_VDIVPS, 0, 0, 1);
+        vrr(g, div_op(t), 0, 0, 1);
         break;
     case AX_KOP_MAX:
     case AX_KOP_MIN:
@@ -1049,14 +1354,17 @@ static void emit_binary(qg *g, ax_kop k, ax_dtype t) {
     case AX_KOP_XOR:
         vrr(g, AX_X86_VPXOR, 0, 0, 1);
         break;
-    case AX_KOP_SHL: /* counts of 32 or more give 0 (arithmetic: the sign), as lax's */
-        vrr(g, AX_X86_VPSLLVD, 0, 0, 1);
+    case AX_KOP_SHL: /* counts of 32 (64) or more give 0 (arithmetic: the sign), as lax's */
+        vrr(g, q ? AX_X86_VPSLLVQ : AX_X86_VPSLLVD, 0, 0, 1);
         break;
     case AX_KOP_SHR_LOGICAL:
-        vrr(g, AX_X86_VPSRLVD, 0, 0, 1);
+        vrr(g, q ? AX_X86_VPSRLVQ : AX_X86_VPSRLVD, 0, 0, 1);
         break;
     case AX_KOP_SHR_ARITH:
-        vrr(g, AX_X86_VPSRAVD, 0, 0, 1);
+        if (q)
+            emit_shr_arith64(g);
+        else
+            vrr(g, AX_X86_VPSRAVD, 0, 0, 1);
         break;
     default:
         emit_compare(g, k, t);
@@ -1070,8 +1378,9 @@ static void emit_binary(qg *g, ax_kop k, ax_dtype t) {
 static void emit_function_call(qg *g, const ax_code_node *n, int32_t out, int32_t a, int32_t b,
                                int lanes) {
     const ax_lowering *l = &ax_prim_get(n->prim)->lower;
-    if (!l->vecmath) {
-        ax_x86_mov_imm(&g->a, R(RDI), (int64_t)(uintptr_t)eager_kernel(n));
+    ax_dtype t = g->nd[n->in[0]].dtype;
+    if (!l->vecmath || t == AX_F64) {
+        ax_x86_mov_imm(&g->a, R(RDI), (int64_t)(uintptr_t)eager_kernel(n, t));
         ax_x86_lea(&g->a, R(RSI), AT(SP, out));
         ax_x86_lea(&g->a, R(RDX), AT(SP, a));
         ax_x86_lea(&g->a, R(RCX), AT(SP, b));
@@ -1091,7 +1400,7 @@ static void emit_function_call(qg *g, const ax_code_node *n, int32_t out, int32_
 static void emit_math_call(qg *g, int i) {
     const ax_code_node *n = &g->nd[i];
     for (int k = 0; k < n->nin; k++) ensure_slot(g, n->in[k]);
-    emit_function_call(g, n, val(g, i), val(g, n->in[0]), val(g, n->in[n->nin - 1]), LANES);
+    emit_function_call(g, n, val(g, i), val(g, n->in[0]), val(g, n->in[n->nin - 1]), g->lanes);
     defined_in_slot(g, i);
 }
 
@@ -1128,17 +1437,47 @@ static void emit_op(qg *g, int i) {
 
 /* ---- reductions ---- */
 
-/* The block's value of reduction i (ymm0) into accumulators at [m] (8 lanes). In a RUNS
- * tail of `tail` lanes the lanes past it add the identity. */
+/* ymm1 = float_extreme of accumulator ymm1 and value ymm0 (dtype t), as extreme() */
+static void emit_extreme(qg *g, ax_dtype t, bool is_max) {
+    vrr(g, is_max ? AX_X86_VANDPS : AX_X86_VORPS, 2, 1, 0);
+    vcmp_t(g, t, 3, 1, 0, AX_X86_CMP_EQ_OQ);
+    blend(g, 2, 0, 2, 3); /* tie: merged where acc == v, else v */
+    vcmp_t(g, t, 3, 1, 1, AX_X86_CMP_UNORD_Q);
+    vcmp_t(g, t, 4, 1, 0, is_max ? AX_X86_CMP_GT_OS : AX_X86_CMP_LT_OS);
+    vrr(g, AX_X86_VORPS, 3, 3, 4);
+    blend(g, 1, 2, 1, 3);
+}
+
+/* The block's value of reduction i (ymm0) into accumulators at [m] (a block's lanes). In a
+ * RUNS tail of `tail` lanes the lanes past it add the identity. */
 static void emit_accumulate(qg *g, int i, ax_x86_mem m, int tail) {
-    qkind k = reduce_kind_of(&g->nd[i]);
+    qkind k = reduce_kind_of(g, &g->nd[i]);
     fetch(g, 0, g->nd[i].in[0]);
-    if (tail > 0) {
+    if (tail > 0) { /* lane j of the block: 32 bytes / lanes, all ones within the tail */
         uint32_t mask[LANES];
-        for (int j = 0; j < LANES; j++) mask[j] = j < tail ? 0xffffffffu : 0;
+        for (int j = 0; j < LANES; j++) mask[j] = j * g->lanes / LANES < tail ? 0xffffffffu : 0;
         vconst_load(g, 1, vconst(g, mask));
-        vsplat(g, 2, identity_bits(k));
+        if (g->w64)
+            vsplat64(g, 2, identity_bits64(k));
+        else
+            vsplat(g, 2, identity_bits(k));
         blend(g, 0, 2, 0, 1);
+    }
+    if (g->w64) { /* f64 or 64-bit masks, lane for lane: acc = acc op v */
+        ax_x86_vrm(&g->a, AX_X86_VMOVUPS_LOAD, 1, 1, -1, m);
+        ax_dtype t = g->nd[i].dtype;
+        if (k == QK_DSUM || k == QK_DPROD)
+            vrr(g, k == QK_DSUM ? AX_X86_VADDPD : AX_X86_VMULPD, 1, 1, 0);
+        else if (k == QK_LAND || k == QK_LOR)
+            vrr(g, k == QK_LAND ? AX_X86_VPAND : AX_X86_VPOR, 1, 1, 0);
+        else if (k == QK_QSUM)
+            vrr(g, AX_X86_VPADDQ, 1, 1, 0);
+        else if (is_long(t))
+            emit_maxmin(g, t, k == QK_QMAX, 1, 1, 0);
+        else
+            emit_extreme(g, AX_F64, k == QK_DMAX);
+        ax_x86_vrm(&g->a, AX_X86_VMOVUPS_STORE, 1, 1, -1, m);
+        return;
     }
     if (wide(k)) { /* two halves of 4 lanes in f64: acc = acc op (double)v */
         ax_x86_vop op = k == QK_SUM ? AX_X86_VADDPD : AX_X86_VMULPD;
@@ -1167,24 +1506,13 @@ static void emit_accumulate(qg *g, int i, ax_x86_mem m, int tail) {
         ax_x86_vrm(&g->a, AX_X86_VMOVUPS_STORE, 1, 1, -1, m);
         return;
     }
-    bool is_max = k == QK_MAX; /* float_extreme of acc (ymm1) and v (ymm0) */
     ax_x86_vrm(&g->a, AX_X86_VMOVUPS_LOAD, 1, 1, -1, m);
-    vrr(g, is_max ? AX_X86_VANDPS : AX_X86_VORPS, 2, 1, 0);
-    vcmp(g, 3, 1, 0, AX_X86_CMP_EQ_OQ);
-    blend(g, 2, 0, 2, 3); /* tie: merged where acc == v, else v */
-    vcmp(g, 3, 1, 1, AX_X86_CMP_UNORD_Q);
-    vcmp(g, 4, 1, 0, is_max ? AX_X86_CMP_GT_OS : AX_X86_CMP_LT_OS);
-    vrr(g, AX_X86_VORPS, 3, 3, 4);
-    blend(g, 1, 2, 1, 3);
+    emit_extreme(g, AX_F32, k == QK_MAX);
     ax_x86_vrm(&g->a, AX_X86_VMOVUPS_STORE, 1, 1, -1, m);
 }
 
-static int64_t acc_esize(const qg *g, int i) {
-    return wide(reduce_kind_of(&g->nd[i])) ? 8 : 4;
-}
-
 static void reset_accumulators(qg *g, int i, int32_t off, int64_t n) {
-    ax_x86_mov_imm(&g->a, R(RDI), reduce_kind_of(&g->nd[i]));
+    ax_x86_mov_imm(&g->a, R(RDI), reduce_kind_of(g, &g->nd[i]));
     ax_x86_lea(&g->a, R(RSI), AT(SP, off));
     ax_x86_mov_imm(&g->a, R(RDX), n);
     call(g, (const void *)q_reset);
@@ -1209,12 +1537,14 @@ static void emit_index(qg *g, int i) {
     vconst_load(g, 1, vconst(g, lanes));
     vrr(g, AX_X86_VPADDD, 0, 0, 1);
     if (n->dtype == AX_F32) vrr(g, AX_X86_VCVTDQ2PS, 0, -1, 0);
+    if (n->dtype == AX_F64) vrr(g, AX_X86_VCVTDQ2PD, 0, -1, 0);
+    if (is_long(n->dtype)) vrr(g, AX_X86_VPMOVSXDQ, 0, -1, 0);
     define(g, i, 0);
 }
 
-/* One block of lanes at r12: tail 0 (8 lanes), a constant count, or -1 (hi - r12); half:
- * which 8 of a RUNS chunk's 16 lane accumulators it feeds. */
-static void emit_block(qg *g, int tail, int half) {
+/* One block of lanes at r12: tail 0 (a full block), a constant count, or -1 (hi - r12); part:
+ * which lanes of a RUNS chunk's 16 lane accumulators it feeds (the 8 or 4 from part * lanes). */
+static void emit_block(qg *g, int tail, int part) {
     cache_reset(g);
     for (int i = 0; i < g->n; i++) {
         const ax_code_node *n = &g->nd[i];
@@ -1226,7 +1556,7 @@ static void emit_block(qg *g, int tail, int half) {
         if (n->kind != AX_KN_REDUCE) continue;
         int64_t es = acc_esize(g, i);
         if (g->rk == RK_RUNS)
-            emit_accumulate(g, i, AT(SP, g->acc_at[i] + (int32_t)(half * LANES * es)), tail);
+            emit_accumulate(g, i, AT(SP, g->acc_at[i] + (int32_t)(part * g->lanes * es)), tail);
         else
             emit_accumulate(g, i, ax_x86_idx(SP, R(R12), (int)es, g->acc_at[i]), 0);
     }
@@ -1241,21 +1571,20 @@ static void emit_wide_call(qg *g, int i) {
         int src = n->in[k];
         if (g->in_wide[src]) continue;
         vload(g, 0, val(g, src));
-        for (int j = 0; j < WIDE / LANES; j++)
-            vstore(g, g->wval + src * WIDE * 4 + j * LANES * 4, 0);
+        for (int j = 0; j < WIDE / g->lanes; j++) vstore(g, wide_slot(g, src) + j * SLOT, 0);
         g->in_wide[src] = true;
     }
-    emit_function_call(g, n, g->wval + i * WIDE * 4, g->wval + n->in[0] * WIDE * 4,
-                       g->wval + n->in[n->nin - 1] * WIDE * 4, WIDE);
+    emit_function_call(g, n, wide_slot(g, i), wide_slot(g, n->in[0]),
+                       wide_slot(g, n->in[n->nin - 1]), WIDE);
     g->in_wide[i] = true;
 }
 
 /* A wide block: WIDE lanes at r12 (r12 + WIDE <= the row's end), for loops that call
  * functions (exp, tanh, ...), whose calls cost too much on 8 lanes. The nodes between two calls
- * (a segment) run as blocks of 8 lanes in a loop over the wide block (r15: the block's offset
- * in the wide slots, 32 bytes a block); the values a later segment or a call reads are kept
- * in wide slots; each call runs on all WIDE lanes at once. In RUNS a block's lane accumulators
- * alternate with its parity, as in the pairs of blocks. */
+ * (a segment) run as blocks in a loop over the wide block (r15: the block's offset in the
+ * wide slots, 32 bytes a block); the values a later segment or a call reads are kept in wide
+ * slots; each call runs on all WIDE lanes at once. In RUNS a block's lane accumulators are
+ * its part of 16 lanes, as in the groups of blocks (chunked_runs). */
 static void emit_wide_block(qg *g) {
     g->wide = true;
     for (int i = 0; i < g->n; i++) g->in_wide[i] = false;
@@ -1286,10 +1615,11 @@ static void emit_wide_block(qg *g) {
                     emit_store(g, i, 0);
                 if (n->kind != AX_KN_REDUCE) continue;
                 int64_t es = acc_esize(g, i);
-                if (g->rk == RK_RUNS) { /* the half: the block's parity, 8 lanes of es bytes */
+                if (g->rk == RK_RUNS) { /* block b's part b % parts, lanes of es bytes */
+                    int parts = AX_REDUCE_LANES / g->lanes;
                     ax_x86_mov_rr(&g->a, R(RAX), R(R15));
-                    ax_x86_and_imm(&g->a, R(RAX), 32);
-                    if (es == 8) ax_x86_add_rr(&g->a, R(RAX), R(RAX));
+                    ax_x86_and_imm(&g->a, R(RAX), SLOT * (parts - 1)); /* part * 32 */
+                    if (g->lanes * es == 2 * SLOT) ax_x86_add_rr(&g->a, R(RAX), R(RAX));
                     emit_accumulate(g, i, ax_x86_idx(SP, R(RAX), 1, g->acc_at[i]), 0);
                 } else {
                     emit_accumulate(g, i, ax_x86_idx(SP, R(R12), (int)es, g->acc_at[i]), 0);
@@ -1297,9 +1627,9 @@ static void emit_wide_block(qg *g) {
             }
             g->cur = g->n;
             for (int r = CACHE_FIRST; r < CACHE_END; r++) cache_drop(g, r);
-            ax_x86_add_imm(&g->a, R(R12), LANES);
-            ax_x86_add_imm(&g->a, R(R15), LANES * 4);
-            ax_x86_cmp_imm(&g->a, R(R15), WIDE * 4);
+            ax_x86_add_imm(&g->a, R(R12), g->lanes);
+            ax_x86_add_imm(&g->a, R(R15), SLOT);
+            ax_x86_cmp_imm(&g->a, R(R15), wide_bytes(g));
             ax_x86_jcc(&g->a, AX_X86_JL, top);
             ax_x86_sub_imm(&g->a, R(R12), WIDE);
         }
@@ -1357,11 +1687,11 @@ static void blocked_loop(qg *g) {
     wide_blocks(g, R(R13));
     int top = ax_x86_label(&g->a), tail = ax_x86_label(&g->a), done = ax_x86_label(&g->a);
     ax_x86_bind(&g->a, top);
-    ax_x86_lea(&g->a, R(RAX), AT(R(R12), LANES));
+    ax_x86_lea(&g->a, R(RAX), AT(R(R12), g->lanes));
     ax_x86_cmp_rr(&g->a, R(RAX), R(R13));
     ax_x86_jcc(&g->a, AX_X86_JG, tail);
     emit_block(g, 0, 0);
-    ax_x86_add_imm(&g->a, R(R12), LANES);
+    ax_x86_add_imm(&g->a, R(R12), g->lanes);
     ax_x86_jmp(&g->a, top);
     ax_x86_bind(&g->a, tail);
     ax_x86_cmp_rr(&g->a, R(R12), R(R13));
@@ -1370,9 +1700,11 @@ static void blocked_loop(qg *g) {
     ax_x86_bind(&g->a, done);
 }
 
-/* RUNS: the run along the blocked dim in chunks; r14 = the chunk's end. */
+/* RUNS: the run along the blocked dim in chunks; r14 = the chunk's end. Within a chunk, groups
+ * of blocks feed the 16 lane accumulators in turn (2 blocks of 8 lanes, or 4 of 4). */
 static void chunked_runs(qg *g) {
-    int64_t extent = g->st->shape[g->blocked], rem = extent % (2 * LANES);
+    int64_t extent = g->st->shape[g->blocked], rem = extent % AX_REDUCE_LANES;
+    int parts = AX_REDUCE_LANES / g->lanes;
     int chunk = ax_x86_label(&g->a), done = ax_x86_label(&g->a);
     int pair = ax_x86_label(&g->a), pairs_done = ax_x86_label(&g->a), fold = ax_x86_label(&g->a);
     int capped = ax_x86_label(&g->a);
@@ -1389,32 +1721,30 @@ static void chunked_runs(qg *g) {
     ax_x86_bind(&g->a, capped);
     wide_blocks(g, R(R14));
     ax_x86_bind(&g->a, pair);
-    ax_x86_lea(&g->a, R(RAX), AT(R(R12), 2 * LANES));
+    ax_x86_lea(&g->a, R(RAX), AT(R(R12), AX_REDUCE_LANES));
     ax_x86_cmp_rr(&g->a, R(RAX), R(R14));
     ax_x86_jcc(&g->a, AX_X86_JG, pairs_done);
-    for (int h = 0; h < 2; h++) {
+    for (int h = 0; h < parts; h++) {
         emit_block(g, 0, h);
-        ax_x86_add_imm(&g->a, R(R12), LANES);
+        ax_x86_add_imm(&g->a, R(R12), g->lanes);
     }
     ax_x86_jmp(&g->a, pair);
     ax_x86_bind(&g->a, pairs_done);
     if (rem) { /* only the last chunk has a tail, of rem lanes */
         ax_x86_cmp_rr(&g->a, R(R12), R(R14));
         ax_x86_jcc(&g->a, AX_X86_JGE, fold);
-        int half = 0;
-        if (rem >= LANES) {
-            emit_block(g, 0, 0);
-            ax_x86_add_imm(&g->a, R(R12), LANES);
-            rem -= LANES;
-            half = 1;
+        int part = 0;
+        for (; rem >= g->lanes; rem -= g->lanes, part++) {
+            emit_block(g, 0, part);
+            ax_x86_add_imm(&g->a, R(R12), g->lanes);
         }
-        if (rem) emit_block(g, (int)rem, half);
+        if (rem) emit_block(g, (int)rem, part);
         ax_x86_mov_rr(&g->a, R(R12), R(R14));
     }
     ax_x86_bind(&g->a, fold);
     for (int i = 0; i < g->n; i++) {
         if (g->nd[i].kind != AX_KN_REDUCE) continue;
-        ax_x86_mov_imm(&g->a, R(RDI), reduce_kind_of(&g->nd[i]));
+        ax_x86_mov_imm(&g->a, R(RDI), reduce_kind_of(g, &g->nd[i]));
         ax_x86_lea(&g->a, R(RSI), AT(SP, g->acc_at[i]));
         ax_x86_lea(&g->a, R(RDX), AT(SP, g->total + i * 8));
         call(g, (const void *)q_fold);
@@ -1442,7 +1772,7 @@ static void reduce_end(qg *g) {
         if (n->kind != AX_KN_REDUCE) continue;
         int64_t osize = (int64_t)ax_dtype_size(n->dtype);
         row_address(g, R(RAX), n->buf, n->ostride, (size_t)osize);
-        ax_x86_mov_imm(&g->a, R(RDI), reduce_kind_of(n));
+        ax_x86_mov_imm(&g->a, R(RDI), reduce_kind_of(g, n));
         if (g->rk == RK_RUNS) {
             ax_x86_lea(&g->a, R(RSI), AT(SP, g->total + i * 8));
             ax_x86_mov_rr(&g->a, R(RDX), R(RAX));

@@ -12,7 +12,8 @@
  *
  * make test runs the fixed seed 1 with 48 programs (a few seconds); --count 5000 runs longer.
  * test_random_programs_quick runs programs of the quick tier's dtypes on its code alone
- * (AX_JIT_QUICK=only), one per IR, from seed S + 7000 (rerun one with --seed, less 7000).
+ * (AX_JIT_QUICK=only), one per IR, from seed S + 7000 (rerun one with --seed, less 7000);
+ * those whose seed is a multiple of 3 hold float64, int64 and bool values only.
  * A failure names the program's seed and prints its IR; `--seed S --count 1` runs it alone,
  * --print prints every program. */
 #include <setjmp.h>
@@ -43,7 +44,8 @@ typedef struct gen {
     int nin;         /* the program's inputs */
     ax_array **lits; /* literals made (the IR holds its own references to those it uses) */
     int nlits, caplits;
-    bool quick; /* only the dtypes the quick tier renders (compiler/quickgen.h) */
+    bool quick;   /* only the dtypes the quick tier renders (compiler/quickgen.h) */
+    bool quick64; /* and of those, float64, int64 and bool (a third of the quick tier's programs) */
 } gen;
 
 static uint64_t pick(gen *g, uint64_t n) {
@@ -55,8 +57,11 @@ static uint64_t pick(gen *g, uint64_t n) {
 static const ax_dtype dtypes[] = {AX_F32, AX_F32, AX_F32,  AX_F32, AX_F64, AX_F64,
                                   AX_I32, AX_U8,  AX_BOOL, AX_I64, AX_U32};
 static const ax_dtype quick_dtypes[] = {AX_F32, AX_F32, AX_F32, AX_F32, AX_I32, AX_BOOL, AX_U32};
+/* The quick tier's 64-bit loops hold f64, int64 and bool values (32-bit numbers only converted) */
+static const ax_dtype quick64_dtypes[] = {AX_F64, AX_F64, AX_F64, AX_BOOL, AX_I64};
 
 static ax_dtype some_dtype(gen *g) {
+    if (g->quick64) return PICK(quick64_dtypes);
     return g->quick ? PICK(quick_dtypes) : PICK(dtypes);
 }
 
@@ -321,6 +326,7 @@ static const step_fn steps[] = {step_unary,     step_unary,   step_binary,  step
 /* Program `seed` added to g's builder: its inputs, equations and up to 8 outputs. */
 static int generate(gen *g, uint64_t seed, ax_ir_atom *outs) {
     g->r = (rng){.s = seed * 0x9E3779B97F4A7C15ull + 1};
+    g->quick64 = g->quick && seed % 3 == 0;
     g->nv = 0;
     g->nin = 0;
     int nin = 1 + (int)pick(g, 3);

@@ -108,6 +108,51 @@ static int emit_all(ax_x86 *a, const char **want) {
     E("vmovd xmm0,eax", ax_x86_vmovd_from(a, 0, R(RAX)));
     E("vmovd xmm0,r9d", ax_x86_vmovd_from(a, 0, R(R9)));
     E("vaddpd ymm1,ymm2,ymm1", ax_x86_vrr(a, AX_X86_VADDPD, 1, 1, 2, 1));
+    /* float64 lanes (the quick tier's 4-lane blocks) */
+    E("vmovups xmm0,XMMWORD PTR [rax+r12*4]",
+      ax_x86_vrm(a, AX_X86_VMOVUPS_LOAD, 0, 0, -1, ax_x86_idx(R(RAX), R(R12), 4, 0)));
+    E("vmovups XMMWORD PTR [rax+r12*4],xmm0",
+      ax_x86_vrm(a, AX_X86_VMOVUPS_STORE, 0, 0, -1, ax_x86_idx(R(RAX), R(R12), 4, 0)));
+    E("vmovups ymm0,YMMWORD PTR [rax+r12*8]",
+      ax_x86_vrm(a, AX_X86_VMOVUPS_LOAD, 1, 0, -1, ax_x86_idx(R(RAX), R(R12), 8, 0)));
+    E("vmovd DWORD PTR [rax+r12*1],xmm0",
+      ax_x86_vrm(a, AX_X86_VMOVD_STORE, 0, 0, -1, ax_x86_idx(R(RAX), R(R12), 1, 0)));
+    E("vsubpd ymm0,ymm0,ymm1", ax_x86_vrr(a, AX_X86_VSUBPD, 1, 0, 0, 1));
+    E("vmulpd ymm10,ymm11,ymm12", ax_x86_vrr(a, AX_X86_VMULPD, 1, 10, 11, 12));
+    E("vdivpd ymm0,ymm0,ymm9", ax_x86_vrr(a, AX_X86_VDIVPD, 1, 0, 0, 9));
+    E("vsqrtpd ymm0,ymm0", ax_x86_vrr(a, AX_X86_VSQRTPD, 1, 0, -1, 0));
+    E("vroundpd ymm0,ymm0,0xa", (ax_x86_vrr(a, AX_X86_VROUNDPD, 1, 0, -1, 0), ax_x86_imm8(a, 10)));
+    E("vcmpgepd ymm3,ymm1,ymm8",
+      (ax_x86_vrr(a, AX_X86_VCMPPD, 1, 3, 1, 8), ax_x86_imm8(a, AX_X86_CMP_GE_OS)));
+    E("vcmpunordpd ymm4,ymm0,ymm0",
+      (ax_x86_vrr(a, AX_X86_VCMPPD, 1, 4, 0, 0), ax_x86_imm8(a, AX_X86_CMP_UNORD_Q)));
+    E("vcvtps2pd ymm0,xmm0", ax_x86_vrr(a, AX_X86_VCVTPS2PD, 1, 0, -1, 0));
+    E("vcvtpd2ps xmm0,ymm0", ax_x86_vrr(a, AX_X86_VCVTPD2PS, 1, 0, -1, 0));
+    E("vcvtpd2ps xmm9,ymm12", ax_x86_vrr(a, AX_X86_VCVTPD2PS, 1, 9, -1, 12));
+    E("vcvtdq2pd ymm0,xmm0", ax_x86_vrr(a, AX_X86_VCVTDQ2PD, 1, 0, -1, 0));
+    E("vcvtdq2pd ymm10,xmm1", ax_x86_vrr(a, AX_X86_VCVTDQ2PD, 1, 10, -1, 1));
+    E("vbroadcastsd ymm0,QWORD PTR [rax]",
+      ax_x86_vrm(a, AX_X86_VBROADCASTSD, 1, 0, -1, ax_x86_at(R(RAX), 0)));
+    E("vpmovzxbq ymm0,DWORD PTR [rax+r12*1]",
+      ax_x86_vrm(a, AX_X86_VPMOVZXBQ, 1, 0, -1, ax_x86_idx(R(RAX), R(R12), 1, 0)));
+    E("vpcmpgtq ymm0,ymm0,ymm1", ax_x86_vrr(a, AX_X86_VPCMPGTQ, 1, 0, 0, 1));
+    E("vpcmpeqq ymm0,ymm0,ymm13", ax_x86_vrr(a, AX_X86_VPCMPEQQ, 1, 0, 0, 13));
+    E("vgatherdpd ymm0,QWORD PTR [rsi+xmm1*1],ymm2",
+      ax_x86_vrm(a, AX_X86_VGATHERDPD, 1, 0, 2, ax_x86_idx(R(RSI), 1, 1, 0)));
+    E("vgatherdps xmm0,DWORD PTR [rsi+xmm1*1],xmm2",
+      ax_x86_vrm(a, AX_X86_VGATHERDPS, 0, 0, 2, ax_x86_idx(R(RSI), 1, 1, 0)));
+    E("vshufps xmm0,xmm0,xmm1,0x88",
+      (ax_x86_vrr(a, AX_X86_VSHUFPS, 0, 0, 0, 1), ax_x86_imm8(a, 0x88)));
+    /* int64 lanes */
+    E("vpaddq ymm0,ymm0,ymm1", ax_x86_vrr(a, AX_X86_VPADDQ, 1, 0, 0, 1));
+    E("vpsubq ymm0,ymm1,ymm0", ax_x86_vrr(a, AX_X86_VPSUBQ, 1, 0, 1, 0));
+    E("vpsubq ymm8,ymm12,ymm15", ax_x86_vrr(a, AX_X86_VPSUBQ, 1, 8, 12, 15));
+    E("vpsllvq ymm0,ymm0,ymm1", ax_x86_vrr(a, AX_X86_VPSLLVQ, 1, 0, 0, 1));
+    E("vpsrlvq ymm0,ymm0,ymm11", ax_x86_vrr(a, AX_X86_VPSRLVQ, 1, 0, 0, 11));
+    E("vpsrlq ymm0,ymm0,0x3f",
+      (ax_x86_vrr(a, AX_X86_VPSHIFTQ_IMM, 1, 2, 0, 0), ax_x86_imm8(a, 63)));
+    E("vpmovsxdq ymm0,xmm0", ax_x86_vrr(a, AX_X86_VPMOVSXDQ, 1, 0, -1, 0));
+    E("vpmovzxdq ymm9,xmm1", ax_x86_vrr(a, AX_X86_VPMOVZXDQ, 1, 9, -1, 1));
     E("vzeroupper", ax_x86_vzeroupper(a));
     E("ret", ax_x86_ret(a));
 #undef E
@@ -132,7 +177,7 @@ static void test_encodings(void **state) {
     if (system("objdump --version > /dev/null 2>&1") != 0) skip();
     ax_x86 a;
     ax_x86_init(&a);
-    const char *want[128];
+    const char *want[192];
     int n = emit_all(&a, want);
     assert_true(ax_x86_finish(&a));
     char bin[] = "/tmp/ax-test-x86-XXXXXX";
