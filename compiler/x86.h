@@ -160,28 +160,28 @@ void ax_x86_vmovd_from(ax_x86 *a, int x, int r);
 #define AX_X86_VEXTRACTF128  ((ax_x86_vop){3, 1, 0, 0x19})
 #define AX_X86_VBLENDVPS     ((ax_x86_vop){3, 1, 0, 0x4a})
 /* float64 lanes (4 per ymm), and the moves between 64-bit and 32-bit lanes */
-#define AX_X86_VMOVD_STORE   ((ax_x86_vop){1, 1, 0, 0x7e}) /* dword [m] = xmm's low lane */
-#define AX_X86_VSQRTPD       ((ax_x86_vop){1, 1, 0, 0x51})
-#define AX_X86_VSUBPD        ((ax_x86_vop){1, 1, 0, 0x5c})
-#define AX_X86_VDIVPD        ((ax_x86_vop){1, 1, 0, 0x5e})
-#define AX_X86_VCVTPD2PS     ((ax_x86_vop){1, 1, 0, 0x5a}) /* xmm = ymm's 4 doubles rounded */
-#define AX_X86_VCMPPD        ((ax_x86_vop){1, 1, 0, 0xc2})
-#define AX_X86_VSHUFPS       ((ax_x86_vop){1, 0, 0, 0xc6})
-#define AX_X86_VCVTDQ2PD     ((ax_x86_vop){1, 2, 0, 0xe6}) /* ymm = xmm's 4 int32 */
-#define AX_X86_VBROADCASTSD  ((ax_x86_vop){2, 1, 0, 0x19})
-#define AX_X86_VPCMPEQQ      ((ax_x86_vop){2, 1, 0, 0x29})
-#define AX_X86_VPMOVZXBQ     ((ax_x86_vop){2, 1, 0, 0x32})
-#define AX_X86_VPCMPGTQ      ((ax_x86_vop){2, 1, 0, 0x37})
-#define AX_X86_VGATHERDPD    ((ax_x86_vop){2, 1, 1, 0x92}) /* [base + xmm vindex * scale] */
-#define AX_X86_VROUNDPD      ((ax_x86_vop){3, 1, 0, 0x09})
+#define AX_X86_VMOVD_STORE  ((ax_x86_vop){1, 1, 0, 0x7e}) /* dword [m] = xmm's low lane */
+#define AX_X86_VSQRTPD      ((ax_x86_vop){1, 1, 0, 0x51})
+#define AX_X86_VSUBPD       ((ax_x86_vop){1, 1, 0, 0x5c})
+#define AX_X86_VDIVPD       ((ax_x86_vop){1, 1, 0, 0x5e})
+#define AX_X86_VCVTPD2PS    ((ax_x86_vop){1, 1, 0, 0x5a}) /* xmm = ymm's 4 doubles rounded */
+#define AX_X86_VCMPPD       ((ax_x86_vop){1, 1, 0, 0xc2})
+#define AX_X86_VSHUFPS      ((ax_x86_vop){1, 0, 0, 0xc6})
+#define AX_X86_VCVTDQ2PD    ((ax_x86_vop){1, 2, 0, 0xe6}) /* ymm = xmm's 4 int32 */
+#define AX_X86_VBROADCASTSD ((ax_x86_vop){2, 1, 0, 0x19})
+#define AX_X86_VPCMPEQQ     ((ax_x86_vop){2, 1, 0, 0x29})
+#define AX_X86_VPMOVZXBQ    ((ax_x86_vop){2, 1, 0, 0x32})
+#define AX_X86_VPCMPGTQ     ((ax_x86_vop){2, 1, 0, 0x37})
+#define AX_X86_VGATHERDPD   ((ax_x86_vop){2, 1, 1, 0x92}) /* [base + xmm vindex * scale] */
+#define AX_X86_VROUNDPD     ((ax_x86_vop){3, 1, 0, 0x09})
 /* int64 lanes */
-#define AX_X86_VPSHIFTQ_IMM  ((ax_x86_vop){1, 1, 0, 0x73}) /* /2 srl, /6 sll */
-#define AX_X86_VPADDQ        ((ax_x86_vop){1, 1, 0, 0xd4})
-#define AX_X86_VPSUBQ        ((ax_x86_vop){1, 1, 0, 0xfb})
-#define AX_X86_VPMOVSXDQ     ((ax_x86_vop){2, 1, 0, 0x25}) /* ymm = xmm's 4 int32 */
-#define AX_X86_VPMOVZXDQ     ((ax_x86_vop){2, 1, 0, 0x35}) /* ymm = xmm's 4 uint32 */
-#define AX_X86_VPSRLVQ       ((ax_x86_vop){2, 1, 1, 0x45})
-#define AX_X86_VPSLLVQ       ((ax_x86_vop){2, 1, 1, 0x47})
+#define AX_X86_VPSHIFTQ_IMM ((ax_x86_vop){1, 1, 0, 0x73}) /* /2 srl, /6 sll */
+#define AX_X86_VPADDQ       ((ax_x86_vop){1, 1, 0, 0xd4})
+#define AX_X86_VPSUBQ       ((ax_x86_vop){1, 1, 0, 0xfb})
+#define AX_X86_VPMOVSXDQ    ((ax_x86_vop){2, 1, 0, 0x25}) /* ymm = xmm's 4 int32 */
+#define AX_X86_VPMOVZXDQ    ((ax_x86_vop){2, 1, 0, 0x35}) /* ymm = xmm's 4 uint32 */
+#define AX_X86_VPSRLVQ      ((ax_x86_vop){2, 1, 1, 0x45})
+#define AX_X86_VPSLLVQ      ((ax_x86_vop){2, 1, 1, 0x47})
 
 /* vcmpps predicates: ordered comparisons are false when either operand is NaN. */
 enum {
