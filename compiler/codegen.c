@@ -1279,11 +1279,11 @@ static void emit_block(cg *g, int a, int b) {
 /* A loop that computes a float function (exp, tanh, ...) over more than the caches hold (2M
  * elements or more: 8 MB of f32) reads its inputs too slowly for the hardware's prefetchers:
  * they fall behind, and its time per element grew 11% from 7M to 10M f32 (tanh(x) +
- * exp(-x*x)). Such a loop prefetches each contiguous input PREFETCH_BYTES ahead, a cache line
+ * exp(-x*x)). Such a loop prefetches each contiguous input AX_PREFETCH_BYTES ahead, a cache line
  * per line a block reads: in a C copy of that loop on 10M f32, one thread, 0.53 -> 0.48 ns per
  * element (8-32 KB ahead alike), the speed it has on 4M. Loops of plain arithmetic keep up
  * without it. */
-enum { PREFETCH_BYTES = 16384, PREFETCH_MIN_ELEMS = 2 << 20, CACHE_LINE = 64 };
+enum { PREFETCH_MIN_ELEMS = 2 << 20, CACHE_LINE = 64 };
 
 static bool wants_prefetch(const cg *g) {
     int64_t elems = 1;
@@ -1309,7 +1309,7 @@ static bool repeated_load(const cg *g, int i) {
     return false;
 }
 
-/* At a block's start: a prefetch of each line of each contiguous input PREFETCH_BYTES ahead
+/* At a block's start: a prefetch of each line of each contiguous input AX_PREFETCH_BYTES ahead
  * (past the array's end too: a prefetch never faults). */
 static void prefetch_inputs(cg *g) {
     if (!g->prefetch || g->tail) return;
@@ -1323,7 +1323,7 @@ static void prefetch_inputs(cg *g) {
         for (int64_t line = 0; line < B * size; line += CACHE_LINE) {
             gcc_jit_rvalue *off =
                 bin(g, GCC_JIT_BINARY_OP_PLUS, g->t_i64, offset(g, n->stride, false),
-                    i64c(g, (PREFETCH_BYTES + line) / size));
+                    i64c(g, (AX_PREFETCH_BYTES + line) / size));
             gcc_jit_rvalue *args[3] = {
                 cast(g, GJ(gcc_jit_lvalue_get_address)(at(g, g->ptr[n->buf], off), NULL),
                      g->t_voidp),

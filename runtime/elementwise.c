@@ -187,13 +187,6 @@ static inline int64_t gather_f32(float *t, const float *x, int64_t s, int64_t i,
 /* Kernels applying a vector function VW32 elements at a time. Tails and strided rows are
  * gathered into a full vector, so every element goes through the same vector code whatever its
  * position, stride or thread: results never depend on how an array is laid out or split. */
-/* libmvec's f32 functions compute slowly enough that the hardware's prefetchers fall behind on
- * rows beyond the caches (as ax's own vector math, runtime/vecmath.c): each vector prefetches
- * the line 16 KB on (through an integer: the address may lie past the row). */
-static inline void prefetch_ahead(const float *p) {
-    __builtin_prefetch((const void *)((uintptr_t)p + 16384));
-}
-
 #define DEF_VMAP_F32(name, VFN)                                                                    \
     static void name(int64_t n, const char *const *in, const int64_t *inc, char *out,              \
                      const void *aux) {                                                            \
@@ -203,7 +196,7 @@ static inline void prefetch_ahead(const float *p) {
         int64_t i = 0;                                                                             \
         if (inc[0] == 1)                                                                           \
             for (; i + VW32 <= n; i += VW32) {                                                     \
-                if ((i & 15) == 0) prefetch_ahead(x + i); /* once per line */                      \
+                if ((i & 15) == 0) ax_prefetch_ahead(x + i); /* once per line (vecmath.h) */       \
                 store_f32(y + i, VFN(load_f32(x + i)));                                            \
             }                                                                                      \
         for (; i < n; i += VW32) {                                                                 \

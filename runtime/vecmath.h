@@ -28,6 +28,18 @@ void ax_vecmath_f32(ax_vm_fn f, int64_t n, const float *x, int64_t incx, float *
  * follows, so that it gives the same bits. */
 bool ax_vecmath_fused(void);
 
+/* How far ahead loops of float functions prefetch their inputs (the eager kernels here and in
+ * runtime/elementwise.c, jit's loops over 2M elements or more): such loops read too slowly for
+ * the hardware's prefetchers, which fall behind on arrays beyond the caches (measured in
+ * docs/benchmarks.md: 8-32 KB ahead alike). */
+#define AX_PREFETCH_BYTES 16384
+
+/* A prefetch of the line AX_PREFETCH_BYTES past p (through an integer: that address may lie
+ * past the array; a prefetch never faults). */
+static inline void ax_prefetch_ahead(const void *p) {
+    __builtin_prefetch((const void *)((uintptr_t)p + AX_PREFETCH_BYTES));
+}
+
 /* "exp", "logistic"... */
 const char *ax_vecmath_name(ax_vm_fn f);
 
